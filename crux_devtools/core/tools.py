@@ -1,0 +1,81 @@
+"""Tools: functions a model may call, declared on prompts and contexts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from .errors import invalid_composition
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Tool:
+    """A callable capability offered to the model. ``execute`` takes the validated ``parameters``."""
+
+    name: str
+    description: str
+    parameters: type[BaseModel]
+    execute: Callable[[Any], Any]
+    output: Any = None
+
+    def json_schema(self) -> dict[str, Any]:
+        """The function schema a provider is sent (OpenAI ``tools`` shape)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters.model_json_schema(),
+            },
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters.model_json_schema()}
+
+
+def tool(
+    name: str,
+    *,
+    description: str,
+    parameters: type[BaseModel],
+    execute: Callable[[Any], Any],
+    output: Any = None,
+) -> Tool:
+    """Declare a tool. ``parameters`` is a pydantic model; ``execute`` may be sync or async."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"tool name must be a non-empty string, got {name!r}")
+    if not isinstance(description, str):
+        raise TypeError(f"tool {name!r}: description must be a string, got {type(description).__name__}")
+    if not (isinstance(parameters, type) and issubclass(parameters, BaseModel)):
+        raise TypeError(f"tool {name!r}: parameters must be a pydantic BaseModel subclass, got {parameters!r}")
+    if not callable(execute):
+        raise TypeError(f"tool {name!r}: execute must be callable, got {type(execute).__name__}")
+    if output is not None:
+        _check_output_policy(name, output)
+    return Tool(name=name, description=description, parameters=parameters, execute=execute, output=output)
+
+
+def _check_output_policy(name: str, output: Any) -> None:
+    # The planning layer defines the output policy type; checked by duck typing to keep tools.py small.
+    if not getattr(output, "is_output_policy", False):
+        raise invalid_composition(
+            f"tool {name!r}: output must be a tool output policy such as offloadable(above_tokens=N), got {output!r}"
+        )
+
+
+def normalize_tools(owner: str, tools: Iterable[Tool] | Mapping[str, Tool] | None) -> tuple[Tool, ...]:
+    """Accept a list of tools or a ``{name: tool}`` mapping; reject duplicates and non-tools."""
+    if not tools:
+        return ()
+    items = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
+    seen: dict[str, Tool] = {}
+    for t in items:
+        if not isinstance(t, Tool):
+            raise TypeError(f"{owner!r}: tools must be created with tool(...), got {type(t).__name__}")
+        if t.name in seen and seen[t.name] is not t:
+            raise invalid_composition(f"{owner!r} declares two different tools named {t.name!r}; rename one", contributor=owner)
+        seen[t.name] = t
+    return tuple(seen.values())
