@@ -1,0 +1,114 @@
+"""The contract between the inspector engine and its two front ends (web page and TUI).
+
+The engine (``session.py``) implements ``ProjectSession``; the web app (``crux_devtools/web``) and
+the TUI (``crux_devtools/tui``) are thin adapters that only read reports and call these methods.
+Front-end tests may use any object with the same methods (a fake session).
+
+A *report* is plain JSON-serialisable data (``dict``) produced by the worker process:
+
+    {
+      "version": int,                 # increments on each new report held by the session
+      "project": str,                 # absolute project folder
+      "generated_at": str,            # ISO 8601 UTC
+      "duration_ms": float,           # worker evaluation time
+      "stale": bool,                  # True: the latest load failed; this is the last good report
+      "errors": [LoadError, ...],     # load errors of the latest attempt (shown even when stale)
+      "prompts": [PromptReport, ...], # in discovery order
+      "hash": str,                    # content hash of the report (history key)
+    }
+
+    LoadError = {"file": str | None (relative to the project), "line": int | None,
+                 "type": str, "message": str, "traceback": str}
+
+    PromptReport = {
+      "id": str, "kind": "prompt" | "agent", "module": str, "file": str, "line": int | None,
+      "input_schema": dict,           # JSON schema of the merged input model
+      "contexts": [ {"id", "kind", "owner", "conditional", "priority", "tools"} ],  # static tree
+      "tools": [str],                 # every tool name reachable
+      "default_budget": int | None,   # agent's input_budget.max if any, else None
+      "status": "fits" | "over" | "error",
+      "total_tokens": int,            # of the first example
+      "has_model": bool,              # agents with a model can be run
+      "examples": [ExampleReport, ...],
+    }
+
+    ExampleReport = {
+      "name": str, "input": dict,
+      "error": LoadError | None,      # validation or callback failure for this example
+      "inspection": dict | None,      # Inspection.to_dict()
+      "preview": dict | None,         # RequestPreview.to_dict() (planning layer), if available
+      "preview_error": dict | None,   # RequestCompositionError.to_dict() or LoadError
+    }
+
+Events reach subscribers as ``SessionEvent`` values, on the session's event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+EventKind = Literal["loading", "report", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvent:
+    """Something changed in the session. ``summary`` is one human sentence for a notification."""
+
+    kind: EventKind
+    version: int
+    summary: str
+    changed_files: list[str] = field(default_factory=list)
+    changed_prompts: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class SessionLike(Protocol):
+    """What a front end may rely on."""
+
+    root: Any  # pathlib.Path of the project
+
+    @property
+    def report(self) -> dict[str, Any] | None:
+        """The latest report (the last good one, ``stale`` set, when the latest load failed)."""
+        ...
+
+    def subscribe(self, callback: Callable[[SessionEvent], Any]) -> Callable[[], None]:
+        """Call ``callback(event)`` on every change; returns a function that unsubscribes."""
+        ...
+
+    async def start(self) -> None:
+        """Load the project once (the first report), then watch files until ``stop``."""
+        ...
+
+    async def stop(self) -> None: ...
+
+    async def reload(self) -> None:
+        """Re-evaluate the project now."""
+        ...
+
+    async def evaluate(
+        self,
+        prompt_id: str,
+        *,
+        example: str | None = None,
+        input: dict[str, Any] | None = None,
+        token_budget: int | None = None,
+        input_budget: int | None = None,
+    ) -> dict[str, Any]:
+        """One example (or a custom input) of one prompt, re-evaluated in the worker with a budget.
+
+        Returns an ``ExampleReport``. ``input`` takes precedence over ``example``.
+        """
+        ...
+
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run an agent in the worker; returns ``{"text", "steps": [Step.to_dict()...], "error"}``."""
+        ...
+
+    def previous_system(self, prompt_id: str, example: str) -> str | None:
+        """The system text of this prompt and example in the previous distinct report, if any."""
+        ...
