@@ -75,6 +75,7 @@ class Prompt:
     examples: dict[str, dict[str, Any]] | None
     input_model: type[BaseModel]
     all_tools: dict[str, Tool] = field(default_factory=dict)
+    token_budget: int | None = None
 
     def __repr__(self) -> str:
         return f"<Prompt {self.id!r}>"
@@ -109,13 +110,17 @@ class Prompt:
     async def ainspect(self, input: Any = None, *, token_budget: int | None = None, counter: TokenCounter | None = None) -> Inspection:
         return (await self._run_async(input, token_budget, counter))[1]
 
+    def _budget(self, token_budget: int | None) -> int | None:
+        # The call's budget wins; the prompt's own default applies when the call gives none.
+        return check_token_budget(token_budget) if token_budget is not None else self.token_budget
+
     def _run_sync(self, input: Any, token_budget: int | None, counter: TokenCounter | None) -> tuple[Resolved, Inspection]:
-        budget = check_token_budget(token_budget)
+        budget = self._budget(token_budget)
         model = self.validate_input(input)
         return finish(self, model, drive_sync(walk(self, model)), budget, counter)
 
     async def _run_async(self, input: Any, token_budget: int | None, counter: TokenCounter | None) -> tuple[Resolved, Inspection]:
-        budget = check_token_budget(token_budget)
+        budget = self._budget(token_budget)
         model = self.validate_input(input)
         return finish(self, model, await drive_async(walk(self, model)), budget, counter)
 
@@ -189,8 +194,13 @@ def prompt(
     use: Sequence[Any] = (),
     tools: Iterable[Tool] | Mapping[str, Tool] = (),
     examples: Mapping[str, Mapping[str, Any]] | None = None,
+    token_budget: int | None = None,
 ) -> Prompt:
-    """Define a prompt. Checks the whole composition now: ids, tools, and the merged input model."""
+    """Define a prompt. Checks the whole composition now: ids, tools, and the merged input model.
+
+    ``token_budget`` (an addition to the contract) is a default system-text budget that ``resolve``
+    and ``inspect`` use when the call passes none; the devtools start their budget control there.
+    """
     check_id("prompt", id)
     own_input = check_input_model(id, input)
     own_tools = normalize_tools(id, tools)
@@ -206,4 +216,5 @@ def prompt(
         examples=_check_examples(id, examples),
         input_model=merge_fields(id, decls),
         all_tools=all_tools,
+        token_budget=check_token_budget(token_budget),
     )

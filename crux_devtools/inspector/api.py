@@ -25,7 +25,8 @@ A *report* is plain JSON-serialisable data (``dict``) produced by the worker pro
       "input_schema": dict,           # JSON schema of the merged input model
       "contexts": [ {"id", "kind", "owner", "conditional", "priority", "tools"} ],  # static tree
       "tools": [str],                 # every tool name reachable
-      "default_budget": int | None,   # agent's input_budget.max if any, else None
+      "default_budget": int | None,   # prompt.token_budget (the prompt's default system-text budget),
+                                      # or the agent's input_budget.max; else None
       "status": "fits" | "over" | "error",
       "total_tokens": int,            # of the first example
       "has_model": bool,              # agents with a model can be run
