@@ -1,11 +1,108 @@
-"""The ``crux-devtools`` command line (placeholder until the inspector lands)."""
+"""The ``crux-devtools`` command line. Heavy modules are imported inside commands, never at import."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
 import click
+
+TIMEOUT_HELP = "Seconds user code may run per evaluation before the worker is killed."
 
 
 @click.group()
 @click.version_option(package_name="crux-devtools")
 def main() -> None:
     """Inspect what your prompts really send to a model."""
+
+
+def _project(directory: str) -> Path:
+    path = Path(directory).resolve()
+    if not path.is_dir():
+        raise click.ClickException(f"project folder {directory!r} does not exist or is not a folder")
+    return path
+
+
+async def _inspect(root: Path, timeout: float, prompt_id: str | None, example: str | None, data: dict[str, Any] | None, token_budget: int | None) -> dict[str, Any]:
+    from .inspector.session import ProjectSession
+
+    session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False)
+    try:
+        await session.start()
+        report = dict(session.report or {})
+        prompts = report.get("prompts", [])
+        if prompt_id is not None:
+            prompts = [p for p in prompts if p["id"] == prompt_id]
+            if not prompts and not report.get("errors"):
+                known = ", ".join(p["id"] for p in report.get("prompts", [])) or "none"
+                raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
+        if example is not None or data is not None or token_budget is not None:
+            chosen = []
+            for prompt in prompts:
+                if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
+                    if prompt_id is None:
+                        continue
+                    known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
+                    raise click.ClickException(f"{prompt['kind']} {prompt['id']!r} has no example {example!r}; known examples: {known}")
+                names = [example] if example is not None or data is not None else [e["name"] for e in prompt["examples"]]
+                examples = [await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget) for name in names]
+                chosen.append({**prompt, "examples": examples})
+            prompts = chosen
+        report["prompts"] = prompts
+        return report
+    finally:
+        await session.stop()
+
+
+@main.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--prompt", "prompt_id", metavar="ID", help="Only this prompt or agent.")
+@click.option("--example", metavar="NAME", help="Only this example of each prompt (re-evaluated).")
+@click.option("--input", "input_json", metavar="JSON", help="A custom input as a JSON object, instead of the examples.")
+@click.option("--token-budget", type=click.IntRange(min=1), metavar="N", help="Resolve with this system-text token budget: shows what would be dropped.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts) instead of text.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help=TIMEOUT_HELP)
+def inspect(directory: str, prompt_id: str | None, example: str | None, input_json: str | None, token_budget: int | None, as_json: bool, timeout: float) -> None:
+    """Print one report of the project in DIRECTORY (default: the current folder) and exit."""
+    if example is not None and input_json is not None:
+        raise click.UsageError("use either --example or --input, not both")
+    data = None
+    if input_json is not None:
+        try:
+            data = json.loads(input_json)
+        except json.JSONDecodeError as exc:
+            raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--input") from None
+        if not isinstance(data, dict):
+            raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
+    report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget))
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    from .inspector.render import render_report
+
+    click.echo(render_report(report))
+
+
+@main.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help=TIMEOUT_HELP)
+def check(directory: str, timeout: float) -> None:
+    """Resolve and plan every prompt with every example; exit 1 on any error.
+
+    Each failure is printed as FILE:LINE: ErrorType: message, for editors and CI.
+    """
+    from .inspector.render import failures
+
+    report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
+    lines = failures(report)
+    for line in lines:
+        click.echo(line)
+    examples = sum(len(p["examples"]) for p in report["prompts"])
+    if lines:
+        click.echo(f"{len(lines)} failure(s) in {len(report['prompts'])} prompt(s)", err=True)
+        click.get_current_context().exit(1)
+    if report.get("notice"):
+        click.echo(report["notice"], err=True)
+    click.echo(f"ok: {len(report['prompts'])} prompt(s), {examples} example(s), no failures", err=True)

@@ -14,7 +14,7 @@ from .callbacks import Call, Resolution, expect_text
 from .contexts import Conditional, Context, Match
 from .entries import Ladder
 from .results import Drop, Exclusion, Inspection, Part, Resolved
-from .tokens import TokenCounter, count_joined, default_counter
+from .tokens import TokenCounter, count_joined, count_with_separator, default_counter
 from .tools import Tool
 
 if TYPE_CHECKING:
@@ -93,7 +93,8 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                 active.add(id(entry))
                 if owner is not None:
                     owner.children.append(node)
-                yield from visit(entry.use, node, entry.id, ladder)
+                if entry.use:
+                    yield from visit(entry.use, node, entry.id, ladder)
                 if callable(entry.system):
                     value = yield Call(entry.id, "system", entry.system, input)
                     node.text = expect_text(entry.id, "system", value)
@@ -185,7 +186,7 @@ class Budgeter:
         total = self.system_tokens()
         if total <= budget:
             return
-        with_sep = {id(n): self.counter.count(n.text + SEPARATOR) for n in self.included if n.text}
+        with_sep = {id(n): count_with_separator(self.counter, n.text, SEPARATOR) for n in self.included if n.text}
         estimate = total
         cursor = 0
         # Fast phase: subtract each dropped part's cost; exact phase: recount until it truly fits.
@@ -237,7 +238,7 @@ def build_parts(walked: Walk, budgeter: Budgeter, counter: TokenCounter) -> list
     def cost(text: str, is_last: bool) -> int:
         if not text:
             return 0
-        return counter.count(text) if is_last else counter.count(text + SEPARATOR)
+        return counter.count(text) if is_last else count_with_separator(counter, text, SEPARATOR)
 
     parts = [
         Part(

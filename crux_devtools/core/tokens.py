@@ -29,6 +29,7 @@ class TiktokenCounter:
         self._encoding = None
         self._lock = threading.Lock()
         self._cache: dict[str, int] = {}
+        self._sep_cache: dict[tuple[str, str], int] = {}
 
     def _load(self):  # noqa: ANN202 - tiktoken.Encoding, imported lazily
         with self._lock:
@@ -48,6 +49,16 @@ class TiktokenCounter:
             self._cache.clear()
         self._cache[text] = n
         return n
+
+    def count_with_separator(self, text: str, separator: str) -> int:
+        """``count(text + separator)``, cached by ``(text, separator)`` so no new string is built on a hit."""
+        key = (text, separator)
+        cached = self._sep_cache.get(key)
+        if cached is None:
+            if len(self._sep_cache) >= _CACHE_LIMIT:
+                self._sep_cache.clear()
+            cached = self._sep_cache[key] = self.count_uncached(text + separator)
+        return cached
 
     def count_uncached(self, text: str) -> int:
         """One plain tiktoken pass (used by benchmarks as the unit of comparison)."""
@@ -102,5 +113,12 @@ def count_joined(counter: TokenCounter, texts: list[str], separator: str = "\n\n
         return 0
     if any(t[:1].isspace() for t in texts[1:]) or not isinstance(counter, TiktokenCounter):
         return counter.count(separator.join(texts))
-    total = sum(counter.count(t + separator) for t in texts[:-1])
+    total = sum(counter.count_with_separator(t, separator) for t in texts[:-1])
     return total + counter.count(texts[-1])
+
+
+def count_with_separator(counter: TokenCounter, text: str, separator: str) -> int:
+    """``counter.count(text + separator)``, through the counter's cache when it has one."""
+    if isinstance(counter, TiktokenCounter):
+        return counter.count_with_separator(text, separator)
+    return counter.count(text + separator)

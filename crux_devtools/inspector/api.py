@@ -42,6 +42,17 @@ A *report* is plain JSON-serialisable data (``dict``) produced by the worker pro
     }
 
 Events reach subscribers as ``SessionEvent`` values, on the session's event loop.
+
+Additive keys (engine, issue 5); front ends may ignore them:
+    report["notice"]: str | None       # set when no prompt was found: says so and how to add one
+    report["modules_found"]: bool      # discovery found at least one module
+    PromptReport["note"]: str | None   # e.g. "has required inputs and no examples; add examples=..."
+    PromptReport["contexts"][i]["ladder"]: str | None   # ladder type wrapping the context, if any
+    ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
+An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
+``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
+``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True)``
+also works as ``async with ProjectSession(...) as session:``.
 """
 
 from __future__ import annotations

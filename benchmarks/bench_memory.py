@@ -1,0 +1,125 @@
+"""Benchmark: ``MemoryStore.get_context`` latency on large sessions.
+
+Builds two SQLite files in a temporary folder (10,000 and 100,000 entries in one session each, bulk
+inserted in one transaction), then times ``get_context`` with a 1,500-token budget over a fixed set
+of support-ticket queries. Prints the median and p95 per size and the 10k -> 100k growth of the
+median (target: median <= 20 ms at 100k, growth well below the 10x growth of the data).
+
+Run: .venv/bin/python benchmarks/bench_memory.py [--queries 40] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from crux_devtools.core.memory import MemoryStore  # noqa: E402
+
+SESSION = "nimbus:ari:bench"
+BUDGET = 1500
+ENTRY_TYPES = ["fact"] * 30 + ["observation"] * 20 + ["log"] * 25 + ["lesson"] * 5 + ["rule"] * 3 + [
+    "trace"
+] * 10 + ["mental_model", "handoff", "feedback", "goal", "checkpoint", "archive", "working_memory"]
+
+DOMAIN = """account admin archive attachment backup bandwidth billing browser business cache card charge
+checkout client cloud conflict console csv customer dashboard data delete desktop device discount download
+drive duplicate email encryption enterprise error export file folder free gdpr history install invoice
+invite ios key laptop latency license link linux login mac member migration mobile network offline
+password payment permission phone photo plan pro quota refund region renewal report restore retention
+selective server session share sharing signup size slow sso storage subscription sync team ticket
+timeout token trial upgrade upload usage user version video vpn web windows workspace""".split()
+GLUE = "the a of to and on for with after when is was it customer reports says again still".split()
+
+
+def make_words(rng: random.Random) -> list[str]:
+    # Domain words are common; a long tail of rarer words (names, ids, product terms) follows Zipf.
+    tail = [f"{rng.choice('bcdfghjklmnprstvz')}{rng.choice('aeiou')}{rng.choice('bcdfghjklmnprstvz')}{i}" for i in range(20_000)]
+    return DOMAIN + tail
+
+
+def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
+    picked = rng.choices(words, weights=weights, k=rng.randint(8, 22))
+    out = []
+    for w in picked:
+        out.append(w)
+        if rng.random() < 0.35:
+            out.append(rng.choice(GLUE))
+    return " ".join(out).capitalize() + "."
+
+
+def build(path: Path, n: int, seed: int) -> MemoryStore:
+    rng = random.Random(seed)
+    words = make_words(rng)
+    weights = [1.0 / (rank + 1) ** 1.1 for rank in range(len(words))]
+    store = MemoryStore(path)
+    start = time.perf_counter()
+    rows = [
+        {
+            "content": sentence(rng, words, weights),
+            "entry_type": rng.choice(ENTRY_TYPES),
+            "importance": round(rng.random(), 2),
+            "created_at": 1_700_000_000 + i,
+        }
+        for i in range(n)
+    ]
+    store.remember_many(SESSION, rows)
+    print(f"  built {n:>7,} entries in {time.perf_counter() - start:5.1f} s  ({path.name})")
+    return store
+
+
+def queries(count: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    words = make_words(random.Random(1))
+    out = []
+    for _ in range(count):
+        terms = rng.sample(DOMAIN, 3) + rng.sample(words[len(DOMAIN) : len(DOMAIN) + 3000], 2)
+        out.append("New ticket: " + " ".join(terms) + " — customer is upset!")
+    return out
+
+
+def measure(store: MemoryStore, qs: list[str], repeat: int) -> tuple[float, float, float]:
+    for q in qs[:3]:  # warm the page cache and the token counter
+        store.get_context(SESSION, q, max_token_budget=BUDGET)
+    times = []
+    considered = []
+    for _ in range(repeat):
+        for q in qs:
+            t0 = time.perf_counter()
+            result = store.get_context(SESSION, q, max_token_budget=BUDGET)
+            times.append((time.perf_counter() - t0) * 1000)
+            considered.append(result.evidence_candidates_considered)
+            assert result.token_estimate <= BUDGET
+    times.sort()
+    p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+    return statistics.median(times), p95, statistics.median(considered)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    qs = queries(args.queries)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (10_000, 100_000):
+            store = build(Path(tmp) / f"memory_{n}.sqlite3", n, seed=n)
+            results[n] = measure(store, qs, args.repeat)
+            store.close()
+    print(f"get_context, budget {BUDGET} tokens, {args.queries} queries x {args.repeat}:")
+    for n, (median, p95, considered) in results.items():
+        print(f"  {n:>7,} entries: median {median:6.2f} ms   p95 {p95:6.2f} ms   (median candidates considered {considered:,.0f})")
+    growth = results[100_000][0] / results[10_000][0]
+    print(f"  growth of the median from 10k to 100k entries: x{growth:.2f} (data grew x10; sub-linear when below 10)")
+    print(f"  target median <= 20 ms at 100k: {'met' if results[100_000][0] <= 20 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+"""Memory: remembered entries in SQLite, budgeted context assembly, and ``memory(...)`` for ``use``."""
+
+from __future__ import annotations
+
+from .results import ContextAssembly, Evidence, SectionSummary
+from .sections import ENTRY_TYPE_SECTIONS, SECTION_ORDER
+from .store import MemoryStore, MemoryStoreError
+
+__all__ = [
+    "ENTRY_TYPE_SECTIONS",
+    "SECTION_ORDER",
+    "ContextAssembly",
+    "Evidence",
+    "MemoryStore",
+    "MemoryStoreError",
+    "SectionSummary",
+]

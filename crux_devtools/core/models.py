@@ -1,0 +1,474 @@
+"""Model adapters: what the agent loop sends to a model and what it gets back.
+
+Two adapters share one small surface (``name``, ``capacity``, ``complete``, ``acomplete``,
+``to_dict``):
+
+- ``ScriptedModel`` replays fixed answers offline and records every request, for tests and demos.
+- ``OpenAICompatibleModel`` speaks the chat-completions wire format over httpx, which OpenAI, vLLM,
+  the llama.cpp server and Ollama all accept.
+
+Every fault on the way to or from a model (transport, HTTP status, timeout, malformed answer, a
+scripted model running dry) is a ``ModelError`` whose ``kind`` says which.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import httpx
+
+from .errors import CruxError
+from .tools import Tool
+
+ModelErrorKind = Literal["transport", "http", "timeout", "malformed", "exhausted"]
+MODEL_ERROR_KINDS: tuple[str, ...] = ("transport", "http", "timeout", "malformed", "exhausted")
+
+_BODY_EXCERPT_CHARS = 200
+_call_ids = itertools.count(1)
+_call_ids_lock = threading.Lock()
+
+
+class ModelError(CruxError):
+    """A model could not produce an answer: ``kind`` is one of ``MODEL_ERROR_KINDS``.
+
+    ``status`` is the HTTP status for ``kind="http"``, else ``None``; ``model`` names the adapter.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ModelErrorKind = "malformed",
+        status: int | None = None,
+        model: str | None = None,
+    ) -> None:
+        if kind not in MODEL_ERROR_KINDS:
+            raise ValueError(f"unknown model error kind {kind!r}; expected one of {', '.join(MODEL_ERROR_KINDS)}")
+        super().__init__(message)
+        self.kind: ModelErrorKind = kind
+        self.status = status
+        self.model = model
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": str(self), "status": self.status, "model": self.model}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool the model asks to run: ``arguments`` are already decoded from JSON."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+    def to_message(self) -> dict[str, Any]:
+        """This call in the OpenAI ``tool_calls`` shape, as an assistant message carries it."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": copy.deepcopy(self.arguments)}
+
+
+def _next_call_id() -> str:
+    with _call_ids_lock:
+        return f"call_{next(_call_ids)}"
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:
+    """Build a ``ToolCall``; without ``id`` it gets the next ``call_<n>`` of this process."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"tool_call name must be a non-empty string, got {name!r}")
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise TypeError(f"tool_call {name!r}: arguments must be a dict or None, got {type(arguments).__name__}")
+    if id is not None and (not isinstance(id, str) or not id):
+        raise ValueError(f"tool_call {name!r}: id must be a non-empty string or None, got {id!r}")
+    return ToolCall(id=id or _next_call_id(), name=name, arguments=dict(arguments or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """What one provider call sends: system text, chat messages (OpenAI format) and offered tools."""
+
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[Tool]
+    max_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "system": self.system,
+            "messages": [_jsonable_message(m) for m in self.messages],
+            "tools": [t.name for t in self.tools],
+            "max_tokens": self.max_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """A model's answer: text, tool calls, or (rarely) both."""
+
+    text: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+    def to_message(self) -> dict[str, Any]:
+        """The assistant message to append to the conversation before feeding tool results back."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
+        if self.tool_calls:
+            message["tool_calls"] = [c.to_message() for c in self.tool_calls]
+        return message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "tool_calls": [c.to_dict() for c in self.tool_calls]}
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the agent loop needs from a model adapter."""
+
+    name: str
+    capacity: Any
+
+    def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    async def acomplete(self, request: ModelRequest) -> ModelResponse: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _capacity_dict(capacity: Any) -> Any:
+    if capacity is None:
+        return None
+    to_dict = getattr(capacity, "to_dict", None)
+    return to_dict() if callable(to_dict) else repr(capacity)
+
+
+def _jsonable_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A message with ``ToolCall`` objects and non-text content turned into wire-format values."""
+    out: dict[str, Any] = {}
+    for key, value in message.items():
+        if key == "tool_calls" and value is not None:
+            out[key] = [c.to_message() if isinstance(c, ToolCall) else c for c in value]
+        elif key == "content" and not (value is None or isinstance(value, (str, list))):
+            out[key] = json.dumps(value, ensure_ascii=False, default=str)
+        else:
+            out[key] = value
+    return out
+
+
+# --- ScriptedModel -------------------------------------------------------------------------------
+
+
+ScriptedResponse = str | Sequence[ToolCall] | ModelResponse
+
+
+class ScriptedModel:
+    """Replays scripted answers in order, fully offline, and keeps every request in ``.requests``.
+
+    Each response is a string (a text answer), a list of ``ToolCall`` (the model asks for those
+    tools) or a ready ``ModelResponse``. A call after the last response raises ``ModelError``
+    (``kind="exhausted"``); that request is still recorded.
+    """
+
+    def __init__(self, responses: Iterable[ScriptedResponse], *, name: str = "scripted", capacity: Any = None) -> None:
+        if isinstance(responses, (str, bytes)):
+            raise TypeError("ScriptedModel responses must be a list of answers, not a single string; wrap it: [text]")
+        self.name = name
+        self.capacity = capacity
+        self._responses: list[ModelResponse] = [_scripted(i, r) for i, r in enumerate(responses)]
+        self.requests: list[ModelRequest] = []
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted answers are left."""
+        return max(0, len(self._responses) - len(self.requests))
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """Record ``request`` and return the next scripted answer."""
+        snapshot = ModelRequest(
+            system=request.system,
+            messages=copy.deepcopy(list(request.messages)),
+            tools=list(request.tools),
+            max_tokens=request.max_tokens,
+        )
+        with self._lock:
+            index = len(self.requests)
+            self.requests.append(snapshot)
+        if index >= len(self._responses):
+            raise ModelError(
+                f"scripted model ran out of responses after {len(self._responses)} calls; "
+                f"add more responses to ScriptedModel({self.name!r}) or lower max_steps",
+                kind="exhausted",
+                model=self.name,
+            )
+        return self._responses[index]
+
+    async def acomplete(self, request: ModelRequest) -> ModelResponse:
+        """Same as ``complete``; nothing here blocks."""
+        return self.complete(request)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "scripted",
+            "name": self.name,
+            "responses": len(self._responses),
+            "calls": len(self.requests),
+            "capacity": _capacity_dict(self.capacity),
+        }
+
+    def __repr__(self) -> str:
+        return f"ScriptedModel(name={self.name!r}, responses={len(self._responses)}, calls={len(self.requests)})"
+
+
+def _scripted(index: int, response: Any) -> ModelResponse:
+    if isinstance(response, ModelResponse):
+        return response
+    if isinstance(response, str):
+        return ModelResponse(text=response, tool_calls=[])
+    if isinstance(response, Sequence) and not isinstance(response, bytes):
+        calls = list(response)
+        if not calls:
+            raise ValueError(f"scripted response #{index} is an empty list; give a text answer or at least one tool_call(...)")
+        for call in calls:
+            if not isinstance(call, ToolCall):
+                raise TypeError(
+                    f"scripted response #{index} must hold tool_call(...) values, got {type(call).__name__}"
+                )
+        return ModelResponse(text=None, tool_calls=calls)
+    raise TypeError(
+        f"scripted response #{index} must be a string, a list of tool_call(...) or a ModelResponse, "
+        f"got {type(response).__name__}"
+    )
+
+
+# --- OpenAICompatibleModel -----------------------------------------------------------------------
+
+
+class OpenAICompatibleModel:
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    ``base_url`` is the API root (``https://api.openai.com/v1``, ``http://127.0.0.1:8000/v1`` for
+    vLLM or the llama.cpp server, ``http://127.0.0.1:11434/v1`` for Ollama). The API key comes from
+    ``api_key`` or, when that is ``None``, from ``OPENAI_API_KEY`` at call time; it is sent as a
+    Bearer header and never appears in ``repr`` or ``to_dict``. ``client`` may be a ready
+    ``httpx.Client`` (used by ``complete``) or ``httpx.AsyncClient`` (used by ``acomplete``);
+    otherwise each call opens and closes its own.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        capacity: Any = None,
+        timeout: float = 60.0,
+        client: httpx.Client | httpx.AsyncClient | None = None,
+    ) -> None:
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {base_url!r}")
+        if httpx.URL(base_url).userinfo:
+            # The URL is shown in to_dict() and error messages, so it must never carry a secret.
+            raise ValueError("base_url must not contain credentials (user:password@); pass the key as api_key= instead")
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a non-empty model name, got {model!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if client is not None and not isinstance(client, (httpx.Client, httpx.AsyncClient)):
+            raise TypeError(f"client must be an httpx.Client or httpx.AsyncClient, got {type(client).__name__}")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.name = model
+        self.capacity = capacity
+        self.timeout = float(timeout)
+        self._api_key = api_key
+        self._client = client
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def payload(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body sent for ``request`` (no secrets: the key travels in a header)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": request.system}, *(_jsonable_message(m) for m in request.messages)],
+        }
+        if request.tools:
+            body["tools"] = [t.json_schema() for t in request.tools]
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        key = self._api_key if self._api_key is not None else os.environ.get("OPENAI_API_KEY")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """POST the request and parse the answer; every failure becomes a ``ModelError``."""
+        body, headers = self.payload(request), self._headers()
+        try:
+            if isinstance(self._client, httpx.Client):
+                response = self._client.post(self.url, json=body, headers=headers, timeout=self.timeout)
+            else:
+                with httpx.Client(timeout=self.timeout) as client:
+                    response = client.post(self.url, json=body, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise self._timeout_error(exc) from exc
+        except httpx.TransportError as exc:
+            raise self._transport_error(exc) from exc
+        return self._parse(response)
+
+    async def acomplete(self, request: ModelRequest) -> ModelResponse:
+        """Async form of ``complete`` over ``httpx.AsyncClient``."""
+        body, headers = self.payload(request), self._headers()
+        try:
+            if isinstance(self._client, httpx.AsyncClient):
+                response = await self._client.post(self.url, json=body, headers=headers, timeout=self.timeout)
+            else:
+                async with httpx.AsyncClient(timeout=self.timeout) as client:
+                    response = await client.post(self.url, json=body, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise self._timeout_error(exc) from exc
+        except httpx.TransportError as exc:
+            raise self._transport_error(exc) from exc
+        return self._parse(response)
+
+    def _timeout_error(self, exc: Exception) -> ModelError:
+        return ModelError(
+            f"model {self.model!r} at {self.url} did not answer within {self.timeout:g} s "
+            f"({type(exc).__name__}); check that the server is up, or raise timeout=",
+            kind="timeout",
+            model=self.model,
+        )
+
+    def _transport_error(self, exc: Exception) -> ModelError:
+        return ModelError(
+            f"could not reach model {self.model!r} at {self.url}: {type(exc).__name__}: {exc}; "
+            "check base_url and that the server is running",
+            kind="transport",
+            model=self.model,
+        )
+
+    def _parse(self, response: httpx.Response) -> ModelResponse:
+        if response.status_code >= 400:
+            excerpt = _excerpt(response.text)
+            hint = {
+                401: "check the API key (api_key= or OPENAI_API_KEY)",
+                403: "check the API key's permissions",
+                404: "check base_url (it should end at the API root, e.g. /v1) and the model name",
+                429: "the server is rate limiting; retry later or lower the request rate",
+            }.get(response.status_code, "check the server's logs")
+            raise ModelError(
+                f"model {self.model!r} at {self.url} answered HTTP {response.status_code}: {excerpt!r}; {hint}",
+                kind="http",
+                status=response.status_code,
+                model=self.model,
+            )
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise self._malformed(f"the body is not JSON: {_excerpt(response.text)!r}") from exc
+        return parse_chat_completion(data, model=self.model, url=self.url)
+
+    def _malformed(self, detail: str) -> ModelError:
+        return _malformed(self.model, self.url, detail)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "openai-compatible",
+            "name": self.name,
+            "model": self.model,
+            "base_url": self.base_url,
+            "timeout": self.timeout,
+            "capacity": _capacity_dict(self.capacity),
+        }
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleModel(base_url={self.base_url!r}, model={self.model!r})"
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _BODY_EXCERPT_CHARS else text[:_BODY_EXCERPT_CHARS] + "…"
+
+
+def _malformed(model: str, url: str, detail: str) -> ModelError:
+    return ModelError(
+        f"model {model!r} at {url} sent a malformed chat completion: {detail}; "
+        "check that the server speaks the OpenAI chat-completions format",
+        kind="malformed",
+        model=model,
+    )
+
+
+def parse_chat_completion(data: Any, *, model: str = "model", url: str = "<response>") -> ModelResponse:
+    """Turn a decoded chat-completions body into a ``ModelResponse`` (first choice only)."""
+    if not isinstance(data, dict):
+        raise _malformed(model, url, f"expected a JSON object, got {type(data).__name__}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _malformed(model, url, f"no choices in the answer: {_excerpt(json.dumps(data))!r}")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise _malformed(model, url, "choices[0] has no message object")
+    text = _message_text(message.get("content"), model, url)
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise _malformed(model, url, f"tool_calls must be a list, got {type(raw_calls).__name__}")
+    calls = [_parse_tool_call(i, raw, model, url) for i, raw in enumerate(raw_calls)]
+    if calls and text is not None and not text.strip():
+        text = None  # some servers (Ollama among them) send "" beside tool calls; it is not an answer
+    if text is None and not calls:
+        raise _malformed(model, url, "the message has neither text content nor tool calls")
+    return ModelResponse(text=text, tool_calls=calls)
+
+
+def _message_text(content: Any, model: str, url: str) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: keep the text ones
+        texts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        return "".join(texts) if texts else None
+    raise _malformed(model, url, f"message content must be a string, got {type(content).__name__}")
+
+
+def _parse_tool_call(index: int, raw: Any, model: str, url: str) -> ToolCall:
+    if not isinstance(raw, dict) or not isinstance(raw.get("function"), dict):
+        raise _malformed(model, url, f"tool call #{index} has no function object")
+    function = raw["function"]
+    call_id = raw.get("id")
+    label = f"tool call #{index}" + (f" (id {call_id!r})" if call_id else "")
+    name = function.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise _malformed(model, url, f"{label} has no function name")
+    label = f"{label} to {name!r}"
+    arguments = function.get("arguments")
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        decoded: Any = {}
+    elif isinstance(arguments, dict):
+        decoded = arguments
+    elif isinstance(arguments, str):
+        try:
+            decoded = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            raise _malformed(model, url, f"{label} has arguments that are not valid JSON ({exc.msg}): {_excerpt(arguments)!r}") from exc
+    else:
+        raise _malformed(model, url, f"{label} has arguments of type {type(arguments).__name__}, expected a JSON string")
+    if not isinstance(decoded, dict):
+        raise _malformed(model, url, f"{label} has arguments that decode to {type(decoded).__name__}, expected an object")
+    return tool_call(name, decoded, id=call_id if isinstance(call_id, str) and call_id else None)

@@ -1,0 +1,682 @@
+"""The request planner: choose a rung for every ladder contributor so that the request fits.
+
+Contributors. Every top-level ladder reached through ``use`` (also inside contexts) is one ladder
+contributor, with rungs in fidelity order full -> authored (each ``prefer`` alternative) -> summary
+-> offload -> omitted, only those its ladder authorises. Everything else (the prompt's own text,
+plain contexts, the user prompt, messages, tool schemas) is fixed and required.
+
+Cost model. The system text is the blocks joined by ``"\\n\\n"``; a block costs
+``count(block + "\\n\\n")`` (exactly additive under tiktoken's pre-tokenizer for blocks that start
+with a non-space character; at most one token high for the last block). A rung's cost also includes
+the schemas of the tools only that contributor owns, because omission removes them. Messages cost
+the tokens of their compact JSON, tools the tokens of their compact JSON schema. Every distinct
+text is counted once (the counter caches by content).
+
+Selection (linear in contributors x rungs). Contributors are sorted by (priority desc, use order).
+For each, in that order, pick the highest available rung such that ``used + cost + LB(rest)``
+fits, where ``LB(rest)`` is the sum of the cheapest legal rung of every later contributor (a running
+suffix sum). This yields the lexicographically best fidelity vector: by induction, when contributor
+``i`` is decided, the chosen rung is the highest one that still admits *some* completion (the
+cheapest one), so no candidate with a higher rung for ``i`` and the same choices before it fits;
+later contributors cannot change an earlier decision. The pass runs against ``optimize_at`` and,
+if even the cheapest candidate is over it, against ``max`` (two tiers). The chosen request is then
+counted exactly once; if the estimate was low (a block starting with whitespace, the shared
+``read_offload`` schema) contributors are degraded further in reverse lexicographic order (lowest
+priority first, one rung at a time) until the exact count fits.
+
+Epochs. ``ceilings`` maps a contributor id to the lowest rung index it was sent at in the current
+epoch; higher rungs are rejected (reason ``"over-limit"``, detail naming the epoch), so fidelity
+never rises within an epoch. The runtime keeps ceilings per (model, effective budget).
+
+``preview`` never prepares artifacts: an unprepared summary is a candidate with
+``rejection_reason="unprepared"``. The offload rung needs no model, so ``preview`` may select it
+(its handle is derived without writing; ``generate`` writes the value before dispatch).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from .budget import Limits, check_max_tokens, coerce_input_budget, derive_limits, merge_input_budget, model_name_of, resolve_model_capacity_profile
+from .callbacks import Call, Resolution, drive_async, drive_sync, expect_text
+from .contexts import Context
+from .entries import Ladder
+from .errors import Diagnostic, RequestCompositionError
+from .ladders import Shape, shape
+from .offload import READ_OFFLOAD, OffloadStore, default_offload_store, make_handle, read_offload_tool, reference_text
+from .prompts import Prompt
+from .receipts import Adaptation, Candidate, Contribution, RequestPreview, breakdown_of
+from .resolve import SEPARATOR, Node, Walk, tools_of, walk
+from .summaries import SummaryStore, artifact_key, default_summary_store
+from .tokens import TokenCounter, count_joined, counter_for_model
+from .tools import Tool
+
+SUMMARY_RUNG = 2  # fidelity rank of "summary" among RUNG ranks below
+_RANK = {"full": 0, "authored": 1, "summary": 2, "offload": 3, "omitted": 4}
+
+
+class _FunctionCounter:
+    """Wraps a model's own ``count_tokens(text)`` with a content cache."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.cache: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        value = self.cache.get(text)
+        if value is None:
+            value = self.fn(text)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise TypeError(f"model count_tokens() must return an int >= 0, got {value!r}")
+            self.cache[text] = value
+        return value
+
+
+def counter_and_measurement(model: Any, counter: TokenCounter | None) -> tuple[TokenCounter, str]:
+    """The counter to use and how exact it is: a passed counter or the model's own count is exact."""
+    if counter is not None:
+        if not callable(getattr(counter, "count", None)):
+            raise TypeError(f"counter must have a count(text) -> int method, got {type(counter).__name__}")
+        return counter, "exact"
+    own = getattr(model, "count_tokens", None)
+    if callable(own) and not isinstance(model, str):
+        return _FunctionCounter(own), "exact"
+    return counter_for_model(model_name_of(model))
+
+
+# --- gathering: resolve the prompt and every authored alternative --------------------------------
+
+
+@dataclass(slots=True)
+class Gathered:
+    prompt: Prompt
+    input: BaseModel
+    walked: Walk
+    alt_texts: dict[int, str]
+
+
+def _top_ladder(node: Node) -> Ladder | None:
+    top = None
+    current: Node | None = node
+    while current is not None:
+        if current.ladder is not None:
+            top = current.ladder
+        current = current.owner
+    return top
+
+
+def gather(prompt: Prompt, input: BaseModel) -> Resolution[Gathered]:
+    """Resolve the prompt (callbacks once each) and the text of every active ``prefer`` alternative."""
+    walked = yield from walk(prompt, input)
+    alt_texts: dict[int, str] = {}
+    seen: set[int] = set()
+    for node in walked.nodes:
+        ladder = _top_ladder(node) if node.status == "active" else None
+        if ladder is None or id(ladder) in seen:
+            continue
+        seen.add(id(ladder))
+        prefer = shape(ladder).prefer
+        for alt in prefer.alternatives if prefer is not None else ():
+            if callable(alt.system):
+                alt_texts[id(alt)] = expect_text(alt.id, "system", (yield Call(alt.id, "system", alt.system, input)))
+            else:
+                alt_texts[id(alt)] = alt.system or ""
+    return Gathered(prompt=prompt, input=input, walked=walked, alt_texts=alt_texts)
+
+
+# --- contributors and rungs ----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Rung:
+    name: str
+    text: str | None
+    cost: int | None
+    available: bool
+    reason: str | None = None
+    detail: str | None = None
+    variant: str | None = None
+    block_tokens: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class Contributor:
+    id: str
+    shape: Shape
+    priority: int
+    order: int
+    full_text: str
+    tools: list[Tool]
+    rungs: list[Rung] = field(default_factory=list)
+    summary_key: str | None = None
+    offload_key: str = ""
+
+
+@dataclass(slots=True)
+class PlanOptions:
+    model: Any
+    limits: Limits
+    counter: TokenCounter
+    measurement: str
+    messages: list[dict[str, Any]]
+    active_tools: list[str] | None
+    summary_store: SummaryStore
+    offload_store: OffloadStore
+    namespace: str
+    ceilings: dict[str, int] = field(default_factory=dict)
+    epoch: int = 1
+    support_required: bool = False
+    extra_tools: list[Tool] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Plan:
+    """The outcome of planning one request (internal; results are built from it)."""
+
+    fits: bool
+    tier: str | None
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[Tool]
+    input_tokens: int
+    contributors: list[Contributor]
+    choice: list[int]
+    candidates: list[Candidate]
+    adaptations: list[Adaptation]
+    contributions: list[Contribution]
+    warnings: list[str]
+    diagnostics: list[Diagnostic]
+    error_code: str | None
+    offloads: list[tuple[str, str, str]]  # (contributor id, store key, exact text)
+    missing_summaries: list[Contributor]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def tool_tokens(counter: TokenCounter, t: Tool) -> int:
+    return counter.count(_json(t.json_schema()))
+
+
+def message_tokens(counter: TokenCounter, message: dict[str, Any]) -> int:
+    return counter.count(_json(message))
+
+
+class Planner:
+    """Plans one request from gathered text; pure and synchronous (no model calls, no writes)."""
+
+    def __init__(self, gathered: Gathered, options: PlanOptions) -> None:
+        self.g = gathered
+        self.o = options
+        self.counter = options.counter
+        self.slots: list[str | Contributor] = []
+        self.contributors: list[Contributor] = []
+        self._offered: dict[str, tuple[Tool, str]] = {}
+        self._fixed_tools: list[Tool] = []
+        self._build()
+
+    # -- building ------------------------------------------------------------------------------
+    def _build(self) -> None:
+        walked, prompt = self.g.walked, self.g.prompt
+        if walked.own_text:
+            self.slots.append(walked.own_text)
+        by_ladder: dict[int, Contributor] = {}
+        texts: dict[int, list[str]] = {}
+        owner_of_tool: dict[str, set[Any]] = {t.name: {"fixed"} for t in prompt.tools}
+        for node in walked.nodes:
+            if node.status != "active":
+                continue
+            ladder = _top_ladder(node)
+            if ladder is None:
+                if node.text:
+                    self.slots.append(node.text)
+                for t in node.context.tools:
+                    owner_of_tool.setdefault(t.name, set()).add("fixed")
+                continue
+            contributor = by_ladder.get(id(ladder))
+            if contributor is None:
+                sh = shape(ladder)
+                contributor = Contributor(id=sh.id, shape=sh, priority=-1, order=len(self.contributors), full_text="", tools=[])
+                by_ladder[id(ladder)] = contributor
+                texts[id(ladder)] = []
+                self.contributors.append(contributor)
+                self.slots.append(contributor)
+            if node.context in contributor.shape.sources:
+                contributor.priority = max(contributor.priority, node.effective_priority)
+            if node.text:
+                texts[id(ladder)].append(node.text)
+            for t in node.context.tools:
+                owner_of_tool.setdefault(t.name, set()).add(contributor)
+        for contributor in self.contributors:
+            contributor.full_text = SEPARATOR.join(texts[id(contributor.shape.ladder)])
+            if contributor.priority < 0:
+                contributor.priority = contributor.shape.priority
+        self._offered = tools_of(prompt, walked.nodes)
+        active = self.o.active_tools
+        if active is not None:
+            unknown = [n for n in active if n not in self._offered and n != READ_OFFLOAD]
+            if unknown:
+                raise ValueError(
+                    f"active_tools names unknown tools {unknown}; this request offers: {', '.join(sorted(self._offered)) or 'none'}"
+                )
+        for name, (t, _source) in self._offered.items():
+            if active is not None and name not in active:
+                continue
+            owners = owner_of_tool.get(name, {"fixed"})
+            if len(owners) == 1 and isinstance(next(iter(owners)), Contributor):
+                next(iter(owners)).tools.append(t)
+            else:
+                self._fixed_tools.append(t)
+        for contributor in self.contributors:
+            self._rungs(contributor)
+
+    def _block_cost(self, text: str) -> int:
+        return self.counter.count(text + SEPARATOR) if text else 0
+
+    def _rungs(self, c: Contributor) -> None:
+        sh, counter = c.shape, self.counter
+        tool_cost = sum(tool_tokens(counter, t) for t in c.tools)
+        full_block = self._block_cost(c.full_text)
+        rungs = [Rung("full", c.full_text, full_block + tool_cost, True, block_tokens=full_block)]
+        if sh.prefer is not None:
+            for alt in sh.prefer.alternatives:
+                text = self.g.alt_texts.get(id(alt), "")
+                block = self._block_cost(text)
+                rungs.append(Rung("authored", text, block + tool_cost, True, variant=alt.id, block_tokens=block))
+        if sh.summary is not None:
+            summ = sh.summary
+            c.summary_key = artifact_key(c.full_text, summ.strategy, model_name_of(summ.model))
+            artifact = self.o.summary_store.get(c.summary_key)
+            if artifact is not None:
+                text = f"[summary of {c.id}]\n{artifact.text}"
+                block = self._block_cost(text)
+                rungs.append(Rung("summary", text, block + tool_cost, True, block_tokens=block))
+            else:
+                detail = "no summary artifact yet" + ("; on_miss='skip'" if summ.on_miss == "skip" else "; generate prepares it when needed")
+                rungs.append(Rung("summary", None, None, False, reason="unprepared", detail=detail))
+        if sh.offload is not None:
+            c.offload_key = f"context:{c.id}"
+            handle = make_handle(self.o.namespace, c.offload_key)
+            text = reference_text(c.id, handle, c.full_text, counter)
+            block = self._block_cost(text)
+            rung = Rung("offload", text, block + tool_cost, True, block_tokens=block)
+            above = sh.offload.above_tokens
+            if above is not None and full_block <= above:
+                rung.available, rung.reason = False, "below-floor"
+                rung.detail = f"the source is {full_block} tokens, not above above_tokens={above}"
+            rungs.append(rung)
+        if sh.droppable:
+            rung = Rung("omitted", None, 0, True)
+            required = [t.name for t in c.tools if self.o.active_tools is not None and t.name in self.o.active_tools]
+            if required:
+                rung.available, rung.reason = False, "required-tool"
+                rung.detail = f"omission would remove the explicitly selected tools {required}"
+            rungs.append(rung)
+        ceiling = self.o.ceilings.get(c.id)
+        if ceiling is not None:
+            for index, rung in enumerate(rungs[: min(ceiling, len(rungs))]):
+                if rung.available:
+                    rung.available, rung.reason = False, "over-limit"
+                    rung.detail = f"held below this rung for the rest of epoch {self.o.epoch} (fidelity never rises within an epoch)"
+        c.rungs = rungs
+
+    # -- costs ---------------------------------------------------------------------------------
+    def _base_messages(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.g.walked.prompt_text:
+            out.append({"role": "user", "content": self.g.walked.prompt_text})
+        out.extend(self.o.messages)
+        return out
+
+    def _support_tool(self) -> Tool:
+        return read_offload_tool(self.o.offload_store, self.o.namespace)
+
+    def fixed_cost(self) -> int:
+        counter = self.counter
+        system = sum(self._block_cost(s) for s in self.slots if isinstance(s, str))
+        messages = sum(message_tokens(counter, m) for m in self._base_messages())
+        tools = sum(tool_tokens(counter, t) for t in self._fixed_tools + self.o.extra_tools)
+        support = tool_tokens(counter, self._support_tool()) if self.o.support_required else 0
+        return system + messages + tools + support
+
+    # -- selection -----------------------------------------------------------------------------
+    def ordered(self) -> list[Contributor]:
+        return sorted(self.contributors, key=lambda c: (-c.priority, c.order))
+
+    def greedy(self, order: list[Contributor], limit: int, fixed: int, support_cost: int) -> list[int] | None:
+        mins = [min((r.cost for r in c.rungs if r.available and r.cost is not None), default=None) for c in order]
+        if any(m is None for m in mins):
+            return None
+        suffix = [0] * (len(order) + 1)
+        for i in range(len(order) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + mins[i]  # type: ignore[operator]
+        if fixed + suffix[0] > limit:
+            return None
+        used, paid, choice = fixed, self.o.support_required, []
+        for i, c in enumerate(order):
+            for index, rung in enumerate(c.rungs):
+                if not rung.available or rung.cost is None:
+                    continue
+                cost = rung.cost + (support_cost if rung.name == "offload" and not paid else 0)
+                if used + cost + suffix[i + 1] <= limit or rung.cost == mins[i]:
+                    break
+            else:  # pragma: no cover - the cheapest rung always satisfies the test above
+                return None
+            used += cost
+            paid = paid or rung.name == "offload"
+            choice.append(index)
+        return choice
+
+    def assemble(self, order: list[Contributor], choice: list[int]) -> tuple[str, list[str], list[dict[str, Any]], list[Tool], int]:
+        """The request for ``choice`` and its exact input token count."""
+        chosen = {id(c): c.rungs[i] for c, i in zip(order, choice, strict=True)}
+        blocks: list[str] = []
+        for slot in self.slots:
+            text = slot if isinstance(slot, str) else chosen[id(slot)].text
+            if text:
+                blocks.append(text)
+        tools = list(self._fixed_tools)
+        for slot in self.slots:
+            if isinstance(slot, Contributor) and chosen[id(slot)].name != "omitted":
+                tools.extend(slot.tools)
+        tools.extend(self.o.extra_tools)
+        if self.o.support_required or any(r.name == "offload" for r in chosen.values()):
+            if READ_OFFLOAD not in {t.name for t in tools}:
+                tools.append(self._support_tool())
+        messages = self._base_messages()
+        counter = self.counter
+        total = count_joined(counter, blocks, SEPARATOR)
+        total += sum(message_tokens(counter, m) for m in messages)
+        total += sum(tool_tokens(counter, t) for t in tools)
+        return SEPARATOR.join(blocks), blocks, messages, tools, total
+
+    def repair(self, order: list[Contributor], choice: list[int], limit: int) -> tuple[list[int], int] | None:
+        """Degrade in reverse lexicographic order until the exact count fits ``limit``."""
+        total = self.assemble(order, choice)[4]
+        for i in range(len(order) - 1, -1, -1):
+            while total > limit:
+                lower = [j for j in range(choice[i] + 1, len(order[i].rungs)) if order[i].rungs[j].available and order[i].rungs[j].cost is not None]
+                if not lower:
+                    break
+                choice[i] = lower[0]
+                total = self.assemble(order, choice)[4]
+            if total <= limit:
+                break
+        return (choice, total) if total <= limit else None
+
+    def plan(self) -> Plan:
+        limits = self.o.limits
+        order = self.ordered()
+        fixed = self.fixed_cost()
+        support_cost = tool_tokens(self.counter, self._support_tool())
+        result: tuple[list[int], int] | None = None
+        tier: str | None = None
+        tiers = [("optimize_at", limits.optimize_at)] + ([("max", limits.max_input_tokens)] if limits.max_input_tokens != limits.optimize_at else [])
+        for name, limit in tiers:
+            choice = self.greedy(order, limit, fixed, support_cost)
+            if choice is None:
+                continue
+            result = self.repair(order, choice, limit)
+            if result is not None:
+                tier = name
+                break
+        if result is None:
+            return self._infeasible(order, fixed)
+        choice, total = result
+        system, _blocks, messages, tools, total = self.assemble(order, choice)
+        return self._finish(order, choice, total, system, messages, tools, tier)
+
+    # -- results -------------------------------------------------------------------------------
+    def _finish(self, order: list[Contributor], choice: list[int], total: int, system: str, messages: list[dict[str, Any]], tools: list[Tool], tier: str | None) -> Plan:
+        candidates: list[Candidate] = []
+        adaptations: list[Adaptation] = []
+        offloads: list[tuple[str, str, str]] = []
+        for c, selected in zip(order, choice, strict=True):
+            picked = c.rungs[selected]
+            for index, rung in enumerate(c.rungs):
+                if index == selected:
+                    reason, detail = None, None
+                elif not rung.available:
+                    reason, detail = rung.reason, rung.detail
+                elif index < selected:
+                    reason, detail = "over-limit", "does not fit with the higher-priority contributors' rungs"
+                else:
+                    reason, detail = "lower-fidelity", "a higher-fidelity rung fits"
+                tokens = None if rung.cost is None else total - (picked.cost or 0) + rung.cost
+                candidates.append(
+                    Candidate(c.id, rung.name, rung.available, index == selected, tokens, reason, rung.variant, rung.cost, detail)  # type: ignore[arg-type]
+                )
+            if picked.name != "full":
+                adaptations.append(Adaptation(c.id, picked.name, c.rungs[0].cost or 0, picked.cost or 0, picked.variant))  # type: ignore[arg-type]
+            if picked.name == "offload":
+                offloads.append((c.id, c.offload_key, c.full_text))
+        missing = [
+            c for c, selected in zip(order, choice, strict=True)
+            if c.shape.summary is not None and c.shape.summary.on_miss != "skip"
+            and any(r.name == "summary" and r.reason == "unprepared" for r in c.rungs)
+            and _RANK[c.rungs[selected].name] > SUMMARY_RUNG
+        ]
+        warnings = [f"{c.id!r}: a summary would keep more fidelity than {c.rungs[s].name!r} but is not prepared" for c, s in zip(order, choice, strict=True) if c in missing]
+        return Plan(
+            fits=True, tier=tier, system=system, messages=messages, tools=tools, input_tokens=total,
+            contributors=order, choice=choice, candidates=candidates, adaptations=adaptations,
+            contributions=self._contributions(order, choice, tools, messages), warnings=warnings,
+            diagnostics=[], error_code=None, offloads=offloads, missing_summaries=missing,
+        )
+
+    def _contributions(self, order: list[Contributor], choice: list[int], tools: list[Tool], messages: list[dict[str, Any]]) -> list[Contribution]:
+        counter = self.counter
+        chosen = {id(c): c.rungs[i] for c, i in zip(order, choice, strict=True)}
+        out: list[Contribution] = []
+        walked = self.g.walked
+        fixed_nodes = iter([n for n in walked.nodes if n.status == "active" and _top_ladder(n) is None and n.text])
+        for slot in self.slots:
+            if isinstance(slot, Contributor):
+                rung = chosen[id(slot)]
+                out.append(Contribution(slot.id, "ladder", rung.name, rung.block_tokens, tuple(t.name for t in slot.tools) if rung.name != "omitted" else ()))
+            elif slot is walked.own_text and not out:
+                out.append(Contribution("<prompt>", "prompt-system", "full", self._block_cost(slot)))
+            else:
+                node = next(fixed_nodes)
+                out.append(Contribution(node.id, "context", "full", self._block_cost(slot), tuple(t.name for t in node.context.tools)))
+        if walked.prompt_text:
+            out.append(Contribution("<user-prompt>", "user-prompt", "full", message_tokens(counter, messages[0])))
+        rest = messages[1:] if walked.prompt_text else messages
+        if rest:
+            out.append(Contribution("<messages>", "messages", "full", sum(message_tokens(counter, m) for m in rest)))
+        if tools:
+            out.append(Contribution("<tools>", "tools", "full", sum(tool_tokens(counter, t) for t in tools), tuple(t.name for t in tools)))
+        return out
+
+    def _infeasible(self, order: list[Contributor], fixed: int) -> Plan:
+        unprepared = [c for c in order if any(r.reason == "unprepared" for r in c.rungs) and c.shape.summary and c.shape.summary.on_miss != "skip"]
+        code = "REPRESENTATION_UNAVAILABLE" if unprepared else "REQUEST_TOO_LARGE"
+        limits = self.o.limits
+        diagnostics: list[Diagnostic] = []
+        choice = []
+        for c in order:
+            costs = [(r.cost, i) for i, r in enumerate(c.rungs) if r.available and r.cost is not None]
+            choice.append(min(costs)[1] if costs else len(c.rungs) - 1)
+        for contribution in self._contributions(order, choice, self._fixed_tools, self._base_messages()):
+            if contribution.tokens:
+                diagnostics.append(
+                    Diagnostic(
+                        id=f"{code.lower()}:{contribution.contributor}", code=code, contributor=contribution.contributor,
+                        tokens=contribution.tokens,
+                        message=f"required {contribution.kind} {contribution.contributor!r} needs {contribution.tokens} tokens at its cheapest legal rung",
+                    )
+                )
+        for c in unprepared:
+            diagnostics.append(Diagnostic(id=f"unprepared:{c.id}", code=code, contributor=c.id, tokens=None, message=f"the summary of {c.id!r} is not prepared"))
+        minimum = fixed + sum(c.rungs[i].cost or 0 for c, i in zip(order, choice, strict=True))
+        candidates = [
+            Candidate(c.id, r.name, r.available, False, None if r.cost is None else minimum - (c.rungs[s].cost or 0) + r.cost,  # type: ignore[arg-type]
+                      r.reason if not r.available else "over-limit", r.variant, r.cost, r.detail or "no legal candidate fits max")
+            for c, s in zip(order, choice, strict=True) for r in c.rungs
+        ]
+        message = (
+            f"no legal candidate fits max_input_tokens={limits.max_input_tokens}: the cheapest needs about {minimum} tokens"
+            + (f"; the summaries of {[c.id for c in unprepared]} are not prepared" if unprepared else "")
+        )
+        return Plan(
+            fits=False, tier=None, system="", messages=self._base_messages(), tools=list(self._fixed_tools), input_tokens=minimum,
+            contributors=order, choice=choice, candidates=candidates, adaptations=[], contributions=[], warnings=[message],
+            diagnostics=diagnostics, error_code=code, offloads=[], missing_summaries=unprepared,
+        )
+
+
+def composition_error(plan: Plan, request_id: str | None = None) -> RequestCompositionError:
+    """The error ``generate`` raises for a plan that does not fit."""
+    return RequestCompositionError(plan.error_code or "REQUEST_TOO_LARGE", plan.warnings[0], diagnostics=plan.diagnostics, request_id=request_id)  # type: ignore[arg-type]
+
+
+def new_request_id() -> str:
+    return "req_" + uuid.uuid4().hex[:16]
+
+
+# --- preview -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Setup:
+    """Everything a request needs besides gathered text: the target's prompt, model and limits."""
+
+    prompt: Prompt
+    model: Any
+    limits: Limits
+    counter: TokenCounter
+    measurement: str
+    budget: Any
+
+
+def setup(target: Any, model: Any, input_budget: Any, max_tokens: Any, counter: TokenCounter | None, capacity_resolver: Any = None) -> Setup:
+    """Resolve the prompt, model, merged budget and derived limits of a ``Prompt`` or ``Agent``."""
+    from .runtime import Agent
+
+    if isinstance(target, Agent):
+        prompt = target.prompt
+        model = model if model is not None else target.model
+        budget = merge_input_budget(target.input_budget, input_budget)
+        max_tokens = max_tokens if max_tokens is not None else target.max_tokens
+    elif isinstance(target, Prompt):
+        prompt = target
+        budget = coerce_input_budget(input_budget)
+    else:
+        raise TypeError(f"target must be a Prompt or an Agent, got {type(target).__name__}")
+    check_max_tokens(max_tokens)
+    profile = resolve_model_capacity_profile(model, capacity_resolver)
+    limits = derive_limits(profile, budget, max_tokens)
+    used_counter, measurement = counter_and_measurement(model, counter)
+    return Setup(prompt, model, limits, used_counter, measurement, budget)
+
+
+def check_messages(messages: Any) -> list[dict[str, Any]]:
+    if messages is None:
+        return []
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages must be a list of dicts with role and content, got {type(messages).__name__}")
+    out = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or "role" not in message:
+            raise TypeError(f"messages[{index}] must be a dict with a 'role', got {type(message).__name__}")
+        out.append(dict(message))
+    return out
+
+
+def check_active_tools(active_tools: Any) -> list[str] | None:
+    if active_tools is None:
+        return None
+    if isinstance(active_tools, str) or not all(isinstance(n, str) for n in active_tools):
+        raise TypeError("active_tools must be a list of tool names")
+    return list(active_tools)
+
+
+def to_preview(plan: Plan, s: Setup) -> RequestPreview:
+    limits = s.limits
+    return RequestPreview(
+        status="fits" if plan.fits else "over-limit",
+        model=model_name_of(s.model),
+        input_tokens=plan.input_tokens,
+        max_input_tokens=limits.max_input_tokens,
+        optimize_at=limits.optimize_at,
+        adaptations=plan.adaptations,
+        candidates=plan.candidates,
+        tools=[t.name for t in plan.tools],
+        warnings=plan.warnings,
+        measurement=s.measurement,
+        context_window=limits.context_window,
+        output_reserve=limits.output_reserve,
+        safety_margin=limits.safety_margin,
+        overhead=limits.overhead,
+        counting_confidence=limits.counting_confidence,
+        contributions=plan.contributions,
+        breakdown=breakdown_of(plan.contributions),
+        tier=plan.tier,
+        error_code=plan.error_code,
+        diagnostics=plan.diagnostics,
+    )
+
+
+def _preview_options(s: Setup, messages: Any, active_tools: Any, summary_store: Any, offload_store: Any, namespace: str | None) -> PlanOptions:
+    return PlanOptions(
+        model=s.model, limits=s.limits, counter=s.counter, measurement=s.measurement,
+        messages=check_messages(messages), active_tools=check_active_tools(active_tools),
+        summary_store=summary_store or default_summary_store(), offload_store=offload_store or default_offload_store(),
+        namespace=namespace or s.prompt.id,
+    )
+
+
+def preview(
+    target: Any,
+    *,
+    input: Any = None,
+    model: Any = None,
+    input_budget: Any = None,
+    max_tokens: int | None = None,
+    messages: Sequence[dict[str, Any]] | None = None,
+    active_tools: Sequence[str] | None = None,
+    counter: TokenCounter | None = None,
+    summary_store: SummaryStore | None = None,
+    offload_store: OffloadStore | None = None,
+    namespace: str | None = None,
+) -> RequestPreview:
+    """Plan one request for ``target`` (a ``Prompt`` or ``Agent``) without calling any model.
+
+    Never prepares artifacts or writes to a store. Returns ``status="over-limit"`` (with
+    ``error_code`` and ``diagnostics``) when nothing fits, where ``generate`` would raise.
+    """
+    s = setup(target, model, input_budget, max_tokens, counter)
+    options = _preview_options(s, messages, active_tools, summary_store, offload_store, namespace)
+    gathered = drive_sync(gather(s.prompt, s.prompt.validate_input(input)))
+    return to_preview(Planner(gathered, options).plan(), s)
+
+
+async def apreview(
+    target: Any,
+    *,
+    input: Any = None,
+    model: Any = None,
+    input_budget: Any = None,
+    max_tokens: int | None = None,
+    messages: Sequence[dict[str, Any]] | None = None,
+    active_tools: Sequence[str] | None = None,
+    counter: TokenCounter | None = None,
+    summary_store: SummaryStore | None = None,
+    offload_store: OffloadStore | None = None,
+    namespace: str | None = None,
+) -> RequestPreview:
+    """The async form of ``preview`` (awaits ``async def`` callbacks)."""
+    s = setup(target, model, input_budget, max_tokens, counter)
+    options = _preview_options(s, messages, active_tools, summary_store, offload_store, namespace)
+    gathered = await drive_async(gather(s.prompt, s.prompt.validate_input(input)))
+    return to_preview(Planner(gathered, options).plan(), s)
+
+
+__all__ = ["Context", "apreview", "preview"]

@@ -1,0 +1,167 @@
+"""Discovery: which modules of a project hold prompts and agents.
+
+Runs in the server process and never imports user code: it reads ``pyproject.toml`` and scans file
+text. ``[tool.crux-devtools] modules = [...]`` (module names or relative ``.py`` paths) wins;
+otherwise every ``.py`` file under the project whose text imports ``crux_devtools`` is a module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Folders never scanned or watched: tool state, virtual environments, caches, tests, dependencies.
+SKIPPED_DIRS = frozenset(
+    {"__pycache__", "tests", "node_modules", "venv", "env", "site-packages", "build", "dist"}
+)
+_IMPORTS_CRUX = re.compile(r"^\s*(from|import)\s+crux_devtools\b", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleRef:
+    """One module to import in the worker: a file path and the module name to import it under.
+
+    ``package`` is True when the name is importable the normal way (``importlib.import_module``)
+    because the file sits in a package reachable from the project root.
+    """
+
+    name: str
+    path: str
+    package: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "package": self.package}
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """What discovery found: modules in order, how (``"config"`` or ``"scan"``), and config errors."""
+
+    root: str
+    source: str
+    modules: list[ModuleRef] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "source": self.source,
+            "modules": [m.to_dict() for m in self.modules],
+            "errors": list(self.errors),
+        }
+
+
+def is_skipped_dir(path: Path) -> bool:
+    """A folder the scan and the watcher ignore (hidden, venv, cache, tests, node_modules)."""
+    name = path.name
+    if name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info"):
+        return True
+    return (path / "pyvenv.cfg").exists()
+
+
+def discover(root: str | os.PathLike[str]) -> Discovery:
+    """Find the project's modules without importing any of them."""
+    base = Path(root).resolve()
+    if not base.is_dir():
+        raise NotADirectoryError(f"project folder {str(base)!r} does not exist or is not a folder")
+    configured, errors = read_configured_modules(base)
+    if configured is not None:
+        modules: list[ModuleRef] = []
+        for entry in configured:
+            ref, error = _configured_ref(base, entry)
+            if ref is not None:
+                modules.append(ref)
+            if error is not None:
+                errors.append(error)
+        return Discovery(str(base), "config", modules, errors)
+    return Discovery(str(base), "scan", scan(base), errors)
+
+
+def read_configured_modules(base: Path) -> tuple[list[str] | None, list[dict[str, Any]]]:
+    """``[tool.crux-devtools] modules`` of ``pyproject.toml``, or None when not configured."""
+    pyproject = base / "pyproject.toml"
+    if not pyproject.is_file():
+        return None, []
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        line = _toml_error_line(exc)
+        return None, [config_error(line, type(exc).__name__, f"pyproject.toml cannot be read: {exc}")]
+    section = data.get("tool", {}).get("crux-devtools", {})
+    modules = section.get("modules") if isinstance(section, dict) else None
+    if modules is None:
+        return None, []
+    if not isinstance(modules, list) or not all(isinstance(m, str) and m.strip() for m in modules):
+        message = f"[tool.crux-devtools] modules must be a list of module names or .py paths, got {modules!r}"
+        return [], [config_error(_find_line(pyproject, "modules"), "ConfigError", message)]
+    return [m.strip() for m in modules], []
+
+
+def config_error(line: int | None, kind: str, message: str) -> dict[str, Any]:
+    return {"file": "pyproject.toml", "line": line, "type": kind, "message": message, "traceback": ""}
+
+
+def _toml_error_line(exc: Exception) -> int | None:
+    found = re.search(r"line (\d+)", str(exc))
+    return int(found.group(1)) if found else None
+
+
+def _find_line(path: Path, needle: str) -> int | None:
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if text.strip().startswith(needle):
+            return number
+    return None
+
+
+def _configured_ref(base: Path, entry: str) -> tuple[ModuleRef | None, dict[str, Any] | None]:
+    if entry.endswith(".py") or "/" in entry or os.sep in entry:
+        path = (base / entry).resolve()
+        if not path.is_file():
+            message = f"module file {entry!r} listed in [tool.crux-devtools] modules does not exist under {base}"
+            return None, config_error(_find_line(base / "pyproject.toml", "modules"), "ModuleNotFoundError", message)
+        return file_ref(base, path), None
+    parts = entry.split(".")
+    candidates = [base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")]
+    for path in candidates:
+        if path.is_file():
+            return ModuleRef(entry, str(path), package=True), None
+    # Not a file in the project: perhaps an installed module; the worker imports it by name.
+    return ModuleRef(entry, "", package=True), None
+
+
+def file_ref(base: Path, path: Path) -> ModuleRef:
+    """The module name for a project file: dotted when its folders are packages, else synthetic."""
+    relative = path.relative_to(base) if path.is_relative_to(base) else Path(path.name)
+    parts = list(relative.with_suffix("").parts)
+    packaged = all((base.joinpath(*parts[:i]) / "__init__.py").is_file() for i in range(1, len(parts)))
+    valid = all(p.isidentifier() for p in parts)
+    if packaged and valid and len(parts) > 1:
+        return ModuleRef(".".join(parts), str(path), package=True)
+    if valid and len(parts) == 1:
+        return ModuleRef(parts[0], str(path), package=False)
+    # File names may start with digits (01_contexts.py): import by path under a private name.
+    safe = "_".join(re.sub(r"\W", "_", p) for p in parts)
+    return ModuleRef(f"crux_project.{safe}", str(path), package=False)
+
+
+def scan(base: Path) -> list[ModuleRef]:
+    """Every ``.py`` file under ``base`` that imports crux_devtools, sorted by relative path."""
+    found: list[ModuleRef] = []
+    for folder, dirs, files in os.walk(base):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not is_skipped_dir(here / d))
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = here / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if _IMPORTS_CRUX.search(text):
+                found.append(file_ref(base, path))
+    return found

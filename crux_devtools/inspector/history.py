@@ -1,0 +1,117 @@
+"""Report history in ``DIR/.crux/devtools.sqlite3``: each distinct report (by content hash) and each run.
+
+A later view can diff a prompt against its previous version: ``previous_system`` walks back through
+distinct reports, newest first, to the first whose system text for that prompt and example differs.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS reports (
+    hash TEXT PRIMARY KEY,
+    first_seen TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    report TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at TEXT NOT NULL,
+    hash TEXT,
+    ok INTEGER NOT NULL,
+    duration_ms REAL,
+    errors TEXT NOT NULL,
+    changed_files TEXT NOT NULL
+);
+"""
+
+
+def state_dir(root: Path) -> Path:
+    """``DIR/.crux/``, created with a ``.gitignore`` that keeps it out of version control."""
+    folder = root / ".crux"
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    return folder
+
+
+def system_of(report: dict[str, Any], prompt_id: str, example: str) -> str | None:
+    for prompt in report.get("prompts", []):
+        if prompt["id"] != prompt_id:
+            continue
+        for ex in prompt["examples"]:
+            if ex["name"] == example and ex.get("inspection"):
+                return ex["inspection"]["system"]
+    return None
+
+
+class History:
+    """A small SQLite store (WAL mode). Safe to call from one event loop thread at a time."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = state_dir(root) / "devtools.sqlite3"
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(SCHEMA)
+
+    def record(self, report: dict[str, Any] | None, *, ok: bool, errors: list[dict[str, Any]], changed_files: list[str] = ()) -> None:  # type: ignore[assignment]
+        """Store one run, and its report if this content hash is new."""
+        now = datetime.now(UTC).isoformat()
+        with self._lock, self._db:
+            digest = report["hash"] if report is not None else None
+            if report is not None and ok:
+                seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM reports").fetchone()[0]
+                self._db.execute(
+                    "INSERT INTO reports(hash, first_seen, seq, report) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(hash) DO UPDATE SET seq = excluded.seq",
+                    (digest, now, seq, json.dumps(report)),
+                )
+            self._db.execute(
+                "INSERT INTO runs(started_at, hash, ok, duration_ms, errors, changed_files) VALUES (?, ?, ?, ?, ?, ?)",
+                (now, digest, int(ok), report.get("duration_ms") if report else None, json.dumps(errors), json.dumps(list(changed_files))),
+            )
+
+    def reports(self) -> list[dict[str, Any]]:
+        """Distinct reports, most recently seen first."""
+        with self._lock:
+            rows = self._db.execute("SELECT report FROM reports ORDER BY seq DESC").fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def runs(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute("SELECT id, started_at, hash, ok, duration_ms, errors, changed_files FROM runs ORDER BY id").fetchall()
+        return [
+            {"id": r[0], "started_at": r[1], "hash": r[2], "ok": bool(r[3]), "duration_ms": r[4], "errors": json.loads(r[5]), "changed_files": json.loads(r[6])}
+            for r in rows
+        ]
+
+    def previous_system(self, current_hash: str | None, prompt_id: str, example: str) -> str | None:
+        """The system text for this prompt and example in the newest older report where it differs."""
+        with self._lock:
+            if current_hash is None:
+                rows = self._db.execute("SELECT hash, report FROM reports ORDER BY seq DESC").fetchall()
+            else:
+                seq = self._db.execute("SELECT seq FROM reports WHERE hash = ?", (current_hash,)).fetchone()
+                limit = seq[0] if seq else 1 << 62
+                rows = self._db.execute("SELECT hash, report FROM reports WHERE seq <= ? ORDER BY seq DESC", (limit,)).fetchall()
+        current: str | None = None
+        for index, (_, text) in enumerate(rows):
+            system = system_of(json.loads(text), prompt_id, example)
+            if index == 0:
+                current = system
+                continue
+            if system is not None and system != current:
+                return system
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

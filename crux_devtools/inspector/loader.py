@@ -1,0 +1,163 @@
+"""Importing a project's modules and collecting its prompts and agents. Runs only in the worker.
+
+Modules are imported by file path (``importlib.util.spec_from_file_location``) with the project root
+on ``sys.path``, so file names may start with digits. Each module-level ``Prompt`` or ``Agent`` is a
+target; an object imported into several modules is reported once, where it is assigned.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.prompts import Prompt
+from .errors import load_error, plain_error, relative
+
+
+def agent_class() -> type | None:
+    """``Agent`` from the runtime layer, if that layer exists in this installation."""
+    try:
+        from ..core.runtime import Agent  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return Agent
+
+
+@dataclass(slots=True)
+class Target:
+    """A prompt or agent found in a module, with where it is defined."""
+
+    id: str
+    kind: str
+    obj: Any
+    module: str
+    file: str
+    line: int | None
+
+    @property
+    def prompt(self) -> Prompt:
+        return self.obj if self.kind == "prompt" else self.obj.prompt
+
+
+@dataclass(slots=True)
+class LoadedProject:
+    """The targets of a project in discovery order, and the errors met while importing it."""
+
+    root: Path
+    targets: list[Target] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def find(self, target_id: str) -> Target:
+        for target in self.targets:
+            if target.id == target_id:
+                return target
+        known = ", ".join(t.id for t in self.targets) or "none"
+        raise KeyError(f"no prompt or agent with id {target_id!r}; known ids: {known}")
+
+
+def assignment_lines(source: str) -> dict[str, int]:
+    """Module-level names assigned in ``source`` and the line of their (first) assignment."""
+    lines: dict[str, int] = {}
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return lines
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    lines.setdefault(name.id, node.lineno)
+    return lines
+
+
+def import_module(ref: dict[str, Any]) -> Any:
+    """Import one discovered module, freshly, by name or by file path."""
+    name, path = ref["name"], ref["path"]
+    if ref.get("package"):
+        return importlib.import_module(name)
+    if name in sys.modules:
+        # A project file named like an already imported module (json.py, tokens.py): keep both.
+        name = f"crux_project.{name}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path!r}: not a Python source file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def load_project(root: Path, modules: list[dict[str, Any]]) -> LoadedProject:
+    """Import every module and collect its targets; an error in one module does not stop the others."""
+    project = LoadedProject(root)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    agent_type = agent_class()
+    loaded: list[tuple[dict[str, Any], Any]] = []
+    for ref in modules:
+        file = relative(root, ref["path"]) if ref["path"] else None
+        try:
+            loaded.append((ref, import_module(ref)))
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - user code may raise anything
+            project.errors.append(load_error(root, exc, file=file, line=None))
+    seen: dict[int, Target] = {}
+    by_id: dict[str, Target] = {}
+    # Pass 1 claims objects for the module that assigns them; pass 2 takes the rest (re-exports).
+    for claim_defined in (True, False):
+        for ref, module in loaded:
+            path = getattr(module, "__file__", None) or ref["path"]
+            source = _read(path)
+            lines = assignment_lines(source) if source else {}
+            for attr, value in list(vars(module).items()):
+                kind = _kind(value, agent_type)
+                if kind is None or id(value) in seen:
+                    continue
+                if claim_defined and attr not in lines:
+                    continue
+                target = Target(str(value.id), kind, value, module.__name__, relative(root, path) or "", lines.get(attr))
+                if target.id in by_id:
+                    first = by_id[target.id]
+                    message = (
+                        f"two {kind}s share the id {target.id!r} ({first.file}:{first.line} and "
+                        f"{target.file}:{target.line}); ids must be unique, the first one is shown"
+                    )
+                    project.errors.append(plain_error("DuplicateIdError", message, file=target.file, line=target.line))
+                    seen[id(value)] = target
+                    continue
+                seen[id(value)] = target
+                by_id[target.id] = target
+                project.targets.append(target)
+    order = {ref["name"]: i for i, (ref, _) in enumerate(loaded)}
+    project.targets.sort(key=lambda t: (order.get(t.module, 0), t.line or 0))
+    return project
+
+
+def _kind(value: Any, agent_type: type | None) -> str | None:
+    if isinstance(value, Prompt):
+        return "prompt"
+    if agent_type is not None and isinstance(value, agent_type):
+        return "agent"
+    return None
+
+
+def _read(path: str | None) -> str:
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

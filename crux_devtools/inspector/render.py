@@ -1,0 +1,130 @@
+"""Plain-text rendering of reports for ``crux-devtools inspect`` and ``check``.
+
+Reads report dicts only (never core objects), so it works on anything a worker returned.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+RULE = "-" * 72
+
+
+def location(error: dict[str, Any], default_file: str = ".") -> str:
+    """``FILE:LINE`` of an error (line 0 when unknown), for editors and CI annotations."""
+    return f"{error.get('file') or default_file}:{error.get('line') or 0}"
+
+
+def one_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return " | ".join(lines) if lines else ""
+
+
+def failure_line(error: dict[str, Any], context: str = "") -> str:
+    """``FILE:LINE: ErrorType: message`` on one line."""
+    message = one_line(error.get("message", ""))
+    if context:
+        message = f"{context}: {message}"
+    return f"{location(error)}: {error.get('type', 'Error')}: {message}"
+
+
+def failures(report: dict[str, Any]) -> list[str]:
+    """Every failure of a report, one line each: load errors, example errors, planning errors."""
+    lines = [failure_line(e) for e in report.get("errors", [])]
+    for prompt in report.get("prompts", []):
+        for example in prompt.get("examples", []):
+            where = f"{prompt['kind']} {prompt['id']!r} example {example['name']!r}"
+            if example.get("error"):
+                error = {**example["error"]}
+                if not error.get("file"):
+                    error.update(file=prompt["file"], line=prompt["line"])
+                lines.append(failure_line(error, where))
+            failure = example.get("preview_error")
+            if failure:
+                error = {
+                    "file": failure.get("file") or prompt["file"],
+                    "line": failure.get("line") or prompt["line"],
+                    "type": failure.get("type") or f"RequestCompositionError[{failure.get('code')}]",
+                    "message": failure.get("message", ""),
+                }
+                lines.append(failure_line(error, where + " (planning)"))
+    return lines
+
+
+def render_error(error: dict[str, Any], *, traceback: bool = True) -> str:
+    out = [f"  {failure_line(error)}"]
+    if traceback and error.get("traceback"):
+        out.append(textwrap.indent(error["traceback"].rstrip(), "    "))
+    return "\n".join(out)
+
+
+def render_example(example: dict[str, Any]) -> str:
+    out: list[str] = []
+    inspection = example.get("inspection")
+    if example.get("error"):
+        out.append(f"  example {example['name']!r}: ERROR")
+        out.append(render_error(example["error"], traceback=False))
+        return "\n".join(out)
+    if inspection is None:
+        return f"  example {example['name']!r}: no inspection"
+    budget = inspection["token_budget"]
+    out.append(
+        f"  example {example['name']!r}: {inspection['total_tokens']} tokens "
+        f"(system {inspection['system_tokens']}, prompt {inspection['prompt_tokens']}), "
+        f"budget {budget if budget is not None else 'none'}, {'fits' if inspection['fits'] else 'OVER BUDGET'}"
+    )
+    if example.get("input"):
+        out.append(f"    input: {example['input']}")
+    out.append("    system text:")
+    for part in inspection["parts"]:
+        if part["status"] != "active":
+            continue
+        header = f"{part['source']} [{part['kind']}"
+        if part.get("priority") is not None:
+            header += f", priority {part['priority']}"
+        header += f"] {part['tokens']} tokens"
+        out.append(f"    ┌─ {header}")
+        out.extend(f"    │ {line}" for line in (part["text"] or "").splitlines() or [""])
+    out.append("    └─")
+    if inspection.get("prompt"):
+        out.append("    user prompt:")
+        out.extend(f"    │ {line}" for line in inspection["prompt"].splitlines())
+    for exclusion in inspection["excluded_contexts"]:
+        out.append(f"    excluded: {exclusion['id']} ({exclusion['reason']}) {exclusion['detail']}")
+    for drop in inspection["dropped_contexts"]:
+        out.append(f"    dropped: {drop['id']} (priority {drop['priority']}, {drop['tokens']} tokens, {drop['reason']})")
+    out.append(f"    tools: {', '.join(inspection['tools']) or 'none'}")
+    if example.get("truncated"):
+        out.append("    note: long texts were truncated in this report; token counts are of the full text")
+    preview = example.get("preview")
+    if preview:
+        out.append(f"    plan: {preview.get('status')}, {preview.get('input_tokens')} of {preview.get('max_input_tokens')} input tokens ({preview.get('measurement')})")
+        for candidate in preview.get("candidates") or []:
+            mark = "selected" if candidate.get("selected") else (candidate.get("rejection_reason") or "-")
+            out.append(f"      candidate {candidate.get('contributor')} @ {candidate.get('representation')}: {candidate.get('input_tokens')} tokens, {mark}")
+    if example.get("preview_error"):
+        failure = example["preview_error"]
+        out.append(f"    plan failed: {failure.get('code') or failure.get('type')}: {one_line(failure.get('message', ''))}")
+    return "\n".join(out)
+
+
+def render_prompt(prompt: dict[str, Any]) -> str:
+    where = f"{prompt['file']}:{prompt['line'] or 0}"
+    out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {prompt['total_tokens']} tokens"]
+    if prompt.get("note"):
+        out.append(f"  {prompt['note']}")
+    out.extend(render_example(example) for example in prompt["examples"])
+    return "\n".join(out)
+
+
+def render_report(report: dict[str, Any]) -> str:
+    """The whole report as text: load errors first, then each prompt."""
+    out = [f"project {report['project']}: {len(report['prompts'])} prompt(s)" + (" [STALE: showing the last good report]" if report.get("stale") else "")]
+    if report.get("errors"):
+        out.append("load errors:")
+        out.extend(render_error(e) for e in report["errors"])
+    if report.get("notice"):
+        out.append(report["notice"])
+    out.extend(render_prompt(p) for p in report["prompts"])
+    return "\n".join(out)

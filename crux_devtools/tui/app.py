@@ -1,0 +1,277 @@
+"""The TUI application: a thin adapter over a ``SessionLike`` (the same session as the web page).
+
+Build it with ``make_tui(session)``; tests pass a fake session. Session events arrive through
+``subscribe`` and are posted to the app as ``SessionChanged``; slow calls (``evaluate``, ``run``,
+``reload``) run in workers that end by posting a message, so widgets are only touched here.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, TabbedContent, TabPane
+
+from ..inspector.api import SessionEvent, SessionLike
+from . import report as rp
+from .messages import ExampleEvaluated, RunFinished, SessionChanged
+from .widgets.errors import collect_errors
+from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsView, StatusLine, SystemTextView, ToolsView
+
+
+class CruxTui(App[None]):
+    """Prompts and agents on the left, one report in tabs on the right."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "crux-devtools"
+    BINDINGS = [
+        Binding("e", "next_example", "Example"),
+        Binding("plus", "budget(1)", "Budget +", key_display="+"),
+        Binding("equals_sign", "budget(1)", "Budget +", show=False),
+        Binding("minus", "budget(-1)", "Budget -", key_display="-"),
+        Binding("0", "clear_budget", "No budget"),
+        Binding("r", "run", "Run agent"),
+        Binding("o", "open_source", "Open source"),
+        Binding("ctrl+r", "reload", "Reload"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, session: SessionLike) -> None:
+        super().__init__()
+        self.session = session
+        self.prompt_id: str | None = None
+        self.example_names: dict[str, str | None] = {}
+        self.budgets: dict[str, int | None] = {}
+        self.runs: dict[str, list[dict[str, Any]]] = {}
+        self.shown: dict[str, Any] | None = None  # the ExampleReport on screen
+        self.selected_part: str | None = None
+        self.busy: str | None = None
+        self._unsubscribe: Any = None
+        self._stopped = False
+
+    # -- layout and lifecycle ------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Horizontal(id="main"):
+            yield PromptTree(id="tree")
+            with Vertical(id="detail"):
+                yield StatusLine(id="status")
+                with TabbedContent(id="tabs"):
+                    with TabPane("System text", id="tab-system"):
+                        yield SystemTextView(id="system")
+                    with TabPane("Contributors", id="tab-contributors"):
+                        yield ContributorsTable(id="contributors")
+                    with TabPane("Tools", id="tab-tools"):
+                        yield ToolsView(id="tools")
+                    with TabPane("Planning", id="tab-planning"):
+                        yield PlanningView(id="planning")
+                    with TabPane("Runs", id="tab-runs"):
+                        yield RunsView(id="runs")
+                    with TabPane("Errors", id="tab-errors"):
+                        yield ErrorsView(id="errors")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = str(self.session.root)
+        self._unsubscribe = self.session.subscribe(lambda event: self.post_message(SessionChanged(event)))
+        if self.session.report is not None:
+            self.show_report()
+        self.start_session()
+
+    @work(group="session", exit_on_error=False)
+    async def start_session(self) -> None:
+        await self.session.start()
+        self.post_message(SessionChanged(None))
+
+    async def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if not self._stopped:
+            self._stopped = True
+            await self.session.stop()
+
+    # -- session events ------------------------------------------------------------------------
+    def on_session_changed(self, message: SessionChanged) -> None:
+        event: SessionEvent | None = message.event
+        if event is not None and event.kind != "loading":
+            self.notify(event.summary, title="Project reloaded" if event.kind == "report" else "Load failed", severity="error" if event.kind == "error" else "information")
+        if event is not None and event.kind == "loading":
+            self.busy = "loading"
+            self.update_status()
+            return
+        self.busy = None
+        self.show_report()
+
+    def show_report(self) -> None:
+        """Rebuild the tree from the session's report and re-show the selection."""
+        report = self.session.report
+        stale = bool(report and report.get("stale"))
+        self.sub_title = f"{self.session.root}" + ("  ◌ stale" if stale else "")
+        tree = self.query_one(PromptTree)
+        tree.show_report(report, self.example_names, self.shown)
+        prompts = (report or {}).get("prompts", [])
+        if rp.find_prompt(report, self.prompt_id) is None and prompts:
+            self.prompt_id = prompts[0]["id"]
+            tree.select_prompt(self.prompt_id)
+        self.show_selection()
+
+    # -- selection -----------------------------------------------------------------------------
+    def on_prompt_tree_prompt_selected(self, message: PromptTree.PromptSelected) -> None:
+        changed = message.prompt_id != self.prompt_id
+        self.prompt_id = message.prompt_id
+        if message.context_id is not None or changed:
+            self.selected_part = message.context_id
+        if changed:
+            self.show_selection()
+        else:
+            self.update_part()
+
+    def on_contributors_table_part_highlighted(self, message: ContributorsTable.PartHighlighted) -> None:
+        self.selected_part = message.source
+        self.query_one(SystemTextView).selected_part = message.source
+
+    def show_selection(self) -> None:
+        """Show the selected example: from the report, or re-evaluated when a budget is set."""
+        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        if prompt is None:
+            self.shown = None
+        else:
+            example = rp.find_example(prompt, self.example_names.get(prompt["id"]))
+            self.example_names[prompt["id"]] = example.get("name") if example else None
+            if self.budgets.get(prompt["id"]) is not None:
+                self.busy = "evaluating"
+                self.evaluate(prompt["id"], self.example_names[prompt["id"]], self.budgets[prompt["id"]])
+            else:
+                self.shown = example
+        self.update_panes()
+
+    def update_part(self) -> None:
+        self.query_one(SystemTextView).selected_part = self.selected_part
+        self.query_one(ContributorsTable).select_part(self.selected_part)
+
+    def update_status(self) -> None:
+        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        report = self.session.report or {}
+        self.query_one(StatusLine).data = {
+            "prompt": prompt,
+            "example": self.example_names.get(self.prompt_id or ""),
+            "names": rp.example_names(prompt) if prompt else [],
+            "budget": self.budgets.get(self.prompt_id or ""),
+            "stale": bool(report.get("stale")),
+            "busy": self.busy,
+        }
+
+    def update_panes(self) -> None:
+        """Attributes down: hand every pane the data it shows."""
+        report = self.session.report
+        prompt = rp.find_prompt(report, self.prompt_id)
+        self.update_status()
+        self.query_one(SystemTextView).data = self.shown
+        self.query_one(ContributorsTable).data = self.shown
+        self.query_one(ToolsView).data = (prompt, self.shown)
+        self.query_one(PlanningView).data = self.shown
+        self.query_one(RunsView).data = (self.runs.get(self.prompt_id or "", []), bool(prompt and prompt.get("has_model")))
+        errors = collect_errors(report, self.shown)
+        self.query_one(ErrorsView).data = (errors, bool(report and report.get("stale")))
+        self.query_one(TabbedContent).get_tab("tab-errors").label = f"Errors ({len(errors)})" if errors else "Errors"
+        self.update_part()
+
+    # -- workers -------------------------------------------------------------------------------
+    @work(group="evaluate", exclusive=True, exit_on_error=False)
+    async def evaluate(self, prompt_id: str, example: str | None, budget: int | None) -> None:
+        try:
+            result = await self.session.evaluate(prompt_id, example=example, token_budget=budget)
+        except Exception as exc:  # the engine's failure is shown, never swallowed
+            self.notify(f"Could not evaluate {prompt_id}: {exc}", severity="error")
+            return
+        self.post_message(ExampleEvaluated(prompt_id, example, budget, result))
+
+    def on_example_evaluated(self, message: ExampleEvaluated) -> None:
+        current = (self.prompt_id, self.example_names.get(self.prompt_id or ""), self.budgets.get(self.prompt_id or ""))
+        if (message.prompt_id, message.example_name, message.budget) != current:
+            return  # an answer for a selection the user already left
+        self.busy = None
+        self.shown = message.example
+        self.update_panes()
+        self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
+
+    @work(group="run", exclusive=True, exit_on_error=False)
+    async def run_agent(self, prompt_id: str, example: str | None) -> None:
+        try:
+            result = await self.session.run(prompt_id, example=example)
+        except Exception as exc:  # shown in the Runs tab like any failed run
+            result = {"text": None, "steps": [], "error": {"message": f"{type(exc).__name__}: {exc}"}}
+        self.post_message(RunFinished(prompt_id, result))
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        self.runs.setdefault(message.prompt_id, []).insert(0, message.result)
+        self.busy = None
+        failed = bool(message.result.get("error"))
+        self.notify(f"Run of {message.prompt_id} {'failed' if failed else 'finished'}: {len(message.result.get('steps') or [])} step(s)", severity="error" if failed else "information")
+        if message.prompt_id == self.prompt_id:
+            self.update_panes()
+            self.query_one(TabbedContent).active = "tab-runs"
+
+    @work(group="session-reload", exclusive=True, exit_on_error=False)
+    async def reload_session(self) -> None:
+        await self.session.reload()
+
+    # -- actions -------------------------------------------------------------------------------
+    def action_next_example(self) -> None:
+        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        if prompt is None:
+            return
+        self.example_names[prompt["id"]] = rp.next_example(prompt, self.example_names.get(prompt["id"]))
+        self.show_selection()
+        self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
+
+    def action_budget(self, direction: int) -> None:
+        if self.prompt_id is None:
+            return
+        self.budgets[self.prompt_id] = rp.step_budget(self.shown, self.budgets.get(self.prompt_id), direction)
+        self.show_selection()
+
+    def action_clear_budget(self) -> None:
+        if self.prompt_id is not None and self.budgets.pop(self.prompt_id, None) is not None:
+            self.show_selection()
+            self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
+
+    def action_run(self) -> None:
+        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        if prompt is None or not prompt.get("has_model"):
+            self.notify("Only an agent with a model can be run: select one on the left.", severity="warning")
+            return
+        self.busy = f"running {prompt['id']}"
+        self.update_status()
+        self.run_agent(prompt["id"], self.example_names.get(prompt["id"]))
+
+    def action_open_source(self) -> None:
+        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        location = rp.source_location(prompt, self.selected_part) if prompt else None
+        if location is None:
+            self.notify("No source location for this selection.", severity="warning")
+            return
+        note = "" if location.exact else f" (where {self.selected_part} is used)"
+        self.notify(f"{location}{note}", title=f"Source of {location.label}")
+        editor = os.environ.get("EDITOR")
+        if editor:
+            path = Path(self.session.root) / location.file
+            with self.suspend():
+                subprocess.call([*shlex.split(editor), f"+{location.line or 1}", str(path)])
+
+    def action_reload(self) -> None:
+        self.busy = "reloading"
+        self.update_status()
+        self.reload_session()
+
+
+def make_tui(session: SessionLike) -> CruxTui:
+    """The TUI over ``session`` (a ``ProjectSession``, or a fake one in tests)."""
+    return CruxTui(session)

@@ -1,0 +1,49 @@
+"""Messages the app posts to itself when session events and worker results arrive."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from ..inspector.api import SessionEvent
+
+
+class SessionChanged(Message):
+    """The session published an event. A burst of them collapses into the latest one."""
+
+    def __init__(self, event: SessionEvent | None) -> None:
+        super().__init__()
+        self.event = event
+
+    def can_replace(self, message: Message) -> bool:
+        """Textual asks the queued (older) message whether the next one supersedes it.
+
+        The newer event always carries the latest report, so the older one can go; only a load
+        error is kept until another error replaces it, so that it is always announced.
+        """
+        if not isinstance(message, SessionChanged):
+            return False
+        if self.event is None or self.event.kind != "error":
+            return True
+        return message.event is not None and message.event.kind == "error"
+
+
+class ExampleEvaluated(Message):
+    """``session.evaluate`` returned: ``example`` is the fresh ``ExampleReport`` for this budget."""
+
+    def __init__(self, prompt_id: str, example_name: str | None, budget: int | None, example: dict[str, Any]) -> None:
+        super().__init__()
+        self.prompt_id = prompt_id
+        self.example_name = example_name
+        self.budget = budget
+        self.example = example
+
+
+class RunFinished(Message):
+    """An agent run ended; ``result`` is ``{"text", "steps", "error"}``."""
+
+    def __init__(self, prompt_id: str, result: dict[str, Any]) -> None:
+        super().__init__()
+        self.prompt_id = prompt_id
+        self.result = result

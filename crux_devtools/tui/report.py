@@ -1,0 +1,98 @@
+"""Read-only helpers over the session's report dicts (no Textual here, so they are easy to test).
+
+The TUI never re-derives what the core decided: these functions only find and format values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+BUDGET_STEP = 0.10  # one ``+``/``-`` press moves the budget by 10% of the current total
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where a part is defined: a file (relative to the project, as reported) and a line."""
+
+    file: str
+    line: int | None
+    label: str
+    exact: bool  # False: the part's own location is unknown, this is its prompt's
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[str, Any] | None:
+    """The ``PromptReport`` with this id, or ``None``."""
+    if not report or prompt_id is None:
+        return None
+    return next((p for p in report.get("prompts", []) if p.get("id") == prompt_id), None)
+
+
+def example_names(prompt: dict[str, Any]) -> list[str]:
+    return [e.get("name", "?") for e in prompt.get("examples", [])]
+
+
+def find_example(prompt: dict[str, Any], name: str | None) -> dict[str, Any] | None:
+    """The named example, or the first one when ``name`` is unknown (examples come and go on reload)."""
+    examples = prompt.get("examples", [])
+    return next((e for e in examples if e.get("name") == name), examples[0] if examples else None)
+
+
+def next_example(prompt: dict[str, Any], current: str | None) -> str | None:
+    names = example_names(prompt)
+    if not names:
+        return None
+    if current not in names:
+        return names[0]
+    return names[(names.index(current) + 1) % len(names)]
+
+
+def budget_base(example: dict[str, Any] | None, budget: int | None) -> int:
+    """What a budget step is measured from: the budget in force, else the system text's tokens."""
+    if budget is not None:
+        return budget
+    inspection = (example or {}).get("inspection") or {}
+    return int(inspection.get("system_tokens") or inspection.get("total_tokens") or 0)
+
+
+def step_budget(example: dict[str, Any] | None, budget: int | None, direction: int) -> int | None:
+    """Raise (``direction=1``) or lower (``-1``) the budget by ``BUDGET_STEP`` of the current total."""
+    base = budget_base(example, budget)
+    if base <= 0:
+        return budget
+    step = max(1, math.ceil(base * BUDGET_STEP))
+    return max(1, base + direction * step)
+
+
+def prompt_status(prompt: dict[str, Any], stale: bool) -> str:
+    """``fits``, ``over``, ``error`` or ``stale`` (the last good report after a failed load)."""
+    if stale:
+        return "stale"
+    return str(prompt.get("status", "error"))
+
+
+def part_statuses(example: dict[str, Any] | None) -> dict[str, str]:
+    """Context id -> ``active`` / ``excluded`` / ``dropped`` for one example's inspection."""
+    inspection = (example or {}).get("inspection") or {}
+    return {p["source"]: p.get("status", "?") for p in inspection.get("parts", []) if p.get("source") != "<prompt>"}
+
+
+def source_location(prompt: dict[str, Any], part: str | None) -> SourceLocation | None:
+    """Where ``part`` (a context id, or ``None``/``"<prompt>"`` for the prompt) is defined.
+
+    Contexts carry their own ``file``/``line`` when the engine knows them; otherwise the prompt's
+    location is returned and marked inexact, so the user still lands in the right file.
+    """
+    if part and part != "<prompt>":
+        for ctx in prompt.get("contexts", []):
+            if ctx.get("id") == part and ctx.get("file"):
+                return SourceLocation(ctx["file"], ctx.get("line"), f"context {part}", True)
+    if not prompt.get("file"):
+        return None
+    label = f"{prompt.get('kind', 'prompt')} {prompt.get('id')}"
+    exact = not part or part == "<prompt>"
+    return SourceLocation(prompt["file"], prompt.get("line"), label, exact)

@@ -1,0 +1,23 @@
+"""The TUI's widgets, one per pane. Each takes data through attributes and posts messages up."""
+
+from __future__ import annotations
+
+from .contributors import ContributorsTable
+from .errors import ErrorsView
+from .planning import PlanningView
+from .prompt_tree import PromptTree
+from .runs import RunsView
+from .status_line import StatusLine
+from .system_text import SystemTextView
+from .tools import ToolsView
+
+__all__ = [
+    "ContributorsTable",
+    "ErrorsView",
+    "PlanningView",
+    "PromptTree",
+    "RunsView",
+    "StatusLine",
+    "SystemTextView",
+    "ToolsView",
+]

@@ -1,0 +1,80 @@
+"""The "Contributors" tab: every part with its status, reason, tokens and priority."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import DataTable
+
+STATUS = {"active": ("● active", "green"), "excluded": ("○ excluded", "dim"), "dropped": ("✂ dropped", "red")}
+
+
+def reason_text(part: dict[str, Any]) -> str:
+    """Why a part is not active, in words: ``when: …``, ``budget``, ``parent-dropped``."""
+    reason = part.get("reason") or ""
+    detail = part.get("detail") or ""
+    return f"{reason}: {detail}" if reason and detail else reason or detail
+
+
+class ContributorsTable(DataTable[Any]):
+    """One row per part of ``data`` (an ``ExampleReport``); highlighting a row posts ``PartHighlighted``."""
+
+    data: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+
+    class PartHighlighted(Message):
+        """The cursor is on a part: ``o`` opens this one's source."""
+
+        def __init__(self, source: str) -> None:
+            super().__init__()
+            self.source = source
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        self.add_column("Source", key="source")
+        self.add_column("Kind", key="kind")
+        self.add_column("Status", key="status")
+        self.add_column("Tokens", key="tokens")
+        self.add_column("Priority", key="priority")
+        self.add_column("Reason", key="reason")
+        self.watch_data()
+
+    def watch_data(self) -> None:
+        if not self.columns:
+            return
+        cursor = self.cursor_row
+        self.clear()
+        inspection = (self.data or {}).get("inspection") or {}
+        for part in inspection.get("parts", []):
+            label, style = STATUS.get(part.get("status", ""), (part.get("status", "?"), ""))
+            prio = part.get("priority")
+            eff = part.get("effective_priority")
+            prio_text = "" if prio is None else str(prio) if eff in (None, prio) else f"{prio} (eff. {eff})"
+            self.add_row(
+                Text(part.get("source", "?"), style="bold" if part.get("status") == "active" else style),
+                part.get("kind", ""),
+                Text(label, style=style),
+                Text(str(part.get("tokens", 0)), justify="right"),
+                Text(prio_text, justify="right"),
+                Text(reason_text(part), style=style),
+                key=part.get("source"),
+            )
+        if self.row_count:
+            self.move_cursor(row=min(cursor, self.row_count - 1))
+
+    def select_part(self, source: str | None) -> None:
+        """Put the cursor on ``source``'s row, if it is in the table."""
+        if source is None:
+            return
+        for index, row_key in enumerate(self.rows):
+            if row_key.value == source:
+                self.move_cursor(row=index)
+                return
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(self.PartHighlighted(event.row_key.value))

@@ -1,0 +1,129 @@
+"""The left pane: every prompt and agent with a status marker, and under each its contexts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from ..report import find_example, part_statuses, prompt_status
+
+STATUS_MARKS = {
+    "fits": ("✓", "green"),
+    "over": ("▲", "bold red"),
+    "error": ("✗", "bold red"),
+    "stale": ("◌", "yellow"),
+}
+PART_MARKS = {"active": ("●", "green"), "excluded": ("○", "dim"), "dropped": ("✂", "red")}
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRef:
+    """What a tree node stands for: a prompt, or one context of a prompt."""
+
+    prompt_id: str
+    context_id: str | None = None
+
+
+def prompt_label(prompt: dict[str, Any], stale: bool) -> Text:
+    status = prompt_status(prompt, stale)
+    mark, style = STATUS_MARKS.get(status, ("?", "red"))
+    label = Text.assemble((mark, style), " ", (prompt.get("id", "?"), "bold"))
+    if prompt.get("kind") == "agent":
+        label.append(" agent", "italic cyan")
+    detail = f" {prompt.get('total_tokens', 0)} tok" if status in ("fits", "over") else f" {status}"
+    label.append(detail, "dim" if status == "fits" else style)
+    return label
+
+
+def context_label(ctx: dict[str, Any], status: str | None) -> Text:
+    mark, style = PART_MARKS.get(status or "", ("·", "dim"))
+    label = Text.assemble((mark, style), " ", ctx.get("id", "?"))
+    if ctx.get("conditional"):
+        label.append(" ?", "yellow")
+    if ctx.get("priority") is not None:
+        label.append(f" p{ctx['priority']}", "dim")
+    return label
+
+
+class PromptTree(Tree[NodeRef]):
+    """Prompts and agents of the project; selecting a node posts ``PromptSelected``."""
+
+    class PromptSelected(Message):
+        """The user picked a prompt (``context_id`` set when they picked one of its contexts)."""
+
+        def __init__(self, prompt_id: str, context_id: str | None = None) -> None:
+            super().__init__()
+            self.prompt_id = prompt_id
+            self.context_id = context_id
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("project", **kwargs)
+        self.show_root = False
+        self.guide_depth = 3
+        self._built = False  # the first build expands every prompt; later builds keep the user's choice
+
+    def show_report(self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None = None) -> None:
+        """Rebuild from ``report``.
+
+        ``current`` maps prompt id -> the example whose context statuses are marked; ``shown`` is the
+        example on screen (it may be re-evaluated with a budget), used for its own prompt.
+        """
+        expanded = {n.data.prompt_id for n in self._prompt_nodes() if n.is_expanded and n.data}
+        first = not self._built
+        cursor = self.cursor_node.data if self.cursor_node is not None else None
+        self.clear()
+        if not report:
+            return
+        stale = bool(report.get("stale"))
+        for prompt in report.get("prompts", []):
+            pid = prompt.get("id", "?")
+            node = self.root.add(prompt_label(prompt, stale), NodeRef(pid), expand=first or pid in expanded)
+            on_screen = shown if shown and (shown.get("inspection") or {}).get("prompt_id") == pid else None
+            statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
+            self._add_contexts(node, prompt, statuses)
+        self._built = True
+        self._restore_cursor(cursor)
+
+    def _add_contexts(self, node: TreeNode[NodeRef], prompt: dict[str, Any], statuses: dict[str, str]) -> None:
+        """Contexts nest under their owner, in declaration order."""
+        by_id: dict[str, TreeNode[NodeRef]] = {}
+        pid = prompt.get("id", "?")
+        for ctx in prompt.get("contexts", []):
+            parent = by_id.get(ctx.get("owner") or "", node)
+            child = parent.add(context_label(ctx, statuses.get(ctx.get("id", ""))), NodeRef(pid, ctx.get("id")), expand=True)
+            by_id[ctx.get("id", "")] = child
+        for child in by_id.values():
+            if not child.children:
+                child.allow_expand = False
+
+    def _prompt_nodes(self) -> list[TreeNode[NodeRef]]:
+        return list(self.root.children)
+
+    def _restore_cursor(self, ref: NodeRef | None) -> None:
+        if ref is None:
+            return
+        for node in self._walk(self.root):
+            if node.data == ref:
+                self.move_cursor(node)
+                return
+
+    def _walk(self, node: TreeNode[NodeRef]) -> list[TreeNode[NodeRef]]:
+        out: list[TreeNode[NodeRef]] = []
+        for child in node.children:
+            out.append(child)
+            out.extend(self._walk(child))
+        return out
+
+    def select_prompt(self, prompt_id: str) -> None:
+        """Move the cursor to a prompt's node (used on start and after a reload)."""
+        self._restore_cursor(NodeRef(prompt_id))
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeRef]) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.post_message(self.PromptSelected(event.node.data.prompt_id, event.node.data.context_id))

@@ -1,0 +1,34 @@
+"""One line above the tabs: which prompt, example and budget are shown, and whether it is stale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+
+def status_text(prompt: dict[str, Any] | None, example: str | None, names: list[str], budget: int | None, stale: bool, busy: str | None) -> Text:
+    if prompt is None:
+        return Text("No prompt selected", style="dim")
+    text = Text.assemble((f" {prompt.get('kind', 'prompt')} ", "reverse"), " ", (prompt.get("id", "?"), "bold"))
+    if names:
+        index = names.index(example) + 1 if example in names else 1
+        text.append(f"  example {example} ({index}/{len(names)})", "")
+    text.append("  budget ")
+    text.append(str(budget) if budget is not None else "none", "bold cyan" if budget is not None else "dim")
+    if stale:
+        text.append("  ◌ STALE: last load failed", "bold yellow")
+    if busy:
+        text.append(f"  … {busy}", "italic dim")
+    return text
+
+
+class StatusLine(Static):
+    """``data`` is the keyword arguments of ``status_text``."""
+
+    data: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+
+    def watch_data(self) -> None:
+        self.update(status_text(**self.data) if self.data else Text(""))

@@ -1,0 +1,63 @@
+"""The web inspector's app factory: a thin FastAPI adapter over a project session."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+
+import jinja2
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from jinja2_fragments.fastapi import Jinja2Blocks
+
+from ..inspector.api import SessionLike
+from . import routes_api, routes_events, routes_pages
+from .events import EventHub
+from .paths import asset_dir
+from .security import LocalOnlyMiddleware, allowed_host_set
+
+
+def make_templates() -> Jinja2Blocks:
+    """Templates with autoescaping on for every file, whatever its extension."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(asset_dir("templates"))),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return Jinja2Blocks(env=env)
+
+
+def create_app(
+    session: SessionLike,
+    *,
+    bound_host: str | None = None,
+    allowed_hosts: Iterable[str] = (),
+    manage_session: bool = True,
+) -> FastAPI:
+    """Build the app. With ``manage_session`` the app starts the session before it answers anything
+    (so the first page shows the first report) and stops it on shutdown."""
+    hub = EventHub()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if manage_session:
+            await session.start()
+        hub.attach(session)
+        try:
+            yield
+        finally:
+            hub.detach()
+            if manage_session:
+                await session.stop()
+
+    app = FastAPI(title="crux-devtools inspector", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.session = session
+    app.state.hub = hub
+    app.state.templates = make_templates()
+    app.mount("/static", StaticFiles(directory=str(asset_dir("static"))), name="static")
+    app.include_router(routes_pages.router)
+    app.include_router(routes_api.router)
+    app.include_router(routes_events.router)
+    app.add_middleware(LocalOnlyMiddleware, allowed_hosts=allowed_host_set(bound_host, allowed_hosts))
+    return app

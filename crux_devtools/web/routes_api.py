@@ -1,0 +1,51 @@
+"""JSON mirrors of the pages (SPEC section 7): the prompt list and one prompt's whole report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+
+from .views import find_prompt, prompt_href
+
+router = APIRouter(prefix="/api")
+
+
+def summary(p: dict[str, Any], stale: bool) -> dict[str, Any]:
+    return {
+        "id": p.get("id"),
+        "kind": p.get("kind"),
+        "module": p.get("module"),
+        "file": p.get("file"),
+        "line": p.get("line"),
+        "status": p.get("status"),
+        "stale": stale,
+        "total_tokens": p.get("total_tokens"),
+        "default_budget": p.get("default_budget"),
+        "has_model": p.get("has_model"),
+        "tools": p.get("tools", []),
+        "examples": [e.get("name") for e in p.get("examples") or []],
+        "url": prompt_href(str(p.get("id"))),
+    }
+
+
+@router.get("/prompts")
+async def list_prompts(request: Request) -> list[dict[str, Any]]:
+    report = request.app.state.session.report or {}
+    stale = bool(report.get("stale"))
+    return [summary(p, stale) for p in report.get("prompts", [])]
+
+
+@router.get("/prompts/{prompt_id}")
+async def get_prompt(request: Request, prompt_id: str) -> dict[str, Any]:
+    report = request.app.state.session.report or {}
+    found = find_prompt(report, prompt_id)
+    if found is None:
+        known = ", ".join(str(p.get("id")) for p in report.get("prompts", [])) or "none"
+        raise HTTPException(404, f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
+    return {
+        **found,
+        "version": report.get("version"),
+        "stale": bool(report.get("stale")),
+        "errors": report.get("errors") or [],
+    }

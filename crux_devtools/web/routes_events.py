@@ -1,0 +1,19 @@
+"""``GET /events``: server-sent events that tell open pages the report changed."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
+
+router = APIRouter()
+
+
+@router.get("/events")
+async def events(request: Request) -> StreamingResponse:
+    report = request.app.state.session.report or {}
+    hello = {"version": int(report.get("version", 0))}
+    return StreamingResponse(
+        request.app.state.hub.stream(hello),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )

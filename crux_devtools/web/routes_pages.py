@@ -1,0 +1,157 @@
+"""HTML pages: the prompt list, one prompt's report, agent runs, and project source excerpts.
+
+Every page is one template; an htmx request (``HX-Request``) gets only the block it swaps, rendered
+from the same template, so a live update or a budget change never reloads the page.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, Response
+
+from .input_check import parse_and_check
+from .source import source_excerpt
+from .views import (
+    PromptView,
+    colour_map,
+    controls,
+    diff_view,
+    find_prompt,
+    index_view,
+    part_views,
+    report_header,
+    status_chips,
+    token_bar,
+    tool_sources,
+)
+from .views_planning import planning_view, run_view
+
+router = APIRouter()
+log = logging.getLogger(__name__)
+
+
+def render(request: Request, name: str, context: dict[str, Any], *, block: str | None = None, status: int = 200) -> Response:
+    templates = request.app.state.templates
+    if block is not None:
+        return templates.TemplateResponse(request, name, context, block_name=block, status_code=status)
+    return templates.TemplateResponse(request, name, context, status_code=status)
+
+
+def wants_block(request: Request) -> bool:
+    """htmx swaps (not a boosted full navigation) get just the block."""
+    return request.headers.get("hx-request") == "true" and request.headers.get("hx-history-restore-request") != "true"
+
+
+@router.get("/", response_class=HTMLResponse)
+async def index(request: Request) -> Response:
+    report = request.app.state.session.report or {}
+    view = index_view(report)
+    return render(request, "index.html", {"view": view}, block="listing" if wants_block(request) else None)
+
+
+def parse_budget(raw: str | None) -> tuple[int | None, str | None]:
+    if raw is None or raw.strip() == "":
+        return None, None
+    try:
+        value = int(raw)
+    except ValueError:
+        return None, f"budget {raw!r} is not a whole number of tokens"
+    if value <= 0:
+        return None, f"budget {value} must be a positive number of tokens"
+    return value, None
+
+
+async def build_prompt_view(request: Request, prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str) -> PromptView:
+    session = request.app.state.session
+    report = session.report or {}
+    header = report_header(report)
+    ctl = controls(prompt, example, budget, input_text)
+    view = PromptView(
+        prompt=prompt,
+        header=header,
+        chips=status_chips(str(prompt.get("status", "error")), header.stale),
+        controls=ctl,
+        input_errors=[],
+        example_report=None,
+        inspection=None,
+    )
+    custom: dict[str, Any] | None = None
+    if input_text.strip():
+        custom, view.input_errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        if view.input_errors:
+            return view
+    cached = next((e for e in prompt.get("examples") or [] if e.get("name") == ctl.example), None)
+    if custom is None and budget is None and cached is not None:
+        view.example_report = cached
+    elif custom is not None or ctl.example is not None or budget is not None:
+        try:
+            view.example_report = await session.evaluate(
+                prompt["id"], example=ctl.example, input=custom, token_budget=budget, input_budget=budget
+            )
+        except Exception as exc:  # the worker's failure becomes an error panel, never a 500
+            log.warning("evaluating %s failed: %s", prompt["id"], exc)
+            view.example_report = {"name": ctl.example, "input": custom or {}, "error": {"type": type(exc).__name__, "message": str(exc)}}
+    inspection = (view.example_report or {}).get("inspection")
+    view.planning = planning_view(view.example_report)
+    if isinstance(inspection, dict):
+        view.inspection = inspection
+        view.parts = part_views(inspection, colour_map(prompt, inspection))
+        view.bar = token_bar(inspection, view.parts)
+        view.tools = tool_sources(inspection)
+        previous = session.previous_system(prompt["id"], ctl.example) if ctl.example and custom is None else None
+        view.diff = diff_view(previous, inspection.get("system"))
+    return view
+
+
+@router.get("/prompts/{prompt_id}", response_class=HTMLResponse)
+async def prompt_page(
+    request: Request,
+    prompt_id: str,
+    example: str | None = Query(None),
+    budget: str | None = Query(None),
+    input: str = Query(""),
+) -> Response:
+    report = request.app.state.session.report or {}
+    prompt = find_prompt(report, prompt_id)
+    if prompt is None:
+        context = {"view": index_view(report), "missing": prompt_id}
+        return render(request, "missing.html", context, status=404)
+    value, budget_error = parse_budget(budget)
+    view = await build_prompt_view(request, prompt, example, value, input)
+    context = {"view": view, "budget_error": budget_error}
+    return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
+
+
+@router.post("/prompts/{prompt_id}/run", response_class=HTMLResponse)
+async def run_prompt(request: Request, prompt_id: str) -> Response:
+    session = request.app.state.session
+    prompt = find_prompt(session.report, prompt_id)
+    if prompt is None:
+        return render(request, "_run.html", {"run": None, "problem": f"no prompt or agent with id {prompt_id!r}"}, status=404)
+    if not prompt.get("has_model"):
+        return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
+    form = await request.form()
+    example = str(form.get("example") or "") or None
+    input_text = str(form.get("input") or "")
+    custom = None
+    if input_text.strip():
+        custom, errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        if errors:
+            problem = "; ".join(f"{e.field or 'input'}: {e.message}" for e in errors)
+            return render(request, "_run.html", {"run": None, "problem": problem}, status=422)
+    try:
+        result = await session.run(prompt_id, example=example, input=custom)
+    except Exception as exc:  # shown in the run panel: a failing agent must not take the page down
+        log.warning("running %s failed: %s", prompt_id, exc)
+        result = {"text": None, "steps": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
+    return render(request, "_run.html", {"run": run_view(result), "problem": None})
+
+
+@router.get("/source", response_class=HTMLResponse)
+async def source(request: Request, file: str = Query(...), line: int | None = Query(None)) -> Response:
+    session = request.app.state.session
+    excerpt = source_excerpt(session.root, file, line)
+    return render(request, "source.html", {"excerpt": excerpt}, status=200 if excerpt.lines else 404)

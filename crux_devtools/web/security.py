@@ -1,0 +1,81 @@
+"""Host and Origin checks: the inspector runs user code, so only the local browser may talk to it.
+
+A DNS-rebinding page reaches us with a foreign ``Host``; a cross-site form or fetch carries a foreign
+``Origin``. Both are refused before any route runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def host_name(value: str) -> str:
+    """The host part of a ``Host`` header or netloc, lower-cased, without port or IPv6 brackets."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[1:end] if end > 0 else value
+    if value.count(":") == 1:
+        return value.split(":", 1)[0]
+    return value
+
+
+def allowed_host_set(bound_host: str | None = None, extra: Iterable[str] = ()) -> frozenset[str]:
+    """Local names always, plus the host the server is bound to (unless it is a wildcard)."""
+    hosts = set(LOCAL_HOSTS)
+    for name in (bound_host, *extra):
+        if name and name not in ("0.0.0.0", "::"):
+            hosts.add(host_name(name))
+    return frozenset(hosts)
+
+
+class LocalOnlyMiddleware:
+    """Answer 400 to a foreign ``Host`` and 403 to a state-changing request from a foreign origin."""
+
+    def __init__(self, app: Any, allowed_hosts: frozenset[str]) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = headers.get("host", "")
+        if host_name(host) not in self.allowed_hosts:
+            await _plain(send, 400, f"Host {host!r} is not allowed: open the inspector at http://127.0.0.1 or http://localhost.")
+            return
+        method = scope.get("method", "GET").upper()
+        if method not in SAFE_METHODS and not self.same_origin(headers):
+            await _plain(send, 403, "Cross-origin request refused: state-changing requests must come from the inspector's own page.")
+            return
+        await self.app(scope, receive, send)
+
+    def same_origin(self, headers: dict[str, str]) -> bool:
+        """True when the request names no foreign origin (browsers always send one on POST)."""
+        if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return False
+        origin = headers.get("origin")
+        if origin is None:
+            return True  # not a browser page (curl, tests); Host was already checked
+        if origin == "null":
+            return False
+        parts = urlsplit(origin)
+        return parts.scheme in ("http", "https") and host_name(parts.netloc) in self.allowed_hosts
+
+
+async def _plain(send: Any, status: int, text: str) -> None:
+    body = text.encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

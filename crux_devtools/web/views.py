@@ -1,0 +1,300 @@
+"""View-models: small objects the templates read, built from the session's report dicts.
+
+Templates only lay these out; every decision (what dropped, why, which rung) was made by the core
+and arrives in the report. Reports from other layers (planning, runs) are read defensively.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from .input_check import FieldError
+
+PALETTE = 10  # colours c-1 .. c-9 for contexts; c-0 is the prompt's own text
+
+
+@dataclass(frozen=True, slots=True)
+class Chip:
+    """A status badge: ``css`` picks the colour, ``label`` is what people read."""
+
+    label: str
+    css: str
+
+
+def status_chips(status: str, stale: bool) -> list[Chip]:
+    labels = {"fits": "fits", "over": "over budget", "error": "error"}
+    chips = [Chip(labels.get(status, status), f"chip-{status if status in labels else 'error'}")]
+    if stale:
+        chips.append(Chip("stale", "chip-stale"))
+    return chips
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRow:
+    id: str
+    kind: str
+    module: str
+    file: str
+    line: int | None
+    chips: list[Chip]
+    total_tokens: int
+    examples: int
+    has_model: bool
+    href: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReportHeader:
+    """What every page shows about the report itself: version, age, load errors."""
+
+    project: str
+    version: int
+    generated_at: str
+    duration_ms: float
+    stale: bool
+    errors: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexView:
+    header: ReportHeader
+    rows: list[PromptRow]
+
+
+def report_header(report: dict[str, Any]) -> ReportHeader:
+    return ReportHeader(
+        project=str(report.get("project", "")),
+        version=int(report.get("version", 0)),
+        generated_at=str(report.get("generated_at", "")),
+        duration_ms=float(report.get("duration_ms", 0.0) or 0.0),
+        stale=bool(report.get("stale", False)),
+        errors=list(report.get("errors") or []),
+    )
+
+
+def prompt_href(prompt_id: str, **query: Any) -> str:
+    params = {k: v for k, v in query.items() if v not in (None, "")}
+    from urllib.parse import quote
+
+    base = f"/prompts/{quote(prompt_id, safe='')}"
+    return f"{base}?{urlencode(params)}" if params else base
+
+
+def index_view(report: dict[str, Any]) -> IndexView:
+    header = report_header(report)
+    rows = [
+        PromptRow(
+            id=p["id"],
+            kind=p.get("kind", "prompt"),
+            module=p.get("module", ""),
+            file=p.get("file", ""),
+            line=p.get("line"),
+            chips=status_chips(p.get("status", "error"), header.stale),
+            total_tokens=int(p.get("total_tokens") or 0),
+            examples=len(p.get("examples") or []),
+            has_model=bool(p.get("has_model")),
+            href=prompt_href(p["id"]),
+        )
+        for p in report.get("prompts", [])
+    ]
+    return IndexView(header=header, rows=rows)
+
+
+def find_prompt(report: dict[str, Any] | None, prompt_id: str) -> dict[str, Any] | None:
+    for p in (report or {}).get("prompts", []):
+        if p.get("id") == prompt_id:
+            return p
+    return None
+
+
+# ---------------------------------------------------------------- one prompt
+
+
+@dataclass(frozen=True, slots=True)
+class PartView:
+    source: str
+    kind: str
+    text: str
+    tokens: int
+    status: str
+    reason: str | None
+    detail: str | None
+    priority: int | None
+    colour: int
+    owner: str | None
+    tools: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    source: str
+    tokens: int
+    percent: float
+    colour: int
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenBar:
+    segments: list[Segment]
+    used: int
+    budget: int | None
+    budget_percent: float | None
+    prompt_tokens: int
+    fits: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """The page state kept in the URL query, so live updates re-render the same view."""
+
+    example: str | None
+    budget: int | None
+    input_text: str
+    examples: list[str]
+    example_inputs: dict[str, str]
+    budget_max: int
+    query: str
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    kind: str  # "add" | "del" | "same" | "hunk"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class DiffView:
+    available: bool
+    changed: bool
+    lines: list[DiffLine]
+
+
+@dataclass
+class PromptView:
+    prompt: dict[str, Any]
+    header: ReportHeader
+    chips: list[Chip]
+    controls: Controls
+    input_errors: list[FieldError]
+    example_report: dict[str, Any] | None
+    inspection: dict[str, Any] | None
+    parts: list[PartView] = field(default_factory=list)
+    bar: TokenBar | None = None
+    tools: list[tuple[str, str]] = field(default_factory=list)
+    planning: Any = None
+    diff: DiffView | None = None
+
+    @property
+    def active(self) -> list[PartView]:
+        return [p for p in self.parts if p.status == "active"]
+
+    @property
+    def excluded(self) -> list[PartView]:
+        return [p for p in self.parts if p.status == "excluded"]
+
+    @property
+    def dropped(self) -> list[PartView]:
+        return [p for p in self.parts if p.status == "dropped"]
+
+
+def colour_map(prompt: dict[str, Any], inspection: dict[str, Any] | None) -> dict[str, int]:
+    """One colour per contributor, stable across examples and budgets (static tree order first)."""
+    colours: dict[str, int] = {"<prompt>": 0}
+    names = [c.get("id") for c in prompt.get("contexts", [])]
+    names += [p.get("source") for p in (inspection or {}).get("parts", [])]
+    for name in names:
+        if name and name not in colours:
+            colours[name] = 1 + (len(colours) - 1) % (PALETTE - 1)
+    return colours
+
+
+def part_views(inspection: dict[str, Any], colours: dict[str, int]) -> list[PartView]:
+    return [
+        PartView(
+            source=str(p.get("source", "?")),
+            kind=str(p.get("kind", "context")),
+            text=str(p.get("text") or ""),
+            tokens=int(p.get("tokens") or 0),
+            status=str(p.get("status", "active")),
+            reason=p.get("reason"),
+            detail=p.get("detail"),
+            priority=p.get("effective_priority", p.get("priority")),
+            colour=colours.get(str(p.get("source")), 0),
+            owner=p.get("owner"),
+            tools=list(p.get("tools") or []),
+        )
+        for p in inspection.get("parts", [])
+    ]
+
+
+def token_bar(inspection: dict[str, Any], parts: list[PartView]) -> TokenBar:
+    """Active parts then dropped ones (hatched), against the budget when there is one."""
+    shown = [p for p in parts if p.status == "active"] + [p for p in parts if p.status == "dropped"]
+    budget = inspection.get("token_budget")
+    used = sum(p.tokens for p in parts if p.status == "active")
+    scale = max(sum(p.tokens for p in shown), budget or 0, 1)
+    segments = [Segment(p.source, p.tokens, 100.0 * p.tokens / scale, p.colour, p.status) for p in shown if p.tokens > 0]
+    return TokenBar(
+        segments=segments,
+        used=used,
+        budget=budget,
+        budget_percent=(100.0 * budget / scale) if budget is not None else None,
+        prompt_tokens=int(inspection.get("prompt_tokens") or 0),
+        fits=bool(inspection.get("fits", True)),
+    )
+
+
+def full_system_tokens(prompt: dict[str, Any]) -> int:
+    """What every part would cost with no budget: the slider's natural range."""
+    best = 0
+    for ex in prompt.get("examples") or []:
+        parts = (ex.get("inspection") or {}).get("parts", [])
+        best = max(best, sum(int(p.get("tokens") or 0) for p in parts if p.get("status") != "excluded"))
+    return best
+
+
+def budget_ceiling(prompt: dict[str, Any], budget: int | None) -> int:
+    top = max(full_system_tokens(prompt), int(prompt.get("default_budget") or 0), budget or 0, 10)
+    return int(math.ceil(top * 1.2 / 10.0) * 10)
+
+
+def controls(prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str) -> Controls:
+    examples = [str(e.get("name")) for e in prompt.get("examples") or []]
+    if example not in examples:
+        example = examples[0] if examples else None
+    inputs = {str(e.get("name")): json.dumps(e.get("input", {}), indent=2, ensure_ascii=False) for e in prompt.get("examples") or []}
+    query = urlencode({k: v for k, v in {"example": example, "budget": budget, "input": input_text or None}.items() if v is not None})
+    return Controls(
+        example=example,
+        budget=budget,
+        input_text=input_text,
+        examples=examples,
+        example_inputs=inputs,
+        budget_max=budget_ceiling(prompt, budget),
+        query=query,
+    )
+
+
+def tool_sources(inspection: dict[str, Any]) -> list[tuple[str, str]]:
+    sources = inspection.get("tool_sources") or {}
+    return [(name, str(sources.get(name, "<prompt>"))) for name in inspection.get("tools", [])]
+
+
+def diff_view(previous: str | None, current: str | None) -> DiffView:
+    if previous is None or current is None:
+        return DiffView(available=False, changed=False, lines=[])
+    if previous == current:
+        return DiffView(available=True, changed=False, lines=[])
+    lines: list[DiffLine] = []
+    for raw in difflib.unified_diff(previous.splitlines(), current.splitlines(), "previous", "current", n=2, lineterm=""):
+        if raw.startswith(("---", "+++")):
+            continue
+        kind = {"@": "hunk", "+": "add", "-": "del"}.get(raw[:1], "same")
+        lines.append(DiffLine(kind, raw[1:] if kind != "hunk" else raw))
+    return DiffView(available=True, changed=True, lines=lines)

@@ -1,0 +1,167 @@
+"""View-models for the planning layer (``RequestPreview.to_dict()``) and agent runs (``Step.to_dict()``).
+
+Both come from other layers whose dicts may grow or be missing; everything is read with ``.get``
+so a missing key hides one line, never the page.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+_RUNG_ORDER = {"full": 0, "authored": 1, "summary": 2, "offload": 3, "omitted": 4}
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRow:
+    representation: str
+    available: bool
+    selected: bool
+    input_tokens: int | None
+    rejection_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ContributorPlan:
+    contributor: str
+    rows: list[CandidateRow]
+
+
+@dataclass
+class PlanningView:
+    available: bool
+    reason: str = ""
+    status: str | None = None
+    model: str | None = None
+    measurement: str | None = None
+    input_tokens: int | None = None
+    limits: list[tuple[str, Any]] = field(default_factory=list)
+    contributors: list[ContributorPlan] = field(default_factory=list)
+    adaptations: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+
+
+_LIMITS = (
+    ("window", ("context_window", "window")),
+    ("reserve", ("output_reserve", "reserve", "default_output_reserve")),
+    ("margin", ("safety_margin", "margin")),
+    ("overhead", ("provider_overhead", "overhead")),
+    ("max", ("max_input_tokens", "max")),
+    ("optimize_at", ("optimize_at",)),
+)
+
+
+def _lookup(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """A key at the top level or inside a nested ``limits``/``capacity``/``budget`` dict."""
+    places = [data] + [data[k] for k in ("limits", "capacity", "budget") if isinstance(data.get(k), dict)]
+    for place in places:
+        for key in keys:
+            if place.get(key) is not None:
+                return place[key]
+    return None
+
+
+def planning_view(example_report: dict[str, Any] | None) -> PlanningView:
+    if not example_report:
+        return PlanningView(available=False, reason="planning not available")
+    preview = example_report.get("preview")
+    error = example_report.get("preview_error")
+    if not isinstance(preview, dict):
+        return PlanningView(available=False, reason="planning not available", error=error if isinstance(error, dict) else None)
+    groups: dict[str, list[CandidateRow]] = {}
+    for c in preview.get("candidates") or []:
+        if not isinstance(c, dict):
+            continue
+        groups.setdefault(str(c.get("contributor", "?")), []).append(
+            CandidateRow(
+                representation=str(c.get("representation", "?")),
+                available=bool(c.get("available", True)),
+                selected=bool(c.get("selected", False)),
+                input_tokens=c.get("input_tokens"),
+                rejection_reason=c.get("rejection_reason"),
+            )
+        )
+    contributors = [
+        ContributorPlan(name, sorted(rows, key=lambda r: _RUNG_ORDER.get(r.representation, 9))) for name, rows in groups.items()
+    ]
+    limits = [(label, value) for label, keys in _LIMITS if (value := _lookup(preview, keys)) is not None]
+    model = preview.get("model")
+    if isinstance(model, dict):
+        model = model.get("name")
+    return PlanningView(
+        available=True,
+        status=preview.get("status"),
+        model=None if model is None else str(model),
+        measurement=preview.get("measurement"),
+        input_tokens=preview.get("input_tokens"),
+        limits=limits,
+        contributors=contributors,
+        adaptations=[a for a in preview.get("adaptations") or [] if isinstance(a, dict)],
+        warnings=[w if isinstance(w, str) else json.dumps(w) for w in preview.get("warnings") or []],
+        error=error if isinstance(error, dict) else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallView:
+    name: str
+    arguments: str
+    output: str | None
+    model_output: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    index: int
+    receipt: dict[str, Any]
+    response_text: str | None
+    calls: list[ToolCallView]
+    offloads: list[dict[str, Any]]
+    adaptations: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    text: str | None
+    error: Any
+    steps: list[StepView]
+
+
+def pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def run_view(result: dict[str, Any]) -> RunView:
+    steps: list[StepView] = []
+    for i, step in enumerate(result.get("steps") or []):
+        if not isinstance(step, dict):
+            continue
+        calls_raw = [c for c in step.get("tool_calls") or [] if isinstance(c, dict)]
+        results = [r for r in step.get("tool_results") or [] if isinstance(r, dict)]
+        calls = []
+        for j, call in enumerate(calls_raw):
+            res = results[j] if j < len(results) else {}
+            calls.append(
+                ToolCallView(
+                    name=str(call.get("name", res.get("name", "?"))),
+                    arguments=pretty(call.get("arguments", {})),
+                    output=pretty(res["output"]) if "output" in res else None,
+                    model_output=pretty(res["model_output"]) if "model_output" in res else None,
+                )
+            )
+        receipt = step.get("request") if isinstance(step.get("request"), dict) else {}
+        steps.append(
+            StepView(
+                index=int(step.get("index", i)),
+                receipt=receipt,
+                response_text=step.get("response_text"),
+                calls=calls,
+                offloads=[o for o in step.get("offloads") or [] if isinstance(o, dict)],
+                adaptations=[a for a in receipt.get("adaptations") or [] if isinstance(a, dict)],
+            )
+        )
+    return RunView(text=result.get("text"), error=result.get("error"), steps=steps)

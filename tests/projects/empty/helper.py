@@ -1,0 +1,2 @@
+def unrelated() -> int:
+    return 1

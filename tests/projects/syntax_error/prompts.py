@@ -1,0 +1,6 @@
+from crux_devtools import prompt
+
+ok = prompt("ok", system="fine")
+
+def broken(:
+    pass

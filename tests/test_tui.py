@@ -1,0 +1,335 @@
+"""Pilot tests of the TUI over a fake session holding real inspections."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.message import Message
+from textual.pilot import Pilot
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from tui_fakes import FakeSession, Ticket, billing, house_rules  # noqa: E402
+
+from crux_devtools import prompt  # noqa: E402
+from crux_devtools.inspector.api import SessionEvent  # noqa: E402
+from crux_devtools.tui import make_tui  # noqa: E402
+from crux_devtools.tui.app import CruxTui  # noqa: E402
+from crux_devtools.tui.messages import ExampleEvaluated, RunFinished  # noqa: E402
+from crux_devtools.tui.widgets import PromptTree  # noqa: E402
+from crux_devtools.tui.widgets.system_text import SystemTextView  # noqa: E402
+
+SIZE = (120, 40)
+
+
+def screen_text(app: CruxTui) -> str:
+    """What the terminal shows, as plain text lines."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def notifications(app: CruxTui) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Let posted messages, workers and the repaint that follows them all finish."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+class Recorder:
+    """A ``message_hook``: every message the app dispatched, in order."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    def __call__(self, message: Message) -> None:
+        self.messages.append(message)
+
+    def of(self, kind: type[Message]) -> list[Any]:
+        return [m for m in self.messages if isinstance(m, kind)]
+
+
+@pytest.fixture
+def session() -> FakeSession:
+    return FakeSession()
+
+
+async def test_first_screen_lists_every_prompt_with_its_status_and_contexts(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "✓ support-reply 129 tok" in text
+        assert "✓ triage-agent agent" in text
+        assert "└─ ● product_facts p60" in text  # nested under billing
+        assert "○ tone_email ? p50" in text  # excluded for the first example, conditional
+        assert "example signed-in (1/2)" in text
+        assert ("start", None) in session.calls
+
+
+async def test_selecting_a_prompt_posts_prompt_selected_and_shows_its_parts(session: FakeSession) -> None:
+    recorder = Recorder()
+    app = make_tui(session)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        # support-reply has seven contexts under it; the eighth step down is the next prompt
+        await pilot.press(*["down"] * 8)
+        await settle(pilot)
+        selected = recorder.of(PromptTree.PromptSelected)
+        assert selected[-1].prompt_id == "triage-agent"
+        assert selected[-1].context_id is None
+        text = screen_text(app)
+        assert "agent  triage-agent  example default (1/1)" in text
+        assert "Sort the ticket into billing, account or other." in text
+        assert "house_rules · context · p90 · 11 tok" in text
+        assert "You are Ari" not in text
+
+
+async def test_selecting_a_context_highlights_its_part(session: FakeSession) -> None:
+    recorder = Recorder()
+    app = make_tui(session)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down")
+        await settle(pilot)
+        assert recorder.of(PromptTree.PromptSelected)[-1].context_id == "billing"
+        assert app.query_one(SystemTextView).selected_part == "billing"
+
+
+async def test_lowering_the_budget_drops_the_lowest_priority_context(session: FakeSession) -> None:
+    recorder = Recorder()
+    app = make_tui(session)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("minus")
+        await settle(pilot)
+        await pilot.press("minus")
+        await settle(pilot)
+        # 123 system tokens: -13 (10%, rounded up) then -11
+        budgets = [c[1]["token_budget"] for c in session.calls if c[0] == "evaluate"]
+        assert budgets == [110, 99]
+        evaluated = recorder.of(ExampleEvaluated)
+        assert [m.budget for m in evaluated] == [110, 99]
+        text = screen_text(app)
+        assert "budget 99" in text
+        assert "billing · context · p30 · dropped (budget) · 67 tok" in text
+        assert "product_facts · context · p60→30 · dropped (parent-dropped)" in text
+        assert "├─ ▼ ✂ billing p30" in text  # the tree marks the drop too
+        assert "system 39 + prompt 6 = 45 tokens · budget 99 · ✓ fits" in text
+
+
+async def test_raising_and_clearing_the_budget_restores_the_full_text(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("minus")
+        await settle(pilot)
+        await pilot.press("minus")
+        await settle(pilot)
+        await pilot.press("plus")
+        await settle(pilot)
+        assert app.budgets["support-reply"] == 99 + 10
+        assert "dropped (budget)" in screen_text(app)
+        await pilot.press("0")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "budget none" in text
+        assert "dropped (budget)" not in text
+        assert "billing · context · p30 · 67 tok" in text
+
+
+async def test_next_example_switches_the_match_branch(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "example anonymous (2/2)" in text
+        assert "Write a complete, formal email." in text
+        assert "match selected 'email'; this branch is 'chat'" in text
+        assert "account · context · p70 · excluded (when)" in text
+
+
+async def test_contributors_tab_lists_statuses_and_reasons(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("minus", "minus")
+        await settle(pilot)
+        await pilot.click("#tabs Tab#--content-tab-tab-contributors")
+        await settle(pilot)
+        text = screen_text(app)
+        row = next(line for line in text.splitlines() if " billing " in line and "context" in line)
+        assert "✂ dropped" in row and "budget" in row and "67" in row
+        row = next(line for line in text.splitlines() if "tone_email" in line)
+        assert "○ excluded" in row and "match: match selected 'chat'" in row
+
+
+async def test_tools_tab_names_the_context_each_tool_comes_from(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#tabs").active = "tab-tools"
+        await settle(pilot)
+        text = screen_text(app)
+        row = next(line for line in text.splitlines() if "lookup_order" in line)
+        assert "billing" in row and "yes" in row
+
+
+async def test_planning_tab_says_when_planning_is_not_available(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#tabs").active = "tab-planning"
+        await settle(pilot)
+        assert "planning not available" in screen_text(app)
+
+
+async def test_running_an_agent_shows_its_receipts_per_step(session: FakeSession) -> None:
+    recorder = Recorder()
+    app = make_tui(session)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        app.query_one(PromptTree).select_prompt("triage-agent")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert ("run", {"prompt_id": "triage-agent", "example": "default"}) in session.calls
+        assert [m.prompt_id for m in recorder.of(RunFinished)] == ["triage-agent"]
+        assert app.query_one("#tabs").active == "tab-runs"
+        text = screen_text(app)
+        assert "run 1 · 1 step(s)" in text
+        assert "Step 0  61/5292 input tokens" in text
+        assert "answer: This looks like a billing ticket." in text
+
+
+async def test_run_key_on_a_plain_prompt_warns_and_runs_nothing(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert not [c for c in session.calls if c[0] == "run"]
+        assert any("Only an agent with a model can be run" in n for n in notifications(app))
+
+
+async def test_open_source_reports_file_and_line_without_launching_an_editor(session: FakeSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+        assert notifications(app)[-1] == "support.py:10"
+        await pilot.press("down")  # house_rules: its own location is unknown to the fake engine
+        await pilot.press("o")
+        await settle(pilot)
+        assert notifications(app)[-1] == "support.py:10 (where house_rules is used)"
+
+
+async def test_a_saved_file_updates_the_screen_and_says_what_changed(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        edited = prompt(
+            "support-reply",
+            system="You are Ari, now answering in French.",
+            input=Ticket,
+            use=[house_rules, billing],
+            prompt=lambda i: i.message,
+            examples={"signed-in": {"message": "Bonjour"}},
+        )
+        session.replace_prompt(edited, summary="support.py changed: support-reply")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "You are Ari, now answering in French." in text
+        assert "support.py changed: support-reply" in notifications(app)
+
+
+async def test_a_burst_of_session_events_collapses_into_one_update(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = len(notifications(app))
+        for version in range(2, 7):
+            session.emit(SessionEvent("report", version, f"change {version}"))
+        await settle(pilot)
+        assert notifications(app)[before:] == ["change 6"]
+
+
+async def test_a_broken_file_shows_the_error_and_keeps_the_last_good_view_marked_stale(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session.break_project(
+            {
+                "file": "support.py",
+                "line": 7,
+                "type": "SyntaxError",
+                "message": "invalid syntax",
+                "traceback": 'File "support.py", line 7\n    def (\n        ^',
+            }
+        )
+        await settle(pilot)
+        text = screen_text(app)
+        assert "◌ STALE: last load failed" in text
+        assert "◌ support-reply stale" in text
+        assert "You are Ari, a support agent for Nimbus cloud storage." in text  # the last good view
+        assert "Errors (1)" in text
+        assert any("support.py:7: SyntaxError" in n for n in notifications(app))
+        app.query_one("#tabs").active = "tab-errors"
+        await settle(pilot)
+        text = screen_text(app)
+        assert "support.py:7  SyntaxError" in text
+        assert "invalid syntax" in text
+        assert "def (" in text
+
+
+async def test_reload_key_asks_the_session_to_reload(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert ("reload", None) in session.calls
+        assert "Reloaded the project" in notifications(app)
+
+
+async def test_quitting_stops_the_session(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+    assert ("stop", None) in session.calls
+
+
+async def test_a_prompt_that_failed_to_evaluate_shows_its_error(session: FakeSession) -> None:
+    report = session.build_report()
+    broken = report["prompts"][1]
+    broken["status"] = "error"
+    broken["examples"] = [{"name": "default", "input": {}, "error": {"file": "support.py", "line": 3, "type": "ZeroDivisionError", "message": "division by zero", "traceback": "Traceback ..."}, "inspection": None, "preview": None, "preview_error": None}]
+    session._report = report
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one(PromptTree).select_prompt("triage-agent")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "✗ triage-agent agent error" in text
+        assert "No inspection for this example (see the Errors tab)." in text
+        assert "Errors (1)" in text
+
+
+def test_importing_the_package_does_not_load_textual() -> None:
+    import subprocess
+
+    code = "import sys, crux_devtools; print('textual' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

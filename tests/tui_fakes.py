@@ -1,0 +1,264 @@
+"""A fake ``SessionLike`` for the TUI tests: real prompts, real inspections, no worker process.
+
+The report is built from real ``Inspection.to_dict()`` values of the prompts below, so the TUI is
+tested against the exact data shape the engine produces. ``evaluate`` re-inspects with a budget,
+``run`` returns a scripted run, and ``emit`` lets a test push a session event as the watcher would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from crux_devtools import Prompt, context, match, prompt, tool, when
+from crux_devtools.inspector.api import SessionEvent
+
+
+class Order(BaseModel):
+    order_id: str = Field(description="Order number")
+
+
+class Customer(BaseModel):
+    plan: str = "free"
+    signed_in: bool = False
+
+
+class Ticket(BaseModel):
+    message: str
+    mode: str = "chat"
+
+
+lookup_order = tool(
+    "lookup_order",
+    description="Find an order by its number.",
+    parameters=Order,
+    execute=lambda p: {"order_id": p.order_id, "status": "shipped"},
+)
+
+house_rules = context("house_rules", system="Never promise refunds. Cite the policy by name.", priority=90)
+product_facts = context(
+    "product_facts",
+    system="Nimbus Pro includes 2 TB of storage and version history for 180 days.",
+    priority=60,
+)
+billing = context(
+    "billing",
+    system="For billing questions, look the order up before answering. " * 6,
+    priority=30,
+    tools=[lookup_order],
+    use=[product_facts],
+)
+account = context(
+    "account",
+    system=lambda i: f"The customer is signed in on the {i.plan} plan.",
+    input=Customer,
+    when=lambda i: i.signed_in,
+    priority=70,
+)
+tone = match(
+    lambda i: i.mode,
+    {
+        "chat": context("tone_chat", system="Keep replies short and friendly."),
+        "email": context("tone_email", system="Write a complete, formal email."),
+    },
+)
+
+
+def build_prompts() -> list[Prompt]:
+    """The prompts the fake project holds: one prompt with contexts, one agent-like prompt."""
+    support = prompt(
+        "support-reply",
+        system="You are Ari, a support agent for Nimbus cloud storage.",
+        input=Ticket,
+        use=[house_rules, billing, account, tone, when(lambda i: i.mode == "email", context("signature", system="Sign as Ari."))],
+        prompt=lambda i: i.message,
+        examples={
+            "signed-in": {"message": "Why was I charged twice?", "plan": "pro", "signed_in": True},
+            "anonymous": {"message": "How much storage does Pro include?", "mode": "email"},
+        },
+    )
+    triage = prompt(
+        "triage-agent",
+        system="Sort the ticket into billing, account or other.",
+        input=Ticket,
+        use=[house_rules],
+        prompt=lambda i: i.message,
+        examples={"default": {"message": "My invoice is wrong."}},
+    )
+    return [support, triage]
+
+
+PREVIEW = {
+    "status": "fits",
+    "model": "scripted",
+    "input_tokens": 61,
+    "max_input_tokens": 5292,
+    "optimize_at": 5292,
+    "adaptations": [],
+    "candidates": [
+        {"contributor": "house_rules", "representation": "full", "available": True, "selected": True, "input_tokens": 61, "rejection_reason": None},
+        {"contributor": "house_rules", "representation": "omitted", "available": True, "selected": False, "input_tokens": 48, "rejection_reason": "lower-fidelity"},
+    ],
+    "tools": [],
+    "warnings": [],
+    "measurement": "estimated",
+}
+
+RUN = {
+    "text": "This looks like a billing ticket.",
+    "error": None,
+    "steps": [
+        {
+            "index": 0,
+            "request": {
+                "id": "req-1",
+                "model": "scripted",
+                "input_tokens": 61,
+                "max_input_tokens": 5292,
+                "optimize_at": 5292,
+                "measurement": "estimated",
+                "adaptations": [],
+                "warnings": [],
+                "epoch": 1,
+                "previous_request_id": None,
+                "candidates": [],
+                "contributions": [],
+            },
+            "response_text": "This looks like a billing ticket.",
+            "tool_calls": [],
+            "tool_results": [],
+            "offloads": [],
+        }
+    ],
+}
+
+
+def example_report(p: Prompt, name: str, input: dict[str, Any], token_budget: int | None = None) -> dict[str, Any]:
+    """One ``ExampleReport`` from a real inspection (the agent-like prompt also gets a preview)."""
+    inspection = p.inspect(input, token_budget=token_budget).to_dict()
+    preview = PREVIEW if p.id == "triage-agent" else None
+    return {"name": name, "input": input, "error": None, "inspection": inspection, "preview": preview, "preview_error": None}
+
+
+def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
+    """One ``PromptReport`` for ``p`` with every example inspected, as the engine builds it."""
+    examples = [example_report(p, name, data) for name, data in (p.examples or {"default": {}}).items()]
+    first = examples[0]["inspection"]
+    is_agent = p.id.endswith("-agent")
+    contexts = [
+        {
+            "id": r.context.id,
+            "kind": r.context.kind,
+            "owner": r.owner,
+            "conditional": r.conditional,
+            "priority": r.context.priority,
+            "tools": [t.name for t in r.context.tools],
+        }
+        for r in p.contexts()
+    ]
+    return {
+        "id": p.id,
+        "kind": "agent" if is_agent else "prompt",
+        "module": "support",
+        "file": "support.py",
+        "line": line,
+        "input_schema": p.input_model.model_json_schema(),
+        "contexts": contexts,
+        "tools": sorted(p.all_tools),
+        "default_budget": None,
+        "status": "fits" if first["fits"] else "over",
+        "total_tokens": first["total_tokens"],
+        "has_model": is_agent,
+        "examples": examples,
+    }
+
+
+class FakeSession:
+    """Holds a report of real inspections; records every call a front end makes."""
+
+    def __init__(self, root: Path | None = None, prompts: list[Prompt] | None = None) -> None:
+        self.root = root or Path("/project")
+        self.prompts = {p.id: p for p in (prompts or build_prompts())}
+        self.version = 1
+        self.calls: list[tuple[str, Any]] = []
+        self.run_delay = 0.0
+        self._subscribers: list[Callable[[SessionEvent], Any]] = []
+        self._report: dict[str, Any] | None = self.build_report()
+
+    def build_report(self, errors: list[dict[str, Any]] | None = None, stale: bool = False) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "project": str(self.root),
+            "generated_at": "2026-11-29T12:00:00Z",
+            "duration_ms": 12.0,
+            "stale": stale,
+            "errors": errors or [],
+            "prompts": [prompt_report(p, 10 + 20 * i) for i, p in enumerate(self.prompts.values())],
+            "hash": f"h{self.version}",
+        }
+
+    @property
+    def report(self) -> dict[str, Any] | None:
+        return self._report
+
+    def subscribe(self, callback: Callable[[SessionEvent], Any]) -> Callable[[], None]:
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback)
+
+    def emit(self, event: SessionEvent) -> None:
+        for callback in list(self._subscribers):
+            callback(event)
+
+    def replace_prompt(self, p: Prompt, summary: str = "support.py changed") -> None:
+        """Swap in a new definition and publish a new report, as a saved file would."""
+        self.prompts[p.id] = p
+        self.version += 1
+        self._report = self.build_report()
+        self.emit(SessionEvent("report", self.version, summary, ["support.py"], [p.id]))
+
+    def break_project(self, error: dict[str, Any]) -> None:
+        """A load failed: keep the last good prompts, mark them stale, publish the error."""
+        assert self._report is not None
+        self.version += 1
+        self._report = {**self._report, "version": self.version, "stale": True, "errors": [error]}
+        self.emit(SessionEvent("error", self.version, f"{error['file']}:{error['line']}: {error['type']}", [error["file"]], []))
+
+    async def start(self) -> None:
+        self.calls.append(("start", None))
+
+    async def stop(self) -> None:
+        self.calls.append(("stop", None))
+
+    async def reload(self) -> None:
+        self.calls.append(("reload", None))
+        self.version += 1
+        self._report = self.build_report()
+        self.emit(SessionEvent("report", self.version, "Reloaded the project", [], []))
+
+    async def evaluate(
+        self,
+        prompt_id: str,
+        *,
+        example: str | None = None,
+        input: dict[str, Any] | None = None,
+        token_budget: int | None = None,
+        input_budget: int | None = None,
+    ) -> dict[str, Any]:
+        self.calls.append(("evaluate", {"prompt_id": prompt_id, "example": example, "token_budget": token_budget}))
+        p = self.prompts[prompt_id]
+        name = example or next(iter(p.examples or {"default": {}}))
+        data = input if input is not None else (p.examples or {}).get(name, {})
+        return example_report(p, name, data, token_budget)
+
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.calls.append(("run", {"prompt_id": prompt_id, "example": example}))
+        if self.run_delay:
+            await asyncio.sleep(self.run_delay)
+        return RUN
+
+    def previous_system(self, prompt_id: str, example: str) -> str | None:
+        return None

@@ -1,0 +1,103 @@
+"""Shared helpers for the web tests: a real uvicorn on 127.0.0.1 in a thread, and Debian's Chromium.
+
+Browser tests skip when ``/usr/bin/chromium`` is missing, unless ``CRUX_REQUIRE_BROWSER=1`` (CI),
+where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LiveServer:
+    """uvicorn serving ``app`` in a background thread (its own event loop) until ``stop``."""
+
+    def __init__(self, app: Any) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+        async def remember_loop(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            self.loop = asyncio.get_running_loop()
+            await app(scope, receive, send)
+
+        config = uvicorn.Config(remember_loop, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def call(self, coro: Any, timeout: float = 10) -> Any:
+        """Run a coroutine on the server's loop (where the session and its subscribers live)."""
+        assert self.loop is not None, "the server has not run its lifespan yet"
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    async def acall(self, coro: Any, timeout: float = 10) -> Any:
+        """``call`` from async test code without blocking the test's own loop."""
+        assert self.loop is not None, "the server has not run its lifespan yet"
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+
+@contextmanager
+def live_server(app: Any) -> Iterator[LiveServer]:
+    server = LiveServer(app)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def require_browser() -> None:
+    """Skip (or, under CI, fail) when Chromium is not installed."""
+    if CHROMIUM.exists():
+        return
+    if os.environ.get("CRUX_REQUIRE_BROWSER") == "1":
+        pytest.fail("CRUX_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing: run bash .ci/setup as root")
+    pytest.skip("Chromium is not installed at /usr/bin/chromium")
+
+
+@asynccontextmanager
+async def chromium_page(width: int = 1360, height: int = 1000) -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": width, "height": height})
+            yield page
+        finally:
+            await browser.close()

@@ -1,0 +1,203 @@
+"""A fake project session for the web tests: real prompts, real inspections, no worker process.
+
+It holds a report built from ``Prompt.inspect(...).to_dict()`` of the prompts it is given, and can
+be told a file was "saved" (``replace``), which makes a new report and notifies subscribers, as the
+real ``ProjectSession`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from crux_devtools import context, prompt, tool, when
+from crux_devtools.inspector.api import SessionEvent
+
+
+class Ticket(BaseModel):
+    message: str = Field(description="The customer's message")
+    lang: str = "en"
+
+
+class OrderQuery(BaseModel):
+    order_id: str
+
+
+def _lookup(args: OrderQuery) -> dict[str, Any]:
+    return {"order_id": args.order_id, "status": "paid"}
+
+
+LOOKUP = tool("lookup_order", description="Look up an order.", parameters=OrderQuery, execute=_lookup)
+
+
+def support_prompt(rules: str = "Never promise refunds.") -> Any:
+    """A prompt with a kept, a droppable, a conditional and a nested context."""
+    house = context("house-rules", system=f"## House rules\n{rules}", priority=100)
+    facts = context("product-facts", system="## Plans\n" + "Pro: 2 TB, unlimited devices. " * 12, priority=30)
+    billing = context("billing", system="## Billing\nUse lookup_order for invoices.", priority=80, tools=[LOOKUP], use=[facts])
+    french = when(lambda i: i.lang == "fr", context("french", system="Réponds en français."))
+    return prompt(
+        "support-reply",
+        system="You are Ari, a support agent.",
+        input=Ticket,
+        use=[house, billing, french],
+        prompt=lambda i: i.message,
+        examples={"billing": {"message": "Charged twice on INV-1042?"}, "french": {"message": "Bonjour", "lang": "fr"}},
+    )
+
+
+def xss_prompt() -> Any:
+    payload = context("payload", system="<script>window.__xss = 1</script><img src=x onerror=\"window.__xss = 2\">")
+    return prompt(
+        "xss-probe",
+        system="Show <b>this</b> literally.",
+        use=[payload],
+        prompt="<script>window.__xss = 3</script>",
+        examples={"only": {}},
+    )
+
+
+def default_prompts() -> list[Any]:
+    return [support_prompt(), xss_prompt()]
+
+
+def load_error(file: str, line: int, message: str) -> dict[str, Any]:
+    return {"file": file, "line": line, "type": "SyntaxError", "message": message, "traceback": f'  File "{file}", line {line}\nSyntaxError: {message}'}
+
+
+class FakeSession:
+    """Implements ``SessionLike`` over in-process prompts (the real one uses a worker process)."""
+
+    def __init__(self, root: Path, prompts: list[Any] | None = None, *, agent_ids: tuple[str, ...] = ()) -> None:
+        self.root = Path(root)
+        self.prompts = {p.id: p for p in (prompts if prompts is not None else default_prompts())}
+        self.agent_ids = set(agent_ids)
+        self.version = 0
+        self.errors: list[dict[str, Any]] = []
+        self.stale = False
+        self.history: list[dict[str, Any]] = []
+        self.started = False
+        self.evaluations: list[dict[str, Any]] = []
+        self.runs: list[dict[str, Any]] = []
+        self._subscribers: list[Callable[[SessionEvent], Any]] = []
+        self._report: dict[str, Any] | None = None
+        self._rebuild()
+
+    # ---- SessionLike
+    @property
+    def report(self) -> dict[str, Any] | None:
+        return self._report
+
+    def subscribe(self, callback: Callable[[SessionEvent], Any]) -> Callable[[], None]:
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    async def start(self) -> None:
+        self.started = True
+
+    async def stop(self) -> None:
+        self.started = False
+
+    async def reload(self) -> None:
+        self._rebuild()
+        self._emit("report", "reloaded")
+
+    async def evaluate(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None,
+                       token_budget: int | None = None, input_budget: int | None = None) -> dict[str, Any]:
+        self.evaluations.append({"prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget})
+        p = self.prompts[prompt_id]
+        name = "custom" if input is not None else (example or next(iter(p.examples or {"": {}})))
+        data = input if input is not None else (p.examples or {}).get(name, {})
+        return self._example(p, name, data, token_budget)
+
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.runs.append({"prompt_id": prompt_id, "example": example, "input": input})
+        receipt = {"id": "req-1", "model": "scripted", "input_tokens": 120, "max_input_tokens": 5292, "optimize_at": 5292,
+                   "measurement": "exact", "adaptations": [], "warnings": [], "epoch": 1, "previous_request_id": None}
+        return {
+            "text": "Your invoice INV-1042 was paid once.",
+            "steps": [
+                {"index": 0, "request": receipt, "response_text": None,
+                 "tool_calls": [{"name": "lookup_order", "arguments": {"order_id": "INV-1042"}}],
+                 "tool_results": [{"name": "lookup_order", "output": {"status": "paid"}, "model_output": {"status": "paid"}}],
+                 "offloads": [{"handle": "off_1", "revision": 1, "byte_size": 17}]},
+                {"index": 1, "request": {**receipt, "id": "req-2", "previous_request_id": "req-1"},
+                 "response_text": "Your invoice INV-1042 was paid once.", "tool_calls": [], "tool_results": [], "offloads": []},
+            ],
+            "error": None,
+        }
+
+    def previous_system(self, prompt_id: str, example: str) -> str | None:
+        current = self._system_of(self._report, prompt_id, example)
+        for old in reversed(self.history[:-1]):
+            text = self._system_of(old, prompt_id, example)
+            if text is not None and text != current:
+                return text
+        return None
+
+    # ---- test controls
+    async def replace(self, prompts: list[Any], *, changed_file: str = "prompts.py") -> None:
+        """Simulate saving a file: a new report, then a ``report`` event."""
+        self.prompts = {p.id: p for p in prompts}
+        self.errors, self.stale = [], False
+        self._rebuild()
+        self._emit("report", f"{changed_file} changed", [changed_file])
+        await asyncio.sleep(0)
+
+    async def fail(self, error: dict[str, Any]) -> None:
+        """Simulate a save that breaks the load: keep the last good report, marked stale."""
+        self.errors, self.stale = [error], True
+        self.version += 1
+        assert self._report is not None
+        self._report = {**self._report, "version": self.version, "errors": self.errors, "stale": True}
+        self._emit("error", f"{error['file']} failed to load", [error["file"]])
+        await asyncio.sleep(0)
+
+    # ---- internals
+    def _emit(self, kind: str, summary: str, files: list[str] | None = None) -> None:
+        event = SessionEvent(kind=kind, version=self.version, summary=summary, changed_files=files or [])  # type: ignore[arg-type]
+        for callback in list(self._subscribers):
+            callback(event)
+
+    def _example(self, p: Any, name: str, data: dict[str, Any], budget: int | None) -> dict[str, Any]:
+        try:
+            inspection = p.inspect(data, token_budget=budget).to_dict()
+        except Exception as exc:  # mirrors the worker: a failing example is data, not a crash
+            return {"name": name, "input": data, "error": {"file": None, "line": None, "type": type(exc).__name__,
+                    "message": str(exc), "traceback": ""}, "inspection": None, "preview": None, "preview_error": None}
+        return {"name": name, "input": data, "error": None, "inspection": inspection, "preview": None, "preview_error": None}
+
+    def _rebuild(self) -> None:
+        self.version += 1
+        prompts = []
+        for line, p in enumerate(self.prompts.values(), start=10):
+            examples = [self._example(p, n, d, None) for n, d in (p.examples or {"default": {}}).items()]
+            first = examples[0]
+            prompts.append({
+                "id": p.id, "kind": "agent" if p.id in self.agent_ids else "prompt", "module": "prompts", "file": "prompts.py",
+                "line": line, "input_schema": p.input_model.model_json_schema(), "contexts": [],
+                "tools": sorted((first.get("inspection") or {}).get("tools", [])), "default_budget": None,
+                "status": "error" if first["error"] else "fits", "total_tokens": (first.get("inspection") or {}).get("total_tokens", 0),
+                "has_model": p.id in self.agent_ids, "examples": examples,
+            })
+        body = {"version": self.version, "project": str(self.root), "generated_at": datetime.now(UTC).isoformat(),
+                "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts}
+        body["hash"] = hashlib.sha256(json.dumps(prompts, sort_keys=True).encode()).hexdigest()[:16]
+        self._report = body
+        self.history.append(body)
+
+    @staticmethod
+    def _system_of(report: dict[str, Any] | None, prompt_id: str, example: str) -> str | None:
+        for p in (report or {}).get("prompts", []):
+            if p["id"] == prompt_id:
+                for e in p["examples"]:
+                    if e["name"] == example and e.get("inspection"):
+                        return e["inspection"]["system"]
+        return None
