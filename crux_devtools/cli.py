@@ -106,3 +106,15 @@ def check(directory: str, timeout: float) -> None:
     if report.get("notice"):
         click.echo(report["notice"], err=True)
     click.echo(f"ok: {len(report['prompts'])} prompt(s), {examples} example(s), no failures", err=True)
+
+
+@main.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (keep it local: the inspector runs your code).")
+@click.option("--port", type=click.IntRange(1, 65535), default=4400, show_default=True, help="Port; if busy, the next free one is used and printed.")
+@click.option("--no-open", is_flag=True, help="Do not open a browser.")
+def serve(directory: str, host: str, port: int, no_open: bool) -> None:
+    """Web inspector for the project in DIRECTORY, live as you save."""
+    from .web.serve import serve as run_server
+
+    run_server(directory, host=host, port=port, open_browser=not no_open)

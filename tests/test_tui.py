@@ -22,12 +22,17 @@ from crux_devtools.tui.messages import ExampleEvaluated, RunFinished  # noqa: E4
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.system_text import SystemTextView  # noqa: E402
 
-SIZE = (120, 40)
+SIZE = (110, 34)
 
 
 def screen_text(app: CruxTui) -> str:
     """What the terminal shows, as plain text lines."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def detail_lines(app: CruxTui) -> list[str]:
+    """The right-hand pane only (the tree sits left of the ``▎`` border)."""
+    return [line.split("▎", 1)[1] for line in screen_text(app).splitlines() if "▎" in line]
 
 
 def notifications(app: CruxTui) -> list[str]:
@@ -164,11 +169,11 @@ async def test_contributors_tab_lists_statuses_and_reasons(session: FakeSession)
         await settle(pilot)
         await pilot.click("#tabs Tab#--content-tab-tab-contributors")
         await settle(pilot)
-        text = screen_text(app)
-        row = next(line for line in text.splitlines() if " billing " in line and "context" in line)
+        lines = detail_lines(app)
+        row = next(line for line in lines if " billing " in line)
         assert "✂ dropped" in row and "budget" in row and "67" in row
-        row = next(line for line in text.splitlines() if "tone_email" in line)
-        assert "○ excluded" in row and "match: match selected 'chat'" in row
+        row = next(line for line in lines if "tone_email" in line)
+        assert "○ excluded" in row and "match · match selected" in row
 
 
 async def test_tools_tab_names_the_context_each_tool_comes_from(session: FakeSession) -> None:
@@ -177,8 +182,7 @@ async def test_tools_tab_names_the_context_each_tool_comes_from(session: FakeSes
         await settle(pilot)
         app.query_one("#tabs").active = "tab-tools"
         await settle(pilot)
-        text = screen_text(app)
-        row = next(line for line in text.splitlines() if "lookup_order" in line)
+        row = next(line for line in detail_lines(app) if "lookup_order" in line)
         assert "billing" in row and "yes" in row
 
 

@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+from .budget import (
+    CONSERVATIVE_MODEL_CAPACITY,
+    InputBudget,
+    ModelCapacityProfile,
+    merge_input_budget,
+    resolve_model_capacity_profile,
+)
+from .ladders import droppable, offload, offloadable, prefer, summarizable
+from .offload_store import OffloadReceipt, OffloadStore
+from .planner import apreview, preview
+from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
+from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
+from .summaries import SummaryStore, summarize
 from .contexts import Conditional, Context, Match, context, match, when
 from .errors import CallbackError, CruxError, Diagnostic, RequestCompositionError
 from .models import ModelError, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
@@ -11,6 +24,37 @@ from .tokens import TiktokenCounter, TokenCounter, default_counter
 from .tools import Tool, tool
 
 __all__ = [
+    "CONSERVATIVE_MODEL_CAPACITY",
+    "InputBudget",
+    "ModelCapacityProfile",
+    "merge_input_budget",
+    "resolve_model_capacity_profile",
+    "droppable",
+    "offload",
+    "offloadable",
+    "prefer",
+    "summarizable",
+    "OffloadReceipt",
+    "OffloadStore",
+    "apreview",
+    "preview",
+    "Adaptation",
+    "Candidate",
+    "Contribution",
+    "Receipt",
+    "RequestInspection",
+    "RequestPreview",
+    "inspect_request",
+    "Agent",
+    "GenerateResult",
+    "PlanningSession",
+    "Step",
+    "ToolResult",
+    "agenerate",
+    "agent",
+    "generate",
+    "SummaryStore",
+    "summarize",
     "CallbackError",
     "Conditional",
     "Context",

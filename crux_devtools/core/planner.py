@@ -45,11 +45,10 @@ from pydantic import BaseModel
 
 from .budget import Limits, check_max_tokens, coerce_input_budget, derive_limits, merge_input_budget, model_name_of, resolve_model_capacity_profile
 from .callbacks import Call, Resolution, drive_async, drive_sync, expect_text
-from .contexts import Context
 from .entries import Ladder
 from .errors import Diagnostic, RequestCompositionError
 from .ladders import Shape, shape
-from .offload import READ_OFFLOAD, OffloadStore, default_offload_store, make_handle, read_offload_tool, reference_text
+from .offload_store import READ_OFFLOAD, OffloadStore, default_offload_store, make_handle, read_offload_tool, reference_text
 from .prompts import Prompt
 from .receipts import Adaptation, Candidate, Contribution, RequestPreview, breakdown_of
 from .resolve import SEPARATOR, Node, Walk, tools_of, walk
@@ -515,7 +514,7 @@ class Planner:
                 )
         for c in unprepared:
             diagnostics.append(Diagnostic(id=f"unprepared:{c.id}", code=code, contributor=c.id, tokens=None, message=f"the summary of {c.id!r} is not prepared"))
-        minimum = fixed + sum(c.rungs[i].cost or 0 for c, i in zip(order, choice, strict=True))
+        minimum = self.assemble(order, choice)[4]  # exact, including the read_offload schema if needed
         candidates = [
             Candidate(c.id, r.name, r.available, False, None if r.cost is None else minimum - (c.rungs[s].cost or 0) + r.cost,  # type: ignore[arg-type]
                       r.reason if not r.available else "over-limit", r.variant, r.cost, r.detail or "no legal candidate fits max")
@@ -678,5 +677,3 @@ async def apreview(
     gathered = await drive_async(gather(s.prompt, s.prompt.validate_input(input)))
     return to_preview(Planner(gathered, options).plan(), s)
 
-
-__all__ = ["Context", "apreview", "preview"]

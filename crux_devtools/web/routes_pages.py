@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -43,6 +44,12 @@ def render(request: Request, name: str, context: dict[str, Any], *, block: str |
 def wants_block(request: Request) -> bool:
     """htmx swaps (not a boosted full navigation) get just the block."""
     return request.headers.get("hx-request") == "true" and request.headers.get("hx-history-restore-request") != "true"
+
+
+async def url_encoded_form(request: Request) -> dict[str, str]:
+    """The fields of an htmx form post (url-encoded; no multipart parser needed for these small forms)."""
+    body = (await request.body()).decode("utf-8", errors="replace")
+    return {key: values[-1] for key, values in parse_qs(body, keep_blank_values=True).items()}
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -89,7 +96,8 @@ async def build_prompt_view(request: Request, prompt: dict[str, Any], example: s
     elif custom is not None or ctl.example is not None or budget is not None:
         try:
             view.example_report = await session.evaluate(
-                prompt["id"], example=ctl.example, input=custom, token_budget=budget, input_budget=budget
+                prompt["id"], example=ctl.example, input=custom, token_budget=budget,
+                input_budget=budget if prompt.get("kind") == "agent" else None,  # the slider is an agent's input budget
             )
         except Exception as exc:  # the worker's failure becomes an error panel, never a 500
             log.warning("evaluating %s failed: %s", prompt["id"], exc)
@@ -103,6 +111,9 @@ async def build_prompt_view(request: Request, prompt: dict[str, Any], example: s
         view.tools = tool_sources(inspection)
         previous = session.previous_system(prompt["id"], ctl.example) if ctl.example and custom is None else None
         view.diff = diff_view(previous, inspection.get("system"))
+        view.chips = status_chips("fits" if inspection.get("fits", True) else "over", header.stale)
+    elif (view.example_report or {}).get("error"):
+        view.chips = status_chips("error", header.stale)
     return view
 
 
@@ -133,9 +144,9 @@ async def run_prompt(request: Request, prompt_id: str) -> Response:
         return render(request, "_run.html", {"run": None, "problem": f"no prompt or agent with id {prompt_id!r}"}, status=404)
     if not prompt.get("has_model"):
         return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
-    form = await request.form()
-    example = str(form.get("example") or "") or None
-    input_text = str(form.get("input") or "")
+    form = await url_encoded_form(request)
+    example = form.get("example") or None
+    input_text = form.get("input", "")
     custom = None
     if input_text.strip():
         custom, errors = parse_and_check(input_text, prompt.get("input_schema") or {})

@@ -159,6 +159,7 @@ class Controls:
     examples: list[str]
     example_inputs: dict[str, str]
     budget_max: int
+    default_budget: int | None
     query: str
 
 
@@ -269,6 +270,8 @@ def controls(prompt: dict[str, Any], example: str | None, budget: int | None, in
     if example not in examples:
         example = examples[0] if examples else None
     inputs = {str(e.get("name")): json.dumps(e.get("input", {}), indent=2, ensure_ascii=False) for e in prompt.get("examples") or []}
+    cached = next((e for e in prompt.get("examples") or [] if e.get("name") == example), None)
+    default_budget = prompt.get("default_budget") or ((cached or {}).get("inspection") or {}).get("token_budget")
     query = urlencode({k: v for k, v in {"example": example, "budget": budget, "input": input_text or None}.items() if v is not None})
     return Controls(
         example=example,
@@ -277,6 +280,7 @@ def controls(prompt: dict[str, Any], example: str | None, budget: int | None, in
         examples=examples,
         example_inputs=inputs,
         budget_max=budget_ceiling(prompt, budget),
+        default_budget=default_budget,
         query=query,
     )
 

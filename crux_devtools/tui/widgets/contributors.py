@@ -16,7 +16,7 @@ def reason_text(part: dict[str, Any]) -> str:
     """Why a part is not active, in words: ``when: …``, ``budget``, ``parent-dropped``."""
     reason = part.get("reason") or ""
     detail = part.get("detail") or ""
-    return f"{reason}: {detail}" if reason and detail else reason or detail
+    return f"{reason} · {detail}" if reason and detail else reason or detail
 
 
 class ContributorsTable(DataTable[Any]):
@@ -35,7 +35,6 @@ class ContributorsTable(DataTable[Any]):
         self.cursor_type = "row"
         self.zebra_stripes = True
         self.add_column("Source", key="source")
-        self.add_column("Kind", key="kind")
         self.add_column("Status", key="status")
         self.add_column("Tokens", key="tokens")
         self.add_column("Priority", key="priority")
@@ -52,10 +51,9 @@ class ContributorsTable(DataTable[Any]):
             label, style = STATUS.get(part.get("status", ""), (part.get("status", "?"), ""))
             prio = part.get("priority")
             eff = part.get("effective_priority")
-            prio_text = "" if prio is None else str(prio) if eff in (None, prio) else f"{prio} (eff. {eff})"
+            prio_text = "" if prio is None else str(prio) if eff in (None, prio) else f"{prio}→{eff}"
             self.add_row(
                 Text(part.get("source", "?"), style="bold" if part.get("status") == "active" else style),
-                part.get("kind", ""),
                 Text(label, style=style),
                 Text(str(part.get("tokens", 0)), justify="right"),
                 Text(prio_text, justify="right"),

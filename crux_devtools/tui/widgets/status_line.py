@@ -12,14 +12,18 @@ from textual.widgets import Static
 def status_text(prompt: dict[str, Any] | None, example: str | None, names: list[str], budget: int | None, stale: bool, busy: str | None) -> Text:
     if prompt is None:
         return Text("No prompt selected", style="dim")
-    text = Text.assemble((f" {prompt.get('kind', 'prompt')} ", "reverse"), " ", (prompt.get("id", "?"), "bold"))
+    text = Text()
+    if stale:
+        text.append(" ◌ STALE: last load failed ", "bold black on yellow")
+        text.append(" ")
+    text.append(f" {prompt.get('kind', 'prompt')} ", "reverse")
+    text.append(" ")
+    text.append(prompt.get("id", "?"), "bold")
     if names:
         index = names.index(example) + 1 if example in names else 1
         text.append(f"  example {example} ({index}/{len(names)})", "")
     text.append("  budget ")
     text.append(str(budget) if budget is not None else "none", "bold cyan" if budget is not None else "dim")
-    if stale:
-        text.append("  ◌ STALE: last load failed", "bold yellow")
     if busy:
         text.append(f"  … {busy}", "italic dim")
     return text

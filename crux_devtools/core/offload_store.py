@@ -60,8 +60,10 @@ def canonical_text(value: Any) -> str:
 
 def make_handle(namespace: str, key: str) -> str:
     """The opaque handle of ``key`` in ``namespace`` (derivable without writing)."""
-    digest = hashlib.sha256(f"{namespace}\0{key}".encode()).hexdigest()
-    return f"ofl_{digest[:24]}"
+    # Decimal digits: tiktoken splits digit runs into groups of three, so every handle costs the same
+    # number of tokens and a plan never depends on which namespace derived it.
+    digest = int(hashlib.sha256(f"{namespace}\0{key}".encode()).hexdigest(), 16)
+    return f"ofl_{digest % 10**24:024d}"
 
 
 class OffloadStore:

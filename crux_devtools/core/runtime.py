@@ -1,0 +1,346 @@
+"""Running: agents, the tool loop, steps and their receipts.
+
+``generate`` resolves the prompt once per run (each callback runs once), then, before every
+provider call, plans the request exactly once (see ``planner.py``); if planning raises, nothing is
+dispatched. Tool calls are executed and fed back until the model answers with text or ``max_steps``
+is reached.
+
+Failure policy (decided here):
+
+- Planning failures (``REQUEST_TOO_LARGE``, ``REPRESENTATION_UNAVAILABLE``) raise
+  ``RequestCompositionError`` before dispatch; on a later step the error carries the steps so far
+  as ``error.steps``.
+- A summary model that fails leaves the summary rung unprepared (a warning on the receipt) and the
+  planner picks another authorised rung; if none fits, ``REPRESENTATION_UNAVAILABLE`` is raised.
+- A model error, malformed tool arguments, an unknown tool name or a tool that raises: the step
+  records ``error``, the run stops (``stop_reason="error"``), nothing of that step is written to a
+  store (tool results are offloaded only once every tool of the step succeeded).
+
+Epochs: a ``PlanningSession`` (one per ``generate`` call unless passed in) keeps, per model and
+effective input budget, the lowest rung each contributor was sent at; a new model or budget starts
+a new epoch and replans from the canonical sources. Offload handles are scoped to the namespace
+``<prompt id>/<session id>``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from .budget import InputBudget, check_max_tokens, coerce_input_budget, model_name_of
+from .callbacks import drive_async, run_sync
+from .contexts import check_id
+from .errors import RequestCompositionError
+from .ladders import Offloaded, OutputPolicy
+from .offload_store import OffloadReceipt, OffloadStore, canonical_text, default_offload_store, make_handle, reference_text
+from .planner import Gathered, Plan, Planner, PlanOptions, Setup, check_active_tools, check_messages, composition_error, gather, new_request_id, setup
+from .prompts import Prompt
+from .receipts import Receipt
+from .results import _ToDict
+from .summaries import SummaryError, SummaryStore, default_summary_store
+from .tools import Tool
+
+StopReason = Literal["text", "max_steps", "error"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Agent:
+    """A prompt bound to a model, with default budget, output length and step limit."""
+
+    id: str
+    prompt: Prompt
+    model: Any
+    input_budget: InputBudget | None = None
+    max_tokens: int | None = None
+    max_steps: int = 8
+
+    @property
+    def examples(self) -> dict[str, dict[str, Any]] | None:
+        return self.prompt.examples
+
+    @property
+    def input_model(self) -> type[BaseModel]:
+        return self.prompt.input_model
+
+    def __repr__(self) -> str:
+        return f"<Agent {self.id!r} prompt={self.prompt.id!r}>"
+
+
+def agent(id: str, *, prompt: Prompt, model: Any, input_budget: Any = None, max_tokens: int | None = None, max_steps: int = 8) -> Agent:
+    """Bind ``prompt`` to ``model``. ``input_budget`` is an ``InputBudget`` or a dict."""
+    check_id("agent", id)
+    if not isinstance(prompt, Prompt):
+        raise TypeError(f"agent {id!r}: prompt must be created with prompt(...), got {type(prompt).__name__}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise TypeError(f"agent {id!r}: max_steps must be a positive int, got {max_steps!r}")
+    return Agent(id=id, prompt=prompt, model=model, input_budget=coerce_input_budget(input_budget), max_tokens=check_max_tokens(max_tokens), max_steps=max_steps)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult(_ToDict):
+    """One executed tool call: ``output`` is what the application gets, ``model_output`` what the model saw."""
+
+    name: str
+    output: Any
+    model_output: str
+    call_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Step(_ToDict):
+    """One provider call: its receipt, the answer, and the tool calls it led to."""
+
+    index: int
+    request: Receipt
+    response_text: str | None
+    tool_calls: list[Any]
+    tool_results: list[ToolResult]
+    offloads: list[OffloadReceipt]
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateResult(_ToDict):
+    """The outcome of a run: the final text (``None`` unless the model answered), every step."""
+
+    text: str | None
+    steps: list[Step]
+    stop_reason: StopReason = "text"
+    error: str | None = None
+
+
+class PlanningSession:
+    """Epoch state across the steps (and, if reused, the runs) of one conversation."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, id: str | None = None) -> None:
+        self.id = id or f"s{next(self._ids)}-{uuid.uuid4().hex[:8]}"
+        self.epoch = 0
+        self.key: tuple[Any, ...] | None = None
+        self.ceilings: dict[str, int] = {}
+        self.last_request_id: str | None = None
+
+    def enter(self, key: tuple[Any, ...]) -> None:
+        """Start a new epoch when the model or effective budget changed."""
+        if key != self.key:
+            self.key = key
+            self.epoch += 1
+            self.ceilings = {}
+
+    def record(self, plan: Plan, request_id: str) -> None:
+        for contributor, index in zip(plan.contributors, plan.choice, strict=True):
+            self.ceilings[contributor.id] = max(self.ceilings.get(contributor.id, 0), index)
+        self.last_request_id = request_id
+
+
+async def _prepare_summaries(plan: Plan, store: SummaryStore) -> list[str]:
+    """Prepare missing summaries a plan needs (``on_miss="prepare"``); failures become warnings."""
+    warnings: list[str] = []
+    for contributor in plan.missing_summaries:
+        summ = contributor.shape.summary
+        assert summ is not None and contributor.summary_key is not None
+        if summ.on_miss == "fail":
+            raise RequestCompositionError(
+                "REPRESENTATION_UNAVAILABLE",
+                f"the summary of {contributor.id!r} is needed but not prepared and on_miss='fail'; prepare it or use on_miss='prepare'",
+            )
+        try:
+            if summ.strategy.needs_model:
+                text = await summ.strategy.summarize_with(summ.model, contributor.full_text)  # type: ignore[union-attr]
+            else:
+                text = summ.strategy.summarize_text(contributor.full_text)  # type: ignore[union-attr]
+        except SummaryError as exc:
+            warnings.append(f"summary of {contributor.id!r} could not be prepared: {exc}")
+            continue
+        store.put(contributor.summary_key, summ.strategy, model_name_of(summ.model), text)
+    return warnings
+
+
+async def _plan_step(gathered: Gathered, options: PlanOptions, summary_store: SummaryStore) -> tuple[Plan, list[str]]:
+    plan = Planner(gathered, options).plan()
+    if not plan.missing_summaries:
+        return plan, []
+    warnings = await _prepare_summaries(plan, summary_store)
+    return Planner(gathered, options).plan(), warnings
+
+
+def _dump(value: Any) -> str:
+    return canonical_text(value)
+
+
+async def _call_model(model: Any, request: Any) -> Any:
+    acomplete = getattr(model, "acomplete", None)
+    if callable(acomplete):
+        return await acomplete(request)
+    return model.complete(request)
+
+
+def _check_response(response: Any, offered: dict[str, Tool]) -> str | None:
+    """A message saying what is wrong with a model response, or ``None``."""
+    calls = getattr(response, "tool_calls", None)
+    text = getattr(response, "text", None)
+    if calls is None or not isinstance(calls, list) or (text is not None and not isinstance(text, str)):
+        return f"model returned a malformed response ({type(response).__name__}); expected text and a list of tool calls"
+    if not calls and text is None:
+        return "model returned neither text nor tool calls"
+    for call in calls:
+        name = getattr(call, "name", None)
+        if not isinstance(name, str) or not isinstance(getattr(call, "arguments", None), dict):
+            return f"model returned a malformed tool call {call!r:.80}; expected a name and a dict of arguments"
+        if name not in offered:
+            return f"model asked for unknown tool {name!r}; offered tools: {', '.join(sorted(offered)) or 'none'}"
+    return None
+
+
+async def agenerate(
+    target: Any,
+    *,
+    input: Any = None,
+    model: Any = None,
+    input_budget: Any = None,
+    max_tokens: int | None = None,
+    messages: Sequence[dict[str, Any]] | None = None,
+    active_tools: Sequence[str] | None = None,
+    counter: Any = None,
+    summary_store: SummaryStore | None = None,
+    offload_store: OffloadStore | None = None,
+    session: PlanningSession | None = None,
+    max_steps: int | None = None,
+) -> GenerateResult:
+    """Run the tool loop for a ``Prompt`` (with ``model=``) or an ``Agent``; see the module docstring."""
+    s: Setup = setup(target, model, input_budget, max_tokens, counter)
+    if s.model is None:
+        raise TypeError(f"generate({s.prompt.id!r}): no model; pass model=... or use an agent with a model")
+    if max_steps is None:
+        max_steps = target.max_steps if isinstance(target, Agent) else 8
+    session = session or PlanningSession()
+    summary_store = summary_store or default_summary_store()
+    offload_store = offload_store or default_offload_store()
+    namespace = f"{s.prompt.id}/{session.id}"
+    conversation = check_messages(messages)
+    active = check_active_tools(active_tools)
+    gathered = await drive_async(gather(s.prompt, s.prompt.validate_input(input)))
+    model_name = model_name_of(s.model)
+    out_tokens = max_tokens if max_tokens is not None else (target.max_tokens if isinstance(target, Agent) else None)
+    steps: list[Step] = []
+    support_required = False
+    for index in range(max_steps):
+        session.enter((model_name, s.limits.max_input_tokens, s.limits.optimize_at))
+        options = PlanOptions(
+            model=s.model, limits=s.limits, counter=s.counter, measurement=s.measurement, messages=list(conversation),
+            active_tools=active, summary_store=summary_store, offload_store=offload_store, namespace=namespace,
+            ceilings=dict(session.ceilings), epoch=session.epoch, support_required=support_required,
+        )
+        request_id = new_request_id()
+        try:
+            plan, prep_warnings = await _plan_step(gathered, options, summary_store)
+            if not plan.fits:
+                raise composition_error(plan, request_id)
+        except RequestCompositionError as exc:
+            exc.request_id = exc.request_id or request_id
+            exc.steps = steps  # type: ignore[attr-defined]
+            raise
+        offloads = [offload_store.put(namespace, key, text) for _cid, key, text in plan.offloads]
+        receipt = Receipt(
+            id=request_id, model=model_name, input_tokens=plan.input_tokens, max_input_tokens=s.limits.max_input_tokens,
+            optimize_at=s.limits.optimize_at, measurement=s.measurement, adaptations=plan.adaptations,
+            warnings=prep_warnings + plan.warnings, epoch=session.epoch, previous_request_id=session.last_request_id,
+            candidates=plan.candidates, contributions=plan.contributions, tools=[t.name for t in plan.tools], tier=plan.tier or "max",
+        )
+        session.record(plan, request_id)
+        from .models import ModelRequest
+
+        request = ModelRequest(system=plan.system, messages=plan.messages, tools=plan.tools, max_tokens=out_tokens)
+        try:
+            response = await _call_model(s.model, request)
+        except Exception as exc:  # noqa: BLE001 - any adapter fault ends the run with a clear step error
+            error = f"model {model_name!r} failed: {type(exc).__name__}: {exc}"
+            steps.append(Step(index, receipt, None, [], [], offloads, error))
+            return GenerateResult(None, steps, "error", error)
+        offered = {t.name: t for t in plan.tools}
+        problem = _check_response(response, offered)
+        if problem is not None:
+            steps.append(Step(index, receipt, getattr(response, "text", None) if isinstance(getattr(response, "text", None), str) else None, [], [], offloads, problem))
+            return GenerateResult(None, steps, "error", problem)
+        if not response.tool_calls:
+            steps.append(Step(index, receipt, response.text, [], [], offloads))
+            return GenerateResult(response.text, steps, "text")
+        results, pending, error = await _run_tools(response.tool_calls, offered, namespace, s.counter)
+        if error is not None:
+            steps.append(Step(index, receipt, response.text, list(response.tool_calls), results, offloads, error))
+            return GenerateResult(None, steps, "error", error)
+        for key, value in pending:  # only now that every tool of the step succeeded
+            offloads.append(offload_store.put(namespace, key, value))
+            support_required = True
+        steps.append(Step(index, receipt, response.text, list(response.tool_calls), results, offloads))
+        conversation.append(response.to_message())
+        for call, result in zip(response.tool_calls, results, strict=True):
+            conversation.append({"role": "tool", "tool_call_id": call.id, "content": result.model_output})
+    return GenerateResult(None, steps, "max_steps", f"stopped after max_steps={max_steps} without a text answer")
+
+
+async def _run_tools(calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any) -> tuple[list[ToolResult], list[tuple[str, Any]], str | None]:
+    results: list[ToolResult] = []
+    pending: list[tuple[str, Any]] = []
+    for call in calls:
+        t = offered[call.name]
+        try:
+            params = t.parameters.model_validate(call.arguments)
+        except ValidationError as exc:
+            return results, [], f"model called {t.name!r} with invalid arguments: {exc.error_count()} error(s): " + "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()
+            )
+        try:
+            value = t.execute(params)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:  # noqa: BLE001 - user tool code: reported on the step
+            return results, [], f"tool {t.name!r} raised {type(exc).__name__}: {exc}"
+        forced = isinstance(value, Offloaded)
+        if forced:
+            value = value.value
+        policy = t.output if isinstance(t.output, OutputPolicy) else None
+        text = _dump(value)
+        if forced or (policy is not None and (policy.above_tokens is None or counter.count(text) > policy.above_tokens)):
+            key = f"tool:{t.name}:{call.id}"
+            model_output = reference_text(f"the result of {t.name}", make_handle(namespace, key), value, counter)
+            pending.append((key, value))
+        else:
+            model_output = text
+        results.append(ToolResult(t.name, value, model_output, call.id))
+    return results, pending, None
+
+
+def generate(
+    target: Any,
+    *,
+    input: Any = None,
+    model: Any = None,
+    input_budget: Any = None,
+    max_tokens: int | None = None,
+    messages: Sequence[dict[str, Any]] | None = None,
+    active_tools: Sequence[str] | None = None,
+    counter: Any = None,
+    summary_store: SummaryStore | None = None,
+    offload_store: OffloadStore | None = None,
+    session: PlanningSession | None = None,
+    max_steps: int | None = None,
+) -> GenerateResult:
+    """The sync form of ``agenerate``; works outside a running event loop."""
+    return run_sync(
+        agenerate(
+            target, input=input, model=model, input_budget=input_budget, max_tokens=max_tokens, messages=messages,
+            active_tools=active_tools, counter=counter, summary_store=summary_store, offload_store=offload_store,
+            session=session, max_steps=max_steps,
+        )
+    )
+
+
+__all__ = ["Agent", "GenerateResult", "PlanningSession", "Step", "ToolResult", "agenerate", "agent", "generate"]

@@ -1,0 +1,89 @@
+"""``crux-devtools serve``: run the web inspector for one project folder on a local port."""
+
+from __future__ import annotations
+
+import errno
+import socket
+import threading
+import webbrowser
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import uvicorn
+
+from .paths import vendor_missing
+
+PORT_ATTEMPTS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """Where the server listens; ``moved_from`` is the requested port when it was busy."""
+
+    host: str
+    port: int
+    moved_from: int | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+
+def port_is_free(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}. Check --host.") from exc
+    return True
+
+
+def choose_binding(host: str, port: int) -> Binding:
+    """The requested port, or the next free one within ``PORT_ATTEMPTS`` (said so by the caller)."""
+    for candidate in range(port, port + PORT_ATTEMPTS):
+        if candidate <= 65535 and port_is_free(host, candidate):
+            return Binding(host, candidate, None if candidate == port else port)
+    raise click.ClickException(
+        f"ports {port}-{port + PORT_ATTEMPTS - 1} on {host} are all in use. Stop the other server or pass --port with a free port."
+    )
+
+
+def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, open_browser: bool = True) -> None:
+    """Load the project, then serve the inspector until Ctrl-C; prints the URL (and a moved port)."""
+    from ..inspector.session import ProjectSession
+    from .app import create_app
+
+    root = Path(directory)
+    if not root.is_dir():
+        raise click.ClickException(f"project folder {str(root)!r} does not exist or is not a folder")
+    missing = vendor_missing()
+    if missing:
+        raise click.ClickException(f"front-end files missing from static/vendor: {', '.join(missing)}. Run `bash .ci/setup` (npm ci) first.")
+    binding = choose_binding(host, port)
+    session = ProjectSession(root)
+    app = create_app(session, bound_host=host)
+    if binding.moved_from is not None:
+        click.echo(f"Port {binding.moved_from} is busy; using {binding.port} instead.")
+    click.echo(f"crux-devtools inspector for {session.root}")
+    click.echo(f"Serving at {binding.url}  (Ctrl-C to stop)")
+    config = uvicorn.Config(app, host=binding.host, port=binding.port, log_level="warning", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    if open_browser:
+        threading.Thread(target=_open_when_started, args=(server, binding.url), daemon=True).start()
+    server.run()
+
+
+def _open_when_started(server: uvicorn.Server, url: str) -> None:
+    """Open the browser once uvicorn accepts connections (after the project's first load)."""
+    import time
+
+    deadline = time.monotonic() + 120
+    while not server.started and not server.should_exit and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if server.started:
+        webbrowser.open(url)

@@ -1,0 +1,111 @@
+"""The web inspector in a real Chromium (Playwright, async API) over a real project session.
+
+The sample project is copied to a temporary folder, served by uvicorn on 127.0.0.1 with the real
+``ProjectSession`` (worker process, file watching), and driven like a person would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from web_conftest_helpers import LiveServer, chromium_page, live_server, require_browser
+
+from crux_devtools.web.app import create_app
+
+pytestmark = pytest.mark.browser
+REPO = Path(__file__).resolve().parents[1]
+
+XSS_MODULE = '''
+from crux_devtools import context, prompt
+
+payload = context("payload", system='<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">')
+xss_probe = prompt(
+    "xss-probe",
+    system="Show <b>this</b> literally.",
+    use=[payload],
+    prompt="<script>window.__xss = 3</script>",
+    examples={"only": {}},
+)
+'''
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("browser") / "sample"
+    shutil.copytree(REPO / "sample_project", root, ignore=shutil.ignore_patterns("data", "__pycache__", ".crux"))
+    (root / "zz_xss.py").write_text(XSS_MODULE)
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(project: Path) -> Iterator[LiveServer]:
+    require_browser()
+    from crux_devtools.inspector.session import ProjectSession
+
+    with live_server(create_app(ProjectSession(project, history=False))) as srv:
+        yield srv
+
+
+async def test_the_sample_project_opens_and_an_example_can_be_picked(server: LiveServer) -> None:
+    async with chromium_page() as page:
+        await page.goto(server.url + "/")
+        await page.click("a[href='/prompts/support-reply']")
+        await page.wait_for_selector("#system-text")
+        assert await page.locator(".part[data-source='account']").count() == 1  # signed-in example
+        await page.select_option("#example", "anonymous")
+        await page.wait_for_selector("#report[data-example='anonymous']")
+        assert "example=anonymous" in page.url
+        assert await page.locator(".part[data-source='account']").count() == 0
+        assert "account" in await page.locator("#excluded").inner_text()
+
+
+async def test_moving_the_budget_shows_a_context_drop(server: LiveServer) -> None:
+    async with chromium_page() as page:
+        await page.goto(server.url + "/prompts/support-reply?example=signed-in")
+        await page.wait_for_selector("#system-text")
+        assert await page.locator("#dropped").count() == 0
+        await page.locator("#budget-range").fill("60")
+        await page.wait_for_selector("#report[data-budget='60']")
+        dropped = await page.locator("#dropped").inner_text()
+        assert "product-facts" in dropped
+        assert await page.locator(".seg-dropped").count() >= 1
+        assert await page.input_value("#budget-number") == "60"
+        assert "budget=60" in page.url
+
+
+async def test_saving_a_file_updates_the_page_and_keeps_example_budget_and_scroll(server: LiveServer, project: Path) -> None:
+    async with chromium_page(height=600) as page:
+        await page.goto(server.url + "/prompts/support-reply?example=anonymous&budget=120")
+        await page.wait_for_selector("#live-status[data-state='live']")
+        await page.evaluate("window.scrollTo(0, 250)")
+        scroll = await page.evaluate("window.scrollY")
+        source = project / "01_contexts.py"
+        source.write_text(source.read_text().replace("support agent for Nimbus", "support agent for Nimbus Cloud (edited)"))
+        await page.wait_for_function("document.querySelector('#system-text').innerText.includes('(edited)')", timeout=20000)
+        assert await page.locator("#report").get_attribute("data-example") == "anonymous"
+        assert await page.locator("#report").get_attribute("data-budget") == "120"
+        assert await page.input_value("#example") == "anonymous"
+        assert abs(await page.evaluate("window.scrollY") - scroll) < 2
+        assert "(edited)" in await page.locator(".dl-add").first.inner_text()
+        if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
+            await page.set_viewport_size({"width": 1360, "height": 1000})
+            await page.evaluate("window.scrollTo(0, 0)")
+            await page.screenshot(path=str(REPO / "docs" / "screenshot-web.png"))
+
+
+async def test_an_xss_payload_in_a_prompt_stays_inert_text(server: LiveServer) -> None:
+    async with chromium_page() as page:
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: dialogs.append(d.message))
+        await page.goto(server.url + "/prompts/xss-probe")
+        await page.wait_for_selector("#system-text")
+        text = await page.locator("#system-text").inner_text()
+        assert '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">' in text
+        assert "<script>window.__xss = 3</script>" in await page.locator("#user-prompt").inner_text()
+        assert await page.evaluate("typeof window.__xss") == "undefined"
+        assert await page.locator("#system-text img, #system-text script, #system-text b").count() == 0
+        assert dialogs == []

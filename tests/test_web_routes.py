@@ -1,0 +1,157 @@
+"""Route tests for the web inspector, through httpx against the ASGI app (no network)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from web_fakes import FakeSession, default_prompts, load_error, support_prompt
+
+from crux_devtools.web.app import create_app
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> FakeSession:
+    return FakeSession(tmp_path, agent_ids=("support-reply",))
+
+
+@pytest.fixture
+async def client(session: FakeSession) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(session)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as c:
+        yield c
+
+
+async def test_index_lists_every_prompt_with_status_tokens_and_module(client: httpx.AsyncClient, session: FakeSession) -> None:
+    r = await client.get("/")
+    assert r.status_code == 200
+    for p in session.report["prompts"]:
+        assert f'href="/prompts/{p["id"]}"' in r.text
+        assert f'>{p["total_tokens"]}<' in r.text
+    assert "chip-fits" in r.text and "prompts<span" in r.text
+
+
+async def test_index_shows_load_errors_with_file_and_line_and_a_stale_chip(client: httpx.AsyncClient, session: FakeSession) -> None:
+    await session.fail(load_error("broken.py", 7, "invalid syntax"))
+    r = await client.get("/")
+    assert "broken.py:7" in r.text and "invalid syntax" in r.text
+    assert "chip-stale" in r.text and "Stale report" in r.text
+
+
+async def test_prompt_page_shows_each_part_with_its_source_and_the_user_prompt(client: httpx.AsyncClient) -> None:
+    r = await client.get("/prompts/support-reply?example=billing")
+    assert r.status_code == 200
+    for source in ("&lt;prompt&gt;", "house-rules", "product-facts", "billing"):
+        assert f'data-source="{source}"' in r.text
+    assert "Charged twice on INV-1042?" in r.text
+    assert "lookup_order" in r.text and "from <span class=\"mono\">billing</span>" in r.text
+
+
+async def test_a_part_has_the_same_colour_in_the_text_and_the_token_bar(client: httpx.AsyncClient) -> None:
+    r = await client.get("/prompts/support-reply")
+    import re
+
+    seg = re.search(r'class="seg (c-\d+) seg-active"[^>]*data-source="house-rules"', r.text)
+    part = re.search(r'class="part (c-\d+)" data-source="house-rules"', r.text)
+    assert seg and part and seg.group(1) == part.group(1)
+
+
+async def test_a_budget_in_the_query_drops_the_lowest_priority_context(client: httpx.AsyncClient, session: FakeSession) -> None:
+    r = await client.get("/prompts/support-reply?example=billing&budget=40")
+    assert session.evaluations[-1]["token_budget"] == 40
+    assert 'id="dropped"' in r.text and "product-facts" in r.text.split('id="dropped"')[1]
+    full = await client.get("/prompts/support-reply?example=billing")
+    assert 'id="dropped"' not in full.text
+
+
+async def test_an_htmx_request_gets_only_the_report_block(client: httpx.AsyncClient) -> None:
+    r = await client.get("/prompts/support-reply?budget=40", headers={"HX-Request": "true"})
+    assert r.text.lstrip().startswith('<div id="report"')
+    assert "<html" not in r.text and 'id="controls"' not in r.text
+    listing = await client.get("/", headers={"HX-Request": "true"})
+    assert listing.text.lstrip().startswith('<div id="listing"')
+
+
+async def test_the_example_picker_selects_another_example(client: httpx.AsyncClient) -> None:
+    r = await client.get("/prompts/support-reply?example=french")
+    assert '<option value="french" selected>' in r.text
+    assert "Réponds en français." in r.text and "Bonjour" in r.text
+
+
+async def test_a_custom_input_is_checked_field_by_field_against_the_schema(client: httpx.AsyncClient, session: FakeSession) -> None:
+    bad = json.dumps({"lang": 3, "colour": "red"})
+    r = await client.get("/prompts/support-reply", params={"input": bad})
+    errors = r.text.split('id="input-errors"')[1]
+    assert "message" in errors and "required field is missing" in errors
+    assert "lang" in errors and "expected string, got integer" in errors
+    assert "colour" in errors and "unknown field" in errors
+    assert session.evaluations == []  # never sent to the worker
+
+
+async def test_a_valid_custom_input_is_evaluated(client: httpx.AsyncClient, session: FakeSession) -> None:
+    r = await client.get("/prompts/support-reply", params={"input": json.dumps({"message": "Hola", "lang": "fr"})})
+    assert session.evaluations[-1]["input"] == {"message": "Hola", "lang": "fr"}
+    assert "Hola" in r.text and "Réponds en français." in r.text
+
+
+async def test_malformed_json_input_names_line_and_column(client: httpx.AsyncClient) -> None:
+    r = await client.get("/prompts/support-reply", params={"input": '{"message": '})
+    assert "not valid JSON" in r.text and "line 1, column" in r.text
+
+
+async def test_a_non_numeric_budget_is_explained(client: httpx.AsyncClient) -> None:
+    r = await client.get("/prompts/support-reply?budget=lots")
+    assert r.status_code == 200 and "budget &#39;lots&#39; is not a whole number" in r.text
+
+
+async def test_an_unknown_prompt_is_a_404_page(client: httpx.AsyncClient) -> None:
+    r = await client.get("/prompts/nope")
+    assert r.status_code == 404 and "No prompt named" in r.text
+
+
+async def test_planning_section_says_not_available_without_a_preview(client: httpx.AsyncClient) -> None:
+    r = await client.get("/prompts/support-reply")
+    assert 'id="planning-unavailable"' in r.text
+
+
+async def test_diff_shows_the_change_after_a_save(client: httpx.AsyncClient, session: FakeSession) -> None:
+    await session.replace([support_prompt("Never promise refunds. Always sign as Ari."), *default_prompts()[1:]])
+    r = await client.get("/prompts/support-reply?example=billing")
+    assert 'class="dl dl-add">+Never promise refunds. Always sign as Ari.' in r.text
+    assert 'class="dl dl-del">-Never promise refunds.' in r.text
+
+
+async def test_run_shows_each_step_with_tool_calls_results_and_offloads(client: httpx.AsyncClient, session: FakeSession) -> None:
+    r = await client.post("/prompts/support-reply/run", data={"example": "billing"})
+    assert r.status_code == 200
+    assert session.runs == [{"prompt_id": "support-reply", "example": "billing", "input": None}]
+    assert "step 0" in r.text and "step 1" in r.text and "lookup_order" in r.text
+    assert "INV-1042" in r.text and "off_1" in r.text and "receipt req-2" in r.text
+
+
+async def test_run_is_refused_for_a_prompt_without_a_model(client: httpx.AsyncClient) -> None:
+    r = await client.post("/prompts/xss-probe/run", data={})
+    assert r.status_code == 400 and "has no model" in r.text
+
+
+async def test_api_lists_prompts_and_returns_one_whole_report(client: httpx.AsyncClient, session: FakeSession) -> None:
+    listing = (await client.get("/api/prompts")).json()
+    assert [p["id"] for p in listing] == ["support-reply", "xss-probe"]
+    assert listing[0]["examples"] == ["billing", "french"] and listing[0]["status"] == "fits"
+    one = (await client.get("/api/prompts/support-reply")).json()
+    assert one["input_schema"]["title"] == "TicketInput" or "properties" in one["input_schema"]
+    assert [e["name"] for e in one["examples"]] == ["billing", "french"]
+    assert one["examples"][0]["inspection"]["parts"][0]["source"] == "<prompt>"
+    assert one["errors"] == [] and one["version"] == session.version
+    missing = await client.get("/api/prompts/nope")
+    assert missing.status_code == 404 and "support-reply" in missing.json()["detail"]
+
+
+async def test_static_assets_are_served_from_the_package(client: httpx.AsyncClient) -> None:
+    css = await client.get("/static/app.css")
+    assert css.status_code == 200 and ".tokenbar" in css.text
+    page = await client.get("/")
+    assert "/static/vendor/htmx.min.js" in page.text and "https://" not in page.text
