@@ -11,6 +11,7 @@ Run: .venv/bin/python benchmarks/bench_memory.py [--queries 40] [--repeat 5]
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import sys
@@ -44,8 +45,8 @@ def make_words(rng: random.Random) -> list[str]:
     return DOMAIN + tail
 
 
-def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
-    picked = rng.choices(words, weights=weights, k=rng.randint(8, 22))
+def sentence(rng: random.Random, words: list[str], cum_weights: list[float]) -> str:
+    picked = rng.choices(words, cum_weights=cum_weights, k=rng.randint(8, 22))
     out = []
     for w in picked:
         out.append(w)
@@ -57,12 +58,12 @@ def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
 def build(path: Path, n: int, seed: int) -> MemoryStore:
     rng = random.Random(seed)
     words = make_words(rng)
-    weights = [1.0 / (rank + 1) ** 1.1 for rank in range(len(words))]
+    cum_weights = list(itertools.accumulate(1.0 / (rank + 1) ** 1.1 for rank in range(len(words))))
     store = MemoryStore(path)
     start = time.perf_counter()
     rows = [
         {
-            "content": sentence(rng, words, weights),
+            "content": sentence(rng, words, cum_weights),
             "entry_type": rng.choice(ENTRY_TYPES),
             "importance": round(rng.random(), 2),
             "created_at": 1_700_000_000 + i,

@@ -63,7 +63,7 @@ async def _inspect(root: Path, timeout: float, prompt_id: str | None, example: s
 @click.option("--input", "input_json", metavar="JSON", help="A custom input as a JSON object, instead of the examples.")
 @click.option("--token-budget", type=click.IntRange(min=1), metavar="N", help="Resolve with this system-text token budget: shows what would be dropped.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts) instead of text.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help=TIMEOUT_HELP)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 def inspect(directory: str, prompt_id: str | None, example: str | None, input_json: str | None, token_budget: int | None, as_json: bool, timeout: float) -> None:
     """Print one report of the project in DIRECTORY (default: the current folder) and exit."""
     if example is not None and input_json is not None:
@@ -87,7 +87,7 @@ def inspect(directory: str, prompt_id: str | None, example: str | None, input_js
 
 @main.command()
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help=TIMEOUT_HELP)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 def check(directory: str, timeout: float) -> None:
     """Resolve and plan every prompt with every example; exit 1 on any error.
 
@@ -118,3 +118,13 @@ def serve(directory: str, host: str, port: int, no_open: bool) -> None:
     from .web.serve import serve as run_server
 
     run_server(directory, host=host, port=port, open_browser=not no_open)
+
+
+@main.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+def tui(directory: str) -> None:
+    """The same inspector as a Textual app in the terminal."""
+    from .inspector.session import ProjectSession
+    from .tui import make_tui
+
+    make_tui(ProjectSession(_project(directory))).run()

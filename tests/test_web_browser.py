@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
-from web_conftest_helpers import LiveServer, chromium_page, live_server, require_browser
+import pytest_asyncio
+from web_conftest_helpers import LiveServer, chromium, live_server, new_page, require_browser
 
 from crux_devtools.web.app import create_app
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 REPO = Path(__file__).resolve().parents[1]
 
 XSS_MODULE = '''
@@ -50,8 +52,14 @@ def server(project: Path) -> Iterator[LiveServer]:
         yield srv
 
 
-async def test_the_sample_project_opens_and_an_example_can_be_picked(server: LiveServer) -> None:
-    async with chromium_page() as page:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser(server: LiveServer) -> AsyncIterator[Any]:
+    async with chromium() as b:
+        yield b
+
+
+async def test_the_sample_project_opens_and_an_example_can_be_picked(server: LiveServer, browser: Any) -> None:
+    async with new_page(browser) as page:
         await page.goto(server.url + "/")
         await page.click("a[href='/prompts/support-reply']")
         await page.wait_for_selector("#system-text")
@@ -63,8 +71,8 @@ async def test_the_sample_project_opens_and_an_example_can_be_picked(server: Liv
         assert "account" in await page.locator("#excluded").inner_text()
 
 
-async def test_moving_the_budget_shows_a_context_drop(server: LiveServer) -> None:
-    async with chromium_page() as page:
+async def test_moving_the_budget_shows_a_context_drop(server: LiveServer, browser: Any) -> None:
+    async with new_page(browser) as page:
         await page.goto(server.url + "/prompts/support-reply?example=signed-in")
         await page.wait_for_selector("#system-text")
         assert await page.locator("#dropped").count() == 0
@@ -77,9 +85,9 @@ async def test_moving_the_budget_shows_a_context_drop(server: LiveServer) -> Non
         assert "budget=60" in page.url
 
 
-async def test_saving_a_file_updates_the_page_and_keeps_example_budget_and_scroll(server: LiveServer, project: Path) -> None:
-    async with chromium_page(height=600) as page:
-        await page.goto(server.url + "/prompts/support-reply?example=anonymous&budget=120")
+async def test_saving_a_file_updates_the_page_and_keeps_example_budget_and_scroll(server: LiveServer, browser: Any, project: Path) -> None:
+    async with new_page(browser, height=600) as page:
+        await page.goto(server.url + "/prompts/support-reply?example=anonymous&budget=100")
         await page.wait_for_selector("#live-status[data-state='live']")
         await page.evaluate("window.scrollTo(0, 250)")
         scroll = await page.evaluate("window.scrollY")
@@ -87,18 +95,19 @@ async def test_saving_a_file_updates_the_page_and_keeps_example_budget_and_scrol
         source.write_text(source.read_text().replace("support agent for Nimbus", "support agent for Nimbus Cloud (edited)"))
         await page.wait_for_function("document.querySelector('#system-text').innerText.includes('(edited)')", timeout=20000)
         assert await page.locator("#report").get_attribute("data-example") == "anonymous"
-        assert await page.locator("#report").get_attribute("data-budget") == "120"
+        assert await page.locator("#report").get_attribute("data-budget") == "100"
         assert await page.input_value("#example") == "anonymous"
+        assert "product-facts" in await page.locator("#dropped").inner_text()
         assert abs(await page.evaluate("window.scrollY") - scroll) < 2
         assert "(edited)" in await page.locator(".dl-add").first.inner_text()
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
-            await page.set_viewport_size({"width": 1360, "height": 1000})
+            await page.set_viewport_size({"width": 1360, "height": 1180})
             await page.evaluate("window.scrollTo(0, 0)")
             await page.screenshot(path=str(REPO / "docs" / "screenshot-web.png"))
 
 
-async def test_an_xss_payload_in_a_prompt_stays_inert_text(server: LiveServer) -> None:
-    async with chromium_page() as page:
+async def test_an_xss_payload_in_a_prompt_stays_inert_text(server: LiveServer, browser: Any) -> None:
+    async with new_page(browser) as page:
         dialogs: list[str] = []
         page.on("dialog", lambda d: dialogs.append(d.message))
         await page.goto(server.url + "/prompts/xss-probe")

@@ -60,7 +60,7 @@ async def test_a_part_has_the_same_colour_in_the_text_and_the_token_bar(client: 
 
 
 async def test_a_budget_in_the_query_drops_the_lowest_priority_context(client: httpx.AsyncClient, session: FakeSession) -> None:
-    r = await client.get("/prompts/support-reply?example=billing&budget=40")
+    r = await client.get("/prompts/support-reply?example=billing&budget=40&budget_for=system")
     assert session.evaluations[-1]["token_budget"] == 40
     assert 'id="dropped"' in r.text and "product-facts" in r.text.split('id="dropped"')[1]
     full = await client.get("/prompts/support-reply?example=billing")
@@ -155,3 +155,11 @@ async def test_static_assets_are_served_from_the_package(client: httpx.AsyncClie
     assert css.status_code == 200 and ".tokenbar" in css.text
     page = await client.get("/")
     assert "/static/vendor/htmx.min.js" in page.text and "https://" not in page.text
+
+
+async def test_the_budget_can_limit_the_whole_request_for_the_planner_instead(client: httpx.AsyncClient, session: FakeSession) -> None:
+    r = await client.get("/prompts/support-reply?example=billing&budget=500")  # an agent: the planner's budget by default
+    assert session.evaluations[-1]["input_budget"] == 500 and session.evaluations[-1]["token_budget"] is None
+    assert '<option value="request" selected>' in r.text
+    await client.get("/prompts/support-reply?example=billing&budget=500&budget_for=system")
+    assert session.evaluations[-1]["token_budget"] == 500 and session.evaluations[-1]["input_budget"] is None

@@ -91,13 +91,29 @@ def require_browser() -> None:
 
 
 @asynccontextmanager
-async def chromium_page(width: int = 1360, height: int = 1000) -> AsyncIterator[Any]:
+async def chromium() -> AsyncIterator[Any]:
+    """One headless Debian Chromium (never a downloaded browser), closed on exit."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            page = await browser.new_page(viewport={"width": width, "height": height})
-            yield page
+            yield browser
         finally:
             await browser.close()
+
+
+@asynccontextmanager
+async def new_page(browser: Any, width: int = 1360, height: int = 1000) -> AsyncIterator[Any]:
+    """A fresh browser context and page (no shared cookies or history between tests)."""
+    context = await browser.new_context(viewport={"width": width, "height": height})
+    try:
+        yield await context.new_page()
+    finally:
+        await context.close()
+
+
+@asynccontextmanager
+async def chromium_page(width: int = 1360, height: int = 1000) -> AsyncIterator[Any]:
+    async with chromium() as browser, new_page(browser, width, height) as page:
+        yield page

@@ -259,6 +259,8 @@ class Planner:
                 contributor.priority = contributor.shape.priority
         self._offered = tools_of(prompt, walked.nodes)
         active = self.o.active_tools
+        if active is not None and READ_OFFLOAD in active:
+            self.o.support_required = True  # explicitly selected: offered even before anything is offloaded
         if active is not None:
             unknown = [n for n in active if n not in self._offered and n != READ_OFFLOAD]
             if unknown:
@@ -350,26 +352,48 @@ class Planner:
         return sorted(self.contributors, key=lambda c: (-c.priority, c.order))
 
     def greedy(self, order: list[Contributor], limit: int, fixed: int, support_cost: int) -> list[int] | None:
-        mins = [min((r.cost for r in c.rungs if r.available and r.cost is not None), default=None) for c in order]
-        if any(m is None for m in mins):
+        """One pass in priority order; ``LB`` is the exact cheapest completion of the rest.
+
+        The ``read_offload`` schema (``support_cost``) is paid once, by the first offload rung. The
+        cheapest completion of contributors ``i..`` is therefore either every one at its cheapest
+        non-offload rung, or ``support_cost`` plus every one at its cheapest rung overall (zero
+        extra once paid); both are suffix sums, so each step is O(rungs).
+        """
+        inf = float("inf")
+        min_all: list[float] = []
+        min_non: list[float] = []
+        for c in order:
+            costs = [(r.name, r.cost) for r in c.rungs if r.available and r.cost is not None]
+            if not costs:
+                return None
+            min_all.append(min(cost for _n, cost in costs))  # type: ignore[type-var]
+            min_non.append(min((cost for n, cost in costs if n != "offload"), default=inf))  # type: ignore[type-var]
+        n = len(order)
+        suf_all = [0.0] * (n + 1)
+        suf_non = [0.0] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            suf_all[i] = suf_all[i + 1] + min_all[i]
+            suf_non[i] = suf_non[i + 1] + min_non[i]
+
+        def lower_bound(i: int, paid: bool) -> float:
+            return suf_all[i] if paid else min(suf_non[i], support_cost + suf_all[i])
+
+        paid = self.o.support_required
+        if fixed + lower_bound(0, paid) > limit:
             return None
-        suffix = [0] * (len(order) + 1)
-        for i in range(len(order) - 1, -1, -1):
-            suffix[i] = suffix[i + 1] + mins[i]  # type: ignore[operator]
-        if fixed + suffix[0] > limit:
-            return None
-        used, paid, choice = fixed, self.o.support_required, []
+        used, choice = fixed, []
         for i, c in enumerate(order):
             for index, rung in enumerate(c.rungs):
                 if not rung.available or rung.cost is None:
                     continue
-                cost = rung.cost + (support_cost if rung.name == "offload" and not paid else 0)
-                if used + cost + suffix[i + 1] <= limit or rung.cost == mins[i]:
+                pays = rung.name == "offload" and not paid
+                cost = rung.cost + (support_cost if pays else 0)
+                if used + cost + lower_bound(i + 1, paid or pays) <= limit:
                     break
-            else:  # pragma: no cover - the cheapest rung always satisfies the test above
+            else:  # pragma: no cover - the cheapest completion was checked to fit
                 return None
             used += cost
-            paid = paid or rung.name == "offload"
+            paid = paid or pays
             choice.append(index)
         return choice
 
@@ -517,7 +541,7 @@ class Planner:
         minimum = self.assemble(order, choice)[4]  # exact, including the read_offload schema if needed
         candidates = [
             Candidate(c.id, r.name, r.available, False, None if r.cost is None else minimum - (c.rungs[s].cost or 0) + r.cost,  # type: ignore[arg-type]
-                      r.reason if not r.available else "over-limit", r.variant, r.cost, r.detail or "no legal candidate fits max")
+                      r.reason if not r.available else "over-limit", r.variant, r.cost, r.detail or "no legal candidate fits max")  # type: ignore[arg-type]
             for c, s in zip(order, choice, strict=True) for r in c.rungs
         ]
         message = (

@@ -272,10 +272,10 @@ async def agenerate(
         if not response.tool_calls:
             steps.append(Step(index, receipt, response.text, [], [], offloads))
             return GenerateResult(response.text, steps, "text")
-        results, pending, error = await _run_tools(response.tool_calls, offered, namespace, s.counter)
-        if error is not None:
-            steps.append(Step(index, receipt, response.text, list(response.tool_calls), results, offloads, error))
-            return GenerateResult(None, steps, "error", error)
+        results, pending, tool_error = await _run_tools(response.tool_calls, offered, namespace, s.counter)
+        if tool_error is not None:
+            steps.append(Step(index, receipt, response.text, list(response.tool_calls), results, offloads, tool_error))
+            return GenerateResult(None, steps, "error", tool_error)
         for key, value in pending:  # only now that every tool of the step succeeded
             offloads.append(offload_store.put(namespace, key, value))
             support_required = True

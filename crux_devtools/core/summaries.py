@@ -7,9 +7,10 @@ by ``preview``.
 
 Strategies:
 
-- ``summarize.extractive(ratio=0.3)``: no model. Deterministic: keeps the lead sentences of each
-  paragraph, in order, until about ``ratio`` of the source's characters are kept (at least one
-  sentence). Good for documents whose paragraphs lead with their point.
+- ``summarize.extractive(ratio=0.3)``: no model. Deterministic: keeps the lead sentences (or lines)
+  of each paragraph, round-robin across paragraphs and in order, until about ``ratio`` of the
+  source's characters are kept (at least one sentence). Good for documents whose paragraphs lead
+  with their point; for a log it keeps the first lines.
 - ``summarize.hierarchical(chunk_chars=6000)``: uses a model. Splits the source into chunks on
   paragraph boundaries, asks the model for a summary of each, and, when there is more than one
   chunk, asks once more for a summary of the summaries.
@@ -32,7 +33,7 @@ from typing import Any
 from .errors import CruxError
 from .results import _ToDict
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+(?=\S)|\n")  # sentences, and lines (logs, lists)
 SUMMARY_SYSTEM = (
     "Summarize the text you are given for another model that must answer questions from it. "
     "Keep names, numbers, identifiers and decisions exactly; drop repetition. Answer with the summary only."

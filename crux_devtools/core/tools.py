@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -9,6 +11,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from .errors import invalid_composition
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A parameters model's JSON schema, computed once per model (the planner counts it per request)."""
+    return copy.deepcopy(_cached_schema(model))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -28,7 +40,7 @@ class Tool:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.parameters.model_json_schema(),
+                "parameters": parameters_schema(self.parameters),
             },
         }
 

@@ -85,7 +85,10 @@ def import_module(ref: dict[str, Any]) -> Any:
     name, path = ref["name"], ref["path"]
     if ref.get("package"):
         return importlib.import_module(name)
-    if name in sys.modules:
+    existing = sys.modules.get(name)
+    if existing is not None:
+        if _same_file(getattr(existing, "__file__", None), path):
+            return existing  # already imported by another project module (``from shared import x``)
         # A project file named like an already imported module (json.py, tokens.py): keep both.
         name = f"crux_project.{name}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -99,6 +102,13 @@ def import_module(ref: dict[str, Any]) -> Any:
         sys.modules.pop(name, None)
         raise
     return module
+
+
+def _same_file(a: str | None, b: str) -> bool:
+    try:
+        return a is not None and Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
 
 
 def load_project(root: Path, modules: list[dict[str, Any]]) -> LoadedProject:

@@ -185,21 +185,31 @@ class WorkerPool:
         self._closed = False
 
     async def take(self) -> WorkerProcess:
-        """A fresh worker (the spare if there is one); starts the next spare in the background."""
+        """A fresh worker: the spare if there is one, else one started now.
+
+        The caller calls ``warm()`` once its job is done: starting the next spare while a job runs
+        would compete with it for the CPU (an interpreter warming up costs about a second).
+        """
         worker = self._spare
         self._spare = None
         if worker is None or not worker.alive:
             if worker is not None:
                 await worker.close()
             worker = await WorkerProcess.start(self.root)
-        if self.prewarm and not self._closed:
-            self._spare = await WorkerProcess.start(self.root)
         return worker
 
-    async def warm(self) -> None:
-        """Start the spare now (before the first job)."""
+    async def warm(self) -> WorkerProcess | None:
+        """Start the spare now, if pre-warming is on and there is none; returns a new spare."""
         if self.prewarm and self._spare is None and not self._closed:
             self._spare = await WorkerProcess.start(self.root)
+            return self._spare
+        return None
+
+    async def ready(self) -> None:
+        """Wait for the spare, if any, to finish warming up."""
+        if self._spare is not None:
+            with contextlib.suppress(WorkerError):
+                await self._spare.wait_ready()
 
     async def close(self) -> None:
         self._closed = True

@@ -47,6 +47,25 @@ def prompt_hashes(report: dict[str, Any] | None) -> dict[str, str]:
     return {p["id"]: hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest() for p in report["prompts"]}
 
 
+def report_texts(report: dict[str, Any] | None, limit: int = 2_000) -> list[str]:
+    """The distinct full texts of a report (parts, user prompts), to prime the next worker's token cache."""
+    if report is None:
+        return []
+    texts: dict[str, None] = {}
+    for prompt in report["prompts"]:
+        for example in prompt["examples"]:
+            inspection = example.get("inspection")
+            if not inspection or example.get("truncated"):
+                continue
+            for part in inspection["parts"]:
+                if part["text"]:
+                    texts[part["text"]] = None
+            for key in ("system", "prompt"):
+                if inspection.get(key):
+                    texts[inspection[key]] = None
+    return list(texts)[:limit]
+
+
 class ProjectSession:
     """The inspector's one service: the latest report of the project in ``root``, kept live.
 
@@ -85,6 +104,7 @@ class ProjectSession:
         self._stop: asyncio.Event | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._preload: list[str] = []
         self._recent: list[dict[str, Any]] = []  # distinct good reports, newest last (no history file)
         self.evaluations = 0
 
@@ -128,6 +148,10 @@ class ProjectSession:
 
             self._stop = asyncio.Event()
             self._watch_task = asyncio.create_task(watch(self.root, self._changed, self._stop, debounce=self.debounce))
+            # The task's first step creates the inotify watch synchronously: let it run before returning,
+            # so a save right after ``start()`` is seen.
+            for _ in range(3):
+                await asyncio.sleep(0)
 
     async def stop(self) -> None:
         if self._stop is not None:
@@ -156,6 +180,14 @@ class ProjectSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+    async def settled(self) -> None:
+        """Wait until no evaluation is running or pending and the next worker is warm (benchmarks, tests)."""
+        while self._runner is not None and not self._runner.done():
+            await asyncio.shield(self._runner)
+        await self._pool.ready()
+        if self._tasks:  # priming the spare, retiring old workers
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     def _changed(self, files: list[str]) -> None:
         """Watcher callback: schedule a re-evaluation without waiting for it."""
@@ -200,9 +232,16 @@ class ProjectSession:
             if answer["ok"]:
                 prompts = answer["result"]["prompts"]
                 errors.extend(answer["result"]["errors"])
+                self._preload = answer["result"].get("preload", [])
             else:
                 errors.append(answer["error"])
         self._hold(prompts, errors, files, worker, duration_ms, time.perf_counter() - started, bool(discovery.modules))
+        # The next change's worker warms up while the person edits, primed with this load's libraries
+        # and texts (token counts are cached by content: unchanged parts then cost nothing).
+        spare = await self._pool.warm()
+        if spare is not None:
+            texts = report_texts(self._last_good)
+            self._spawn(self._prime(spare, {"op": "prime", "root": str(self.root), "modules": self._preload, "texts": texts}))
 
     def _hold(
         self,
@@ -273,6 +312,12 @@ class ProjectSession:
             await worker.close()
 
         self._spawn(close_when_idle())
+
+    async def _prime(self, spare: WorkerProcess, message: dict[str, Any]) -> None:
+        try:
+            await spare.request(message, self.timeout)
+        except WorkerError as exc:  # the spare is replaced when it is taken; the load reports faults
+            log.warning("priming the spare worker failed: %s", exc)
 
     # -- jobs in the worker --------------------------------------------------------------------
     async def _job(self, message: dict[str, Any]) -> dict[str, Any]:

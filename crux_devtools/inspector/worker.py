@@ -49,6 +49,63 @@ def warm_up() -> None:
     default_counter().count("warm up")
     evaluate.preview_function()
     loader.agent_class()
+    _exercise()
+
+
+def _exercise() -> None:
+    """Run one tiny project through every step once, so lazy imports and first-call caches in
+    pydantic and the planner are paid before the first job, not during it."""
+    from pydantic import BaseModel
+
+    from crux_devtools import context, prompt, tool, when
+
+    from .evaluate import prompt_report
+    from .loader import Target
+
+    class WarmInput(BaseModel):
+        flag: bool = True
+
+    class WarmParams(BaseModel):
+        query: str = ""
+
+    warm_tool = tool("warm_tool", description="warm", parameters=WarmParams, execute=lambda p: p.query)
+    inner = context("warm-inner", system=lambda i: "inner", input=WarmInput, tools=[warm_tool])
+    warm = prompt("warm", system="warm", use=[when(lambda i: i.flag, inner)], examples={"a": {"flag": True}})
+    prompt_report(Path.cwd(), Target("warm", "prompt", warm, "warm", "warm.py", 1))
+
+
+def library_modules(root: Path, names: set[str]) -> list[str]:
+    """Modules a load imported from outside the project (libraries): safe to import ahead of time."""
+    found = []
+    for name in sorted(names):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if module is None or name.startswith("crux_project") or "." in name and name.split(".")[0] not in sys.modules:
+            continue
+        if path is None or not Path(path).resolve().is_relative_to(root):
+            found.append(name)
+    return found
+
+
+def prime(root: Path, modules: list[str], texts: list[str]) -> dict[str, int]:
+    """Prepare a spare worker for the next load of ``root``: import the libraries the last load used
+    and count the texts it saw (token counts are cached by content; unchanged parts then cost nothing)."""
+    import importlib
+
+    from crux_devtools.core.tokens import default_counter
+
+    imported = 0
+    for name in modules:
+        try:
+            importlib.import_module(name)
+            imported += 1
+        except Exception as exc:  # noqa: BLE001 - it fails again in the load, and is reported there
+            print(f"crux-devtools worker: could not pre-import {name}: {exc!r}", file=sys.stderr)
+    counter = default_counter()
+    for text in texts:
+        counter.count(text)
+        counter.count(text + "\n\n")  # the form the resolver counts a block followed by another
+    return {"modules": imported, "texts": len(texts)}
 
 
 class Worker:
@@ -64,11 +121,17 @@ class Worker:
         op = request.get("op")
         if op == "ping":
             return {"pid": os.getpid()}
+        if op == "prime":
+            return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []))
         if op == "load":
             if self.project is not None:
                 raise RuntimeError("this worker already holds a project; start a fresh worker for a new load")
-            self.project = load_project(Path(request["root"]), request["modules"])
-            return project_report(self.project)
+            before = set(sys.modules)
+            root = Path(request["root"])
+            self.project = load_project(root, request["modules"])
+            result = project_report(self.project)
+            result["preload"] = library_modules(root, set(sys.modules) - before)
+            return result
         if self.project is None:
             raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
         if op in ("evaluate", "run"):

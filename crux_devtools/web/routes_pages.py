@@ -71,11 +71,13 @@ def parse_budget(raw: str | None) -> tuple[int | None, str | None]:
     return value, None
 
 
-async def build_prompt_view(request: Request, prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str) -> PromptView:
+async def build_prompt_view(
+    request: Request, prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str, budget_for: str | None = None
+) -> PromptView:
     session = request.app.state.session
     report = session.report or {}
     header = report_header(report)
-    ctl = controls(prompt, example, budget, input_text)
+    ctl = controls(prompt, example, budget, input_text, budget_for)
     view = PromptView(
         prompt=prompt,
         header=header,
@@ -96,8 +98,9 @@ async def build_prompt_view(request: Request, prompt: dict[str, Any], example: s
     elif custom is not None or ctl.example is not None or budget is not None:
         try:
             view.example_report = await session.evaluate(
-                prompt["id"], example=ctl.example, input=custom, token_budget=budget,
-                input_budget=budget if prompt.get("kind") == "agent" else None,  # the slider is an agent's input budget
+                prompt["id"], example=ctl.example, input=custom,
+                token_budget=budget if ctl.budget_for == "system" else None,
+                input_budget=budget if ctl.budget_for == "request" else None,
             )
         except Exception as exc:  # the worker's failure becomes an error panel, never a 500
             log.warning("evaluating %s failed: %s", prompt["id"], exc)
@@ -106,11 +109,14 @@ async def build_prompt_view(request: Request, prompt: dict[str, Any], example: s
     view.planning = planning_view(view.example_report)
     if isinstance(inspection, dict):
         view.inspection = inspection
-        view.parts = part_views(inspection, colour_map(prompt, inspection))
+        view.colours = colour_map(prompt, inspection)
+        view.parts = part_views(inspection, view.colours)
         view.bar = token_bar(inspection, view.parts)
         view.tools = tool_sources(inspection)
+        # Versions are compared as loaded (the report's own budget), so a slider move is not a "change".
         previous = session.previous_system(prompt["id"], ctl.example) if ctl.example and custom is None else None
-        view.diff = diff_view(previous, inspection.get("system"))
+        baseline = ((cached or {}).get("inspection") or {}).get("system")
+        view.diff = diff_view(previous, baseline if custom is None else None)
         view.chips = status_chips("fits" if inspection.get("fits", True) else "over", header.stale)
     elif (view.example_report or {}).get("error"):
         view.chips = status_chips("error", header.stale)
@@ -124,6 +130,7 @@ async def prompt_page(
     example: str | None = Query(None),
     budget: str | None = Query(None),
     input: str = Query(""),
+    budget_for: str | None = Query(None),
 ) -> Response:
     report = request.app.state.session.report or {}
     prompt = find_prompt(report, prompt_id)
@@ -131,7 +138,7 @@ async def prompt_page(
         context = {"view": index_view(report), "missing": prompt_id}
         return render(request, "missing.html", context, status=404)
     value, budget_error = parse_budget(budget)
-    view = await build_prompt_view(request, prompt, example, value, input)
+    view = await build_prompt_view(request, prompt, example, value, input, budget_for)
     context = {"view": view, "budget_error": budget_error}
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 

@@ -160,6 +160,7 @@ class Controls:
     example_inputs: dict[str, str]
     budget_max: int
     default_budget: int | None
+    budget_for: str  # "system": the resolver drops whole contexts; "request": the planner picks rungs
     query: str
 
 
@@ -190,6 +191,7 @@ class PromptView:
     tools: list[tuple[str, str]] = field(default_factory=list)
     planning: Any = None
     diff: DiffView | None = None
+    colours: dict[str, int] = field(default_factory=dict)
 
     @property
     def active(self) -> list[PartView]:
@@ -260,27 +262,48 @@ def full_system_tokens(prompt: dict[str, Any]) -> int:
     return best
 
 
-def budget_ceiling(prompt: dict[str, Any], budget: int | None) -> int:
-    top = max(full_system_tokens(prompt), int(prompt.get("default_budget") or 0), budget or 0, 10)
+def request_tokens(prompt: dict[str, Any]) -> int:
+    """The largest planned request of any example (0 when planning is not available)."""
+    return max([int((ex.get("preview") or {}).get("input_tokens") or 0) for ex in prompt.get("examples") or []] or [0])
+
+
+def has_ladders(prompt: dict[str, Any]) -> bool:
+    return any((ex.get("preview") or {}).get("candidates") for ex in prompt.get("examples") or [])
+
+
+BUDGET_MODES = {"system": "system text", "request": "whole request"}
+
+
+def budget_ceiling(prompt: dict[str, Any], budget: int | None, budget_for: str) -> int:
+    natural = request_tokens(prompt) if budget_for == "request" else full_system_tokens(prompt)
+    top = max(natural, int(prompt.get("default_budget") or 0), budget or 0, 10)
     return int(math.ceil(top * 1.2 / 10.0) * 10)
 
 
-def controls(prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str) -> Controls:
+def controls(prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str, budget_for: str | None = None) -> Controls:
+    """The page state; ``budget_for`` defaults to the planner for agents and prompts with ladders."""
     examples = [str(e.get("name")) for e in prompt.get("examples") or []]
     if example not in examples:
         example = examples[0] if examples else None
+    if budget_for not in BUDGET_MODES:
+        budget_for = "request" if prompt.get("kind") == "agent" or has_ladders(prompt) else "system"
     inputs = {str(e.get("name")): json.dumps(e.get("input", {}), indent=2, ensure_ascii=False) for e in prompt.get("examples") or []}
     cached = next((e for e in prompt.get("examples") or [] if e.get("name") == example), None)
-    default_budget = prompt.get("default_budget") or ((cached or {}).get("inspection") or {}).get("token_budget")
-    query = urlencode({k: v for k, v in {"example": example, "budget": budget, "input": input_text or None}.items() if v is not None})
+    if budget_for == "request":
+        default_budget = prompt.get("default_budget") or ((cached or {}).get("preview") or {}).get("max_input_tokens")
+    else:
+        default_budget = ((cached or {}).get("inspection") or {}).get("token_budget")
+    state = {"example": example, "budget": budget, "budget_for": budget_for, "input": input_text or None}
+    query = urlencode({k: v for k, v in state.items() if v is not None})
     return Controls(
         example=example,
         budget=budget,
         input_text=input_text,
         examples=examples,
         example_inputs=inputs,
-        budget_max=budget_ceiling(prompt, budget),
+        budget_max=budget_ceiling(prompt, budget, budget_for),
         default_budget=default_budget,
+        budget_for=budget_for,
         query=query,
     )
 

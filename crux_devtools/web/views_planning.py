@@ -135,6 +135,20 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
+def shown_to_model(result: dict[str, Any]) -> str | None:
+    """What the model saw, when it differs from the canonical output (an offload preview, a cut)."""
+    if "model_output" not in result:
+        return None
+    seen = result["model_output"]
+    if isinstance(seen, str) and not isinstance(result.get("output"), str):
+        try:
+            if json.loads(seen) == result.get("output"):
+                return None
+        except json.JSONDecodeError:
+            pass
+    return None if seen == result.get("output") else pretty(seen)
+
+
 def run_view(result: dict[str, Any]) -> RunView:
     steps: list[StepView] = []
     for i, step in enumerate(result.get("steps") or []):
@@ -142,15 +156,16 @@ def run_view(result: dict[str, Any]) -> RunView:
             continue
         calls_raw = [c for c in step.get("tool_calls") or [] if isinstance(c, dict)]
         results = [r for r in step.get("tool_results") or [] if isinstance(r, dict)]
+        by_id = {r.get("call_id"): r for r in results if r.get("call_id")}
         calls = []
         for j, call in enumerate(calls_raw):
-            res = results[j] if j < len(results) else {}
+            res = by_id.get(call.get("id")) or (results[j] if j < len(results) else {})
             calls.append(
                 ToolCallView(
                     name=str(call.get("name", res.get("name", "?"))),
                     arguments=pretty(call.get("arguments", {})),
                     output=pretty(res["output"]) if "output" in res else None,
-                    model_output=pretty(res["model_output"]) if "model_output" in res else None,
+                    model_output=shown_to_model(res),
                 )
             )
         receipt = step.get("request") if isinstance(step.get("request"), dict) else {}

@@ -74,5 +74,6 @@ class ContributorsTable(DataTable[Any]):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
-        if event.row_key.value is not None:
+        # only the user's own moves count: a refill of the table must not steal the selection
+        if self.has_focus and event.row_key.value is not None:
             self.post_message(self.PartHighlighted(event.row_key.value))

@@ -86,6 +86,7 @@ class PromptTree(Tree[NodeRef]):
             on_screen = shown if shown and (shown.get("inspection") or {}).get("prompt_id") == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             self._add_contexts(node, prompt, statuses)
+            node.allow_expand = bool(node.children)
         self._built = True
         self._restore_cursor(cursor)
 

@@ -1,0 +1,121 @@
+"""TUI measures, on the real ``crux-devtools tui`` in a real terminal (tmux).
+
+    .venv/bin/python benchmarks/bench_tui.py [--starts 5] [--saves 15]
+
+1. Start-up: the time from launching ``crux-devtools tui`` on a fresh copy of ``sample_project/`` to
+   the first screen that shows every prompt id of the project (target: under 1.5 s). Median over
+   ``--starts`` launches.
+2. Save-to-screen: with the TUI running, rewrites a source file ``--saves`` times, each time adding a
+   prompt with a new id, and measures the time from the write to the screen showing that id (target:
+   median 250 ms or less).
+
+The screen is read with ``tmux capture-pane`` every 5 ms, so each number includes up to about 5 ms of
+polling plus the capture itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COMMAND = Path(sys.executable).parent / "crux-devtools"
+SOCKET = f"crux-bench-{os.getpid()}"
+LESSON = "01_contexts.py"
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False).stdout
+
+
+def screen() -> str:
+    return tmux("capture-pane", "-p", "-t", "b")
+
+
+def wait_for(check: Callable[[str], bool], timeout: float = 30.0) -> float:
+    """Poll until ``check(screen)`` holds; return the monotonic time it first held."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check(screen()):
+            return time.monotonic()
+        time.sleep(0.005)
+    raise SystemExit(f"the screen never showed what was expected; last screen:\n{screen()}")
+
+
+def prompt_ids(project: Path) -> list[str]:
+    out = subprocess.run([str(COMMAND), "inspect", str(project), "--json"], capture_output=True, text=True, check=True).stdout
+    return [p["id"] for p in json.loads(out)["prompts"]]
+
+
+def launch(project: Path) -> float:
+    """Start the TUI in a pane that already has its final size; return the launch time."""
+    tmux("kill-server")
+    tmux("new-session", "-d", "-s", "b", "-x", "140", "-y", "60", "cat")
+    started = time.monotonic()
+    tmux("respawn-pane", "-k", "-t", "b", f"env -u COLUMNS -u LINES {COMMAND} tui {project}")
+    return started
+
+
+def measure_start(project: Path, ids: list[str], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        shutil.rmtree(project / ".crux-devtools", ignore_errors=True)
+        started = launch(project)
+        shown = wait_for(lambda s: all(i in s for i in ids))
+        times.append(shown - started)
+        tmux("send-keys", "-t", "b", "q")
+        time.sleep(0.5)
+    return times
+
+
+def measure_saves(project: Path, ids: list[str], saves: int) -> list[float]:
+    launch(project)
+    wait_for(lambda s: all(i in s for i in ids))
+    source = (project / LESSON).read_text()
+    times = []
+    for n in range(saves):
+        new_id = f"bench-save-{n}"
+        time.sleep(0.4)  # let the previous reload and its worker warm-up settle, as between real saves
+        written = time.monotonic()
+        (project / LESSON).write_text(source + f'\n\nbench_prompt = prompt("{new_id}", system="Saved by the benchmark.")\n')
+        shown = wait_for(lambda s, i=new_id: i in s)
+        times.append(shown - written)
+    tmux("send-keys", "-t", "b", "q")
+    return times
+
+
+def describe(name: str, values: list[float], target: str) -> None:
+    ms = sorted(v * 1000 for v in values)
+    print(f"{name}: median {statistics.median(ms):.0f} ms, min {ms[0]:.0f} ms, max {ms[-1]:.0f} ms over {len(ms)} runs (target: {target})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--saves", type=int, default=15)
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        raise SystemExit("bench_tui needs tmux")
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "sample_project"
+        shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("__pycache__", ".crux*"))
+        ids = prompt_ids(project)
+        print(f"sample project: {len(ids)} prompts ({', '.join(ids)}); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        try:
+            describe("start to first screen with every prompt", measure_start(project, ids, args.starts), "under 1500 ms")
+            describe("save to screen", measure_saves(project, ids, args.saves), "median 250 ms or less")
+        finally:
+            tmux("kill-server")
+
+
+if __name__ == "__main__":
+    main()

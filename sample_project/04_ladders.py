@@ -1,0 +1,77 @@
+"""Lesson 4: representation ladders, the only forms the planner may send under input pressure.
+
+- `catalog` = droppable(prefer(full catalog, catalog index)): the authored index first, omission last.
+  It owns the `lookup_sku` tool, which stays on every rung but "omitted" (capability stickiness).
+- `sync-log` = offloadable(summarizable(log), above_tokens=300): an extractive summary (no model),
+  then an exact reference (a bounded preview + a handle + the `read_offload` tool).
+- `example-replies` = droppable(...): decorative, dropped first (priority 10).
+- `house-rules` is a plain context: always sent exactly.
+
+This prompt has no model, so the conservative profile applies: max 5,292 input tokens. The examples
+change the data size; the inspector's budget box changes the limit. What each shows:
+
+- `quiet-day` (1 hour of log): everything at full fidelity (about 2,100 tokens); the log's offload
+  rung is "below-floor" (under above_tokens=300). Budget 2,000: `example-replies` omitted. Budget
+  800: the catalog drops to its authored index (and the examples fit again). Budget 400: the catalog
+  is omitted too, and `lookup_sku` disappears with it.
+- `busy-day` (24 hours of log, about 7,000 tokens): `sync-log` is offloaded (a preview + a handle,
+  and `read_offload` is offered). Its summary rung shows "unprepared": `preview` never prepares
+  artifacts; `generate` does (lesson 5 shows a prepared summary in a run). Budget 2,000: the catalog
+  goes to its index too. Budget 800: the examples go. Budget 400: over the limit
+  (REQUEST_TOO_LARGE), since the log's reference and the house rules are required.
+- `big-catalog` (four notes per product and region): the full catalog alone is over 5,292 tokens,
+  so the authored index is sent even at the default limit.
+"""
+
+from __future__ import annotations
+
+from nimbus_data import CATALOG_INDEX, EXAMPLE_REPLIES, full_catalog, sync_log
+from pydantic import BaseModel, Field
+from shared import house_rules
+
+from crux_devtools import context, droppable, offloadable, prefer, prompt, summarizable, tool
+
+
+class SkuQuery(BaseModel):
+    sku: str = Field(description="A product SKU such as NB-PRO-2TB")
+
+
+def _lookup_sku(args: SkuQuery) -> dict:
+    return {"sku": args.sku, "regions": ["eu-west", "eu-central", "us-east"], "in_stock": True}
+
+
+lookup_sku = tool("lookup_sku", description="Look up one product by SKU.", parameters=SkuQuery, execute=_lookup_sku)
+
+
+class LadderInput(BaseModel):
+    question: str = Field(description="The customer's question")
+    log_hours: int = Field(default=1, ge=0, le=72, description="Hours of sync log to include")
+    catalog_detail: int = Field(default=1, ge=1, le=6, description="Catalog notes per product and region")
+
+
+catalog_full = context(
+    "catalog",
+    priority=70,
+    tools=[lookup_sku],
+    input=LadderInput,
+    system=lambda i: full_catalog(i.catalog_detail),
+)
+catalog_index = context("catalog-index", system=CATALOG_INDEX)
+sync_log_ctx = context("sync-log", priority=50, system=lambda i: "## Sync log\n" + sync_log(i.log_hours))
+examples_ctx = context("example-replies", priority=10, system=EXAMPLE_REPLIES)
+
+catalog = droppable(prefer(catalog_full, catalog_index))
+log = offloadable(summarizable(sync_log_ctx), above_tokens=300)
+examples = droppable(examples_ctx)
+
+ladder_reply = prompt(
+    "ladder-reply",
+    system="You are Ari, a support agent for Nimbus cloud storage. Answer from the material below.",
+    use=[house_rules, catalog, log, examples],
+    prompt=lambda i: i.question,
+    examples={
+        "quiet-day": {"question": "Which plan gives me 2 TB?", "log_hours": 1},
+        "busy-day": {"question": "Why did my laptop stop syncing?", "log_hours": 24},
+        "big-catalog": {"question": "Is Business Plus available in ap-south?", "log_hours": 6, "catalog_detail": 4},
+    },
+)

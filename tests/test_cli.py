@@ -1,0 +1,138 @@
+"""The ``inspect`` and ``check`` commands, run for real (worker processes included), and their docs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from crux_devtools.cli import main
+
+PROJECTS = Path(__file__).parent / "projects"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_inspect_prints_parts_tokens_exclusions_and_tools() -> None:
+    code, out = run("inspect", str(PROJECTS / "good"), "--prompt", "support")
+    assert code == 0
+    assert "prompt support  (prompts.py:30)  status: fits" in out
+    assert "┌─ <prompt> [prompt] 6 tokens" in out
+    assert "│ You are a support agent." in out
+    assert "┌─ style [context, priority 80]" in out
+    assert "excluded: expert (when-wrapper)" in out
+    assert "tools: lookup" in out
+    assert "greeter" not in out
+
+
+def test_inspect_with_a_token_budget_shows_what_is_dropped() -> None:
+    code, out = run("inspect", str(PROJECTS / "good"), "--prompt", "support", "--example", "expert", "--token-budget", "12")
+    assert code == 0
+    assert "budget 12, fits" in out
+    assert "dropped: expert (priority 20, 8 tokens, budget)" in out
+    assert "example 'basic'" not in out
+
+
+def test_inspect_json_is_the_report_for_scripts() -> None:
+    code, out = run("inspect", str(PROJECTS / "good"), "--json", "--input", '{"question": "hi", "tone": "warm"}', "--prompt", "support")
+    assert code == 0
+    report = json.loads(out)
+    [support] = report["prompts"]
+    [example] = support["examples"]
+    assert example["name"] == "custom" and "warm tone" in example["inspection"]["system"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--prompt", "nobody"], "no prompt or agent with id 'nobody'; known ids: support, greeter"),
+        (["--prompt", "support", "--example", "nope"], "has no example 'nope'; known examples: basic, expert"),
+        (["--input", "[1]"], "must be a JSON object"),
+        (["--input", "{"], "not valid JSON"),
+        (["--example", "basic", "--input", "{}"], "either --example or --input"),
+    ],
+)
+def test_inspect_rejects_bad_arguments_with_a_clear_message(args: list[str], message: str) -> None:
+    code, out = run("inspect", str(PROJECTS / "good"), *args)
+    assert code != 0
+    assert message in out
+
+
+def test_check_passes_on_a_good_project() -> None:
+    code, out = run("check", str(PROJECTS / "good"))
+    assert code == 0
+    assert "ok: 2 prompt(s), 3 example(s), no failures" in out
+
+
+def test_check_fails_with_one_file_line_message_per_failure() -> None:
+    code, out = run("check", str(PROJECTS / "bad_example"))
+    assert code == 1
+    lines = [line for line in out.splitlines() if line.startswith("prompts.py:")]
+    assert lines[0].startswith("prompts.py:14: ValidationError: prompt 'orders' example 'bad': 1 validation error")
+    assert lines[1] == "prompts.py:11: CallbackError: prompt 'loud' example 'empty': 'loud': system callback raised ValueError: no shouting allowed"
+    assert "2 failure(s)" in out
+
+
+@pytest.mark.parametrize(
+    ("project", "expected"),
+    [
+        ("syntax_error", "prompts.py:5: SyntaxError: "),
+        ("sys_exit", "prompts.py:6: SystemExit: user code called sys.exit(3)"),
+        ("missing_dependency", "prompts.py:2: ModuleNotFoundError: No module named 'package_that_is_not_installed'"),
+    ],
+)
+def test_check_reports_import_faults_and_exits_1(project: str, expected: str) -> None:
+    code, out = run("check", str(PROJECTS / project))
+    assert code == 1
+    assert expected in out
+
+
+def test_check_kills_a_hang_after_the_timeout() -> None:
+    code, out = run("check", str(PROJECTS / "infinite_loop"), "--timeout", "1")
+    assert code == 1
+    assert "TimeoutError: user code did not finish within 1 s" in out
+    assert "prompts.py:4:" in out or "prompts.py:5:" in out
+
+
+def test_check_on_a_folder_without_prompts_says_how_to_add_one() -> None:
+    code, out = run("check", str(PROJECTS / "empty"))
+    assert code == 0
+    assert "No prompts found" in out
+
+
+def test_a_missing_folder_is_a_clear_error() -> None:
+    code, out = run("check", str(PROJECTS / "does-not-exist"))
+    assert code == 1
+    assert "does not exist" in out
+
+
+def test_inspect_and_check_write_no_history() -> None:
+    run("check", str(PROJECTS / "configured"))
+    assert not (PROJECTS / "configured" / ".crux").exists()
+
+
+def test_every_cli_option_is_documented_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = []
+    for name, command in main.commands.items():
+        if f"crux-devtools {name}" not in readme:
+            missing.append(f"crux-devtools {name}")
+        for param in command.params:
+            if isinstance(param, click.Option):
+                missing.extend(f"{name} {opt}" for opt in param.opts if opt not in readme)
+    assert missing == [], f"document these in README.md (see docs/cli.md): {missing}"
+
+
+def test_importing_the_cli_loads_no_ui_server_or_watcher() -> None:
+    code = "import sys, crux_devtools.cli; print(sorted(m for m in ('textual','fastapi','uvicorn','jinja2','watchfiles') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"

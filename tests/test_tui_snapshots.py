@@ -1,0 +1,73 @@
+"""Snapshot tests of the TUI (pytest-textual-snapshot); baselines live in tests/__snapshots__/.
+
+Regenerate after a deliberate change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
+and look at the SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from tui_fakes import FakeSession  # noqa: E402
+
+from crux_devtools.tui import make_tui  # noqa: E402
+
+SIZE = (110, 34)
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_first_screen_shows_the_tree_and_the_system_text(snap_compare: Any) -> None:
+    assert snap_compare(make_tui(FakeSession()), terminal_size=SIZE, run_before=settle)
+
+
+def test_lowered_budget_shows_the_dropped_contexts(snap_compare: Any) -> None:
+    async def lower_twice(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        for _ in range(2):
+            await pilot.press("minus")
+            await settle(pilot)
+
+    assert snap_compare(make_tui(FakeSession()), terminal_size=SIZE, run_before=lower_twice)
+
+
+def test_contributors_tab_shows_status_reason_and_priority(snap_compare: Any) -> None:
+    async def open_contributors(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        pilot.app.query_one("#tabs").active = "tab-contributors"
+        await settle(pilot)
+
+    assert snap_compare(make_tui(FakeSession()), terminal_size=SIZE, run_before=open_contributors)
+
+
+def test_a_failed_load_shows_the_error_and_the_stale_marker(snap_compare: Any) -> None:
+    session = FakeSession()
+
+    async def break_it(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        session.break_project(
+            {
+                "file": "support.py",
+                "line": 7,
+                "type": "SyntaxError",
+                "message": "invalid syntax",
+                "traceback": 'Traceback (most recent call last):\n  File "support.py", line 7\n    def (\n        ^\nSyntaxError: invalid syntax',
+            }
+        )
+        await settle(pilot)
+        pilot.app.query_one("#tabs").active = "tab-errors"
+        await settle(pilot)
+
+    assert snap_compare(make_tui(session), terminal_size=SIZE, run_before=break_it)
