@@ -124,7 +124,6 @@ def serve(directory: str, host: str, port: int, no_open: bool) -> None:
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 def tui(directory: str) -> None:
     """The same inspector as a Textual app in the terminal."""
-    from .inspector.session import ProjectSession
-    from .tui import make_tui
+    from .tui.launch import run_tui
 
-    make_tui(ProjectSession(_project(directory))).run()
+    run_tui(_project(directory))

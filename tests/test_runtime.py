@@ -320,3 +320,14 @@ def test_tool_calls_on_the_step_are_the_models_calls() -> None:
     m = ScriptedModel([[ToolCall(id="c1", name="search", arguments={"query": "z"})], "fin"], capacity=capacity())
     result = generate(support_prompt(), input={}, model=m)
     assert result.steps[0].tool_calls[0].id == "c1" and result.steps[0].tool_results[0].call_id == "c1"
+
+
+def test_caller_history_comes_before_the_user_prompt_and_counts_as_messages() -> None:
+    history = [{"role": "user", "content": "Earlier question."}, {"role": "assistant", "content": "Earlier answer."}]
+    m = ScriptedModel(["ok"], capacity=capacity())
+    result = generate(support_prompt(), input={}, model=m, messages=history)
+    assert [x["content"] for x in m.requests[0].messages] == ["Earlier question.", "Earlier answer.", "Where is my file?"]
+    kinds = {c.kind for c in result.steps[0].request.contributions}
+    assert {"messages", "user-prompt"} <= kinds
+    with pytest.raises(TypeError, match="messages"):
+        generate(support_prompt(), input={}, model=m, messages="hello")  # type: ignore[arg-type]

@@ -38,7 +38,7 @@ def system(session: ProjectSession) -> str:
 
 
 async def test_the_first_report_has_the_contract_shape_and_user_code_stays_out_of_this_process(tmp_path: Path) -> None:
-    async with ProjectSession(project(tmp_path), watch=False, history=False) as session:
+    async with ProjectSession(project(tmp_path), watch=False, history=False, prewarm=False) as session:
         report = session.report
     assert report is not None
     assert set(report) >= {"version", "project", "generated_at", "duration_ms", "stale", "errors", "prompts", "hash"}
@@ -52,7 +52,7 @@ async def test_the_first_report_has_the_contract_shape_and_user_code_stays_out_o
 async def test_a_broken_save_keeps_the_last_good_report_marked_stale_and_a_fix_clears_it(tmp_path: Path) -> None:
     root = project(tmp_path)
     events: list[SessionEvent] = []
-    async with ProjectSession(root, watch=False, history=False) as session:
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
         session.subscribe(events.append)
         (root / "hello_prompts.py").write_text("from crux_devtools import prompt\nhello = prompt('hello', system='x'\n", encoding="utf-8")
         await session.reload(["hello_prompts.py"])
@@ -99,7 +99,7 @@ def test_tool_state_caches_and_venvs_are_not_watched(tmp_path: Path) -> None:
 
 
 async def test_evaluate_applies_a_budget_and_custom_input_in_the_worker() -> None:
-    async with ProjectSession(PROJECTS / "good", watch=False, history=False) as session:
+    async with ProjectSession(PROJECTS / "good", watch=False, history=False, prewarm=False) as session:
         dropped = await session.evaluate("support", example="expert", token_budget=12)
         custom = await session.evaluate("support", input={"question": "q", "tone": "curt"})
         missing = await session.evaluate("nobody")
@@ -116,7 +116,7 @@ async def test_a_hanging_callback_times_out_and_the_next_evaluate_uses_a_fresh_w
         "slow = prompt('slow', system=text, input=I)\n",
         encoding="utf-8",
     )
-    async with ProjectSession(tmp_path, watch=False, history=False, timeout=1.0) as session:
+    async with ProjectSession(tmp_path, watch=False, history=False, timeout=1.0, prewarm=False) as session:
         hung = await session.evaluate("slow", input={"hang": True})
         fine = await session.evaluate("slow", input={"hang": False})
     assert hung["error"]["type"] == "TimeoutError"
@@ -126,7 +126,7 @@ async def test_a_hanging_callback_times_out_and_the_next_evaluate_uses_a_fresh_w
 
 async def test_a_first_load_that_hangs_reports_the_timeout_and_the_session_keeps_running(tmp_path: Path) -> None:
     shutil.copy(PROJECTS / "infinite_loop" / "prompts.py", tmp_path / "prompts.py")
-    async with ProjectSession(tmp_path, watch=False, history=False, timeout=1.0) as session:
+    async with ProjectSession(tmp_path, watch=False, history=False, timeout=1.0, prewarm=False) as session:
         assert session.report is not None
         assert session.report["errors"][0]["type"] == "TimeoutError"
         (tmp_path / "prompts.py").write_text(GOOD.format(text="Recovered."), encoding="utf-8")
@@ -135,7 +135,7 @@ async def test_a_first_load_that_hangs_reports_the_timeout_and_the_session_keeps
 
 
 async def test_a_folder_without_prompts_says_so_and_how_to_add_one() -> None:
-    async with ProjectSession(PROJECTS / "empty", watch=False, history=False) as session:
+    async with ProjectSession(PROJECTS / "empty", watch=False, history=False, prewarm=False) as session:
         report = session.report
     assert report is not None and report["prompts"] == [] and report["errors"] == []
     assert "No prompts found" in report["notice"] and "[tool.crux-devtools]" in report["notice"]
@@ -147,7 +147,7 @@ async def test_async_subscribers_are_awaited_and_unsubscribing_stops_events(tmp_
     async def remember(event: SessionEvent) -> None:
         seen.append(event.kind)
 
-    async with ProjectSession(project(tmp_path), watch=False, history=False) as session:
+    async with ProjectSession(project(tmp_path), watch=False, history=False, prewarm=False) as session:
         unsubscribe = session.subscribe(remember)
         await session.reload()
         await asyncio.sleep(0.05)
@@ -159,19 +159,22 @@ async def test_async_subscribers_are_awaited_and_unsubscribing_stops_events(tmp_
 
 async def test_previous_system_returns_the_text_before_the_last_change(tmp_path: Path) -> None:
     root = project(tmp_path, "First.")
-    async with ProjectSession(root, watch=False) as session:
+    async with ProjectSession(root, watch=False, prewarm=False) as session:
         assert session.previous_system("hello", "empty") is None
         (root / "hello_prompts.py").write_text(GOOD.format(text="Second."), encoding="utf-8")
         await session.reload()
         await session.reload()  # same content again: not a new distinct report
         assert session.previous_system("hello", "empty") == "First."
     assert (root / ".crux" / "devtools.sqlite3").is_file()
+    # A later session finds the earlier version in the history file.
+    async with ProjectSession(root, watch=False, prewarm=False) as later:
+        assert later.previous_system("hello", "empty") == "First."
 
 
 @pytest.mark.parametrize("history", [False])
 async def test_previous_system_works_without_a_history_file(tmp_path: Path, history: bool) -> None:
     root = project(tmp_path, "One.")
-    async with ProjectSession(root, watch=False, history=history) as session:
+    async with ProjectSession(root, watch=False, history=history, prewarm=False) as session:
         (root / "hello_prompts.py").write_text(GOOD.format(text="Two."), encoding="utf-8")
         await session.reload()
         assert session.previous_system("hello", "empty") == "One."

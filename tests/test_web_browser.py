@@ -118,3 +118,15 @@ async def test_an_xss_payload_in_a_prompt_stays_inert_text(server: LiveServer, b
         assert await page.evaluate("typeof window.__xss") == "undefined"
         assert await page.locator("#system-text img, #system-text script, #system-text b").count() == 0
         assert dialogs == []
+
+
+async def test_running_an_agent_shows_each_step_and_the_answer(server: LiveServer, browser: Any) -> None:
+    async with new_page(browser) as page:
+        await page.goto(server.url + "/")
+        runnable = page.locator("tr.prompt-row:has(.kind-run) a").first
+        await runnable.click()
+        await page.wait_for_selector("#system-text")
+        await page.click("button.run")
+        await page.wait_for_selector("#run-output .step", timeout=20000)
+        text = await page.inner_text("#run-output")
+        assert "STEP 0" in text.upper() and "receipt" in text

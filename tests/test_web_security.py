@@ -100,3 +100,11 @@ async def test_a_custom_input_with_html_is_escaped_in_the_editor_and_the_errors(
     r = await client.get("/prompts/support-reply", params={"input": payload})
     assert "<script>alert(1)</script>" not in r.text
     assert "&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+
+
+async def test_a_foreign_page_cannot_fetch_or_embed_a_page_but_may_link_to_it(client: httpx.AsyncClient) -> None:
+    for mode in ("cors", "no-cors"):
+        r = await client.get("/prompts/support-reply", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": mode})
+        assert r.status_code == 403
+    link = await client.get("/prompts/support-reply", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"})
+    assert link.status_code == 200

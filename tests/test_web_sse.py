@@ -90,3 +90,45 @@ async def test_saving_a_real_project_file_pushes_a_report_event(tmp_path: Path) 
                 assert event["version"] > before["version"]
             after = (await client.get("/prompts/support-reply")).text
             assert "support agent for Nimbus (live edit)" in after
+
+
+def test_serve_on_a_busy_port_says_so_and_answers_on_the_next_one(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from web_conftest_helpers import free_port
+
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("data", "__pycache__"))
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", free_port()))
+    busy.listen()
+    port = busy.getsockname()[1]
+    cli = [sys.executable, "-c", "from crux_devtools.cli import main; main()"]
+    proc = subprocess.Popen([*cli, "serve", str(project), "--no-open", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Serving at"):
+                break
+        text = "".join(lines)
+        assert f"Port {port} is busy; using " in text, text
+        url = text.split("Serving at ", 1)[1].split()[0]
+        assert not url.endswith(f":{port}/")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.get(url + "api/prompts", timeout=5)
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline, "the server never answered"
+                time.sleep(0.1)
+        assert r.status_code == 200 and any(p["id"] == "support-reply" for p in r.json())
+        assert httpx.get(url, headers={"Host": "rebind.example"}, timeout=5).status_code == 400
+    finally:
+        proc.terminate()
+        proc.wait(15)
+        busy.close()

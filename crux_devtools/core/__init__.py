@@ -16,6 +16,8 @@ from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspe
 from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
 from .summaries import SummaryStore, summarize
 from .contexts import Conditional, Context, Match, context, match, when
+from .memory import ContextAssembly, Evidence, Memory, MemoryStore, MemoryStoreError, SectionSummary, facts, memory, recent_messages
+from .skills import Skill, skill
 from .errors import CallbackError, CruxError, Diagnostic, RequestCompositionError
 from .models import ModelError, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
 from .prompts import Prompt, prompt
@@ -24,6 +26,17 @@ from .tokens import TiktokenCounter, TokenCounter, default_counter
 from .tools import Tool, tool
 
 __all__ = [
+    "ContextAssembly",
+    "Evidence",
+    "Memory",
+    "MemoryStore",
+    "MemoryStoreError",
+    "SectionSummary",
+    "Skill",
+    "facts",
+    "memory",
+    "recent_messages",
+    "skill",
     "CONSERVATIVE_MODEL_CAPACITY",
     "InputBudget",
     "ModelCapacityProfile",

@@ -53,7 +53,7 @@ from .prompts import Prompt
 from .receipts import Adaptation, Candidate, Contribution, RequestPreview, breakdown_of
 from .resolve import SEPARATOR, Node, Walk, tools_of, walk
 from .summaries import SummaryStore, artifact_key, default_summary_store
-from .tokens import TokenCounter, count_joined, counter_for_model
+from .tokens import TokenCounter, count_joined, count_with_separator, counter_for_model
 from .tools import Tool
 
 SUMMARY_RUNG = 2  # fidelity rank of "summary" among RUNG ranks below
@@ -98,6 +98,7 @@ class Gathered:
     input: BaseModel
     walked: Walk
     alt_texts: dict[int, str]
+    shapes: dict[int, Shape] = field(default_factory=dict)  # id(ladder) -> its layers
 
 
 def _top_ladder(node: Node) -> Ladder | None:
@@ -114,19 +115,19 @@ def gather(prompt: Prompt, input: BaseModel) -> Resolution[Gathered]:
     """Resolve the prompt (callbacks once each) and the text of every active ``prefer`` alternative."""
     walked = yield from walk(prompt, input)
     alt_texts: dict[int, str] = {}
-    seen: set[int] = set()
+    shapes: dict[int, Shape] = {}
     for node in walked.nodes:
         ladder = _top_ladder(node) if node.status == "active" else None
-        if ladder is None or id(ladder) in seen:
+        if ladder is None or id(ladder) in shapes:
             continue
-        seen.add(id(ladder))
-        prefer = shape(ladder).prefer
+        shapes[id(ladder)] = sh = shape(ladder)
+        prefer = sh.prefer
         for alt in prefer.alternatives if prefer is not None else ():
             if callable(alt.system):
                 alt_texts[id(alt)] = expect_text(alt.id, "system", (yield Call(alt.id, "system", alt.system, input)))
             else:
                 alt_texts[id(alt)] = alt.system or ""
-    return Gathered(prompt=prompt, input=input, walked=walked, alt_texts=alt_texts)
+    return Gathered(prompt=prompt, input=input, walked=walked, alt_texts=alt_texts, shapes=shapes)
 
 
 # --- contributors and rungs ----------------------------------------------------------------------
@@ -163,7 +164,7 @@ class PlanOptions:
     limits: Limits
     counter: TokenCounter
     measurement: str
-    messages: list[dict[str, Any]]
+    messages: list[dict[str, Any]]  # the caller's history, sent before the user prompt
     active_tools: list[str] | None
     summary_store: SummaryStore
     offload_store: OffloadStore
@@ -172,6 +173,7 @@ class PlanOptions:
     epoch: int = 1
     support_required: bool = False
     extra_tools: list[Tool] = field(default_factory=list)
+    turn: list[dict[str, Any]] = field(default_factory=list)  # assistant/tool messages after the user prompt
 
 
 @dataclass(slots=True)
@@ -241,7 +243,7 @@ class Planner:
                 continue
             contributor = by_ladder.get(id(ladder))
             if contributor is None:
-                sh = shape(ladder)
+                sh = self.g.shapes.get(id(ladder)) or shape(ladder)
                 contributor = Contributor(id=sh.id, shape=sh, priority=-1, order=len(self.contributors), full_text="", tools=[])
                 by_ladder[id(ladder)] = contributor
                 texts[id(ladder)] = []
@@ -279,7 +281,8 @@ class Planner:
             self._rungs(contributor)
 
     def _block_cost(self, text: str) -> int:
-        return self.counter.count(text + SEPARATOR) if text else 0
+        # Same cache as count_joined's, so the final exact count re-encodes nothing.
+        return count_with_separator(self.counter, text, SEPARATOR) if text else 0
 
     def _rungs(self, c: Contributor) -> None:
         sh, counter = c.shape, self.counter
@@ -330,10 +333,11 @@ class Planner:
 
     # -- costs ---------------------------------------------------------------------------------
     def _base_messages(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+        """The caller's history, then the user prompt, then this run's tool traffic."""
+        out: list[dict[str, Any]] = list(self.o.messages)
         if self.g.walked.prompt_text:
             out.append({"role": "user", "content": self.g.walked.prompt_text})
-        out.extend(self.o.messages)
+        out.extend(self.o.turn)
         return out
 
     def _support_tool(self) -> Tool:
@@ -420,26 +424,27 @@ class Planner:
         total += sum(tool_tokens(counter, t) for t in tools)
         return SEPARATOR.join(blocks), blocks, messages, tools, total
 
-    def repair(self, order: list[Contributor], choice: list[int], limit: int) -> tuple[list[int], int] | None:
-        """Degrade in reverse lexicographic order until the exact count fits ``limit``."""
-        total = self.assemble(order, choice)[4]
+    def repair(self, order: list[Contributor], choice: list[int], limit: int) -> tuple[list[int], tuple[str, list[str], list[dict[str, Any]], list[Tool], int]] | None:
+        """Count the chosen request exactly once; if over ``limit`` (the estimate was low), degrade in
+        reverse lexicographic order, one rung at a time, recounting (cached pieces) until it fits."""
+        assembled = self.assemble(order, choice)
         for i in range(len(order) - 1, -1, -1):
-            while total > limit:
+            while assembled[4] > limit:
                 lower = [j for j in range(choice[i] + 1, len(order[i].rungs)) if order[i].rungs[j].available and order[i].rungs[j].cost is not None]
                 if not lower:
                     break
                 choice[i] = lower[0]
-                total = self.assemble(order, choice)[4]
-            if total <= limit:
+                assembled = self.assemble(order, choice)
+            if assembled[4] <= limit:
                 break
-        return (choice, total) if total <= limit else None
+        return (choice, assembled) if assembled[4] <= limit else None
 
     def plan(self) -> Plan:
         limits = self.o.limits
         order = self.ordered()
         fixed = self.fixed_cost()
         support_cost = tool_tokens(self.counter, self._support_tool())
-        result: tuple[list[int], int] | None = None
+        result: tuple[list[int], tuple[str, list[str], list[dict[str, Any]], list[Tool], int]] | None = None
         tier: str | None = None
         tiers = [("optimize_at", limits.optimize_at)] + ([("max", limits.max_input_tokens)] if limits.max_input_tokens != limits.optimize_at else [])
         for name, limit in tiers:
@@ -452,8 +457,7 @@ class Planner:
                 break
         if result is None:
             return self._infeasible(order, fixed)
-        choice, total = result
-        system, _blocks, messages, tools, total = self.assemble(order, choice)
+        choice, (system, _blocks, messages, tools, total) = result
         return self._finish(order, choice, total, system, messages, tools, tier)
 
     # -- results -------------------------------------------------------------------------------
@@ -509,9 +513,10 @@ class Planner:
             else:
                 node = next(fixed_nodes)
                 out.append(Contribution(node.id, "context", "full", self._block_cost(slot), tuple(t.name for t in node.context.tools)))
-        if walked.prompt_text:
-            out.append(Contribution("<user-prompt>", "user-prompt", "full", message_tokens(counter, messages[0])))
-        rest = messages[1:] if walked.prompt_text else messages
+        prompt_at = len(self.o.messages) if walked.prompt_text else None
+        if prompt_at is not None:
+            out.append(Contribution("<user-prompt>", "user-prompt", "full", message_tokens(counter, messages[prompt_at])))
+        rest = [m for i, m in enumerate(messages) if i != prompt_at]
         if rest:
             out.append(Contribution("<messages>", "messages", "full", sum(message_tokens(counter, m) for m in rest)))
         if tools:

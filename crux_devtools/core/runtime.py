@@ -224,7 +224,8 @@ async def agenerate(
     summary_store = summary_store or default_summary_store()
     offload_store = offload_store or default_offload_store()
     namespace = f"{s.prompt.id}/{session.id}"
-    conversation = check_messages(messages)
+    history = check_messages(messages)
+    conversation: list[dict[str, Any]] = []  # this run's assistant and tool messages
     active = check_active_tools(active_tools)
     gathered = await drive_async(gather(s.prompt, s.prompt.validate_input(input)))
     model_name = model_name_of(s.model)
@@ -234,7 +235,7 @@ async def agenerate(
     for index in range(max_steps):
         session.enter((model_name, s.limits.max_input_tokens, s.limits.optimize_at))
         options = PlanOptions(
-            model=s.model, limits=s.limits, counter=s.counter, measurement=s.measurement, messages=list(conversation),
+            model=s.model, limits=s.limits, counter=s.counter, measurement=s.measurement, messages=history, turn=list(conversation),
             active_tools=active, summary_store=summary_store, offload_store=offload_store, namespace=namespace,
             ceilings=dict(session.ceilings), epoch=session.epoch, support_required=support_required,
         )

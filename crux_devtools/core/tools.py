@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import functools
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,13 +14,14 @@ from .errors import invalid_composition
 
 
 @functools.lru_cache(maxsize=1024)
-def _cached_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema()
+def _cached_schema(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema())
 
 
 def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """A parameters model's JSON schema, computed once per model (the planner counts it per request)."""
-    return copy.deepcopy(_cached_schema(model))
+    """A parameters model's JSON schema, built once per model (the planner counts it per request);
+    each call gets its own copy."""
+    return json.loads(_cached_schema(model))
 
 
 @dataclass(frozen=True, slots=True, eq=False)

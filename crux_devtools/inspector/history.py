@@ -93,22 +93,24 @@ class History:
             for r in rows
         ]
 
-    def previous_system(self, current_hash: str | None, prompt_id: str, example: str) -> str | None:
-        """The system text for this prompt and example in the newest older report where it differs."""
+    def previous_system(self, current_hash: str | None, prompt_id: str, example: str, current_text: str | None = None) -> str | None:
+        """The system text for this prompt and example in the newest report older than ``current_hash``
+        where it differs from ``current_text`` (by default, the text in the current report)."""
         with self._lock:
-            if current_hash is None:
-                rows = self._db.execute("SELECT hash, report FROM reports ORDER BY seq DESC").fetchall()
-            else:
-                seq = self._db.execute("SELECT seq FROM reports WHERE hash = ?", (current_hash,)).fetchone()
-                limit = seq[0] if seq else 1 << 62
-                rows = self._db.execute("SELECT hash, report FROM reports WHERE seq <= ? ORDER BY seq DESC", (limit,)).fetchall()
-        current: str | None = None
-        for index, (_, text) in enumerate(rows):
-            system = system_of(json.loads(text), prompt_id, example)
-            if index == 0:
-                current = system
+            seq = None
+            if current_hash is not None:
+                row = self._db.execute("SELECT seq, report FROM reports WHERE hash = ?", (current_hash,)).fetchone()
+                if row is not None:
+                    seq = row[0]
+                    if current_text is None:
+                        current_text = system_of(json.loads(row[1]), prompt_id, example)
+            limit = seq if seq is not None else 1 << 62
+            rows = self._db.execute("SELECT hash, report FROM reports WHERE seq <= ? ORDER BY seq DESC", (limit,)).fetchall()
+        for digest, text in rows:
+            if digest == current_hash:
                 continue
-            if system is not None and system != current:
+            system = system_of(json.loads(text), prompt_id, example)
+            if system is not None and system != current_text:
                 return system
         return None
 

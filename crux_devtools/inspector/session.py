@@ -35,16 +35,15 @@ EMPTY_NOTICE = (
 )
 
 
-def content_hash(prompts: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
+def prompt_hashes(prompts: list[dict[str, Any]]) -> dict[str, str]:
+    """A content hash per prompt report: what changed between two reports."""
+    return {p["id"]: hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest() for p in prompts}
+
+
+def content_hash(hashes: dict[str, str], errors: list[dict[str, Any]]) -> str:
     """Hash of what a report says (not when or how fast): the history key."""
-    blob = json.dumps({"prompts": prompts, "errors": errors}, sort_keys=True, default=repr)
+    blob = json.dumps({"prompts": list(hashes.items()), "errors": errors}, sort_keys=True, default=repr)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
-
-
-def prompt_hashes(report: dict[str, Any] | None) -> dict[str, str]:
-    if report is None:
-        return {}
-    return {p["id"]: hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest() for p in report["prompts"]}
 
 
 def report_texts(report: dict[str, Any] | None, limit: int = 2_000) -> list[str]:
@@ -104,7 +103,10 @@ class ProjectSession:
         self._stop: asyncio.Event | None = None
         self._watch_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._retiring: set[WorkerProcess] = set()
         self._preload: list[str] = []
+        self._hashes: dict[str, str] = {}
+        self._good_hashes: dict[str, str] = {}
         self._recent: list[dict[str, Any]] = []  # distinct good reports, newest last (no history file)
         self.evaluations = 0
 
@@ -148,6 +150,7 @@ class ProjectSession:
 
             self._stop = asyncio.Event()
             self._watch_task = asyncio.create_task(watch(self.root, self._changed, self._stop, debounce=self.debounce))
+            self._watch_task.add_done_callback(self._watch_ended)
             # The task's first step creates the inotify watch synchronously: let it run before returning,
             # so a save right after ``start()`` is seen.
             for _ in range(3):
@@ -164,12 +167,17 @@ class ProjectSession:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
         if self._worker is not None:
             await self._worker.close()
             self._worker = None
         await self._pool.close()
-        for task in list(self._tasks):
-            task.cancel()
+        for worker in list(self._retiring):
+            await worker.close()
+        self._retiring.clear()
         if self.history is not None:
             self.history.close()
             self.history = None
@@ -188,6 +196,13 @@ class ProjectSession:
         await self._pool.ready()
         if self._tasks:  # priming the spare, retiring old workers
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _watch_ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        log.error("watching %s stopped: %r", self.root, exc)
+        self._emit(SessionEvent("error", self._version, f"Watching files stopped ({type(exc).__name__}: {exc}); reload by hand"))
 
     def _changed(self, files: list[str]) -> None:
         """Watcher callback: schedule a re-evaluation without waiting for it."""
@@ -219,8 +234,14 @@ class ProjectSession:
         discovery = await asyncio.to_thread(discover, self.root)
         errors: list[dict[str, Any]] = list(discovery.errors)
         prompts: list[dict[str, Any]] = []
-        worker: WorkerProcess | None = await self._pool.take()
         duration_ms = 0.0
+        try:
+            worker: WorkerProcess | None = await self._pool.take()
+        except OSError as exc:
+            errors.append(plain_error("WorkerError", f"cannot start a worker process ({exc}); check the Python environment"))
+            self._hold(prompts, errors, files, None, duration_ms, time.perf_counter() - started, bool(discovery.modules))
+            return
+        assert worker is not None
         try:
             answer = await worker.request({"op": "load", "root": str(self.root), "modules": [m.to_dict() for m in discovery.modules]}, self.timeout)
         except WorkerError as exc:
@@ -253,10 +274,11 @@ class ProjectSession:
         elapsed: float,
         found_modules: bool,
     ) -> None:
-        previous = self._report
+        before = self._hashes
         self._version += 1
         good = not errors
         if good or self._last_good is None:
+            hashes = prompt_hashes(prompts)
             report = {
                 "version": self._version,
                 "project": str(self.root),
@@ -265,22 +287,25 @@ class ProjectSession:
                 "stale": False,
                 "errors": errors,
                 "prompts": prompts,
-                "hash": content_hash(prompts, errors),
+                "hash": content_hash(hashes, errors),
                 "notice": None if prompts or errors else EMPTY_NOTICE.format(root=self.root),
                 "modules_found": found_modules,
             }
             self._swap_worker(worker)
+            self._hashes = hashes
             if good:
                 self._last_good = report
+                self._good_hashes = hashes
                 self._remember(report)
         else:
             report = {**self._last_good, "version": self._version, "stale": True, "errors": errors}
+            self._hashes = self._good_hashes
             if worker is not None:
                 self._retire(worker)
         self._report = report
-        if self.history is not None:
-            self.history.record(report, ok=good, errors=errors, changed_files=files)
-        before, after = prompt_hashes(previous), prompt_hashes(report)
+        if self.history is not None:  # off the event loop: the report is shown first
+            self._spawn(asyncio.to_thread(self.history.record, report, ok=good, errors=errors, changed_files=files))
+        after = self._hashes
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
         if good:
             summary = f"Report {self._version}: {len(prompts)} prompt(s) in {elapsed * 1000:.0f} ms"
@@ -306,10 +331,14 @@ class ProjectSession:
             self._retire(old)
 
     def _retire(self, worker: WorkerProcess) -> None:
+        """Close a worker once its current job (if any) is answered."""
+        self._retiring.add(worker)
+
         async def close_when_idle() -> None:
             async with worker.lock:
                 pass
             await worker.close()
+            self._retiring.discard(worker)
 
         self._spawn(close_when_idle())
 
@@ -363,15 +392,20 @@ class ProjectSession:
         return {"text": None, "steps": [], "error": answer["error"]}
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:
-        """The system text of this prompt and example in the previous distinct report, if any."""
-        current = self._last_good["hash"] if self._last_good else None
-        if self.history is not None:
-            return self.history.previous_system(current, prompt_id, example)
+        """The system text of this prompt and example in the previous distinct report, if any.
+
+        Reports of this session are searched in memory first; the history file covers earlier
+        sessions (and may still be writing the newest report, which is skipped either way).
+        """
         from .history import system_of
 
-        now = system_of(self._last_good, prompt_id, example) if self._last_good else None
+        if self._last_good is None:
+            return None
+        now = system_of(self._last_good, prompt_id, example)
         for report in reversed(self._recent[:-1]):
             text = system_of(report, prompt_id, example)
             if text is not None and text != now:
                 return text
+        if self.history is not None:
+            return self.history.previous_system(self._last_good["hash"], prompt_id, example, now)
         return None

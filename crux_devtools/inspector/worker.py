@@ -171,12 +171,8 @@ def respond(out: IO[str], message: dict[str, Any]) -> None:
     out.flush()
 
 
-def main() -> None:
-    proto_in, proto_out = _private_streams()
-    # A hung job is asked for its stack (SIGUSR1) before it is killed, to report file and line.
-    faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=False)
-    warm_up()
-    respond(proto_out, {"ready": True, "pid": os.getpid()})
+def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
+    """Answer requests until the session closes the connection."""
     worker = Worker()
     for line in proto_in:
         if not line.strip():
@@ -193,6 +189,88 @@ def main() -> None:
             message = {"id": request.get("id"), "ok": False, "error": load_error(root, exc)}
         message["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         respond(proto_out, message)
+
+
+def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int]) -> None:
+    """In a child of the fork server: become a worker talking over the session's Unix socket.
+
+    The child starts its own session (process group), so killing it kills what user code started;
+    its stdout and stderr go to a file the session reads for crash messages and hang stacks.
+    """
+    import socket
+
+    os.setsid()
+    for fd in zygote_fds:
+        os.close(fd)
+    err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(err, 1)
+    os.dup2(err, 2)
+    os.close(err)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(request["socket"])
+    proto_in = sock.makefile("r", encoding="utf-8")
+    proto_out = sock.makefile("w", encoding="utf-8")
+    respond(proto_out, {"hello": request["token"], "pid": os.getpid()})
+    serve(proto_in, proto_out)
+
+
+def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
+    """The fork server: warm once, then fork a ready worker per request, and report child exits.
+
+    Requests: ``{"op": "fork", "token", "socket", "stderr"}`` -> ``{"forked": pid, "token"}``;
+    unprompted: ``{"exited": pid, "code": int}``. It never imports user code itself.
+    """
+    import selectors
+
+    selector = selectors.DefaultSelector()
+    selector.register(proto_in_fd, selectors.EVENT_READ)
+    buffer = b""
+    while True:
+        events = selector.select(timeout=0.05)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            respond(proto_out, {"exited": pid, "code": os.waitstatus_to_exitcode(status)})
+        if not events:
+            continue
+        chunk = os.read(proto_in_fd, 65536)
+        if not chunk:
+            return  # the session is gone
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    forked_child(request, (proto_in_fd, proto_out.fileno()))
+                except BaseException:  # noqa: BLE001 - a child must never return into the zygote loop
+                    import traceback
+
+                    traceback.print_exc()
+                    code = 1
+                finally:
+                    os._exit(code)
+            respond(proto_out, {"forked": pid, "token": request["token"]})
+
+
+def main() -> None:
+    proto_in, proto_out = _private_streams()
+    # A hung job is asked for its stack (SIGUSR1) before it is killed, to report file and line.
+    faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=False)
+    warm_up()
+    respond(proto_out, {"ready": True, "pid": os.getpid()})
+    if "--zygote" in sys.argv[1:]:
+        zygote(proto_in.fileno(), proto_out)
+    else:
+        serve(proto_in, proto_out)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +44,10 @@ class CruxTui(App[None]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, session: SessionLike) -> None:
+    def __init__(self, session: SessionLike, starting: Awaitable[None] | None = None) -> None:
         super().__init__()
         self.session = session
+        self._starting = starting  # ``session.start()`` already under way (see ``launch.py``)
         self.prompt_id: str | None = None
         self.example_names: dict[str, str | None] = {}
         self.budgets: dict[str, int | None] = {}
@@ -87,7 +89,10 @@ class CruxTui(App[None]):
 
     @work(group="session", exit_on_error=False)
     async def start_session(self) -> None:
-        await self.session.start()
+        try:
+            await (self._starting if self._starting is not None else self.session.start())
+        except Exception as exc:  # e.g. the worker could not start: say so, keep the UI up
+            self.notify(f"{type(exc).__name__}: {exc}", title="Could not load the project", severity="error", timeout=30)
         self.post_message(SessionChanged(None))
 
     async def on_unmount(self) -> None:
@@ -272,6 +277,10 @@ class CruxTui(App[None]):
         self.reload_session()
 
 
-def make_tui(session: SessionLike) -> CruxTui:
-    """The TUI over ``session`` (a ``ProjectSession``, or a fake one in tests)."""
-    return CruxTui(session)
+def make_tui(session: SessionLike, *, starting: Awaitable[None] | None = None) -> CruxTui:
+    """The TUI over ``session`` (a ``ProjectSession``, or a fake one in tests).
+
+    The app starts the session itself, unless ``starting`` (a ``session.start()`` already running)
+    is given; it stops the session when it exits.
+    """
+    return CruxTui(session, starting)

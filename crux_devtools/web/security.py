@@ -51,6 +51,9 @@ class LocalOnlyMiddleware:
             await _plain(send, 400, f"Host {host!r} is not allowed: open the inspector at http://127.0.0.1 or http://localhost.")
             return
         method = scope.get("method", "GET").upper()
+        if method in SAFE_METHODS and cross_site_subresource(headers):
+            await _plain(send, 403, "Cross-site request refused: another site's page may link to the inspector, not embed or fetch it.")
+            return
         if method not in SAFE_METHODS and not self.same_origin(headers):
             await _plain(send, 403, "Cross-origin request refused: state-changing requests must come from the inspector's own page.")
             return
@@ -67,6 +70,11 @@ class LocalOnlyMiddleware:
             return False
         parts = urlsplit(origin)
         return parts.scheme in ("http", "https") and host_name(parts.netloc) in self.allowed_hosts
+
+
+def cross_site_subresource(headers: dict[str, str]) -> bool:
+    """A foreign page fetching or embedding us (evaluating user code with its input); a link is fine."""
+    return headers.get("sec-fetch-site") == "cross-site" and headers.get("sec-fetch-mode", "navigate") != "navigate"
 
 
 async def _plain(send: Any, status: int, text: str) -> None:

@@ -168,7 +168,8 @@ def run_view(result: dict[str, Any]) -> RunView:
                     model_output=shown_to_model(res),
                 )
             )
-        receipt = step.get("request") if isinstance(step.get("request"), dict) else {}
+        request = step.get("request")
+        receipt: dict[str, Any] = request if isinstance(request, dict) else {}
         steps.append(
             StepView(
                 index=int(step.get("index", i)),

@@ -25,14 +25,6 @@ RECENCY_FALLBACK_LIMIT = 20
 PREVIEW_CHARS = 80
 
 
-@dataclass(slots=True)
-class Candidate:
-    rowid: int
-    section: str
-    score: float
-    tokens: int
-
-
 def check_budget(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise TypeError(f"max_token_budget must be an int >= 0 (0 means no limit), got {value!r}")
@@ -91,91 +83,135 @@ def assemble(
     if not allowed:
         return _empty("no_evidence", budget)
     match = fts_query(query)
-    fallback = False
     with store._reading("get_context") as conn:
-        found: dict[int, Candidate] = {}
-        if match is not None:
-            where, params = _filters(session_id, lane, allowed, "e.")
-            for rowid, section, score, tokens in conn.execute(
-                "SELECT e.id, e.section, -bm25(entries_fts), e.tokens FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid"
-                " WHERE entries_fts MATCH ?" + where,
-                [match, *params],
-            ):
-                found[rowid] = Candidate(rowid, section, score, tokens)
-        if not found:
-            fallback = True
+        rows = _ranked_rows(conn, session_id, match, allowed, lane, include_working_memory, budget) if match else []
+        fallback = not rows
+        if fallback:
             where, params = _filters(session_id, lane, allowed)
-            for rowid, section, tokens in conn.execute(
-                "SELECT id, section, tokens FROM entries WHERE 1" + where + " ORDER BY id DESC LIMIT ?",
-                [*params, RECENCY_FALLBACK_LIMIT],
-            ):
-                found[rowid] = Candidate(rowid, section, 0.0, tokens)
-        if include_working_memory and "working_memory" in allowed and not fallback:
-            where, params = _filters(session_id, lane, ("working_memory",))
-            for rowid, section, tokens in conn.execute("SELECT id, section, tokens FROM entries WHERE 1" + where, params):
-                found.setdefault(rowid, Candidate(rowid, section, 0.0, tokens))
-        if not found:
-            return _empty("no_evidence", budget)
-        ranked = sorted(found.values(), key=lambda c: (SECTION_RANK[c.section], -c.score, -c.rowid))
-        taken = [] if mode == "summary" else _fill(store, ranked, budget)
-        tops = _section_tops(ranked)
-        wanted = {c.rowid for c in taken} | {c.rowid for c in tops.values()}
-        text = _contents(conn, wanted)
-    return _finish(store, ranked, taken, tops, text, budget, mode, fallback)
+            rows = [
+                Row(rowid, section, 0.0, tokens, 0, 0, 0, content)
+                for rowid, section, tokens, content in conn.execute(
+                    "SELECT id, section, tokens, content FROM entries WHERE 1" + where + " ORDER BY id DESC LIMIT ?",
+                    [*params, RECENCY_FALLBACK_LIMIT],
+                )
+            ]
+            rows.sort(key=lambda r: (SECTION_RANK[r.section], -r.rowid))
+            _fill_stats(rows)
+    if not rows:
+        return _empty("no_evidence", budget)
+    taken = [] if mode == "summary" else _fill(store, rows, budget)
+    return _finish(store, rows, taken, budget, mode, fallback)
+
+
+@dataclass(slots=True)
+class Row:
+    """A candidate as read back: the taken prefix, plus each section's top item for its summary.
+    ``section_count``/``section_tokens`` describe the whole section; ``total`` all candidates."""
+
+    rowid: int
+    section: str
+    score: float
+    tokens: int
+    section_count: int
+    section_tokens: int
+    total: int
+    content: str
+    takeable: bool = True  # False for a section's top row read back only for its summary
+
+
+def _fill_stats(rows: list[Row]) -> None:
+    counts: dict[str, list[int]] = {}
+    for r in rows:
+        entry = counts.setdefault(r.section, [0, 0])
+        entry[0] += 1
+        entry[1] += r.tokens
+    for r in rows:
+        r.section_count, r.section_tokens = counts[r.section]
+        r.total = len(rows)
+
+
+_RANK_SQL = "CASE e.section " + " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in SECTION_RANK.items()) + " END"
+
+
+def _ranked_rows(
+    conn: Any, session_id: str, match: str, allowed: tuple[str, ...], lane: str | None, include_wm: bool, budget: int
+) -> list[Row]:
+    """Rank every matching entry inside SQLite and read back only what the block can use.
+
+    Window functions give each section's size and token sum, each entry's place in its section, and
+    the running token total in assembly order; only the entries within the budget (by stored line
+    costs, headers excluded, so a superset of what fits) and each section's top entry come back.
+    Returns ``[]`` when nothing matched the query (working memory alone is not a match).
+    """
+    where, params = _filters(session_id, lane, allowed, "e.")
+    wm = include_wm and "working_memory" in allowed
+    ride = ""
+    ride_params: list[Any] = []
+    if wm:
+        ride_where, ride_params = _filters(session_id, lane, ("working_memory",), "e.")
+        ride = (
+            " UNION ALL SELECT e.id, e.section, " + _RANK_SQL + ", 0.0, e.tokens, 0 FROM entries e"
+            " WHERE e.id NOT IN (SELECT id FROM m)" + ride_where
+        )
+    sql = (
+        "WITH m AS MATERIALIZED (SELECT rowid AS id, -bm25(entries_fts) AS score FROM entries_fts WHERE entries_fts MATCH ?),"
+        " c AS (SELECT e.id, e.section, " + _RANK_SQL + " AS srank, m.score, e.tokens, 1 AS matched"
+        " FROM m CROSS JOIN entries e ON e.id = m.id WHERE 1" + where + ride + "),"
+        " w AS (SELECT id, section, srank, score, tokens, matched,"
+        "  count(*) OVER (PARTITION BY section) AS n,"
+        "  sum(tokens) OVER (PARTITION BY section) AS section_tokens,"
+        "  row_number() OVER (PARTITION BY section ORDER BY score DESC, id DESC) AS rn,"
+        "  sum(tokens) OVER (ORDER BY srank, score DESC, id DESC ROWS UNBOUNDED PRECEDING) AS cum,"
+        "  count(*) OVER () AS total, sum(matched) OVER () AS matches FROM c)"
+        " SELECT w.id, w.section, w.score, w.tokens, w.n, w.section_tokens, w.total, e.content, w.matches,"
+        "  (? = 0 OR w.cum <= ?) AS takeable"
+        " FROM w CROSS JOIN entries e ON e.id = w.id"
+        " WHERE w.rn = 1 OR ? = 0 OR w.cum <= ?"
+        " ORDER BY w.srank, w.score DESC, w.id DESC"
+    )
+    out = conn.execute(sql, [match, *params, *ride_params, budget, budget, budget, budget]).fetchall()
+    if not out or not out[0][8]:
+        return []
+    return [Row(*r[:8], takeable=bool(r[9])) for r in out]
 
 
 def _header(store: MemoryStore, section: str, first: bool) -> int:
     return store.counter.count(("" if first else "\n") + f"## {SECTION_TITLES[section]}\n")
 
 
-def _fill(store: MemoryStore, ranked: list[Candidate], budget: int) -> list[Candidate]:
-    """Take candidates in order until the next does not fit (estimated from stored per-line costs)."""
-    taken: list[Candidate] = []
+def _fill(store: MemoryStore, rows: list[Row], budget: int) -> list[Row]:
+    """Take rows in order until the next does not fit (estimated from stored per-line costs)."""
+    taken: list[Row] = []
     used = 0
     current = None
-    for cand in ranked:
-        cost = cand.tokens
-        if cand.section != current:
-            cost += _header(store, cand.section, current is None)
+    for row in rows:
+        if not row.takeable:
+            break
+        cost = row.tokens
+        if row.section != current:
+            cost += _header(store, row.section, current is None)
         if budget and used + cost > budget:
             break
-        taken.append(cand)
+        taken.append(row)
         used += cost
-        current = cand.section
+        current = row.section
     return taken
 
 
-def _section_tops(ranked: list[Candidate]) -> dict[str, Candidate]:
-    tops: dict[str, Candidate] = {}
-    for cand in ranked:
-        tops.setdefault(cand.section, cand)
-    return tops
-
-
-def _contents(conn: Any, rowids: set[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    ids = list(rowids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        sql = f"SELECT id, content FROM entries WHERE id IN ({', '.join('?' * len(chunk))})"
-        out.update(conn.execute(sql, chunk).fetchall())
-    return out
-
-
-def render(taken: list[Candidate], text: dict[int, str]) -> str:
+def render(taken: list[Row]) -> str:
     """The block: one ``## Title`` per section, one bullet per item, sections separated by a blank line."""
     from .store import render_line
 
     blocks: list[str] = []
     current = None
     lines: list[str] = []
-    for cand in taken:
-        if cand.section != current:
+    for row in taken:
+        if row.section != current:
             if lines:
                 blocks.append("\n".join(lines))
-            lines = [f"## {SECTION_TITLES[cand.section]}"]
-            current = cand.section
-        lines.append(render_line(text[cand.rowid]))
+            lines = [f"## {SECTION_TITLES[row.section]}"]
+            current = row.section
+        lines.append(render_line(row.content))
     if lines:
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -186,48 +222,37 @@ def preview(content: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS] + "…"
 
 
-def _finish(
-    store: MemoryStore,
-    ranked: list[Candidate],
-    taken: list[Candidate],
-    tops: dict[str, Candidate],
-    text: dict[int, str],
-    budget: int,
-    mode: str,
-    fallback: bool,
-) -> ContextAssembly:
-    block = render(taken, text)
+def _finish(store: MemoryStore, rows: list[Row], taken: list[Row], budget: int, mode: str, fallback: bool) -> ContextAssembly:
+    block = render(taken)
     tokens = store.counter.count(block) if block else 0
-    # Stored per-line costs are an estimate of the joined text; trim until the exact count fits.
+    # Stored per-line costs estimate the joined text; trim until the exact count fits.
     while budget and tokens > budget and taken:
         taken = taken[:-1]
-        block = render(taken, text)
+        block = render(taken)
         tokens = store.counter.count(block) if block else 0
     summaries: list[SectionSummary] = []
-    counts: dict[str, list[int]] = {}
-    for cand in ranked:
-        entry = counts.setdefault(cand.section, [0, _header(store, cand.section, not counts)])
-        entry[0] += 1
-        entry[1] += cand.tokens
-    for section in SECTION_ORDER:
-        if section in counts:
-            n, est = counts[section]
-            summaries.append(SectionSummary(section, n, preview(text[tops[section].rowid]), est))
+    seen: set[str] = set()
+    for row in rows:  # rows are in assembly order, so a section's first row is its top item
+        if row.section in seen:
+            continue
+        header = _header(store, row.section, not seen)
+        seen.add(row.section)
+        summaries.append(SectionSummary(row.section, row.section_count, preview(row.content), header + row.section_tokens))
     if mode != "summary" and not taken:
         reason = "budget_exhausted"
     elif fallback:
         reason = "recency_fallback"
     else:
         reason = ""
-    dropped = 0 if mode == "summary" else len(ranked) - len(taken)
+    total = rows[0].total
     return ContextAssembly(
         context_block=block,
         token_estimate=tokens,
         budget_used=tokens,
         budget_remaining=max(0, budget - tokens) if budget else 0,
-        evidence_candidates_considered=len(ranked),
-        evidence_dropped_by_budget=dropped,
-        exact_references_surfaced=sum(1 for c in taken if c.section == "archive_blocks"),
+        evidence_candidates_considered=total,
+        evidence_dropped_by_budget=0 if mode == "summary" else total - len(taken),
+        exact_references_surfaced=sum(1 for r in taken if r.section == "archive_blocks"),
         section_summaries=summaries,
         empty_reason=reason,  # type: ignore[arg-type]
     )

@@ -202,7 +202,7 @@ class MemoryStore:
         with self._reading("recall") as conn:
             rows = conn.execute(
                 "SELECT e.entry_id, e.content, e.entry_type, e.section, -bm25(entries_fts) AS score, e.created_at"
-                " FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid"
+                " FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid"
                 " WHERE entries_fts MATCH ? AND e.session_id = ?"
                 " ORDER BY score DESC, e.id DESC LIMIT ?",
                 (match, session_id, limit),

@@ -13,7 +13,19 @@ from rich.text import Text
 
 from .pane import ReportPane
 
-LIMIT_KEYS = ("model", "measurement", "input_tokens", "max_input_tokens", "optimize_at")
+LIMIT_KEYS = (
+    "model",
+    "tier",
+    "input_tokens",
+    "optimize_at",
+    "max_input_tokens",
+    "context_window",
+    "output_reserve",
+    "safety_margin",
+    "overhead",
+    "counting_confidence",
+    "measurement",
+)
 
 
 def key_values(values: dict[str, Any], keys: tuple[str, ...] | None = None) -> Table:
@@ -36,10 +48,19 @@ def candidates_table(candidates: list[dict[str, Any]]) -> Table:
         table.add_row(
             str(c.get("contributor", "?")),
             str(c.get("representation", "?")),
-            str(c.get("input_tokens", "")),
+            "—" if c.get("input_tokens") is None else str(c["input_tokens"]),
             "yes" if c.get("available", True) else "no",
             result,
         )
+    return table
+
+
+def breakdown_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="Tokens by contributor", title_justify="left", expand=True, box=None, header_style="bold")
+    for column in ("Contributor", "Kind", "Rung", "Tokens"):
+        table.add_column(column, justify="right" if column == "Tokens" else "left")
+    for row in rows:
+        table.add_row(str(row.get("contributor", "?")), str(row.get("kind", "")), str(row.get("representation", "")), str(row.get("tokens", "")))
     return table
 
 
@@ -73,6 +94,8 @@ def render_planning(example: dict[str, Any] | None) -> RenderableType:
         items.append(Text(f"⚠ {warning}", style="yellow"))
     if preview.get("candidates"):
         items.append(candidates_table(preview["candidates"]))
+    if preview.get("breakdown"):
+        items.append(breakdown_table(preview["breakdown"]))
     if error:
         items.append(render_error(error))
     return Group(*items)

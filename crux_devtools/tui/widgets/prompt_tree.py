@@ -65,7 +65,8 @@ class PromptTree(Tree[NodeRef]):
         super().__init__("project", **kwargs)
         self.show_root = False
         self.guide_depth = 3
-        self._built = False  # the first build expands every prompt; later builds keep the user's choice
+        self._built = False
+        self._current: NodeRef | None = None  # survives rebuilds (the cursor node is recomputed lazily)
 
     def show_report(self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None = None) -> None:
         """Rebuild from ``report``.
@@ -75,7 +76,6 @@ class PromptTree(Tree[NodeRef]):
         """
         expanded = {n.data.prompt_id for n in self._prompt_nodes() if n.is_expanded and n.data}
         first = not self._built
-        cursor = self.cursor_node.data if self.cursor_node is not None else None
         self.clear()
         if not report:
             return
@@ -88,7 +88,7 @@ class PromptTree(Tree[NodeRef]):
             self._add_contexts(node, prompt, statuses)
             node.allow_expand = bool(node.children)
         self._built = True
-        self._restore_cursor(cursor)
+        self._restore_cursor(self._current)
 
     def _add_contexts(self, node: TreeNode[NodeRef], prompt: dict[str, Any], statuses: dict[str, str]) -> None:
         """Contexts nest under their owner, in declaration order."""
@@ -108,6 +108,7 @@ class PromptTree(Tree[NodeRef]):
     def _restore_cursor(self, ref: NodeRef | None) -> None:
         if ref is None:
             return
+        _ = self.last_line  # lays the lines out again after a rebuild, so every node knows its line
         for node in self._walk(self.root):
             if node.data == ref:
                 self.move_cursor(node)
@@ -122,9 +123,11 @@ class PromptTree(Tree[NodeRef]):
 
     def select_prompt(self, prompt_id: str) -> None:
         """Move the cursor to a prompt's node (used on start and after a reload)."""
-        self._restore_cursor(NodeRef(prompt_id))
+        self._current = NodeRef(prompt_id)
+        self._restore_cursor(self._current)
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeRef]) -> None:
         event.stop()
         if event.node.data is not None:
+            self._current = event.node.data
             self.post_message(self.PromptSelected(event.node.data.prompt_id, event.node.data.context_id))

@@ -29,7 +29,10 @@ def render_step(step: dict[str, Any]) -> list[RenderableType]:
     for call in step.get("tool_calls") or []:
         items.append(Text(f"  → tool call {call.get('name', '?')}({call.get('arguments', '')})", style="cyan"))
     for result in step.get("tool_results") or []:
-        items.append(Text(f"  ← {result.get('name', '?')}: {str(result.get('model_output', result.get('output', '')))[:200]}", style="cyan"))
+        shown = str(result.get("model_output", result.get("output", ""))).strip()
+        first = shown.splitlines()[0] if shown else ""
+        more = " …" if "\n" in shown else ""
+        items.append(Text(f"  ← {result.get('name', '?')}: {first}{more}", style="cyan", no_wrap=True, overflow="ellipsis"))
     for off in step.get("offloads") or []:
         items.append(Text(f"  offloaded {off.get('handle', '?')} ({off.get('byte_size', '?')} bytes)", style="magenta"))
     if step.get("response_text"):

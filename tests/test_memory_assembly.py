@@ -1,0 +1,196 @@
+"""get_context: section order, budgets, empty reasons, modes and filters, on real SQLite files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crux_devtools import ContextAssembly, MemoryStore, default_counter
+from crux_devtools.core.memory import SECTION_ORDER
+
+S = "nimbus:ari:ticket-1043"
+
+
+def bullets(block: str) -> int:
+    return sum(1 for line in block.splitlines() if line.startswith("- "))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MemoryStore:
+    s = MemoryStore(tmp_path / "memory.sqlite3")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def acme(store: MemoryStore) -> MemoryStore:
+    store.remember(S, "Acme log: export job 77 started", entry_type="log")
+    store.remember(S, "Acme fact: Acme Corp is on the Business plan", entry_type="fact")
+    store.remember(S, "Acme rule: never promise an export deadline", entry_type="rule")
+    store.remember(S, "Acme lesson: a CSV export over 2 GB times out; split it by month", entry_type="lesson")
+    store.remember(S, "Acme profile: large enterprise, exports every Monday", entry_type="mental_model")
+    store.remember(S, "Current ticket is about a failing export", entry_type="working_memory")
+    store.remember(S, "Acme archive: 'export failed at 1.9 GB' (ticket 988)", entry_type="archive")
+    return store
+
+
+def test_sections_appear_in_the_fixed_order_distilled_knowledge_first(acme: MemoryStore) -> None:
+    block = acme.get_context(S, "Acme export").context_block
+    titles = [line for line in block.splitlines() if line.startswith("## ")]
+    assert titles == ["## Mental Models", "## Active Rules", "## Lessons", "## Archive Blocks", "## Facts", "## Current State", "## Logs"]
+    names = [s.section_name for s in acme.get_context(S, "Acme export").section_summaries]
+    assert names == sorted(names, key=SECTION_ORDER.index)
+
+
+def test_items_inside_a_section_sort_by_descending_score(store: MemoryStore) -> None:
+    store.remember(S, "refund mentioned once")
+    store.remember(S, "refund refund refund: the refund policy for refund requests")
+    block = store.get_context(S, "refund policy").context_block
+    assert block.index("refund policy") < block.index("mentioned once")
+
+
+def test_every_matching_entry_is_considered_without_a_top_k_cap(store: MemoryStore) -> None:
+    store.remember_many(S, [f"sync conflict report number {i}" for i in range(120)])
+    store.remember(S, "unrelated billing note")
+    result = store.get_context(S, "sync conflict")
+    assert result.evidence_candidates_considered == 120
+    assert result.evidence_dropped_by_budget == 0
+    assert bullets(result.context_block) == 120
+    assert result.empty_reason == ""
+
+
+def test_the_budget_is_never_exceeded_and_the_rest_is_counted_as_dropped(store: MemoryStore) -> None:
+    store.remember_many(S, [{"content": f"lesson {i}: exports need patience", "entry_type": "lesson"} for i in range(30)])
+    store.remember_many(S, [{"content": f"log {i}: export retried", "entry_type": "log"} for i in range(30)])
+    counter = default_counter()
+    for budget in (5, 12, 40, 99, 150, 301, 700):
+        result = store.get_context(S, "export", max_token_budget=budget)
+        assert result.token_estimate <= budget
+        assert result.token_estimate == counter.count(result.context_block)
+        assert result.budget_used == result.token_estimate
+        assert result.budget_remaining == budget - result.token_estimate
+        kept = bullets(result.context_block)
+        assert kept + result.evidence_dropped_by_budget == result.evidence_candidates_considered == 60
+
+
+def test_a_lower_section_never_displaces_a_higher_one(store: MemoryStore) -> None:
+    store.remember_many(S, [{"content": f"rule {i} about export handling, stated at length " * 3, "entry_type": "rule"} for i in range(10)])
+    store.remember_many(S, [{"content": "tiny export log", "entry_type": "log"} for _ in range(10)])
+    result = store.get_context(S, "export", max_token_budget=120)
+    assert "## Active Rules" in result.context_block
+    assert "## Logs" not in result.context_block
+    assert result.evidence_dropped_by_budget > 10
+
+
+def test_a_zero_budget_means_no_limit(acme: MemoryStore) -> None:
+    result = acme.get_context(S, "Acme export", max_token_budget=0)
+    assert result.evidence_dropped_by_budget == 0
+    assert result.budget_remaining == 0
+    assert result.token_estimate > 0
+
+
+def test_an_empty_session_reports_no_evidence(store: MemoryStore) -> None:
+    result = store.get_context(S, "anything at all")
+    assert (result.context_block, result.empty_reason, result.evidence_candidates_considered) == ("", "no_evidence", 0)
+
+
+def test_a_query_matching_nothing_falls_back_to_the_most_recent_entries(acme: MemoryStore) -> None:
+    result = acme.get_context(S, "zebra giraffe")
+    assert result.empty_reason == "recency_fallback"
+    assert "Acme Corp is on the Business plan" in result.context_block
+    assert result.evidence_candidates_considered == 7
+
+
+def test_a_budget_too_small_for_anything_reports_budget_exhausted(acme: MemoryStore) -> None:
+    result = acme.get_context(S, "Acme export", max_token_budget=3)
+    assert result.context_block == ""
+    assert result.empty_reason == "budget_exhausted"
+    assert result.evidence_dropped_by_budget == result.evidence_candidates_considered > 0
+
+
+def test_summary_mode_returns_only_section_summaries(acme: MemoryStore) -> None:
+    acme.remember(S, "Acme lesson: " + "a very long explanation about exports " * 10, entry_type="lesson")
+    result = acme.get_context(S, "Acme explanation export", mode="summary")
+    assert result.context_block == "" and result.token_estimate == 0
+    lessons = next(s for s in result.section_summaries if s.section_name == "lessons")
+    assert lessons.item_count == 2
+    assert lessons.top_item_preview.endswith("…") and len(lessons.top_item_preview) == 81
+    assert lessons.estimated_tokens > 50
+    short = next(s for s in result.section_summaries if s.section_name == "mental_models")
+    assert short.top_item_preview == "Acme profile: large enterprise, exports every Monday"
+
+
+def test_sections_mode_assembles_only_the_named_sections(acme: MemoryStore) -> None:
+    result = acme.get_context(S, "Acme export", mode="sections", sections=["lessons", "archive_blocks"], max_token_budget=800)
+    titles = [line for line in result.context_block.splitlines() if line.startswith("## ")]
+    assert titles == ["## Lessons", "## Archive Blocks"]
+    assert result.exact_references_surfaced == 1
+    assert result.evidence_candidates_considered == 2
+
+
+def test_an_unknown_section_key_raises_listing_the_valid_ones(acme: MemoryStore) -> None:
+    with pytest.raises(ValueError, match="'lesson'.*mental_models, active_rules"):
+        acme.get_context(S, "x", mode="sections", sections=["lesson"])
+
+
+def test_an_unknown_entry_type_raises_listing_the_valid_ones(acme: MemoryStore) -> None:
+    with pytest.raises(ValueError, match="'lessons'.*mental_model, rule, lesson"):
+        acme.get_context(S, "x", entry_types=["lessons"])
+
+
+def test_bad_mode_and_budget_values_are_rejected(acme: MemoryStore) -> None:
+    with pytest.raises(ValueError, match="'brief'.*full, summary, sections"):
+        acme.get_context(S, "x", mode="brief")
+    with pytest.raises(ValueError, match="sections=\\[...\\]"):
+        acme.get_context(S, "x", mode="sections")
+    for bad in (-1, 1.5, True, "100"):
+        with pytest.raises(TypeError, match="max_token_budget"):
+            acme.get_context(S, "x", max_token_budget=bad)
+
+
+def test_entry_types_filter_keeps_working_memory_riding_along(acme: MemoryStore) -> None:
+    result = acme.get_context(S, "Acme export", entry_types=["rule", "lesson"])
+    titles = [line for line in result.context_block.splitlines() if line.startswith("## ")]
+    assert titles == ["## Active Rules", "## Lessons", "## Current State"]
+    without = acme.get_context(S, "Acme export", entry_types=["rule", "lesson"], include_working_memory=False)
+    assert "## Current State" not in without.context_block
+
+
+def test_working_memory_rides_along_even_when_it_does_not_match(acme: MemoryStore) -> None:
+    acme.remember(S, "Waiting on the customer's reply", entry_type="working_memory")
+    result = acme.get_context(S, "Business plan")
+    assert "Waiting on the customer's reply" in result.context_block
+    assert result.empty_reason == ""
+
+
+def test_a_lane_restricts_assembly_to_entries_of_that_lane(store: MemoryStore) -> None:
+    store.remember(S, "billing lane: invoice disputed", lane="billing")
+    store.remember(S, "sync lane: invoice folder not syncing", lane="sync")
+    block = store.get_context(S, "invoice", lane="billing").context_block
+    assert "disputed" in block and "syncing" not in block
+
+
+def test_the_assembly_serialises_to_plain_json(acme: MemoryStore) -> None:
+    result = acme.get_context(S, "Acme export", max_token_budget=1500)
+    assert isinstance(result, ContextAssembly)
+    data = json.loads(json.dumps(result.to_dict()))
+    assert set(data) == {
+        "context_block",
+        "token_estimate",
+        "budget_used",
+        "budget_remaining",
+        "evidence_candidates_considered",
+        "evidence_dropped_by_budget",
+        "exact_references_surfaced",
+        "section_summaries",
+        "empty_reason",
+    }
+    assert set(data["section_summaries"][0]) == {"section_name", "item_count", "top_item_preview", "estimated_tokens"}
+
+
+def test_multiline_entries_stay_inside_their_bullet(store: MemoryStore) -> None:
+    store.remember(S, "Steps to restore:\n1. open history\n2. pick a version")
+    block = store.get_context(S, "restore").context_block
+    assert block == "## Facts\n- Steps to restore:\n  1. open history\n  2. pick a version"
