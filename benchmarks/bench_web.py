@@ -37,7 +37,7 @@ PAUSE = 1.0  # seconds between saves, as when a person edits; the worker pool re
 
 OBSERVE = """
 (marker) => new Promise((resolve) => {
-  const seen = () => document.querySelector('#system-text')?.innerText.includes(marker);
+  const seen = () => document.querySelector('#system-text')?.textContent.includes(marker);
   if (seen()) { resolve(Date.now()); return; }
   const obs = new MutationObserver(() => { if (seen()) { obs.disconnect(); resolve(Date.now()); } });
   obs.observe(document.body, { childList: true, subtree: true, characterData: true });

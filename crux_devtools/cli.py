@@ -28,7 +28,7 @@ def _project(directory: str) -> Path:
 async def _inspect(root: Path, timeout: float, prompt_id: str | None, example: str | None, data: dict[str, Any] | None, token_budget: int | None) -> dict[str, Any]:
     from .inspector.session import ProjectSession
 
-    session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False)
+    session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
         report = dict(session.report or {})

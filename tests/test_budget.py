@@ -55,9 +55,13 @@ def test_merge_of_two_nones_is_none_and_dicts_are_accepted() -> None:
     assert merge_input_budget(None, {"max": 9}) == InputBudget(max=9)
 
 
-def test_merge_that_makes_optimize_at_exceed_max_raises_type_error() -> None:
+def test_a_lower_invocation_max_lowers_the_inherited_watermark() -> None:
+    assert merge_input_budget(InputBudget(optimize_at=500, max=900), InputBudget(max=100)) == InputBudget(optimize_at=100, max=100)
+
+
+def test_an_invocation_watermark_above_the_inherited_max_raises_type_error() -> None:
     with pytest.raises(TypeError, match="optimize_at"):
-        merge_input_budget(InputBudget(optimize_at=500), InputBudget(max=100))
+        merge_input_budget(InputBudget(max=100), InputBudget(optimize_at=500))
 
 
 def test_a_dict_budget_with_an_unknown_field_raises_type_error() -> None:

@@ -77,7 +77,7 @@ def test_check_fails_with_one_file_line_message_per_failure() -> None:
     code, out = run("check", str(PROJECTS / "bad_example"))
     assert code == 1
     lines = [line for line in out.splitlines() if line.startswith("prompts.py:")]
-    assert lines[0].startswith("prompts.py:14: ValidationError: prompt 'orders' example 'bad': 1 validation error")
+    assert lines[0].startswith("prompts.py:15: ValidationError: prompt 'orders' example 'bad': 1 validation error")
     assert lines[1] == "prompts.py:11: CallbackError: prompt 'loud' example 'empty': 'loud': system callback raised ValueError: no shouting allowed"
     assert "2 failure(s)" in out
 

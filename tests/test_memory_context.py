@@ -173,3 +173,19 @@ async def test_the_async_resolve_renders_memory_too(store: MemoryStore) -> None:
     p = prompt("p", input=Question, use=[user_memory(store)])
     resolved = await p.aresolve({"question": "two-factor", "user_id": "3"})
     assert "Has two-factor enabled" in resolved.system
+
+
+def test_the_sample_project_seeds_its_memory_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = Path(__file__).resolve().parents[1] / "sample_project"
+    monkeypatch.syspath_prepend(str(sample))
+    import seed_memory
+
+    path = tmp_path / "data" / "memory.sqlite3"
+    seed_memory.ensure_seeded(path)
+    with MemoryStore(path) as s:
+        first = s.count(seed_memory.TEAM)
+        assert first == len(seed_memory.TEAM_ENTRIES)
+        assert "Dana" in s.get_context("user:dana", "charged twice").context_block
+    seed_memory.ensure_seeded(path)
+    with MemoryStore(path) as s:
+        assert s.count(seed_memory.TEAM) == first

@@ -187,3 +187,8 @@ def test_two_processes_writing_a_thousand_entries_each_lose_nothing(tmp_path: Pa
     with sqlite3.connect(path) as raw:
         contents = {r[0] for r in raw.execute("SELECT content FROM entries")}
     assert contents == {f"writer {w} entry {i}" for w in "ab" for i in range(1000)}
+
+
+def test_the_schema_has_every_index_the_ranking_relies_on(store: MemoryStore) -> None:
+    names = {row[0] for row in store._conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"entries_by_session", "entries_by_section", "entries_meta"} <= names

@@ -258,3 +258,32 @@ def test_preview_accepts_an_agent_and_merges_its_budget() -> None:
     result = preview(a, input={}, input_budget=InputBudget(max=1200))
     assert (result.optimize_at, result.max_input_tokens) == (700, 1200)
     assert result.model == "planner-test"
+
+
+def test_a_ladder_nested_in_a_plain_context_is_a_contributor_and_its_owner_stays_exact() -> None:
+    inner = context("inner", system=big("Inner", 80), priority=20)
+    owner = context("owner", system="Owner rules.", use=[droppable(prefer(inner, context("inner-short", system="Inner, briefly.")))])
+    p = prompt("p", use=[owner])
+    result = preview(p, input={}, model=model(), input_budget=InputBudget(max=60))
+    assert chosen(result) == {"inner": "authored"}
+    m = model()
+    generate(p, input={}, model=m, input_budget=InputBudget(max=60))
+    assert m.requests[0].system == "Inner, briefly.\n\nOwner rules."
+
+
+def test_every_rung_but_omission_keeps_the_primarys_tools() -> None:
+    from crux_devtools.core.summaries import artifact_key, summarize
+
+    doc = context("doc", system=big("Doc", 200), tools=[lookup], priority=60)
+    store = SummaryStore()
+    strategy = summarize.extractive()
+    store.put(artifact_key(doc.system, strategy, None), strategy, None, "Doc, summarised.")  # type: ignore[arg-type]
+    p = prompt("p", use=[droppable(offloadable(summarizable(prefer(doc, context("doc-index", system=big("Index", 30))))))])
+    seen: dict[str, list[str]] = {}
+    for budget in (4000, 700, 200, 120, 1):
+        result = preview(p, input={}, model=model(), input_budget=InputBudget(max=budget), summary_store=store)
+        rung = chosen(result).get("doc", "full")
+        seen.setdefault(rung, result.tools)
+    assert set(seen) == {"full", "authored", "summary", "offload", "omitted"}
+    for rung, tools in seen.items():
+        assert ("lookup_sku" in tools) == (rung != "omitted"), rung

@@ -33,3 +33,49 @@ def test_setup_script_installs_python_packages_npm_assets_and_chromium():
     assert "pip install" in setup and "-e '.[dev]'" in setup
     assert "npm ci" in setup and "static/vendor" in setup
     assert "apt-get install" in setup and "chromium" in setup
+
+
+def test_the_readme_serve_command_serves_the_sample_project(tmp_path):
+    """Run the first command's main job as written (from the repo root) and fetch the page it serves."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    exe = Path(sys.executable).with_name("crux-devtools")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [str(exe), "serve", "sample_project"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    try:
+        url = None
+        deadline = time.monotonic() + 90
+        lines = []
+        while url is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            match = re.search(r"Serving at (http://\S+)", line)
+            if match:
+                url = match.group(1)
+        assert url, "serve did not print its URL:\n" + "".join(lines)
+        page = None
+        while time.monotonic() < deadline:
+            try:
+                page = httpx.get(url, timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        assert page is not None and page.status_code == 200
+        for prompt_id in ("support-reply", "responder", "budgeted-reply"):
+            assert prompt_id in page.text
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -179,3 +179,23 @@ async def test_previous_system_works_without_a_history_file(tmp_path: Path, hist
         await session.reload()
         assert session.previous_system("hello", "empty") == "One."
     assert not (root / ".crux").exists()
+
+
+async def test_an_agent_is_reported_with_its_budget_and_runs_in_the_worker(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(
+        "from crux_devtools import InputBudget, ScriptedModel, agent, prompt\n\n"
+        "chat = prompt('chat', system='Be brief.', examples={'hi': {}})\n"
+        "bot = agent('bot', prompt=chat, model=ScriptedModel(['Hello there.']), input_budget=InputBudget(max=900))\n",
+        encoding="utf-8",
+    )
+    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+        assert session.report is not None
+        reports = {p["id"]: p for p in session.report["prompts"]}
+        result = await session.run("bot", example="hi")
+        refused = await session.run("chat")
+    bot = reports["bot"]
+    assert (bot["kind"], bot["has_model"], bot["default_budget"], bot["line"]) == ("agent", True, 900, 4)
+    assert bot["examples"][0]["preview"]["status"] == "fits"
+    assert result["error"] is None and result["text"] == "Hello there."
+    assert len(result["steps"]) == 1 and result["steps"][0]["request"]["model"]
+    assert refused["error"]["type"] == "NotRunnable"

@@ -93,6 +93,10 @@ async def test_selecting_a_prompt_posts_prompt_selected_and_shows_its_parts(sess
         assert "Sort the ticket into billing, account or other." in text
         assert "house_rules · context · p90 · 11 tok" in text
         assert "You are Ari" not in text
+        await pilot.click(PromptTree, offset=(6, 0))  # the mouse: back to the first prompt
+        await settle(pilot)
+        assert recorder.of(PromptTree.PromptSelected)[-1].prompt_id == "support-reply"
+        assert "You are Ari" in screen_text(app)
 
 
 async def test_selecting_a_context_highlights_its_part(session: FakeSession) -> None:
@@ -176,7 +180,7 @@ async def test_contributors_tab_lists_statuses_and_reasons(session: FakeSession)
         assert "○ excluded" in row and "match · match selected" in row
 
 
-async def test_tools_tab_names_the_context_each_tool_comes_from(session: FakeSession) -> None:
+async def test_tools_tab_names_sources_and_planning_tab_says_when_there_is_no_plan(session: FakeSession) -> None:
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -184,22 +188,20 @@ async def test_tools_tab_names_the_context_each_tool_comes_from(session: FakeSes
         await settle(pilot)
         row = next(line for line in detail_lines(app) if "lookup_order" in line)
         assert "billing" in row and "yes" in row
-
-
-async def test_planning_tab_says_when_planning_is_not_available(session: FakeSession) -> None:
-    app = make_tui(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
         app.query_one("#tabs").active = "tab-planning"
         await settle(pilot)
         assert "planning not available" in screen_text(app)
 
 
-async def test_running_an_agent_shows_its_receipts_per_step(session: FakeSession) -> None:
+async def test_running_an_agent_shows_its_receipts_per_step_and_a_plain_prompt_cannot_run(session: FakeSession) -> None:
     recorder = Recorder()
     app = make_tui(session)
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)
+        await pilot.press("r")  # support-reply is a plain prompt
+        await settle(pilot)
+        assert not [c for c in session.calls if c[0] == "run"]
+        assert any("Only an agent with a model can be run" in n for n in notifications(app))
         app.query_one(PromptTree).select_prompt("triage-agent")
         await settle(pilot)
         await pilot.press("r")
@@ -211,16 +213,6 @@ async def test_running_an_agent_shows_its_receipts_per_step(session: FakeSession
         assert "run 1 · 1 step(s)" in text
         assert "Step 0  61/5292 input tokens" in text
         assert "answer: This looks like a billing ticket." in text
-
-
-async def test_run_key_on_a_plain_prompt_warns_and_runs_nothing(session: FakeSession) -> None:
-    app = make_tui(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        assert not [c for c in session.calls if c[0] == "run"]
-        assert any("Only an agent with a model can be run" in n for n in notifications(app))
 
 
 async def test_open_source_reports_file_and_line_without_launching_an_editor(session: FakeSession, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,7 +245,7 @@ async def test_a_saved_file_updates_the_screen_and_says_what_changed(session: Fa
         await settle(pilot)
         text = screen_text(app)
         assert "You are Ari, now answering in French." in text
-        assert "support.py changed: support-reply" in notifications(app)
+        assert "support.py changed: support-reply\nchanged: support-reply" in notifications(app)
 
 
 async def test_a_burst_of_session_events_collapses_into_one_update(session: FakeSession) -> None:
@@ -295,7 +287,7 @@ async def test_a_broken_file_shows_the_error_and_keeps_the_last_good_view_marked
         assert "def (" in text
 
 
-async def test_reload_key_asks_the_session_to_reload(session: FakeSession) -> None:
+async def test_reload_key_reloads_and_quitting_stops_the_session(session: FakeSession) -> None:
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -303,12 +295,7 @@ async def test_reload_key_asks_the_session_to_reload(session: FakeSession) -> No
         await settle(pilot)
         assert ("reload", None) in session.calls
         assert "Reloaded the project" in notifications(app)
-
-
-async def test_quitting_stops_the_session(session: FakeSession) -> None:
-    app = make_tui(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        assert ("stop", None) not in session.calls
         await pilot.press("q")
         await pilot.pause()
     assert ("stop", None) in session.calls
@@ -337,3 +324,25 @@ def test_importing_the_package_does_not_load_textual() -> None:
     code = "import sys, crux_devtools; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_editor_command_opens_the_file_at_the_line_only_when_editor_is_set() -> None:
+    from crux_devtools.tui.editor import editor_command
+    from crux_devtools.tui.report import SourceLocation
+
+    where = SourceLocation("lessons/01.py", 22, "prompt support-reply", True)
+    root = Path("/project")
+    assert editor_command(where, root, {}) is None
+    assert editor_command(where, root, {"EDITOR": "  "}) is None
+    assert editor_command(where, root, {"EDITOR": "vim -p"}) == ["vim", "-p", "+22", "/project/lessons/01.py"]
+
+
+def test_budget_steps_are_a_tenth_of_the_current_total_and_never_below_one() -> None:
+    from crux_devtools.tui.report import step_budget
+
+    example = {"inspection": {"system_tokens": 123, "total_tokens": 129}}
+    assert step_budget(example, None, -1) == 110
+    assert step_budget(example, None, 1) == 136
+    assert step_budget(example, 99, -1) == 89
+    assert step_budget(example, 1, -1) == 1
+    assert step_budget({"inspection": None}, None, -1) is None

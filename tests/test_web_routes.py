@@ -109,7 +109,7 @@ async def test_a_non_numeric_budget_is_explained(client: httpx.AsyncClient) -> N
 
 async def test_an_unknown_prompt_is_a_404_page(client: httpx.AsyncClient) -> None:
     r = await client.get("/prompts/nope")
-    assert r.status_code == 404 and "No prompt named" in r.text
+    assert r.status_code == 404 and "No prompt or agent named" in r.text
 
 
 async def test_planning_section_says_not_available_without_a_preview(client: httpx.AsyncClient) -> None:
@@ -163,3 +163,25 @@ async def test_the_budget_can_limit_the_whole_request_for_the_planner_instead(cl
     assert '<option value="request" selected>' in r.text
     await client.get("/prompts/support-reply?example=billing&budget=500&budget_for=system")
     assert session.evaluations[-1]["token_budget"] == 500 and session.evaluations[-1]["input_budget"] is None
+
+
+async def test_a_failing_example_shows_its_error_and_an_error_chip(tmp_path: Path) -> None:
+    from crux_devtools import context, prompt
+
+    def boom(_: object) -> str:
+        raise RuntimeError("the catalog service is down")
+
+    broken = prompt("broken", system="Hi.", use=[context("catalog", system=boom)], examples={"one": {}})
+    app = create_app(FakeSession(tmp_path, [broken]))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as c:
+        listing = await c.get("/")
+        assert "chip-error" in listing.text
+        page = await c.get("/prompts/broken")
+        assert "the catalog service is down" in page.text and 'class="chip chip-error"' in page.text
+
+
+async def test_a_live_update_for_a_removed_prompt_says_it_is_gone(client: httpx.AsyncClient, session: FakeSession) -> None:
+    await session.replace(default_prompts()[1:])
+    r = await client.get("/prompts/support-reply?example=billing", headers={"HX-Request": "true"})
+    assert r.status_code == 200 and r.text.lstrip().startswith('<div id="report">')
+    assert 'id="missing"' in r.text and "support-reply" in r.text

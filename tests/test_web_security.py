@@ -108,3 +108,9 @@ async def test_a_foreign_page_cannot_fetch_or_embed_a_page_but_may_link_to_it(cl
         assert r.status_code == 403
     link = await client.get("/prompts/support-reply", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"})
     assert link.status_code == 200
+
+
+async def test_autoescaping_is_on_for_every_template(project: Path) -> None:
+    templates = create_app(FakeSession(project)).state.templates
+    assert templates.env.autoescape is True
+    assert templates.env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"

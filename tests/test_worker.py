@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
@@ -10,13 +11,13 @@ import pytest
 
 from crux_devtools.inspector.discovery import discover
 from crux_devtools.inspector.evaluate import MAX_TEXT
-from crux_devtools.inspector.process import WorkerError, WorkerProcess
+from crux_devtools.inspector.process import SpawnedWorker, WorkerError, WorkerProcess
 
 PROJECTS = Path(__file__).parent / "projects"
 
 
 async def load(root: Path, timeout: float = 10.0) -> tuple[WorkerProcess, dict[str, Any]]:
-    worker = await WorkerProcess.start(root)
+    worker = await SpawnedWorker.start(root)
     modules = [m.to_dict() for m in discover(root).modules]
     try:
         answer = await worker.request({"op": "load", "root": str(root), "modules": modules}, timeout)
@@ -124,3 +125,53 @@ async def test_a_worker_loads_one_project_version_only() -> None:
     again = await worker.request({"op": "load", "root": str(PROJECTS / "good"), "modules": []}, 10)
     await worker.close()
     assert not again["ok"] and "fresh worker" in again["error"]["message"]
+
+
+async def test_forked_workers_are_fresh_interpreters_for_user_code(tmp_path: Path) -> None:
+    from crux_devtools.inspector.forkserver import ForkServer
+
+    (tmp_path / "counter_prompts.py").write_text(
+        "import builtins\nfrom crux_devtools import prompt\n"
+        "builtins.loads = getattr(builtins, 'loads', 0) + 1\n"
+        "p = prompt('p', system=f'loaded {builtins.loads} time(s)')\n",
+        encoding="utf-8",
+    )
+    server = ForkServer(tmp_path)
+    await server.start()
+    try:
+        modules = [m.to_dict() for m in discover(tmp_path).modules]
+        texts = []
+        for _ in range(2):
+            worker = await server.fork()
+            answer = await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, 10)
+            texts.append(answer["result"]["prompts"][0]["examples"][0]["inspection"]["system"])
+            await worker.close()
+        (tmp_path / "counter_prompts.py").write_text("import os\nimport crux_devtools\nos._exit(5)\n", encoding="utf-8")
+        dying = await server.fork()
+        with pytest.raises(WorkerError) as caught:
+            await dying.request({"op": "load", "root": str(tmp_path), "modules": modules}, 10)
+        await dying.close()
+    finally:
+        await server.close()
+    assert texts == ["loaded 1 time(s)", "loaded 1 time(s)"]  # the server itself never imported user code
+    assert "code 5" in caught.value.error["message"]
+
+
+async def test_a_hang_in_a_forked_worker_is_located_and_killed(tmp_path: Path) -> None:
+    from crux_devtools.inspector.forkserver import ForkServer
+
+    shutil.copy(PROJECTS / "infinite_loop" / "prompts.py", tmp_path / "prompts.py")
+    server = ForkServer(tmp_path)
+    await server.start()
+    try:
+        worker = await server.fork()
+        modules = [m.to_dict() for m in discover(tmp_path).modules]
+        with pytest.raises(WorkerError) as caught:
+            await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, 1.0)
+        await worker.close()
+        code = await asyncio.wait_for(worker.exited, 5)
+    finally:
+        await server.close()
+    assert caught.value.error["type"] == "TimeoutError"
+    assert caught.value.error["file"] == "prompts.py" and caught.value.error["line"] in (4, 5)
+    assert code == -9

@@ -75,8 +75,10 @@ def coerce_input_budget(value: Any) -> InputBudget | None:
 def merge_input_budget(definition: Any, invocation: Any) -> InputBudget | None:
     """Merge two budgets field by field, the invocation winning; ``None`` when both are ``None``.
 
-    Returns a new frozen value and never mutates either input. The merged value is checked like any
-    budget, so an inconsistent result (``optimize_at > max``) raises ``TypeError``.
+    Returns a new frozen value and never mutates either input. When the invocation lowers ``max``
+    below an inherited ``optimize_at``, the inherited watermark is lowered to the new ``max``
+    (tightening is always safe). An invocation ``optimize_at`` above an inherited ``max`` raises
+    ``TypeError``: a strict limit is never loosened implicitly.
     """
     base = coerce_input_budget(definition)
     override = coerce_input_budget(invocation)
@@ -84,10 +86,13 @@ def merge_input_budget(definition: Any, invocation: Any) -> InputBudget | None:
         return None
     base = base or InputBudget()
     override = override or InputBudget()
-    return InputBudget(
-        optimize_at=override.optimize_at if override.optimize_at is not None else base.optimize_at,
-        max=override.max if override.max is not None else base.max,
-    )
+    limit = override.max if override.max is not None else base.max
+    optimize_at = override.optimize_at
+    if optimize_at is None:
+        optimize_at = base.optimize_at
+        if optimize_at is not None and limit is not None and optimize_at > limit:
+            optimize_at = limit
+    return InputBudget(optimize_at=optimize_at, max=limit)
 
 
 def check_max_tokens(value: Any) -> int | None:

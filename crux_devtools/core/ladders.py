@@ -10,10 +10,11 @@ Decisions:
 
 - A *source* is a context or a list of contexts (one atomic unit; their tools must not collide).
   Lists are accepted wherever a source is, except as ``prefer``'s primary or alternatives.
-- An ``prefer`` alternative may leave out ``input`` and ``tools`` (it inherits the primary's); if it
+- A ``prefer`` alternative may leave out ``input`` and ``tools`` (it inherits the primary's); if it
   declares either, they must equal the primary's (same fields, same tools), else INVALID_COMPOSITION.
 - ``offloadable(above_tokens=N)`` with no source is a tool *output policy*; in ``use`` it raises.
 - A ladder nested inside another ladder's source is planned as part of the outer ladder.
+- A list source's priority (for planning) is the highest of its members'.
 """
 
 from __future__ import annotations

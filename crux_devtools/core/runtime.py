@@ -38,6 +38,7 @@ from .callbacks import drive_async, run_sync
 from .contexts import check_id
 from .errors import RequestCompositionError
 from .ladders import Offloaded, OutputPolicy
+from .models import ModelRequest
 from .offload_store import OffloadReceipt, OffloadStore, canonical_text, default_offload_store, make_handle, reference_text
 from .planner import Gathered, Plan, Planner, PlanOptions, Setup, check_active_tools, check_messages, composition_error, gather, new_request_id, setup
 from .prompts import Prompt
@@ -256,8 +257,6 @@ async def agenerate(
             candidates=plan.candidates, contributions=plan.contributions, tools=[t.name for t in plan.tools], tier=plan.tier or "max",
         )
         session.record(plan, request_id)
-        from .models import ModelRequest
-
         request = ModelRequest(system=plan.system, messages=plan.messages, tools=plan.tools, max_tokens=out_tokens)
         try:
             response = await _call_model(s.model, request)

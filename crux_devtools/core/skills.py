@@ -66,7 +66,7 @@ load_skill_tool: Tool = tool(
 )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Skill(Context):
     """A skill in ``use``: its name and description in the system text, its body behind ``load_skill``."""
 

@@ -94,7 +94,7 @@ def evaluate_example(
     try:
         inspection = target.prompt.inspect(input, token_budget=token_budget)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks may raise anything
-        report["error"] = load_error(root, exc, file=target.file, line=target.line)
+        report["error"] = load_error(root, exc, file=target.file, line=target.example_lines.get(name, target.line))
         return report
     report["inspection"], report["truncated"] = inspection_dict(inspection)
     preview = preview_function()

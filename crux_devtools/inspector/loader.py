@@ -38,6 +38,7 @@ class Target:
     module: str
     file: str
     line: int | None
+    example_lines: dict[str, int] = field(default_factory=dict)
 
     @property
     def prompt(self) -> Prompt:
@@ -58,6 +59,29 @@ class LoadedProject:
                 return target
         known = ", ".join(t.id for t in self.targets) or "none"
         raise KeyError(f"no prompt or agent with id {target_id!r}; known ids: {known}")
+
+
+def example_lines(source: str, line: int | None) -> dict[str, int]:
+    """Lines of the example names in ``examples={...}`` of the definition starting at ``line``."""
+    if not source or line is None:
+        return {}
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    found: dict[str, int] = {}
+    for node in tree.body:
+        if node.lineno != line:
+            continue
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            for keyword in call.keywords:
+                if keyword.arg == "examples" and isinstance(keyword.value, ast.Dict):
+                    for key in keyword.value.keys:
+                        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                            found.setdefault(key.value, key.lineno)
+    return found
 
 
 def assignment_lines(source: str) -> dict[str, int]:
@@ -139,6 +163,7 @@ def load_project(root: Path, modules: list[dict[str, Any]]) -> LoadedProject:
                 if claim_defined and attr not in lines:
                     continue
                 target = Target(str(value.id), kind, value, module.__name__, relative(root, path) or "", lines.get(attr))
+                target.example_lines = example_lines(source, target.line)
                 if target.id in by_id:
                     first = by_id[target.id]
                     message = (

@@ -12,12 +12,15 @@ import asyncio
 import collections
 import contextlib
 import json
+import logging
 import os
 import re
 import signal
 import sys
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 READY_TIMEOUT = 60.0
 STREAM_LIMIT = 256 * 1024 * 1024
@@ -44,47 +47,51 @@ def hang_location(root: Path, stack: str) -> tuple[str | None, int | None]:
     return None, None
 
 
+def worker_command(*extra: str) -> list[str]:
+    # -P: do not put the project folder first on sys.path at start-up, so a project file named like a
+    # library (json.py, pydantic.py) cannot shadow it while the worker warms up.
+    return [sys.executable, "-P", "-m", "crux_devtools.inspector.worker", *extra]
+
+
+def worker_env() -> dict[str, str]:
+    # No .pyc files: a file saved twice within one second with the same size would load stale bytecode.
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+
+
 class WorkerProcess:
-    """One worker interpreter and its JSON-lines pipes. Requests are answered one at a time."""
+    """One worker and its JSON-lines connection. Requests are answered one at a time.
 
-    def __init__(self, proc: asyncio.subprocess.Process, root: Path) -> None:
-        self.proc = proc
+    Subclasses say how it was started: ``SpawnedWorker`` (a fresh interpreter, pipes) or
+    ``ForkedWorker`` (forked from the pre-warmed fork server, a Unix socket).
+    """
+
+    def __init__(self, root: Path, pid: int, reader: asyncio.StreamReader, writer: Any, *, greeted: bool) -> None:
         self.root = root
-        self.pid = proc.pid
+        self.pid = pid
+        self.reader = reader
+        self.writer = writer
         self.lock = asyncio.Lock()
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
-        self._drain = asyncio.ensure_future(self._drain_stderr())
-        self._ready: asyncio.Future[None] = asyncio.ensure_future(self._wait_ready())
+        self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._killed = False
         self._next_id = 0
+        if greeted:
+            self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._ready.set_result(None)
+        else:
+            self._ready = asyncio.ensure_future(self._wait_ready())
 
-    @classmethod
-    async def start(cls, root: Path) -> WorkerProcess:
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "crux_devtools.inspector.worker",
-            cwd=str(root),
-            env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=STREAM_LIMIT,
-            start_new_session=True,
-        )
-        return cls(proc, root)
+    # -- what subclasses provide --------------------------------------------------------------
+    def stderr_text(self) -> str:
+        """Everything the worker wrote to stderr so far (user prints, crashes, stack dumps)."""
+        return ""
 
+    async def _cleanup(self) -> None:
+        """Release transport resources after the worker is dead."""
+
+    # -- common --------------------------------------------------------------------------------
     @property
     def alive(self) -> bool:
-        return self.proc.returncode is None
-
-    async def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        while True:
-            chunk = await self.proc.stderr.read(4096)
-            if not chunk:
-                return
-            self.stderr_tail.append(chunk.decode("utf-8", errors="replace"))
+        return not self._killed and not self.exited.done()
 
     async def _wait_ready(self) -> None:
         line = await self._read_line()
@@ -93,17 +100,16 @@ class WorkerProcess:
             raise self._failure("WorkerError", f"worker sent {line[:200]!r} instead of its ready line")
 
     async def _read_line(self) -> str:
-        assert self.proc.stdout is not None
-        line = await self.proc.stdout.readline()
+        line = await self.reader.readline()
         if not line:
-            code = await self.proc.wait()
+            code: int | str = "unknown"
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
+                code = await asyncio.wait_for(asyncio.shield(self.exited), 1.0)
             raise self._failure("WorkerExited", f"the worker process exited with code {code} (user code may have called os._exit or crashed the interpreter)")
         return line.decode("utf-8")
 
     def _failure(self, kind: str, message: str) -> WorkerError:
-        tail = "".join(self.stderr_tail)[-STDERR_TAIL:]
+        tail = self.stderr_text()[-STDERR_TAIL:]
         return WorkerError({"file": None, "line": None, "type": kind, "message": message, "traceback": tail})
 
     async def wait_ready(self) -> None:
@@ -121,10 +127,9 @@ class WorkerProcess:
                 raise self._failure("WorkerExited", "the worker process is no longer running")
             self._next_id += 1
             payload = {**message, "id": self._next_id}
-            assert self.proc.stdin is not None
             try:
-                self.proc.stdin.write((json.dumps(payload) + "\n").encode("utf-8"))
-                await self.proc.stdin.drain()
+                self.writer.write((json.dumps(payload) + "\n").encode("utf-8"))
+                await self.writer.drain()
             except (BrokenPipeError, ConnectionResetError):
                 raise self._failure("WorkerExited", "the worker process closed its input") from None
             try:
@@ -145,63 +150,146 @@ class WorkerProcess:
 
     async def _dump_stack(self) -> str:
         """Ask a hung worker where it is (faulthandler on SIGUSR1) before killing it."""
-        before = len("".join(self.stderr_tail))
+        before = len(self.stderr_text())
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGUSR1)
         for _ in range(30):
             await asyncio.sleep(0.01)
-            text = "".join(self.stderr_tail)[before:]
+            text = self.stderr_text()[before:]
             if "File " in text and text.rstrip().endswith(">"):
                 break
-        return "".join(self.stderr_tail)[before:]
+        return self.stderr_text()[before:]
 
     def kill(self) -> None:
         """Hard-kill the worker and anything user code started in its process group."""
-        if self.proc.returncode is not None:
+        if self._killed or self.exited.done():
             return
+        self._killed = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.kill()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, signal.SIGKILL)
 
     async def close(self) -> None:
         self.kill()
+        with contextlib.suppress(Exception):
+            self.writer.close()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.exited), 2.0)
+        if not self._ready.done():
+            self._ready.cancel()
+        with contextlib.suppress(asyncio.CancelledError, WorkerError, Exception):
+            await self._ready
+        await self._cleanup()
+
+
+class SpawnedWorker(WorkerProcess):
+    """A worker in a fresh interpreter (``python -m crux_devtools.inspector.worker``), over pipes."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, root: Path) -> None:
+        assert proc.stdout is not None and proc.stdin is not None
+        super().__init__(root, proc.pid, proc.stdout, proc.stdin, greeted=False)
+        self.proc = proc
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+        self._drain = asyncio.ensure_future(self._drain_stderr())
+        self._waiter = asyncio.ensure_future(self._wait_exit())
+
+    @classmethod
+    async def start(cls, root: Path, *extra: str) -> SpawnedWorker:
+        proc = await asyncio.create_subprocess_exec(
+            *worker_command(*extra),
+            cwd=str(root),
+            env=worker_env(),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=STREAM_LIMIT,
+            start_new_session=True,
+        )
+        return cls(proc, root)
+
+    async def _wait_exit(self) -> None:
+        code = await self.proc.wait()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
+        if not self.exited.done():
+            self.exited.set_result(code)
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        while True:
+            chunk = await self.proc.stderr.read(4096)
+            if not chunk:
+                return
+            self.stderr_tail.append(chunk.decode("utf-8", errors="replace"))
+
+    def stderr_text(self) -> str:
+        return "".join(self.stderr_tail)
+
+    async def _cleanup(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             await self.proc.wait()
-        for task in (self._drain, self._ready):
-            if not task.done():
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, WorkerError, Exception):
-                await task
+        for task in (self._drain, self._waiter):
+            with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+                await asyncio.wait_for(task, 1.0)
 
 
 class WorkerPool:
-    """Hands out fresh workers, keeping one pre-warmed spare when ``prewarm`` is set."""
+    """Hands out fresh workers, keeping one spare ready when ``prewarm`` is set.
 
-    def __init__(self, root: Path, *, prewarm: bool = True) -> None:
+    With ``fork`` (the default) workers are forked from a pre-warmed fork server (milliseconds);
+    without it, or if the fork server cannot start, each is a fresh interpreter (about a second of
+    CPU for imports and warm-up).
+    """
+
+    def __init__(self, root: Path, *, prewarm: bool = True, fork: bool = True) -> None:
         self.root = root
         self.prewarm = prewarm
+        self.fork = fork
         self._spare: WorkerProcess | None = None
+        self._server: Any = None
         self._closed = False
+
+    async def _start(self) -> WorkerProcess:
+        if self.fork:
+            from .forkserver import ForkServer
+
+            if self._server is None or not self._server.alive:
+                if self._server is not None:
+                    await self._server.close()
+                self._server = ForkServer(self.root)
+                try:
+                    await self._server.start()
+                except (OSError, WorkerError) as exc:
+                    log.warning("the fork server did not start (%s); starting fresh interpreters instead", exc)
+                    await self._server.close()
+                    self._server = None
+                    self.fork = False
+            if self._server is not None:
+                try:
+                    return await self._server.fork()
+                except (OSError, WorkerError) as exc:
+                    log.warning("forking a worker failed (%s); starting a fresh interpreter", exc)
+        return await SpawnedWorker.start(self.root)
 
     async def take(self) -> WorkerProcess:
         """A fresh worker: the spare if there is one, else one started now.
 
         The caller calls ``warm()`` once its job is done: starting the next spare while a job runs
-        would compete with it for the CPU (an interpreter warming up costs about a second).
+        would compete with it for the CPU.
         """
         worker = self._spare
         self._spare = None
         if worker is None or not worker.alive:
             if worker is not None:
                 await worker.close()
-            worker = await WorkerProcess.start(self.root)
+            worker = await self._start()
         return worker
 
     async def warm(self) -> WorkerProcess | None:
         """Start the spare now, if pre-warming is on and there is none; returns a new spare."""
         if self.prewarm and self._spare is None and not self._closed:
-            self._spare = await WorkerProcess.start(self.root)
+            self._spare = await self._start()
             return self._spare
         return None
 
@@ -216,3 +304,6 @@ class WorkerPool:
         if self._spare is not None:
             await self._spare.close()
             self._spare = None
+        if self._server is not None:
+            await self._server.close()
+            self._server = None

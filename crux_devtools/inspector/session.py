@@ -70,7 +70,8 @@ class ProjectSession:
 
     ``timeout`` bounds each worker job (seconds); ``debounce`` groups file events; ``watch=False``
     loads once (CLI, tests); ``history=False`` keeps no SQLite file; ``prewarm=False`` starts each
-    worker only when needed (slower edits, one process fewer).
+    worker only when needed; ``fork=False`` starts each worker as a fresh interpreter instead of
+    forking it from the pre-warmed fork server (slower: about a second of CPU per change).
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class ProjectSession:
         watch: bool = True,
         history: bool = True,
         prewarm: bool = True,
+        fork: bool = True,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -95,7 +97,7 @@ class ProjectSession:
         self._last_good: dict[str, Any] | None = None
         self._version = 0
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
-        self._pool = WorkerPool(self.root, prewarm=prewarm)
+        self._pool = WorkerPool(self.root, prewarm=prewarm, fork=fork)
         self._worker: WorkerProcess | None = None
         self._dirty = False
         self._pending_files: set[str] = set()
@@ -104,6 +106,7 @@ class ProjectSession:
         self._watch_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._retiring: set[WorkerProcess] = set()
+        self._writes: set[asyncio.Future[None]] = set()  # history writes, finished before closing
         self._preload: list[str] = []
         self._hashes: dict[str, str] = {}
         self._good_hashes: dict[str, str] = {}
@@ -178,6 +181,8 @@ class ProjectSession:
         for worker in list(self._retiring):
             await worker.close()
         self._retiring.clear()
+        if self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
         if self.history is not None:
             self.history.close()
             self.history = None
@@ -231,7 +236,12 @@ class ProjectSession:
         self.evaluations += 1
         self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
         started = time.perf_counter()
-        discovery = await asyncio.to_thread(discover, self.root)
+        try:
+            discovery = await asyncio.to_thread(discover, self.root)
+        except OSError as exc:
+            error = plain_error(type(exc).__name__, f"cannot read the project folder: {exc}")
+            self._hold([], [error], files, None, 0.0, time.perf_counter() - started, False)
+            return
         errors: list[dict[str, Any]] = list(discovery.errors)
         prompts: list[dict[str, Any]] = []
         duration_ms = 0.0
@@ -304,7 +314,9 @@ class ProjectSession:
                 self._retire(worker)
         self._report = report
         if self.history is not None:  # off the event loop: the report is shown first
-            self._spawn(asyncio.to_thread(self.history.record, report, ok=good, errors=errors, changed_files=files))
+            write = asyncio.ensure_future(asyncio.to_thread(self.history.record, report, ok=good, errors=errors, changed_files=files))
+            self._writes.add(write)
+            write.add_done_callback(self._written)
         after = self._hashes
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
         if good:
@@ -319,6 +331,11 @@ class ProjectSession:
             if report["stale"]:
                 summary += " (showing the last good report)"
             self._emit(SessionEvent("error", self._version, summary, changed_files=files, changed_prompts=changed))
+
+    def _written(self, write: asyncio.Future[None]) -> None:
+        self._writes.discard(write)
+        if not write.cancelled() and write.exception() is not None:
+            log.error("writing the history file failed: %r", write.exception())
 
     def _remember(self, report: dict[str, Any]) -> None:
         if self._recent and self._recent[-1]["hash"] == report["hash"]:

@@ -8,7 +8,6 @@ Build it with ``make_tui(session)``; tests pass a fake session. Session events a
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 from collections.abc import Awaitable
 from pathlib import Path
@@ -22,6 +21,7 @@ from textual.widgets import Footer, Header, TabbedContent, TabPane
 
 from ..inspector.api import SessionEvent, SessionLike
 from . import report as rp
+from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, SessionChanged
 from .widgets.errors import collect_errors
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsView, StatusLine, SystemTextView, ToolsView
@@ -106,13 +106,24 @@ class CruxTui(App[None]):
     def on_session_changed(self, message: SessionChanged) -> None:
         event: SessionEvent | None = message.event
         if event is not None and event.kind != "loading":
-            self.notify(event.summary, title="Project reloaded" if event.kind == "report" else "Load failed", severity="error" if event.kind == "error" else "information")
+            self.announce(event)
         if event is not None and event.kind == "loading":
             self.busy = "loading"
             self.update_status()
             return
         self.busy = None
         self.show_report()
+
+    def announce(self, event: SessionEvent) -> None:
+        """One notification per update: the session's sentence, and which prompts changed."""
+        message = event.summary
+        if event.changed_prompts:
+            shown = ", ".join(event.changed_prompts[:5]) + ("…" if len(event.changed_prompts) > 5 else "")
+            message += f"\nchanged: {shown}"
+        if event.kind == "error":
+            self.notify(message, title="Load failed", severity="error", timeout=8)
+        else:
+            self.notify(message, title="Project loaded" if event.version <= 1 else "Project updated")
 
     def show_report(self) -> None:
         """Rebuild the tree from the session's report and re-show the selection."""
@@ -189,13 +200,15 @@ class CruxTui(App[None]):
         self.update_part()
 
     # -- workers -------------------------------------------------------------------------------
-    @work(group="evaluate", exclusive=True, exit_on_error=False)
+    # Not ``exclusive``: cancelling a request the worker process is already answering could leave its
+    # answer unread; answers for a selection the user has left are dropped in ``on_example_evaluated``.
+    @work(group="evaluate", exit_on_error=False)
     async def evaluate(self, prompt_id: str, example: str | None, budget: int | None) -> None:
         try:
             result = await self.session.evaluate(prompt_id, example=example, token_budget=budget)
-        except Exception as exc:  # the engine's failure is shown, never swallowed
-            self.notify(f"Could not evaluate {prompt_id}: {exc}", severity="error")
-            return
+        except Exception as exc:  # the engine's own failure: shown like an example's error
+            error = {"file": None, "line": None, "type": type(exc).__name__, "message": f"could not evaluate {prompt_id}: {exc}", "traceback": ""}
+            result = {"name": example, "input": {}, "error": error, "inspection": None, "preview": None, "preview_error": None}
         self.post_message(ExampleEvaluated(prompt_id, example, budget, result))
 
     def on_example_evaluated(self, message: ExampleEvaluated) -> None:
@@ -207,7 +220,7 @@ class CruxTui(App[None]):
         self.update_panes()
         self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
 
-    @work(group="run", exclusive=True, exit_on_error=False)
+    @work(group="run", exit_on_error=False)
     async def run_agent(self, prompt_id: str, example: str | None) -> None:
         try:
             result = await self.session.run(prompt_id, example=example)
@@ -224,7 +237,7 @@ class CruxTui(App[None]):
             self.update_panes()
             self.query_one(TabbedContent).active = "tab-runs"
 
-    @work(group="session-reload", exclusive=True, exit_on_error=False)
+    @work(group="session-reload", exit_on_error=False)
     async def reload_session(self) -> None:
         await self.session.reload()
 
@@ -253,6 +266,9 @@ class CruxTui(App[None]):
         if prompt is None or not prompt.get("has_model"):
             self.notify("Only an agent with a model can be run: select one on the left.", severity="warning")
             return
+        if any(w.group == "run" and w.is_running for w in self.workers):
+            self.notify("A run is already under way; its result will open in Runs.", severity="warning")
+            return
         self.busy = f"running {prompt['id']}"
         self.update_status()
         self.run_agent(prompt["id"], self.example_names.get(prompt["id"]))
@@ -265,11 +281,10 @@ class CruxTui(App[None]):
             return
         note = "" if location.exact else f" (where {self.selected_part} is used)"
         self.notify(f"{location}{note}", title=f"Source of {location.label}")
-        editor = os.environ.get("EDITOR")
-        if editor:
-            path = Path(self.session.root) / location.file
+        command = editor_command(location, Path(self.session.root), os.environ)
+        if command is not None:
             with self.suspend():
-                subprocess.call([*shlex.split(editor), f"+{location.line or 1}", str(path)])
+                subprocess.call(command)
 
     def action_reload(self) -> None:
         self.busy = "reloading"

@@ -136,6 +136,8 @@ async def prompt_page(
     prompt = find_prompt(report, prompt_id)
     if prompt is None:
         context = {"view": index_view(report), "missing": prompt_id}
+        if wants_block(request):  # a live update after a rename: say so in place (htmx ignores a 404)
+            return render(request, "missing.html", context, block="gone")
         return render(request, "missing.html", context, status=404)
     value, budget_error = parse_budget(budget)
     view = await build_prompt_view(request, prompt, example, value, input, budget_for)

@@ -73,9 +73,28 @@ def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, o
     click.echo(f"Serving at {binding.url}  (Ctrl-C to stop)")
     config = uvicorn.Config(app, host=binding.host, port=binding.port, log_level="warning", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
+    if open_browser and not can_open_browser():
+        click.echo("No graphical display here: open the URL above in your browser (or pass --no-open).")
+        open_browser = False
     if open_browser:
         threading.Thread(target=_open_when_started, args=(server, binding.url), daemon=True).start()
     server.run()
+
+
+def can_open_browser() -> bool:
+    """Whether opening a browser can show a window: not in CI, and on Linux only with a display.
+
+    On a headless machine Python's ``webbrowser`` may fall back to a text browser that takes over
+    the terminal, so we do not try there.
+    """
+    import os
+    import sys
+
+    if os.environ.get("CI"):
+        return False
+    if sys.platform.startswith("linux"):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
 
 
 def _open_when_started(server: uvicorn.Server, url: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .query import fts_query
@@ -130,49 +131,78 @@ def _fill_stats(rows: list[Row]) -> None:
         r.total = len(rows)
 
 
-_RANK_SQL = "CASE e.section " + " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in SECTION_RANK.items()) + " END"
+_SCORE_THEN_NEWEST = itemgetter(2, 0)
+_TOKENS = itemgetter(3)
 
 
 def _ranked_rows(
     conn: Any, session_id: str, match: str, allowed: tuple[str, ...], lane: str | None, include_wm: bool, budget: int
 ) -> list[Row]:
-    """Rank every matching entry inside SQLite and read back only what the block can use.
+    """Score every matching entry (bm25) and read back the text only of what the block can use.
 
-    Window functions give each section's size and token sum, each entry's place in its section, and
-    the running token total in assembly order; only the entries within the budget (by stored line
-    costs, headers excluded, so a superset of what fits) and each section's top entry come back.
-    Returns ``[]`` when nothing matched the query (working memory alone is not a match).
+    One pass over ``(id, section, score, tokens)`` of all matches (read through a narrow covering
+    index) gives each section's size and token sum; only the sections the budget reaches are sorted
+    in full, the others only yield their top entry (for its summary). Returns ``[]`` when nothing
+    matched the query: working memory riding along is not a match.
     """
     where, params = _filters(session_id, lane, allowed, "e.")
-    wm = include_wm and "working_memory" in allowed
-    ride = ""
-    ride_params: list[Any] = []
-    if wm:
-        ride_where, ride_params = _filters(session_id, lane, ("working_memory",), "e.")
-        ride = (
-            " UNION ALL SELECT e.id, e.section, " + _RANK_SQL + ", 0.0, e.tokens, 0 FROM entries e"
-            " WHERE e.id NOT IN (SELECT id FROM m)" + ride_where
-        )
-    sql = (
-        "WITH m AS MATERIALIZED (SELECT rowid AS id, -bm25(entries_fts) AS score FROM entries_fts WHERE entries_fts MATCH ?),"
-        " c AS (SELECT e.id, e.section, " + _RANK_SQL + " AS srank, m.score, e.tokens, 1 AS matched"
-        " FROM m CROSS JOIN entries e ON e.id = m.id WHERE 1" + where + ride + "),"
-        " w AS (SELECT id, section, srank, score, tokens, matched,"
-        "  count(*) OVER (PARTITION BY section) AS n,"
-        "  sum(tokens) OVER (PARTITION BY section) AS section_tokens,"
-        "  row_number() OVER (PARTITION BY section ORDER BY score DESC, id DESC) AS rn,"
-        "  sum(tokens) OVER (ORDER BY srank, score DESC, id DESC ROWS UNBOUNDED PRECEDING) AS cum,"
-        "  count(*) OVER () AS total, sum(matched) OVER () AS matches FROM c)"
-        " SELECT w.id, w.section, w.score, w.tokens, w.n, w.section_tokens, w.total, e.content, w.matches,"
-        "  (? = 0 OR w.cum <= ?) AS takeable"
-        " FROM w CROSS JOIN entries e ON e.id = w.id"
-        " WHERE w.rn = 1 OR ? = 0 OR w.cum <= ?"
-        " ORDER BY w.srank, w.score DESC, w.id DESC"
-    )
-    out = conn.execute(sql, [match, *params, *ride_params, budget, budget, budget, budget]).fetchall()
-    if not out or not out[0][8]:
+    matched = conn.execute(
+        "SELECT e.id, e.section, -bm25(entries_fts), e.tokens"
+        " FROM entries_fts CROSS JOIN entries e INDEXED BY entries_meta ON e.id = entries_fts.rowid"
+        " WHERE entries_fts MATCH ?" + where,
+        [match, *params],
+    ).fetchall()
+    if not matched:
         return []
-    return [Row(*r[:8], takeable=bool(r[9])) for r in out]
+    buckets: dict[str, list[tuple[int, str, float, int]]] = {}
+    for row in matched:
+        bucket = buckets.get(row[1])
+        if bucket is None:
+            buckets[row[1]] = [row]
+        else:
+            bucket.append(row)
+    if include_wm and "working_memory" in allowed:
+        wm_where, wm_params = _filters(session_id, lane, ("working_memory",))
+        have = {r[0] for r in buckets.get("working_memory", ())}
+        extra = [
+            (rowid, section, 0.0, tokens)
+            for rowid, section, tokens in conn.execute("SELECT id, section, tokens FROM entries WHERE 1" + wm_where, wm_params)
+            if rowid not in have
+        ]
+        if extra:
+            buckets.setdefault("working_memory", []).extend(extra)
+    total = sum(len(b) for b in buckets.values())
+    picked: list[tuple[tuple[int, str, float, int], int, int, bool]] = []  # (row, count, tokens, takeable)
+    spent = 0
+    open_budget = True
+    for section in SECTION_ORDER:
+        bucket = buckets.get(section)
+        if not bucket:
+            continue
+        count, tokens = len(bucket), sum(map(_TOKENS, bucket))
+        if open_budget:
+            bucket.sort(key=_SCORE_THEN_NEWEST, reverse=True)
+            for i, row in enumerate(bucket):
+                if budget and spent + row[3] > budget:
+                    open_budget = False
+                    if i == 0:
+                        picked.append((row, count, tokens, False))
+                    break
+                spent += row[3]
+                picked.append((row, count, tokens, True))
+        else:
+            top = max(bucket, key=_SCORE_THEN_NEWEST)
+            picked.append((top, count, tokens, False))
+    text = _contents(conn, [p[0][0] for p in picked])
+    return [Row(r[0], r[1], r[2], r[3], count, tokens, total, text[r[0]], ok) for r, count, tokens, ok in picked]
+
+
+def _contents(conn: Any, rowids: list[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for start in range(0, len(rowids), 500):
+        chunk = rowids[start : start + 500]
+        out.update(conn.execute(f"SELECT id, content FROM entries WHERE id IN ({', '.join('?' * len(chunk))})", chunk).fetchall())
+    return out
 
 
 def _header(store: MemoryStore, section: str, first: bool) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 from ..contexts import check_id
 from .store import MemoryStore
 
-Kept = tuple[str, str]  # (content, entry_type)
+Kept = tuple[str, str, str | None]  # (content, entry_type, lane) to write on flush
 
 
 def _message_text(message: Any) -> tuple[str, str] | None:
@@ -49,8 +49,8 @@ class RecentMessages:
     def lane(self) -> str:
         return f"messages:{self.id}"
 
-    def keep(self, messages: Sequence[Any]) -> list[tuple[str, str, str | None]]:
-        out = []
+    def keep(self, messages: Sequence[Any]) -> list[Kept]:
+        out: list[Kept] = []
         for message in messages:
             parsed = _message_text(message)
             if parsed and parsed[0] in self.roles:
@@ -99,14 +99,15 @@ class Facts:
         return self._render_embedded(store, namespace, query)
 
     def _render_embedded(self, store: MemoryStore, namespace: str, query: str | None) -> str:
-        assert self.embed is not None
+        embed = self.embed
+        assert embed is not None
         found = store.recall(namespace, query or "", limit=self.limit * 3)
         found = [e for e in found if e.entry_type == "fact"] or store.recent(namespace, limit=self.limit, entry_types=["fact"])
         if not found:
             return ""
         if query:
-            target = list(self.embed(query))
-            found = sorted(found, key=lambda e: -_cosine(target, list(self.embed(e.content))))
+            target = list(embed(query))
+            found = sorted(found, key=lambda e: -_cosine(target, list(embed(e.content))))
         lines = [f"## {self.title}"]
         used = store.counter.count(lines[0])
         for e in found[: self.limit]:
@@ -118,10 +119,10 @@ class Facts:
             used += cost
         return "\n".join(lines) if len(lines) > 1 else ""
 
-    def keep(self, messages: Sequence[Any]) -> list[tuple[str, str, str | None]]:
+    def keep(self, messages: Sequence[Any]) -> list[Kept]:
         if self.extract is None:
             return []
-        out = []
+        out: list[Kept] = []
         for fact in self.extract(messages):
             if not isinstance(fact, str):
                 raise TypeError(f"facts({self.id!r}): extract must return strings, got {type(fact).__name__}")

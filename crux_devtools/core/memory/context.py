@@ -52,7 +52,7 @@ class MemoryState:
         return self.current.get() or self.last
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Memory(Context):
     """A memory in ``use``: renders its blocks for the input's namespace; exposes ``remember_fact``."""
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 
-# Version 1: entries plus an external-content FTS5 index kept in sync by triggers.
+# Version 1: entries plus an external-content FTS5 index kept in sync by triggers. entries_meta is a
+# narrow covering index: ranking reads these columns for every match without touching the content.
 _V1 = """
 CREATE TABLE entries (
     id          INTEGER PRIMARY KEY,
@@ -24,6 +25,7 @@ CREATE TABLE entries (
 );
 CREATE INDEX entries_by_session ON entries (session_id, id);
 CREATE INDEX entries_by_section ON entries (session_id, section, id);
+CREATE INDEX entries_meta ON entries (id, session_id, section, tokens, lane);
 CREATE VIRTUAL TABLE entries_fts USING fts5 (
     content,
     content = 'entries',

@@ -65,6 +65,8 @@ class MemoryStore:
                     if str(mode).lower() != "wal":
                         raise sqlite3.OperationalError(f"could not switch to WAL mode (got {mode!r})")
                     self._conn.execute("PRAGMA synchronous = NORMAL")
+                    self._conn.execute("PRAGMA mmap_size = 268435456")
+                self._conn.execute("PRAGMA cache_size = -65536")
                 migrate(self._conn)
             except BaseException:
                 self._conn.close()

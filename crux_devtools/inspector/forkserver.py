@@ -1,0 +1,134 @@
+"""The pre-warmed fork server: one interpreter warmed once, forked into a fresh worker per change.
+
+Starting an interpreter and importing the library, pydantic and tiktoken costs about a second of CPU
+(several on a busy machine); forking the warm server costs a few milliseconds. Each child is still a
+fresh worker: it has never imported user code (the server never does), and it loads one project
+version only. Children connect back over a Unix socket in a private temporary folder; their stderr
+goes to a file there. If the server cannot start, the pool falls back to fresh interpreters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .process import STDERR_TAIL, STREAM_LIMIT, SpawnedWorker, WorkerError, WorkerProcess
+
+CONNECT_TIMEOUT = 10.0
+
+
+class ForkedWorker(WorkerProcess):
+    """A worker forked from the fork server, talking over a Unix socket."""
+
+    def __init__(self, root: Path, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stderr: Path, exited: asyncio.Future[int]) -> None:
+        super().__init__(root, pid, reader, writer, greeted=True)
+        self.exited = exited
+        self.stderr_path = stderr
+
+    def stderr_text(self) -> str:
+        try:
+            with self.stderr_path.open("rb") as handle:
+                handle.seek(0, 2)
+                size = handle.tell()
+                handle.seek(max(0, size - 4 * STDERR_TAIL))
+                return handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    async def _cleanup(self) -> None:
+        with contextlib.suppress(OSError):
+            self.stderr_path.unlink()
+
+
+class ForkServer:
+    """Session side of the fork server: start it, ask for children, learn their exit codes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folder = Path(tempfile.mkdtemp(prefix="crux-"))
+        self._socket = self._folder / "s"
+        self._server: asyncio.AbstractServer | None = None
+        self._zygote: SpawnedWorker | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._connections: dict[str, asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter, int]]] = {}
+        self._exits: dict[int, asyncio.Future[int]] = {}
+        self._token = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._zygote is not None and self._zygote.alive and self._reader is not None and not self._reader.done()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_unix_server(self._accept, path=str(self._socket), limit=STREAM_LIMIT)
+        self._zygote = await SpawnedWorker.start(self.root, "--zygote")
+        await self._zygote.wait_ready()
+        self._reader = asyncio.ensure_future(self._read_zygote())
+
+    async def _read_zygote(self) -> None:
+        assert self._zygote is not None
+        while True:
+            line = await self._zygote.reader.readline()
+            if not line:
+                return
+            message = json.loads(line)
+            if "exited" in message:
+                future = self._exit_future(message["exited"])
+                if not future.done():
+                    future.set_result(message["code"])
+
+    def _exit_future(self, pid: int) -> asyncio.Future[int]:
+        if pid not in self._exits:
+            self._exits[pid] = asyncio.get_running_loop().create_future()
+        return self._exits[pid]
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            hello = json.loads(await asyncio.wait_for(reader.readline(), CONNECT_TIMEOUT))
+        except (asyncio.TimeoutError, json.JSONDecodeError, UnicodeDecodeError):
+            writer.close()
+            return
+        waiting = self._connections.pop(str(hello.get("hello")), None)
+        if waiting is None or waiting.done():
+            writer.close()
+            return
+        waiting.set_result((reader, writer, int(hello["pid"])))
+
+    async def fork(self) -> ForkedWorker:
+        """A fresh, warm worker for one project version."""
+        if not self.alive or self._zygote is None:
+            raise WorkerError({"file": None, "line": None, "type": "WorkerError", "message": "the fork server is not running", "traceback": ""})
+        self._token += 1
+        token = str(self._token)
+        stderr = self._folder / f"{token}.err"
+        connection = asyncio.get_running_loop().create_future()
+        self._connections[token] = connection
+        request = {"op": "fork", "token": token, "socket": str(self._socket), "stderr": str(stderr)}
+        self._zygote.writer.write((json.dumps(request) + "\n").encode("utf-8"))
+        await self._zygote.writer.drain()
+        try:
+            reader, writer, pid = await asyncio.wait_for(connection, CONNECT_TIMEOUT)
+        except asyncio.TimeoutError:
+            self._connections.pop(token, None)
+            raise WorkerError({"file": None, "line": None, "type": "WorkerError", "message": "a forked worker did not connect", "traceback": ""}) from None
+        return ForkedWorker(self.root, pid, reader, writer, stderr, self._exit_future(pid))
+
+    async def close(self) -> None:
+        if self._zygote is not None:
+            await self._zygote.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def describe(self) -> dict[str, Any]:
+        return {"socket": str(self._socket), "zygote": self._zygote.pid if self._zygote else None}

@@ -1,0 +1,73 @@
+"""Lesson 6: memory assembled under a budget, and a skill.
+
+- `team_knowledge` asks the memory store for one budgeted block (`get_context`, 300 tokens):
+  rules, lessons and mental models first, raw logs last; under pressure the logs go first.
+- `customer_memory` is a `memory(...)`: its namespace comes from the input (`user:<id>`), it shows
+  the customer's recent messages and the facts that match the ticket, and it exposes the
+  `remember_fact` tool.
+- `escalation` is a skill loaded from `skills/escalation/SKILL.md`: only its name and description
+  enter the system text; the model calls `load_skill` to read the body.
+- `personalized_support` bundles memory and skill in one context, as in the seed documents.
+
+The memory file `data/memory.sqlite3` is built by `seed_memory.py` the first time this module is
+imported (it is not committed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from seed_memory import TEAM, ensure_seeded
+
+from crux_devtools import MemoryStore, context, facts, memory, prompt, recent_messages, skill
+
+HERE = Path(__file__).resolve().parent
+store = MemoryStore(ensure_seeded())
+
+
+class Customer(BaseModel):
+    user_id: str = Field(description="Customer id in the support desk, e.g. dana or lee")
+
+
+class Ticket(BaseModel):
+    message: str = Field(description="The customer's message")
+
+
+team_knowledge = context(
+    "team-knowledge",
+    priority=70,
+    input=Ticket,
+    system=lambda i: store.get_context(TEAM, i.message, max_token_budget=300).context_block,
+)
+
+customer_memory = memory(
+    "customer-memory",
+    store=store,
+    namespace=lambda i: f"user:{i.user_id}",
+    input=Customer,
+    query=lambda i: i.message,
+    priority=60,
+    blocks=[recent_messages("recent", max_messages=6), facts("facts", max_tokens=200)],
+)
+
+escalation = skill.from_file(HERE / "skills" / "escalation" / "SKILL.md")
+
+personalized_support = context(
+    "personalized-support",
+    use=[customer_memory, escalation],
+    system="Use durable customer memory when it is relevant. Load the escalation skill for account-risk or billing-risk questions.",
+)
+
+support_with_memory = prompt(
+    "support-with-memory",
+    system="You are Ari, a support agent for Nimbus cloud storage.",
+    input=Ticket,
+    use=[team_knowledge, personalized_support],
+    prompt=lambda i: i.message,
+    examples={
+        "double-charge": {"user_id": "dana", "message": "I was charged twice for my renewal, please refund one."},
+        "photo-sync": {"user_id": "lee", "message": "My photos are stuck syncing on the iPhone."},
+        "new-customer": {"user_id": "sam", "message": "How do I export my files as CSV?"},
+    },
+)

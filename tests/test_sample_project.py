@@ -1,0 +1,67 @@
+"""The sample project teaches every primitive, and passes its own check."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_project"
+
+# Every primitive of the SPEC that a user writes, and the pattern that shows it used in a sample module.
+PRIMITIVES = {
+    "context": r"\bcontext\(",
+    "prompt": r"\bprompt\(",
+    "when (on a context)": r"\bwhen=",
+    "when (wrapper)": r"\bwhen\(",
+    "match": r"\bmatch\(",
+    "tool": r"\btool\(",
+    "falsy entry": r"\band [a-z_]+,\n",
+    "nested use": r"\buse=\[",
+    "priority": r"\bpriority=",
+    "token budget": r"\btoken_budget=",
+    "examples": r"\bexamples=",
+    "prefer": r"\bprefer\(",
+    "summarizable": r"\bsummarizable\(",
+    "offloadable": r"\boffloadable\(",
+    "droppable": r"\bdroppable\(",
+    "offload": r"\boffload\(",
+    "tool output policy": r"output=offloadable\(",
+    "InputBudget": r"\bInputBudget\(|input_budget=",
+    "agent": r"\bagent\(",
+    "ScriptedModel": r"\bScriptedModel\(",
+    "tool_call": r"\btool_call\(",
+    "MemoryStore": r"\bMemoryStore\(",
+    "memory": r"\bmemory\(",
+    "recent_messages": r"\brecent_messages\(",
+    "facts": r"\bfacts\(",
+    "skill": r"\bskill\.from_(file|folder)\(",
+}
+
+
+def sample_sources() -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(SAMPLE.glob("*.py"))}
+
+
+@pytest.mark.parametrize("name", sorted(PRIMITIVES))
+def test_every_primitive_appears_in_at_least_one_sample_module(name):
+    pattern = re.compile(PRIMITIVES[name])
+    holders = [file for file, text in sample_sources().items() if pattern.search(text)]
+    assert holders, f"no sample module shows {name}; add it to the lesson it belongs to"
+
+
+def test_each_numbered_lesson_exists_and_says_what_it_teaches():
+    lessons = sorted(p.name for p in SAMPLE.glob("0*_*.py"))
+    assert lessons == ["01_contexts.py", "02_conditions.py", "03_budgets.py", "04_ladders.py", "05_agent.py", "06_memory.py"]
+    for name in lessons:
+        assert (SAMPLE / name).read_text().lstrip().startswith('"""Lesson'), f"{name} should open with a lesson docstring"
+
+
+def test_crux_devtools_check_passes_on_the_sample_project():
+    exe = Path(sys.executable).with_name("crux-devtools")
+    out = subprocess.run([str(exe), "check", str(SAMPLE)], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
