@@ -66,16 +66,19 @@ def launch(project: Path) -> float:
     return started
 
 
-def measure_start(project: Path, ids: list[str], runs: int) -> list[float]:
-    times = []
+def measure_start(project: Path, ids: list[str], runs: int) -> tuple[list[float], list[float]]:
+    """Per launch: time to the first drawn frame (footer visible), and to every prompt id visible."""
+    frames, prompts = [], []
     for _ in range(runs):
         shutil.rmtree(project / ".crux", ignore_errors=True)
         started = launch(project)
+        drawn = wait_for(lambda s: "Budget +" in s)
         shown = wait_for(lambda s: all(i in s for i in ids))
-        times.append(shown - started)
+        frames.append(drawn - started)
+        prompts.append(shown - started)
         tmux("send-keys", "-t", "b", "q")
         time.sleep(0.5)
-    return times
+    return frames, prompts
 
 
 def measure_saves(project: Path, ids: list[str], saves: int) -> list[float]:
@@ -140,7 +143,9 @@ def main() -> None:
         ids = prompt_ids(project)
         print(f"sample project: {len(ids)} prompts ({', '.join(ids)}); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         try:
-            describe("start to first screen with every prompt", measure_start(project, ids, args.starts), "under 1500 ms")
+            frames, prompts = measure_start(project, ids, args.starts)
+            describe("start to first screen with every prompt", prompts, "under 1500 ms")
+            describe("  of which: start to first frame (UI drawn, project still loading)", frames, "-")
             describe("save to screen", measure_saves(project, ids, args.saves), "median 250 ms or less")
             tmux("kill-server")
             engine, ui = asyncio.run(split_saves(project, args.saves))

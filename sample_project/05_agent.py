@@ -1,21 +1,24 @@
 """Lesson 5: an agent run, with one receipt per step.
 
-`support_agent` binds a prompt to a model with a default input budget (optimize at 2,500 tokens,
+`support_agent` binds a prompt to a model with a default input budget (optimize at 2,800 tokens,
 never more than 4,000). The model is a `ScriptedModel`, so the demo runs offline: it asks for
-`lookup_sku` and `fetch_sync_history`, then answers. Run it with the inspector's Run button, or:
+`lookup_sku`, `fetch_sync_history` and `device_report`, then answers. Run it with the inspector's Run button, or:
 
     .venv/bin/python sample_project/05_agent.py
 
 What the receipts show (example `stalled-sync`, 24 hours of log):
 
-- Step 0: the full catalog (priority 70) stays; the sync log is over budget, so `generate` prepares
-  its extractive summary (no model needed) and sends that ("summary"); the example replies are
-  omitted to reach the 2,500-token watermark.
+- Step 0: the full catalog (priority 70) stays; the sync log is far over budget, so `generate`
+  prepares its extractive summary (no model needed) and sends that ("summary"); the example
+  replies still fit under the 2,800-token watermark.
 - The `fetch_sync_history` result is large, so its tool output policy offloads it: the application
   gets the whole text (`tool_results[i].output`), the model a preview and a handle
-  (`model_output`), and the step records an `OffloadReceipt`. `read_offload` is offered from then on.
-- Step 1: the conversation grew; the catalog drops to its authored index. Fidelity never rises
-  again in this epoch, so later steps keep the index even when there is headroom.
+  (`model_output`), and the step records an `OffloadReceipt`. `device_report` returns
+  `offload(report)`: a small value forced to a reference. `read_offload` is offered from then on.
+- Step 1: the conversation grew by the tool results; the catalog drops to its authored index.
+  Fidelity never rises again in this epoch, so later steps keep the index even with headroom.
+- `preview` (what the inspector shows before a run) offloads the log instead: it never prepares a
+  summary, so the summary rung is "unprepared" there.
 
 Example `quiet-day` (1 hour of log) fits at full fidelity in step 0.
 """
@@ -35,6 +38,7 @@ from crux_devtools import (
     droppable,
     generate,
     inspect_request,
+    offload,
     offloadable,
     prefer,
     prompt,
@@ -79,6 +83,20 @@ fetch_sync_history = tool(
 )
 
 
+
+class DeviceQuery(BaseModel):
+    device: str = Field(description="Device name, e.g. laptop-7")
+
+
+def _device_report(args: DeviceQuery) -> object:
+    report = {"device": args.device, "client": "nimbus-desktop 8.4.1", "os": "macOS 15.1", "pending_uploads": 0}
+    # Small, but it is evidence the model must quote exactly: always send it as a reference.
+    return offload(report)
+
+
+device_report = tool("device_report", description="The device's client report.", parameters=DeviceQuery, execute=_device_report)
+
+
 class AgentInput(BaseModel):
     question: str = Field(description="The customer's question")
     log_hours: int = Field(default=24, ge=0, le=72, description="Hours of sync log in the context")
@@ -100,7 +118,7 @@ agent_reply = prompt(
     "agent-reply",
     system="You are Ari, a support agent for Nimbus cloud storage. Use the tools before you answer.",
     use=[house_rules, catalog, sync_log_ladder, examples],
-    tools=[fetch_sync_history],
+    tools=[fetch_sync_history, device_report],
     prompt=lambda i: i.question,
     examples={
         "stalled-sync": {"question": "My laptop stopped syncing last night. What happened?", "log_hours": 24},
@@ -110,7 +128,11 @@ agent_reply = prompt(
 
 model = ReplayingScriptedModel(
     [
-        [tool_call("lookup_sku", {"sku": "NB-PRO-2TB"}), tool_call("fetch_sync_history", {"device": "laptop-7", "hours": 48})],
+        [
+            tool_call("lookup_sku", {"sku": "NB-PRO-2TB"}),
+            tool_call("fetch_sync_history", {"device": "laptop-7", "hours": 48}),
+            tool_call("device_report", {"device": "laptop-7"}),
+        ],
         "Your laptop stopped syncing at 03:10 when its sign-in token expired. Sign out and back in; "
         "Pro 2 TB keeps 30 days of versions, so nothing is lost.",
     ],
@@ -122,7 +144,7 @@ support_agent = agent(
     "support-agent",
     prompt=agent_reply,
     model=model,
-    input_budget=InputBudget(optimize_at=2_500, max=4_000),
+    input_budget=InputBudget(optimize_at=2_800, max=4_000),
     max_steps=4,
 )
 
@@ -139,3 +161,8 @@ if __name__ == "__main__":
         largest = inspect_request(receipt).breakdown[0]
         print(f"  largest part: {largest.contributor} ({largest.tokens} tokens)")
     print("answer:", result.text)
+
+    # generate() also takes a plain prompt and a model; a one-off ScriptedModel shows what was sent.
+    once = ScriptedModel(["Pro 2 TB and Family 2 TB keep 30 days of versions."], name="nimbus-once")
+    generate(agent_reply, input=agent_reply.examples["quiet-day"], model=once)  # type: ignore[index]
+    print("a prompt run with ScriptedModel sent", len(once.requests[0].system), "characters of system text")

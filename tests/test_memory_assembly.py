@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from crux_devtools import ContextAssembly, MemoryStore, default_counter
 from crux_devtools.core.memory import SECTION_ORDER
@@ -194,3 +196,23 @@ def test_multiline_entries_stay_inside_their_bullet(store: MemoryStore) -> None:
     store.remember(S, "Steps to restore:\n1. open history\n2. pick a version")
     block = store.get_context(S, "restore").context_block
     assert block == "## Facts\n- Steps to restore:\n  1. open history\n  2. pick a version"
+
+ENTRY = st.tuples(
+    st.sampled_from(["fact", "rule", "lesson", "log", "working_memory", "note"]),
+    st.text(alphabet="abc xyz.!\n", min_size=1, max_size=60).filter(lambda t: t.strip()),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entries=st.lists(ENTRY, min_size=1, max_size=25), budget=st.integers(min_value=1, max_value=200), query=st.text(max_size=12))
+def test_the_block_never_exceeds_the_budget_and_every_candidate_is_accounted_for(
+    tmp_path: Path, entries: list[tuple[str, str]], budget: int, query: str
+) -> None:
+    with MemoryStore(":memory:") as s:
+        s.remember_many(S, [{"content": text, "entry_type": kind} for kind, text in entries])
+        result = s.get_context(S, query, max_token_budget=budget)
+        assert result.token_estimate == default_counter().count(result.context_block) <= budget
+        assert bullets(result.context_block) + result.evidence_dropped_by_budget == result.evidence_candidates_considered
+        titles = [line[3:] for line in result.context_block.splitlines() if line.startswith("## ")]
+        assert len(titles) == len(set(titles))
+        assert result.empty_reason in ("", "recency_fallback", "budget_exhausted")

@@ -277,10 +277,10 @@ def test_every_rung_but_omission_keeps_the_primarys_tools() -> None:
     doc = context("doc", system=big("Doc", 200), tools=[lookup], priority=60)
     store = SummaryStore()
     strategy = summarize.extractive()
-    store.put(artifact_key(doc.system, strategy, None), strategy, None, "Doc, summarised.")  # type: ignore[arg-type]
-    p = prompt("p", use=[droppable(offloadable(summarizable(prefer(doc, context("doc-index", system=big("Index", 30))))))])
+    store.put(artifact_key(doc.system, strategy, None), strategy, None, big("Summary", 40))  # type: ignore[arg-type]
+    p = prompt("p", use=[droppable(offloadable(summarizable(prefer(doc, context("doc-index", system=big("Index", 60))))))])
     seen: dict[str, list[str]] = {}
-    for budget in (4000, 700, 200, 120, 1):
+    for budget in range(3600, 0, -40):
         result = preview(p, input={}, model=model(), input_budget=InputBudget(max=budget), summary_store=store)
         rung = chosen(result).get("doc", "full")
         seen.setdefault(rung, result.tools)

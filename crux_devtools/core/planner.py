@@ -325,7 +325,7 @@ class Planner:
             rungs.append(rung)
         ceiling = self.o.ceilings.get(c.id)
         if ceiling is not None:
-            for index, rung in enumerate(rungs[: min(ceiling, len(rungs))]):
+            for rung in rungs[: min(ceiling, len(rungs))]:
                 if rung.available:
                     rung.available, rung.reason = False, "over-limit"
                     rung.detail = f"held below this rung for the rest of epoch {self.o.epoch} (fidelity never rises within an epoch)"

@@ -51,8 +51,10 @@ Additive keys (engine, issue 5); front ends may ignore them:
     ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
-``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True)``
-also works as ``async with ProjectSession(...) as session:``.
+``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True,
+fork=True)`` also works as ``async with ProjectSession(...) as session:``; ``await session.settled()``
+waits until no evaluation is running or pending (tests, benchmarks). Create and use a session on one
+event loop.
 """
 
 from __future__ import annotations

@@ -3,21 +3,23 @@
 Starting an interpreter and importing the library, pydantic and tiktoken costs about a second of CPU
 (several on a busy machine); forking the warm server costs a few milliseconds. Each child is still a
 fresh worker: it has never imported user code (the server never does), and it loads one project
-version only. Children connect back over a Unix socket in a private temporary folder; their stderr
-goes to a file there. If the server cannot start, the pool falls back to fresh interpreters.
+version only. Children connect back over a Unix socket in the abstract namespace (no file to clean
+up): one connection for the protocol, one for their stdout and stderr. If the server cannot start,
+the pool falls back to fresh interpreters.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import collections
 import json
-import shutil
-import tempfile
+import os
+import secrets
 from pathlib import Path
 from typing import Any
 
-from .process import STDERR_TAIL, STREAM_LIMIT, SpawnedWorker, WorkerError, WorkerProcess
+from .process import STREAM_LIMIT, SpawnedWorker, WorkerError, WorkerProcess
 
 CONNECT_TIMEOUT = 10.0
 
@@ -25,24 +27,35 @@ CONNECT_TIMEOUT = 10.0
 class ForkedWorker(WorkerProcess):
     """A worker forked from the fork server, talking over a Unix socket."""
 
-    def __init__(self, root: Path, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stderr: Path, exited: asyncio.Future[int]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        pid: int,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        output: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+        exited: asyncio.Future[int],
+    ) -> None:
         super().__init__(root, pid, reader, writer, greeted=True)
         self.exited = exited
-        self.stderr_path = stderr
+        self.output, self._output_writer = output
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+        self._drain = asyncio.ensure_future(self._drain_output())
+
+    async def _drain_output(self) -> None:
+        while True:
+            chunk = await self.output.read(4096)
+            if not chunk:
+                return
+            self.stderr_tail.append(chunk.decode("utf-8", errors="replace"))
 
     def stderr_text(self) -> str:
-        try:
-            with self.stderr_path.open("rb") as handle:
-                handle.seek(0, 2)
-                size = handle.tell()
-                handle.seek(max(0, size - 4 * STDERR_TAIL))
-                return handle.read().decode("utf-8", errors="replace")
-        except OSError:
-            return ""
+        return "".join(self.stderr_tail)
 
     async def _cleanup(self) -> None:
-        with contextlib.suppress(OSError):
-            self.stderr_path.unlink()
+        with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+            await asyncio.wait_for(self._drain, 1.0)
+        self._output_writer.close()
 
 
 class ForkServer:
@@ -50,12 +63,12 @@ class ForkServer:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._folder = Path(tempfile.mkdtemp(prefix="crux-"))
-        self._socket = self._folder / "s"
+        self._socket = f"\0crux-devtools-{os.getpid()}-{secrets.token_hex(8)}"
         self._server: asyncio.AbstractServer | None = None
         self._zygote: SpawnedWorker | None = None
         self._reader: asyncio.Task[None] | None = None
         self._connections: dict[str, asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter, int]]] = {}
+        self._outputs: dict[str, asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]]] = {}
         self._exits: dict[int, asyncio.Future[int]] = {}
         self._token = 0
 
@@ -64,7 +77,7 @@ class ForkServer:
         return self._zygote is not None and self._zygote.alive and self._reader is not None and not self._reader.done()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_unix_server(self._accept, path=str(self._socket), limit=STREAM_LIMIT)
+        self._server = await asyncio.start_unix_server(self._accept, path=self._socket, limit=STREAM_LIMIT)
         self._zygote = await SpawnedWorker.start(self.root, "--zygote")
         await self._zygote.wait_ready()
         self._reader = asyncio.ensure_future(self._read_zygote())
@@ -92,6 +105,13 @@ class ForkServer:
         except (asyncio.TimeoutError, json.JSONDecodeError, UnicodeDecodeError):
             writer.close()
             return
+        if "stderr" in hello:
+            output = self._outputs.pop(str(hello["stderr"]), None)
+            if output is None or output.done():
+                writer.close()
+                return
+            output.set_result((reader, writer))  # the worker closes it when done
+            return
         waiting = self._connections.pop(str(hello.get("hello")), None)
         if waiting is None or waiting.done():
             writer.close()
@@ -104,18 +124,22 @@ class ForkServer:
             raise WorkerError({"file": None, "line": None, "type": "WorkerError", "message": "the fork server is not running", "traceback": ""})
         self._token += 1
         token = str(self._token)
-        stderr = self._folder / f"{token}.err"
-        connection = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        connection = loop.create_future()
+        output = loop.create_future()
         self._connections[token] = connection
-        request = {"op": "fork", "token": token, "socket": str(self._socket), "stderr": str(stderr)}
+        self._outputs[token] = output
+        request = {"op": "fork", "token": token, "socket": self._socket}
         self._zygote.writer.write((json.dumps(request) + "\n").encode("utf-8"))
         await self._zygote.writer.drain()
         try:
             reader, writer, pid = await asyncio.wait_for(connection, CONNECT_TIMEOUT)
+            stream, stream_writer = await asyncio.wait_for(output, CONNECT_TIMEOUT)
         except asyncio.TimeoutError:
             self._connections.pop(token, None)
+            self._outputs.pop(token, None)
             raise WorkerError({"file": None, "line": None, "type": "WorkerError", "message": "a forked worker did not connect", "traceback": ""}) from None
-        return ForkedWorker(self.root, pid, reader, writer, stderr, self._exit_future(pid))
+        return ForkedWorker(self.root, pid, reader, writer, (stream, stream_writer), self._exit_future(pid))
 
     async def close(self) -> None:
         if self._zygote is not None:
@@ -128,7 +152,6 @@ class ForkServer:
             self._server.close()
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
-        shutil.rmtree(self._folder, ignore_errors=True)
 
     def describe(self) -> dict[str, Any]:
-        return {"socket": str(self._socket), "zygote": self._zygote.pid if self._zygote else None}
+        return {"socket": self._socket.lstrip("\0"), "zygote": self._zygote.pid if self._zygote else None}

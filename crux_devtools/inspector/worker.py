@@ -194,18 +194,20 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
 def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int]) -> None:
     """In a child of the fork server: become a worker talking over the session's Unix socket.
 
-    The child starts its own session (process group), so killing it kills what user code started;
-    its stdout and stderr go to a file the session reads for crash messages and hang stacks.
+    The child starts its own session (process group), so killing it kills what user code started.
+    It opens two connections: one for its stdout and stderr (user prints, crashes, stack dumps),
+    one for the JSON-lines protocol.
     """
     import socket
 
     os.setsid()
     for fd in zygote_fds:
         os.close(fd)
-    err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(err, 1)
-    os.dup2(err, 2)
-    os.close(err)
+    output = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    output.connect(request["socket"])
+    output.sendall((json.dumps({"stderr": request["token"]}) + "\n").encode("utf-8"))
+    os.dup2(output.fileno(), 1)
+    os.dup2(output.fileno(), 2)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(request["socket"])
     proto_in = sock.makefile("r", encoding="utf-8")
@@ -217,7 +219,7 @@ def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int]) -> None:
 def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
     """The fork server: warm once, then fork a ready worker per request, and report child exits.
 
-    Requests: ``{"op": "fork", "token", "socket", "stderr"}`` -> ``{"forked": pid, "token"}``;
+    Requests: ``{"op": "fork", "token", "socket"}`` -> ``{"forked": pid, "token"}``;
     unprompted: ``{"exited": pid, "code": int}``. It never imports user code itself.
     """
     import selectors
@@ -264,13 +266,16 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
 def main() -> None:
     proto_in, proto_out = _private_streams()
     # A hung job is asked for its stack (SIGUSR1) before it is killed, to report file and line.
-    faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=False)
+    faulthandler.register(signal.SIGUSR1, file=2, all_threads=False)
     warm_up()
     respond(proto_out, {"ready": True, "pid": os.getpid()})
     if "--zygote" in sys.argv[1:]:
         zygote(proto_in.fileno(), proto_out)
     else:
         serve(proto_in, proto_out)
+    # The session is gone: leave now, even if user code started threads that never end.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

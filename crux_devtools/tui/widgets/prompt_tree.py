@@ -65,7 +65,6 @@ class PromptTree(Tree[NodeRef]):
         super().__init__("project", **kwargs)
         self.show_root = False
         self.guide_depth = 3
-        self._built = False
         self._current: NodeRef | None = None  # survives rebuilds (the cursor node is recomputed lazily)
 
     def show_report(self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None = None) -> None:
@@ -74,20 +73,19 @@ class PromptTree(Tree[NodeRef]):
         ``current`` maps prompt id -> the example whose context statuses are marked; ``shown`` is the
         example on screen (it may be re-evaluated with a budget), used for its own prompt.
         """
-        expanded = {n.data.prompt_id for n in self._prompt_nodes() if n.is_expanded and n.data}
-        first = not self._built
+        # the user's collapsed prompts stay collapsed; every other prompt (new ones too) is expanded
+        collapsed = {n.data.prompt_id for n in self._prompt_nodes() if n.data and n.allow_expand and not n.is_expanded}
         self.clear()
         if not report:
             return
         stale = bool(report.get("stale"))
         for prompt in report.get("prompts", []):
             pid = prompt.get("id", "?")
-            node = self.root.add(prompt_label(prompt, stale), NodeRef(pid), expand=first or pid in expanded)
+            node = self.root.add(prompt_label(prompt, stale), NodeRef(pid), expand=pid not in collapsed)
             on_screen = shown if shown and (shown.get("inspection") or {}).get("prompt_id") == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             self._add_contexts(node, prompt, statuses)
             node.allow_expand = bool(node.children)
-        self._built = True
         self._restore_cursor(self._current)
 
     def _add_contexts(self, node: TreeNode[NodeRef], prompt: dict[str, Any], statuses: dict[str, str]) -> None:
