@@ -49,7 +49,8 @@ def wait_for(check: Callable[[str], bool], timeout: float = 30.0) -> float:
         if check(screen()):
             return time.monotonic()
         time.sleep(0.02)
-    raise SystemExit(f"the screen never showed what was expected; last screen:\n{screen()}")
+    panes = tmux("list-panes", "-a", "-F", "#{pane_pid} #{pane_dead} #{pane_current_command} #{pane_width}x#{pane_height}")
+    raise SystemExit(f"the screen never showed what was expected; panes: {panes}; last screen:\n{screen()}")
 
 
 def prompt_ids(project: Path) -> list[str]:
