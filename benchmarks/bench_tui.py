@@ -35,7 +35,10 @@ LESSON = "01_contexts.py"
 
 
 def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False).stdout
+    done = subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0 and args[0] in ("new-session", "respawn-pane"):
+        raise SystemExit(f"tmux {args[0]} failed: {done.stderr.strip()}")
+    return done.stdout
 
 
 def screen() -> str:
@@ -61,7 +64,13 @@ def prompt_ids(project: Path) -> list[str]:
 def launch(project: Path) -> float:
     """Start the TUI in a pane that already has its final size; return the launch time."""
     tmux("kill-server")
-    tmux("new-session", "-d", "-s", "b", "-x", "140", "-y", "60", "cat")
+    for attempt in range(5):  # a tmux server that is still shutting down can refuse the first try
+        done = subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", "b", "-x", "140", "-y", "60", "cat"], capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            break
+        time.sleep(0.2)
+    else:
+        raise SystemExit(f"tmux new-session failed: {done.stderr.strip()}")
     started = time.monotonic()
     tmux("respawn-pane", "-k", "-t", "b", f"env -u COLUMNS -u LINES {COMMAND} tui {project}; sleep 60")
     return started

@@ -103,7 +103,9 @@ async def test_evaluate_applies_a_budget_and_custom_input_in_the_worker() -> Non
         dropped = await session.evaluate("support", example="expert", token_budget=12)
         custom = await session.evaluate("support", input={"question": "q", "tone": "curt"})
         missing = await session.evaluate("nobody")
+        planned = await session.evaluate("support", example="basic", input_budget=5000)
     assert [d["id"] for d in dropped["inspection"]["dropped_contexts"]] == ["expert"]
+    assert planned["preview"]["max_input_tokens"] == 5000 and planned["preview"]["status"] == "fits"
     assert "curt" in custom["inspection"]["system"]
     assert missing["error"]["type"] == "KeyError" and "known ids" in missing["error"]["message"]
 

@@ -63,7 +63,10 @@ def terminal(project: Path) -> Iterator[Terminal]:
     term = Terminal(f"crux-tui-test-{os.getpid()}")
     env = f"-u COLUMNS -u LINES PATH={COMMAND.parent}:{os.environ.get('PATH', '')} TERM=xterm-256color"
     # the pane gets its final size before the app starts (a fresh server begins at 80x24)
-    term.tmux("new-session", "-d", "-s", "t", "-x", "120", "-y", "36", "cat")
+    for _ in range(5):  # a fresh tmux server can exit on its first start ("server exited unexpectedly")
+        if subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", "120", "-y", "36", "cat"], capture_output=True, check=False).returncode == 0:
+            break
+        time.sleep(0.2)
     term.tmux("respawn-pane", "-k", "-t", "t", f"env {env} {COMMAND} tui {project}; sleep 5")
     yield term
     term.tmux("kill-server")

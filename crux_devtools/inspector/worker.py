@@ -46,6 +46,17 @@ def warm_up() -> None:
 
     from . import evaluate, loader  # noqa: F401
 
+    import importlib
+    import pkgutil
+
+    import crux_devtools.core
+
+    # Every library module, including those the library imports lazily (memory assembly, ...).
+    for module in pkgutil.walk_packages(crux_devtools.core.__path__, "crux_devtools.core."):
+        try:
+            importlib.import_module(module.name)
+        except ImportError as exc:
+            print(f"crux-devtools worker: could not import {module.name}: {exc!r}", file=sys.stderr)
     default_counter().count("warm up")
     evaluate.preview_function()
     loader.agent_class()
