@@ -20,9 +20,11 @@ import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-import httpx
+
+if TYPE_CHECKING:
+    import httpx
 
 from .errors import CruxError
 from .tools import Tool
@@ -276,6 +278,8 @@ class OpenAICompatibleModel:
         timeout: float = 60.0,
         client: httpx.Client | httpx.AsyncClient | None = None,
     ) -> None:
+        import httpx  # imported here so that `import crux_devtools` stays light
+
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {base_url!r}")
         if httpx.URL(base_url).userinfo:
@@ -320,6 +324,8 @@ class OpenAICompatibleModel:
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """POST the request and parse the answer; every failure becomes a ``ModelError``."""
+        import httpx
+
         body, headers = self.payload(request), self._headers()
         try:
             if isinstance(self._client, httpx.Client):
@@ -335,6 +341,8 @@ class OpenAICompatibleModel:
 
     async def acomplete(self, request: ModelRequest) -> ModelResponse:
         """Async form of ``complete`` over ``httpx.AsyncClient``."""
+        import httpx
+
         body, headers = self.payload(request), self._headers()
         try:
             if isinstance(self._client, httpx.AsyncClient):
