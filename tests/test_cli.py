@@ -129,7 +129,7 @@ def test_every_cli_option_is_documented_in_the_readme() -> None:
         for param in command.params:
             if isinstance(param, click.Option):
                 missing.extend(f"{name} {opt}" for opt in param.opts if opt not in readme)
-    assert missing == [], f"document these in README.md (see docs/cli.md): {missing}"
+    assert missing == [], f"document these in README.md (section 'Command line'): {missing}"
 
 
 def test_importing_the_cli_loads_no_ui_server_or_watcher() -> None:
