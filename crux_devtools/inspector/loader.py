@@ -3,16 +3,22 @@
 Modules are imported by file path (``importlib.util.spec_from_file_location``) with the project root
 on ``sys.path``, so file names may start with digits. Each module-level ``Prompt`` or ``Agent`` is a
 target; an object imported into several modules is reported once, where it is assigned.
+
+Each source file is parsed once: the same tree gives the module's code object and the lines of its
+assignments and examples. A spare worker parses and compiles the project ahead of time
+(``precompile``); a module whose source bytes are unchanged then skips both at load time.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from ..core.prompts import Prompt
@@ -61,12 +67,73 @@ class LoadedProject:
         raise KeyError(f"no prompt or agent with id {target_id!r}; known ids: {known}")
 
 
-def example_lines(source: str, line: int | None) -> dict[str, int]:
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """One source file, parsed and compiled once: its tree (for lines) and its code (to run it)."""
+
+    source: bytes
+    tree: ast.Module | None
+    code: CodeType | None
+
+
+# Path -> the latest parse of that file in this worker (a worker loads one project version).
+_compiled: dict[str, Compiled] = {}
+
+
+def compile_source(path: str, source: bytes) -> Compiled:
+    """Parse and compile ``source`` of ``path``, reusing an earlier result for the same bytes."""
+    known = _compiled.get(path)
+    if known is not None and known.source == source:
+        return known
+    try:
+        tree = ast.parse(source, path)
+    except (SyntaxError, ValueError):
+        # The import reports it (with its own compile); the lines of this file are unknown.
+        compiled = Compiled(source, None, None)
+    else:
+        code = compile(tree, path, "exec", dont_inherit=True)
+        compiled = Compiled(source, tree, code)
+    _compiled[path] = compiled
+    return compiled
+
+
+def precompile(paths: list[str]) -> int:
+    """Parse and compile project files ahead of a load (in a spare worker); returns how many."""
+    done = 0
+    for path in paths:
+        try:
+            compile_source(path, Path(path).read_bytes())
+        except OSError:
+            continue
+        done += 1
+    return done
+
+
+class ProjectSourceLoader(importlib.machinery.SourceFileLoader):
+    """Imports a project file through ``compile_source``: parsed once, compiled ahead when unchanged."""
+
+    def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> CodeType:  # type: ignore[override]
+        compiled = compile_source(str(path), bytes(data))
+        if compiled.code is None:
+            return super().source_to_code(data, path)  # raises the SyntaxError with its location
+        return compiled.code
+
+
+def _tree(path: str | None) -> ast.Module | None:
+    if not path:
+        return None
+    try:
+        return compile_source(path, Path(path).read_bytes()).tree
+    except OSError:
+        return None
+
+
+def example_lines(source: str | ast.Module | None, line: int | None) -> dict[str, int]:
     """Lines of the example names in ``examples={...}`` of the definition starting at ``line``."""
     if not source or line is None:
         return {}
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(source) if isinstance(source, str) else source
     except SyntaxError:
         return {}
     found: dict[str, int] = {}
@@ -84,11 +151,13 @@ def example_lines(source: str, line: int | None) -> dict[str, int]:
     return found
 
 
-def assignment_lines(source: str) -> dict[str, int]:
+def assignment_lines(source: str | ast.Module | None) -> dict[str, int]:
     """Module-level names assigned in ``source`` and the line of their (first) assignment."""
     lines: dict[str, int] = {}
+    if not source:
+        return lines
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(source) if isinstance(source, str) else source
     except SyntaxError:
         return lines
     for node in tree.body:
@@ -115,7 +184,7 @@ def import_module(ref: dict[str, Any]) -> Any:
             return existing  # already imported by another project module (``from shared import x``)
         # A project file named like an already imported module (json.py, tokens.py): keep both.
         name = f"crux_project.{name}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=ProjectSourceLoader(name, path))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path!r}: not a Python source file")
     module = importlib.util.module_from_spec(spec)
@@ -150,12 +219,13 @@ def load_project(root: Path, modules: list[dict[str, Any]]) -> LoadedProject:
             project.errors.append(load_error(root, exc, file=file, line=None))
     seen: dict[int, Target] = {}
     by_id: dict[str, Target] = {}
+    trees = {id(module): _tree(getattr(module, "__file__", None) or ref["path"]) for ref, module in loaded}
     # Pass 1 claims objects for the module that assigns them; pass 2 takes the rest (re-exports).
     for claim_defined in (True, False):
         for ref, module in loaded:
             path = getattr(module, "__file__", None) or ref["path"]
-            source = _read(path)
-            lines = assignment_lines(source) if source else {}
+            tree = trees[id(module)]
+            lines = assignment_lines(tree)
             for attr, value in list(vars(module).items()):
                 kind = _kind(value, agent_type)
                 if kind is None or id(value) in seen:
@@ -163,7 +233,7 @@ def load_project(root: Path, modules: list[dict[str, Any]]) -> LoadedProject:
                 if claim_defined and attr not in lines:
                     continue
                 target = Target(str(value.id), kind, value, module.__name__, relative(root, path) or "", lines.get(attr))
-                target.example_lines = example_lines(source, target.line)
+                target.example_lines = example_lines(tree, target.line)
                 if target.id in by_id:
                     first = by_id[target.id]
                     message = (
@@ -187,12 +257,3 @@ def _kind(value: Any, agent_type: type | None) -> str | None:
     if agent_type is not None and isinstance(value, agent_type):
         return "agent"
     return None
-
-
-def _read(path: str | None) -> str:
-    if not path:
-        return ""
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""

@@ -108,6 +108,8 @@ class ProjectSession:
         self._retiring: set[WorkerProcess] = set()
         self._writes: set[asyncio.Future[None]] = set()  # history writes, finished before closing
         self._preload: list[str] = []
+        self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
+        self._files: list[str] = []  # the project's module files, compiled ahead by the spare
         self._hashes: dict[str, str] = {}
         self._good_hashes: dict[str, str] = {}
         self._recent: list[dict[str, Any]] = []  # distinct good reports, newest last (no history file)
@@ -243,6 +245,7 @@ class ProjectSession:
             self._hold([], [error], files, None, 0.0, time.perf_counter() - started, False)
             return
         errors: list[dict[str, Any]] = list(discovery.errors)
+        self._files = [m.path for m in discovery.modules if m.path and not m.package]
         prompts: list[dict[str, Any]] = []
         duration_ms = 0.0
         try:
@@ -264,15 +267,18 @@ class ProjectSession:
                 prompts = answer["result"]["prompts"]
                 errors.extend(answer["result"]["errors"])
                 self._preload = answer["result"].get("preload", [])
+                self._counted = answer["result"].get("counted")
             else:
                 errors.append(answer["error"])
         self._hold(prompts, errors, files, worker, duration_ms, time.perf_counter() - started, bool(discovery.modules))
-        # The next change's worker warms up while the person edits, primed with this load's libraries
-        # and texts (token counts are cached by content: unchanged parts then cost nothing).
+        # The next change's worker warms up while the person edits, primed with this load's libraries,
+        # the texts it counted (token counts are cached by content: unchanged parts then cost nothing)
+        # and the project's files compiled as they are now (an unchanged file is not compiled again).
         spare = await self._pool.warm()
         if spare is not None:
-            texts = report_texts(self._last_good)
-            self._spawn(self._prime(spare, {"op": "prime", "root": str(self.root), "modules": self._preload, "texts": texts}))
+            counted = self._counted or {"texts": report_texts(self._last_good), "separated": []}
+            message = {"op": "prime", "root": str(self.root), "modules": self._preload, "files": self._files, **counted}
+            self._spawn(self._prime(spare, message))
 
     def _hold(
         self,

@@ -98,12 +98,20 @@ def library_modules(root: Path, names: set[str]) -> list[str]:
     return found
 
 
-def prime(root: Path, modules: list[str], texts: list[str]) -> dict[str, int]:
-    """Prepare a spare worker for the next load of ``root``: import the libraries the last load used
-    and count the texts it saw (token counts are cached by content; unchanged parts then cost nothing)."""
+def prime(root: Path, modules: list[str], texts: list[str], separated: list[list[str]] | None = None, files: list[str] | None = None) -> dict[str, int]:
+    """Prepare a spare worker for the next load of ``root``.
+
+    Imports the libraries the last load used, counts the texts it counted (token counts are cached
+    by content: unchanged parts then cost nothing), and parses and compiles the project's files as
+    they are now (a file still unchanged at load time is not compiled again). Then freezes what it
+    holds out of the garbage collector's reach, so the load's collections stay small.
+    """
+    import gc
     import importlib
 
     from crux_devtools.core.tokens import default_counter
+
+    from .loader import precompile
 
     imported = 0
     for name in modules:
@@ -115,8 +123,61 @@ def prime(root: Path, modules: list[str], texts: list[str]) -> dict[str, int]:
     counter = default_counter()
     for text in texts:
         counter.count(text)
-        counter.count(text + "\n\n")  # the form the resolver counts a block followed by another
-    return {"modules": imported, "texts": len(texts)}
+    for text, separator in separated or []:
+        counter.count_with_separator(text, separator)
+    compiled = precompile(files or [])
+    gc.collect()
+    gc.freeze()
+    return {"modules": imported, "texts": len(texts), "separated": len(separated or []), "files": compiled}
+
+
+COUNTED_LIMIT = 4_000_000  # characters of counted texts handed to the next worker
+
+
+class UsedKeys(dict):  # type: ignore[type-arg]
+    """A token counter's cache that remembers which texts were looked up or stored in it."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.used: dict[Any, None] = {}
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.used[key] = None
+        return super().get(key, default)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.used[key] = None
+        super().__setitem__(key, value)
+
+
+def track_counting() -> tuple[UsedKeys, UsedKeys] | None:
+    """Make the default counter record what it counts from now on (for the next spare's cache)."""
+    from crux_devtools.core.tokens import default_counter
+
+    counter = default_counter()
+    if not isinstance(getattr(counter, "_cache", None), dict) or not isinstance(getattr(counter, "_sep_cache", None), dict):
+        return None
+    counter._cache, counter._sep_cache = UsedKeys(counter._cache), UsedKeys(counter._sep_cache)
+    return counter._cache, counter._sep_cache
+
+
+def counted_texts(tracked: tuple[UsedKeys, UsedKeys] | None) -> dict[str, list[Any]]:
+    """The texts counted since ``track_counting()``, newest last, up to ``COUNTED_LIMIT`` characters."""
+    out: dict[str, list[Any]] = {"texts": [], "separated": []}
+    if tracked is None:
+        return out
+    budget = COUNTED_LIMIT
+    for text in tracked[0].used:
+        budget -= len(text)
+        if budget < 0:
+            return out
+        out["texts"].append(text)
+    for text, separator in tracked[1].used:
+        budget -= len(text) + len(separator)
+        if budget < 0:
+            return out
+        out["separated"].append([text, separator])
+    return out
 
 
 class Worker:
@@ -133,15 +194,17 @@ class Worker:
         if op == "ping":
             return {"pid": os.getpid()}
         if op == "prime":
-            return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []))
+            return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
         if op == "load":
             if self.project is not None:
                 raise RuntimeError("this worker already holds a project; start a fresh worker for a new load")
             before = set(sys.modules)
+            counted = track_counting()
             root = Path(request["root"])
             self.project = load_project(root, request["modules"])
             result = project_report(self.project)
             result["preload"] = library_modules(root, set(sys.modules) - before)
+            result["counted"] = counted_texts(counted)
             return result
         if self.project is None:
             raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
@@ -233,8 +296,12 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
     Requests: ``{"op": "fork", "token", "socket"}`` -> ``{"forked": pid, "token"}``;
     unprompted: ``{"exited": pid, "code": int}``. It never imports user code itself.
     """
+    import gc
     import selectors
 
+    # Children share the warm heap copy-on-write: keep the collector from walking (and so copying) it.
+    gc.collect()
+    gc.freeze()
     selector = selectors.DefaultSelector()
     selector.register(proto_in_fd, selectors.EVENT_READ)
     buffer = b""
