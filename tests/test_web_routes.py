@@ -25,13 +25,14 @@ async def client(session: FakeSession) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-async def test_index_lists_every_prompt_with_status_tokens_and_module(client: httpx.AsyncClient, session: FakeSession) -> None:
+async def test_index_lists_every_prompt_with_status_tokens_and_where_it_is_defined(client: httpx.AsyncClient, session: FakeSession) -> None:
     r = await client.get("/")
     assert r.status_code == 200
     for p in session.report["prompts"]:
         assert f'href="/prompts/{p["id"]}"' in r.text
         assert f'>{p["total_tokens"]}<' in r.text
-    assert "chip-fits" in r.text and "prompts<span" in r.text
+        assert f'{p["file"]}<span class="dim">:{p["line"]}<' in r.text
+    assert "chip-fits" in r.text and "prompts.py<span" in r.text
 
 
 async def test_index_shows_load_errors_with_file_and_line_and_a_stale_chip(client: httpx.AsyncClient, session: FakeSession) -> None:
