@@ -346,3 +346,12 @@ def test_budget_steps_are_a_tenth_of_the_current_total_and_never_below_one() -> 
     assert step_budget(example, 99, -1) == 89
     assert step_budget(example, 1, -1) == 1
     assert step_budget({"inspection": None}, None, -1) is None
+
+
+def test_status_line_shows_the_prompts_default_budget_when_none_is_chosen() -> None:
+    from crux_devtools.tui.widgets.status_line import status_text
+
+    prompt = {"id": "budgeted-reply", "kind": "prompt", "default_budget": 150}
+    assert "budget 150 (default)" in status_text(prompt, "a", ["a"], None, False, None).plain
+    assert "budget 90" in status_text(prompt, "a", ["a"], 90, False, None).plain
+    assert "budget none" in status_text({"id": "p"}, None, [], None, False, None).plain

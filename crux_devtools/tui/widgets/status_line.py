@@ -23,7 +23,13 @@ def status_text(prompt: dict[str, Any] | None, example: str | None, names: list[
         index = names.index(example) + 1 if example in names else 1
         text.append(f"  example {example} ({index}/{len(names)})", "")
     text.append("  budget ")
-    text.append(str(budget) if budget is not None else "none", "bold cyan" if budget is not None else "dim")
+    default = prompt.get("default_budget")
+    if budget is not None:
+        text.append(str(budget), "bold cyan")
+    elif default is not None:
+        text.append(f"{default} (default)", "cyan")
+    else:
+        text.append("none", "dim")
     if busy:
         text.append(f"  … {busy}", "italic dim")
     return text
