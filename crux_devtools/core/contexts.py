@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from pydantic import BaseModel
 
@@ -68,7 +68,7 @@ def context(
     when: Callable[[Any], Any] | None = None,
     priority: int = 50,
     tools: Iterable[Tool] | Mapping[str, Tool] = (),
-    use: Sequence[Any] = (),
+    use: Sequence[UseEntry] = (),
 ) -> Context:
     """Define a context. ``system`` and ``when`` may be callbacks taking the merged input."""
     check_id("context", id)
@@ -107,14 +107,14 @@ def _as_entries(owner: str, entry: Any) -> tuple[Any, ...]:
     return normalize_use(owner, entries)
 
 
-def when(predicate: Callable[[Any], Any], entry: Any) -> Conditional:
+def when(predicate: Callable[[Any], Any], entry: UseEntry | Sequence[UseEntry]) -> Conditional:
     """Include ``entry`` (a context, ladder or list of them) only when ``predicate(input)`` is true."""
     if not callable(predicate):
         raise TypeError(f"when(): the predicate must be a callback taking the input, got {type(predicate).__name__}")
     return Conditional(predicate=predicate, entries=_as_entries("when()", entry))
 
 
-def match(on: Callable[[Any], Any], cases: Mapping[Any, Any]) -> Match:
+def match(on: Callable[[Any], Any], cases: Mapping[Any, UseEntry | Sequence[UseEntry]]) -> Match:
     """Switch between branches: ``on(input)`` returns the key of the one case that is active."""
     if not callable(on):
         raise TypeError(f"match(): on must be a callback returning a case key, got {type(on).__name__}")
@@ -155,3 +155,11 @@ def check_use_entry(owner: str, entry: Any) -> None:
 
     if isinstance(entry, Ladder):
         entry.check_usable(owner)
+
+
+if TYPE_CHECKING:
+    from .ladders import Droppable, Offloadable, Prefer, Summarizable
+
+    # What may appear in ``use``: a tool output policy (``offloadable(above_tokens=N)``) may not, and
+    # falsy values (``None``, ``False``, ``DEBUG and ctx``) are ignored.
+    UseEntry = Union[Context, Conditional, Match, Prefer, Summarizable, Offloadable, Droppable, None, bool]  # noqa: UP007

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -20,6 +20,9 @@ from .contexts import (
     normalize_use,
 )
 from .entries import Ladder
+
+if TYPE_CHECKING:
+    from .contexts import UseEntry
 from .errors import invalid_composition
 from .resolve import finish, walk
 from .results import Inspection, Resolved
@@ -191,7 +194,7 @@ def prompt(
     system: TextSource = None,
     prompt: TextSource = None,
     input: type[BaseModel] | None = None,
-    use: Sequence[Any] = (),
+    use: Sequence[UseEntry] = (),
     tools: Iterable[Tool] | Mapping[str, Tool] = (),
     examples: Mapping[str, Mapping[str, Any]] | None = None,
     token_budget: int | None = None,

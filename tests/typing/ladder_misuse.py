@@ -5,7 +5,7 @@ Checked by ``tests/typing/test_ladder_types.py``; never imported at runtime.
 
 from __future__ import annotations
 
-from crux_devtools import context, droppable, offloadable, prefer, summarizable
+from crux_devtools import context, droppable, match, offloadable, prefer, prompt, summarizable, when
 
 full = context("catalog", system="full")
 index = context("catalog-index", system="index")
@@ -27,3 +27,11 @@ bad_6 = prefer(full, summarizable(index))  # expect-error: alternatives must be 
 bad_7 = offloadable(droppable(full))  # expect-error: offloadable() cannot wrap a terminal ladder
 bad_8 = offloadable(offloadable(full))  # expect-error: offloadable() cannot be nested
 bad_9 = droppable(offloadable(above_tokens=10))  # expect-error: a tool output policy is not a source
+
+# In ``use``: contexts, ladders, when/match and falsy flags are fine; a tool output policy is not.
+DEBUG = False
+ok_use = prompt("p", use=[full, droppable(summarizable(index)), when(lambda i: True, emergency), None, DEBUG and full])
+ok_match = prompt("q", use=[match(lambda i: "a", {"a": full, "b": [index, droppable(emergency)]})])
+ok_nested = context("outer", use=[offloadable(full), None])
+bad_10 = prompt("r", use=[offloadable(above_tokens=4_000)])  # expect-error: a tool output policy is not a prompt ladder
+bad_11 = context("s", use=[offloadable(above_tokens=4_000)])  # expect-error: nor a context entry
