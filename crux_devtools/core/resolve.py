@@ -133,6 +133,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
     else:
         own = prompt.system or ""
     yield from visit(prompt.use, None, prompt.id, None)
+    user: str | None
     if callable(prompt.prompt):
         user = expect_text(prompt.id, "prompt", (yield Call(prompt.id, "prompt", prompt.prompt, input)))
     else:
