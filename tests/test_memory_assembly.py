@@ -216,3 +216,39 @@ def test_the_block_never_exceeds_the_budget_and_every_candidate_is_accounted_for
         titles = [line[3:] for line in result.context_block.splitlines() if line.startswith("## ")]
         assert len(titles) == len(set(titles))
         assert result.empty_reason in ("", "recency_fallback", "budget_exhausted")
+
+
+def test_query_words_found_in_no_entry_change_nothing(acme: MemoryStore) -> None:
+    for budget in (0, 40, 120):
+        plain = acme.get_context(S, "Acme export", max_token_budget=budget)
+        padded = acme.get_context(S, "Acme export qzx9917 vok2666 unheardofword", max_token_budget=budget)
+        assert padded == plain
+
+
+def test_counts_tokens_and_top_items_match_a_brute_force_reference(store: MemoryStore) -> None:
+    words = "sync export refund quota invoice backup".split()
+    kinds = ["fact", "rule", "lesson", "log", "mental_model", "trace", "note"]
+    rows = []
+    for i in range(400):
+        # Distinct lengths keep bm25 scores mostly distinct; a few words repeat to vary frequency.
+        text = " ".join(words[(i * 7 + k * 3) % len(words)] for k in range(1 + i % 5)) + f" item{i}" + " filler" * (i % 9)
+        rows.append({"content": text, "entry_type": kinds[i % len(kinds)], "created_at": i})
+    store.remember_many(S, rows)
+    store.remember(S, "export unrelated to this session", entry_type="rule")  # other sessions never count
+    store.remember("other:session", "export export export", entry_type="rule")
+    every = store.recall(S, "export quota", limit=10_000)
+    result = store.get_context(S, "export quota", max_token_budget=300, include_working_memory=False)
+    assert result.evidence_candidates_considered == len(every)
+    counter = default_counter()
+    for summary in result.section_summaries:
+        members = [e for e in every if e.section == summary.section_name]
+        assert summary.item_count == len(members)
+        best = max(e.score for e in members)
+        tops = [e for e in members if e.score == best]
+        newest = max(tops, key=lambda e: e.created_at)
+        assert summary.top_item_preview == " ".join(newest.content.split())[:80] + ("…" if len(newest.content) > 80 else "")
+        lines = sum(counter.count("- " + e.content + "\n") for e in members)
+        assert lines < summary.estimated_tokens <= lines + 10  # plus the section header
+    assert [s.section_name for s in result.section_summaries] == sorted(
+        {e.section for e in every}, key=SECTION_ORDER.index
+    )

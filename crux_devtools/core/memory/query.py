@@ -35,9 +35,16 @@ def query_terms(text: str | None) -> list[str]:
     return (content or terms)[:MAX_TERMS]
 
 
+def fts_phrase(term: str) -> str:
+    """``term`` as a quoted FTS5 phrase: its characters are never read as query syntax."""
+    return '"' + term.replace('"', '""') + '"'
+
+
 def fts_query(text: str | None) -> str | None:
     """An FTS5 MATCH expression for ``text``, or ``None`` when it holds no word at all."""
-    terms = query_terms(text)
-    if not terms:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return or_phrases(query_terms(text))
+
+
+def or_phrases(terms: list[str]) -> str | None:
+    """The OR of ``terms`` as quoted phrases, or ``None`` for no terms."""
+    return " OR ".join(map(fts_phrase, terms)) if terms else None

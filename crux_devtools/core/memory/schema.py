@@ -9,7 +9,8 @@ from __future__ import annotations
 import sqlite3
 
 # Version 1: entries plus an external-content FTS5 index kept in sync by triggers. entries_meta is a
-# narrow covering index: ranking reads these columns for every match without touching the content.
+# narrow covering index of the per-entry columns; get_context no longer reads through it (joining on
+# the primary key measured faster), a later migration may drop it.
 _V1 = """
 CREATE TABLE entries (
     id          INTEGER PRIMARY KEY,

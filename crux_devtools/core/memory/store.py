@@ -102,6 +102,17 @@ class MemoryStore:
             yield self._conn
 
     @contextmanager
+    def _snapshot(self, action: str) -> Iterator[sqlite3.Connection]:
+        """Like ``_reading``, inside one read transaction: several statements see the same data
+        even while another process writes."""
+        with self._reading(action) as conn:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+
+    @contextmanager
     def _writing(self, action: str) -> Iterator[sqlite3.Connection]:
         with self._lock, self._translate(action):
             self._check_open()
