@@ -14,7 +14,7 @@ from .callbacks import Call, Resolution, expect_text
 from .contexts import Conditional, Context, Match
 from .entries import Ladder
 from .results import Drop, Exclusion, Inspection, Part, Resolved
-from .tokens import TokenCounter, count_joined, count_with_separator, default_counter
+from .tokens import TiktokenCounter, TokenCounter, count_with_separator, default_counter
 from .tools import Tool
 
 if TYPE_CHECKING:
@@ -165,29 +165,51 @@ def _effective(node: Node) -> int:
 
 
 class Budgeter:
-    """Drops active contexts until the system text fits, and counts every part exactly."""
+    """Drops active contexts until the system text fits, and counts every part exactly.
+
+    Each block's cost (its text plus the separator after it) is counted once, through the
+    counter's content cache; the system total is the sum of kept costs, which is exact when no
+    block starts with whitespace (see ``tokens.count_joined``), else one full count.
+    """
 
     def __init__(self, walked: Walk, counter: TokenCounter) -> None:
         self.walked = walked
         self.counter = counter
         self.included = [n for n in walked.nodes if n.status == "active"]
+        self.cost_sep: dict[int, int] = {
+            id(n): count_with_separator(counter, n.text, SEPARATOR) for n in self.included if n.text
+        }
+        self.own_cost_sep = count_with_separator(counter, walked.own_text, SEPARATOR) if walked.own_text else 0
+        self.additive = isinstance(counter, TiktokenCounter) and not any(n.text[:1].isspace() for n in self.included)
+
+    def kept(self) -> list[Node]:
+        return [n for n in self.included if n.status == "active" and n.text]
 
     def texts(self) -> list[str]:
         pieces = [self.walked.own_text] if self.walked.own_text else []
-        pieces.extend(n.text for n in self.included if n.status == "active" and n.text)
+        pieces.extend(n.text for n in self.kept())
         return pieces
 
+    def last_cost(self, text: str) -> int:
+        """What the last block costs: its text alone, with no separator after it."""
+        return self.counter.count(text)
+
     def system_tokens(self) -> int:
-        return count_joined(self.counter, self.texts(), SEPARATOR)
+        kept = self.kept()
+        if not self.additive:
+            return self.counter.count(SEPARATOR.join(self.texts()))
+        if not kept:
+            return self.last_cost(self.walked.own_text) if self.walked.own_text else 0
+        total = self.own_cost_sep + sum(self.cost_sep[id(n)] for n in kept[:-1])
+        return total + self.last_cost(kept[-1].text)
 
     def apply(self, budget: int | None) -> None:
         if budget is None:
             return
-        order = sorted(self.included, key=lambda n: (n.effective_priority, -n.index))
         total = self.system_tokens()
         if total <= budget:
             return
-        with_sep = {id(n): count_with_separator(self.counter, n.text, SEPARATOR) for n in self.included if n.text}
+        order = sorted(self.included, key=lambda n: (n.effective_priority, -n.index))
         estimate = total
         cursor = 0
         # Fast phase: subtract each dropped part's cost; exact phase: recount until it truly fits.
@@ -197,7 +219,7 @@ class Budgeter:
             if node.status != "active":
                 continue
             for dropped in self._drop(node):
-                estimate -= with_sep.get(id(dropped), 0)
+                estimate -= self.cost_sep.get(id(dropped), 0)
         total = self.system_tokens()
         while total > budget and cursor < len(order):
             node = order[cursor]
@@ -230,43 +252,39 @@ def tools_of(prompt: Prompt, nodes: list[Node]) -> dict[str, tuple[Tool, str]]:
     return out
 
 
-def build_parts(walked: Walk, budgeter: Budgeter, counter: TokenCounter) -> list[Part]:
+def build_parts(walked: Walk, budgeter: Budgeter) -> list[Part]:
     """Parts with their costs. Costs of kept parts add up to the system tokens (except where a
     block starts with whitespace, where tokenization can merge across the boundary)."""
-    kept_nodes = [n for n in walked.nodes if n.status == "active" and n.text]
-    last_text_holder: object | None = kept_nodes[-1] if kept_nodes else ("own" if walked.own_text else None)
-
-    def cost(text: str, is_last: bool) -> int:
-        if not text:
-            return 0
-        return counter.count(text) if is_last else count_with_separator(counter, text, SEPARATOR)
-
-    parts = [
-        Part(
-            source="<prompt>",
-            kind="prompt",
-            text=walked.own_text,
-            tokens=cost(walked.own_text, last_text_holder == "own"),
-            status="active",
-            reason=None,
-            priority=None,
-        )
-    ]
+    kept = budgeter.kept()
+    last: Node | None = kept[-1] if kept else None
+    own = walked.own_text
+    if not own:
+        own_tokens = 0
+    elif last is None:
+        own_tokens = budgeter.last_cost(own)
+    else:
+        own_tokens = budgeter.own_cost_sep
+    parts = [Part(source="<prompt>", kind="prompt", text=own, tokens=own_tokens, status="active", reason=None, priority=None)]
     for node in walked.nodes:
-        owner = node.owner.id if node.owner is not None else None
+        if node.status == "excluded" or not node.text:
+            tokens = 0
+        elif node is last:
+            tokens = budgeter.last_cost(node.text)
+        else:
+            tokens = budgeter.cost_sep[id(node)]
         parts.append(
             Part(
                 source=node.id,
                 kind=node.context.kind,
                 text=node.text,
-                tokens=0 if node.status == "excluded" else cost(node.text, node is last_text_holder),
+                tokens=tokens,
                 status=node.status,  # type: ignore[arg-type]
                 reason=node.reason,
                 priority=node.context.priority,
                 effective_priority=node.effective_priority,
-                owner=owner,
+                owner=node.owner.id if node.owner is not None else None,
                 detail=node.detail,
-                tools=tuple(t.name for t in node.context.tools),
+                tools=tuple(t.name for t in node.context.tools) if node.context.tools else (),
             )
         )
     return parts
@@ -283,7 +301,7 @@ def finish(
     system_tokens = budgeter.system_tokens()
     tools = tools_of(prompt, walked.nodes)
     resolved = Resolved(system=system, prompt=walked.prompt_text, tools={k: v[0] for k, v in tools.items()}, input=input)
-    parts = build_parts(walked, budgeter, counter)
+    parts = build_parts(walked, budgeter)
     prompt_tokens = counter.count(walked.prompt_text) if walked.prompt_text else 0
     exclusions = [Exclusion(n.id, n.reason, n.detail or "") for n in walked.nodes if n.status == "excluded"]  # type: ignore[arg-type]
     drops = [
