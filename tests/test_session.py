@@ -201,3 +201,21 @@ async def test_an_agent_is_reported_with_its_budget_and_runs_in_the_worker(tmp_p
     assert result["error"] is None and result["text"] == "Hello there."
     assert len(result["steps"]) == 1 and result["steps"][0]["request"]["model"]
     assert refused["error"]["type"] == "NotRunnable"
+
+
+def test_the_session_process_does_not_load_the_core_and_the_package_still_exports_every_name() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, crux_devtools.inspector.session, crux_devtools.cli\n"
+        "assert 'crux_devtools.core' not in sys.modules and 'pydantic' not in sys.modules, sorted(sys.modules)\n"
+        "import crux_devtools, crux_devtools.core as core\n"
+        "assert crux_devtools.__all__ == core.__all__\n"
+        "assert all(getattr(crux_devtools, n) is getattr(core, n) for n in core.__all__)\n"
+        "from crux_devtools import *\n"
+        "print(prompt('p', system='hi').inspect().system_tokens)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"

@@ -175,3 +175,40 @@ async def test_a_hang_in_a_forked_worker_is_located_and_killed(tmp_path: Path) -
     assert caught.value.error["type"] == "TimeoutError"
     assert caught.value.error["file"] == "prompts.py" and caught.value.error["line"] in (4, 5)
     assert code == -9
+
+
+async def test_a_primed_worker_compiles_only_the_files_changed_since_and_counts_nothing_twice(tmp_path: Path) -> None:
+    root = tmp_path / "good"
+    shutil.copytree(PROJECTS / "good", root)
+    modules = [m.to_dict() for m in discover(root).modules]
+    first, answer = await load(root)
+    await first.close()
+    assert answer["ok"], answer
+    counted = answer["result"]["counted"]
+    assert counted["texts"], "a load reports the texts it counted, to prime the next worker"
+    worker = await SpawnedWorker.start(root)
+    try:
+        files = [m["path"] for m in modules]
+        primed = await worker.request({"op": "prime", "root": str(root), "modules": [], "files": files, **counted}, 10)
+        assert primed["ok"] and primed["result"]["files"] == len(files), primed
+        edited = root / "prompts.py"
+        edited.write_text(edited.read_text() + "\nADDED_AFTER_PRIMING = 1\n")
+        again = await worker.request({"op": "load", "root": str(root), "modules": modules}, 10)
+    finally:
+        await worker.close()
+    assert again["ok"], again
+    # Same report as a fresh worker's: the edit is seen, nothing stale is reused.
+    assert [p["id"] for p in again["result"]["prompts"]] == [p["id"] for p in answer["result"]["prompts"]]
+    assert again["result"]["prompts"][0]["examples"] == answer["result"]["prompts"][0]["examples"]
+
+
+def test_compiled_sources_are_reused_only_for_identical_bytes(tmp_path: Path) -> None:
+    from crux_devtools.inspector.loader import assignment_lines, compile_source
+
+    path = str(tmp_path / "m.py")
+    one = compile_source(path, b"a = 1\n")
+    assert compile_source(path, b"a = 1\n") is one
+    two = compile_source(path, b"\nb = 2\n")
+    assert two is not one and assignment_lines(two.tree) == {"b": 2}
+    broken = compile_source(path, b"def (:\n")
+    assert broken.tree is None and broken.code is None

@@ -6,6 +6,7 @@ when they are missing, ``preview`` stays ``None`` and ``run`` says so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,14 @@ def inspection_dict(inspection: Any) -> tuple[dict[str, Any], bool]:
     return data, cut
 
 
+def input_key(prompt: Any, input: dict[str, Any], token_budget: int | None) -> tuple[int, str, int | None] | None:
+    """What an inspection depends on: the prompt, the input and the budget (None: not comparable)."""
+    try:
+        return id(prompt), json.dumps(input, sort_keys=True), token_budget
+    except (TypeError, ValueError):
+        return None
+
+
 def evaluate_example(
     root: Path,
     target: Target,
@@ -88,15 +97,27 @@ def evaluate_example(
     *,
     token_budget: int | None = None,
     input_budget: int | None = None,
+    inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
 ) -> dict[str, Any]:
-    """One ``ExampleReport``: the inspection, and the planning preview when the planner exists."""
+    """One ``ExampleReport``: the inspection, and the planning preview when the planner exists.
+
+    ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
+    prompt, resolve each distinct input once.
+    """
     report: dict[str, Any] = {"name": name, "input": input, "error": None, "inspection": None, "preview": None, "preview_error": None, "truncated": False}
-    try:
-        inspection = target.prompt.inspect(input, token_budget=token_budget)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks may raise anything
-        report["error"] = load_error(root, exc, file=target.file, line=target.example_lines.get(name, target.line))
-        return report
-    report["inspection"], report["truncated"] = inspection_dict(inspection)
+    key = input_key(target.prompt, input, token_budget) if inspections is not None else None
+    if key is not None and inspections is not None and key in inspections:
+        inspected, report["truncated"] = inspections[key]
+        report["inspection"] = inspected  # the same value: reports are only serialized, never changed
+    else:
+        try:
+            inspection = target.prompt.inspect(input, token_budget=token_budget)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks may raise anything
+            report["error"] = load_error(root, exc, file=target.file, line=target.example_lines.get(name, target.line))
+            return report
+        report["inspection"], report["truncated"] = inspection_dict(inspection)
+        if key is not None and inspections is not None:
+            inspections[key] = (report["inspection"], report["truncated"])
     preview = preview_function()
     if preview is None:
         return report
@@ -136,8 +157,8 @@ def status_of(examples: list[dict[str, Any]]) -> str:
     return "fits"
 
 
-def prompt_report(root: Path, target: Target) -> dict[str, Any]:
-    """The ``PromptReport`` of one target with every example."""
+def prompt_report(root: Path, target: Target, inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None) -> dict[str, Any]:
+    """The ``PromptReport`` of one target with every example (``inspections``: see ``evaluate_example``)."""
     prompt = target.prompt
     try:
         schema = prompt.input_model.model_json_schema()
@@ -156,7 +177,7 @@ def prompt_report(root: Path, target: Target) -> dict[str, Any]:
         for reach in prompt.contexts()
     ]
     budget = default_budget(target)
-    examples = [evaluate_example(root, target, name, data, input_budget=None) for name, data in example_inputs(target)]
+    examples = [evaluate_example(root, target, name, data, input_budget=None, inspections=inspections) for name, data in example_inputs(target)]
     first = examples[0]["inspection"] if examples and examples[0]["inspection"] else None
     note = None
     if not examples:
@@ -186,9 +207,10 @@ def project_report(project: LoadedProject) -> dict[str, Any]:
     """Prompts and load errors of a loaded project (the session adds version, hash and times)."""
     prompts = []
     errors = list(project.errors)
+    inspections: dict[Any, tuple[dict[str, Any], bool]] = {}
     for target in project.targets:
         try:
-            prompts.append(prompt_report(project.root, target))
+            prompts.append(prompt_report(project.root, target, inspections))
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - keep the other prompts
             errors.append(load_error(project.root, exc, file=target.file, line=target.line))
     return {"prompts": prompts, "errors": errors}

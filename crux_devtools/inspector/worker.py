@@ -126,6 +126,9 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
     for text, separator in separated or []:
         counter.count_with_separator(text, separator)
     compiled = precompile(files or [])
+    # A full collection over the heap inherited from the fork server writes to every object's
+    # header: the copy-on-write page faults happen here, while the person edits, not in the load.
+    gc.unfreeze()
     gc.collect()
     gc.freeze()
     return {"modules": imported, "texts": len(texts), "separated": len(separated or []), "files": compiled}
