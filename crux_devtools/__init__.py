@@ -86,77 +86,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .core import ContextAssembly as ContextAssembly
-    from .core import Evidence as Evidence
-    from .core import Memory as Memory
-    from .core import MemoryStore as MemoryStore
-    from .core import MemoryStoreError as MemoryStoreError
-    from .core import SectionSummary as SectionSummary
-    from .core import Skill as Skill
-    from .core import facts as facts
-    from .core import memory as memory
-    from .core import recent_messages as recent_messages
-    from .core import skill as skill
-    from .core import CONSERVATIVE_MODEL_CAPACITY as CONSERVATIVE_MODEL_CAPACITY
-    from .core import InputBudget as InputBudget
-    from .core import ModelCapacityProfile as ModelCapacityProfile
-    from .core import merge_input_budget as merge_input_budget
-    from .core import resolve_model_capacity_profile as resolve_model_capacity_profile
-    from .core import droppable as droppable
-    from .core import offload as offload
-    from .core import offloadable as offloadable
-    from .core import prefer as prefer
-    from .core import summarizable as summarizable
-    from .core import OffloadReceipt as OffloadReceipt
-    from .core import OffloadStore as OffloadStore
-    from .core import apreview as apreview
-    from .core import preview as preview
-    from .core import Adaptation as Adaptation
-    from .core import Candidate as Candidate
-    from .core import Contribution as Contribution
-    from .core import Receipt as Receipt
-    from .core import RequestInspection as RequestInspection
-    from .core import RequestPreview as RequestPreview
-    from .core import inspect_request as inspect_request
-    from .core import Agent as Agent
-    from .core import GenerateResult as GenerateResult
-    from .core import PlanningSession as PlanningSession
-    from .core import Step as Step
-    from .core import ToolResult as ToolResult
-    from .core import agenerate as agenerate
-    from .core import agent as agent
-    from .core import generate as generate
-    from .core import SummaryStore as SummaryStore
-    from .core import summarize as summarize
-    from .core import CallbackError as CallbackError
-    from .core import Conditional as Conditional
-    from .core import Context as Context
-    from .core import CruxError as CruxError
-    from .core import Diagnostic as Diagnostic
-    from .core import Drop as Drop
-    from .core import Exclusion as Exclusion
-    from .core import Inspection as Inspection
-    from .core import Match as Match
-    from .core import ModelError as ModelError
-    from .core import ModelRequest as ModelRequest
-    from .core import ModelResponse as ModelResponse
-    from .core import OpenAICompatibleModel as OpenAICompatibleModel
-    from .core import Part as Part
-    from .core import Prompt as Prompt
-    from .core import RequestCompositionError as RequestCompositionError
-    from .core import Resolved as Resolved
-    from .core import ScriptedModel as ScriptedModel
-    from .core import TiktokenCounter as TiktokenCounter
-    from .core import TokenCounter as TokenCounter
-    from .core import Tool as Tool
-    from .core import ToolCall as ToolCall
-    from .core import context as context
-    from .core import default_counter as default_counter
-    from .core import match as match
-    from .core import prompt as prompt
-    from .core import tool as tool
-    from .core import tool_call as tool_call
-    from .core import when as when
+    # Type checkers see the real names; at run time ``__getattr__`` loads them on first use.
+    # The literal ``__all__`` above is the public surface; tests/test_session.py keeps it equal to core's.
+    from .core import *  # noqa: F403
 
 
 def __getattr__(name: str) -> Any:
