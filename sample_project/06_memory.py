@@ -1,7 +1,9 @@
 """Lesson 6: memory assembled under a budget, and a skill.
 
-- `team_knowledge` asks the memory store for one budgeted block (`get_context`, 300 tokens):
-  rules, lessons and mental models first, raw logs last; under pressure the logs go first.
+- `team_knowledge` asks the memory store for one budgeted block (`get_context`, 80 tokens):
+  mental models, rules and lessons first, raw history last. In `photo-sync` the sync-log note is
+  dropped to fit, in `new-customer` the archived ticket; the block's last line says how many notes
+  the budget left out (`evidence_dropped_by_budget`).
 - `customer_memory` is a `memory(...)`: its namespace comes from the input (`user:<id>`), it shows
   the customer's recent messages and the facts that match the ticket, and it exposes the
   `remember_fact` tool.
@@ -34,12 +36,23 @@ class Ticket(BaseModel):
     message: str = Field(description="The customer's message")
 
 
-team_knowledge = context(
-    "team-knowledge",
-    priority=70,
-    input=Ticket,
-    system=lambda i: store.get_context(TEAM, i.message, max_token_budget=300).context_block,
-)
+TEAM_BUDGET = 80  # tokens; small on purpose, so that the lowest section visibly drops
+
+
+def team_briefing(i: Ticket) -> str:
+    """One budgeted block from team memory, plus a line saying what the budget left out."""
+    assembly = store.get_context(TEAM, i.message, max_token_budget=TEAM_BUDGET)
+    if not assembly.evidence_dropped_by_budget:
+        return assembly.context_block
+    left_out = assembly.evidence_dropped_by_budget
+    notes = "note was" if left_out == 1 else "notes were"
+    return (
+        f"{assembly.context_block}\n\n(Team memory holds {assembly.evidence_candidates_considered} matching notes; "
+        f"{left_out} lower-priority {notes} left out to fit {TEAM_BUDGET} tokens.)"
+    )
+
+
+team_knowledge = context("team-knowledge", priority=70, input=Ticket, system=team_briefing)
 
 customer_memory = memory(
     "customer-memory",

@@ -65,3 +65,32 @@ def test_crux_devtools_check_passes_on_the_sample_project():
     exe = Path(sys.executable).with_name("crux-devtools")
     out = subprocess.run([str(exe), "check", str(SAMPLE)], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_sample_examples_show_each_case_the_readme_tour_promises():
+    """What the tour tells a newcomer to look at is really in the report the inspector shows."""
+    import json
+
+    exe = Path(sys.executable).with_name("crux-devtools")
+    out = subprocess.run([str(exe), "inspect", str(SAMPLE), "--json"], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    examples = {(p["id"], ex["name"]): ex for p in report["prompts"] for ex in p["examples"]}
+
+    def excluded(key):
+        return {(e["id"], e["reason"]) for e in examples[key]["inspection"]["excluded_contexts"]}
+
+    def adapted(key):
+        return {(a["contributor"], a["representation"]) for a in examples[key]["preview"]["adaptations"]}
+
+    assert ("account", "when") in excluded(("support-reply", "anonymous"))
+    assert ("triage-mode", "match") in excluded(("responder", "reply-chat"))
+    assert ("tone-formal", "when-wrapper") in excluded(("responder", "reply-chat"))
+    assert "debug-notes" not in json.dumps(examples[("responder", "reply-chat")]["inspection"])
+    drops = examples[("budgeted-reply", "with-brand-voice")]["inspection"]["dropped_contexts"]
+    assert [(d["id"], d["reason"]) for d in drops] == [("style-examples", "budget")]
+    assert ("sync-log", "offload") in adapted(("ladder-reply", "busy-day"))
+    assert ("catalog", "authored") in adapted(("ladder-reply", "big-catalog"))
+    assert adapted(("ladder-reply", "quiet-day")) == set()
+    memory_text = examples[("support-with-memory", "photo-sync")]["inspection"]["system"]
+    assert "left out to fit 80 tokens" in memory_text and "load_skill" in memory_text
