@@ -79,3 +79,16 @@ def test_the_readme_serve_command_serves_the_sample_project(tmp_path):
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def test_every_python_example_in_the_readme_runs_and_its_assertions_hold(tmp_path):
+    import subprocess
+    import sys
+
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    assert blocks, "the README should show the library in use"
+    for n, code in enumerate(blocks):
+        script = tmp_path / f"readme_{n}.py"
+        script.write_text(code)
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert out.returncode == 0, f"README python block {n} failed:\n{out.stderr}"
