@@ -355,3 +355,27 @@ def test_status_line_shows_the_prompts_default_budget_when_none_is_chosen() -> N
     assert "budget 150 (default)" in status_text(prompt, "a", ["a"], None, False, None).plain
     assert "budget 90" in status_text(prompt, "a", ["a"], 90, False, None).plain
     assert "budget none" in status_text({"id": "p"}, None, [], None, False, None).plain
+
+
+async def test_a_new_report_that_leaves_the_shown_prompt_unchanged_does_not_redraw_its_panes(session: FakeSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    renders: list[object] = []
+    original = SystemTextView.watch_data
+
+    def counting_watch(self: SystemTextView) -> None:
+        renders.append(self.data)
+        original(self)
+
+    monkeypatch.setattr(SystemTextView, "watch_data", counting_watch)
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = len(renders)
+        assert before >= 1
+        await session.reload()  # a fresh report, equal for the prompt on screen
+        await settle(pilot)
+        assert len(renders) == before
+        edited = prompt("support-reply", system="Now in French.", input=Ticket, use=[house_rules, billing], prompt=lambda i: i.message, examples={"signed-in": {"message": "Bonjour"}})
+        session.replace_prompt(edited)
+        await settle(pilot)
+        assert len(renders) == before + 1
+        assert "Now in French." in screen_text(app)

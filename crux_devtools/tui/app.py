@@ -48,6 +48,7 @@ class CruxTui(App[None]):
         super().__init__()
         self.session = session
         self._starting = starting  # ``session.start()`` already under way (see ``launch.py``)
+        self._panes_shown: tuple[Any, Any] | None = None  # what the detail panes show now
         self.prompt_id: str | None = None
         self.example_names: dict[str, str | None] = {}
         self.budgets: dict[str, int | None] = {}
@@ -189,10 +190,14 @@ class CruxTui(App[None]):
         report = self.session.report
         prompt = rp.find_prompt(report, self.prompt_id)
         self.update_status()
-        self.query_one(SystemTextView).data = self.shown
-        self.query_one(ContributorsTable).data = self.shown
-        self.query_one(ToolsView).data = (prompt, self.shown)
-        self.query_one(PlanningView).data = self.shown
+        # Re-rendering a pane costs a redraw in the terminal: skip the ones whose data is unchanged
+        # (a save elsewhere in the project leaves the prompt on screen as it was).
+        if (prompt, self.shown) != self._panes_shown:
+            self._panes_shown = (prompt, self.shown)
+            self.query_one(SystemTextView).data = self.shown
+            self.query_one(ContributorsTable).data = self.shown
+            self.query_one(ToolsView).data = (prompt, self.shown)
+            self.query_one(PlanningView).data = self.shown
         self.query_one(RunsView).data = (self.runs.get(self.prompt_id or "", []), bool(prompt and prompt.get("has_model")))
         errors = collect_errors(report, self.shown)
         self.query_one(ErrorsView).data = (errors, bool(report and report.get("stale")))
