@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import collections
 import json
 import os
 import secrets
@@ -39,18 +38,7 @@ class ForkedWorker(WorkerProcess):
         super().__init__(root, pid, reader, writer, greeted=True)
         self.exited = exited
         self.output, self._output_writer = output
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
-        self._drain = asyncio.ensure_future(self._drain_output())
-
-    async def _drain_output(self) -> None:
-        while True:
-            chunk = await self.output.read(4096)
-            if not chunk:
-                return
-            self.stderr_tail.append(chunk.decode("utf-8", errors="replace"))
-
-    def stderr_text(self) -> str:
-        return "".join(self.stderr_tail)
+        self._drain = asyncio.ensure_future(self._drain_into_tail(self.output))
 
     async def _cleanup(self) -> None:
         with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):

@@ -74,17 +74,26 @@ class WorkerProcess:
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._killed = False
         self._next_id = 0
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
         if greeted:
             self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._ready.set_result(None)
         else:
             self._ready = asyncio.ensure_future(self._wait_ready())
 
-    # -- what subclasses provide --------------------------------------------------------------
     def stderr_text(self) -> str:
-        """Everything the worker wrote to stderr so far (user prints, crashes, stack dumps)."""
-        return ""
+        """The last of what the worker wrote to stderr (user prints, crashes, stack dumps)."""
+        return "".join(self.stderr_tail)
 
+    async def _drain_into_tail(self, stream: asyncio.StreamReader) -> None:
+        """Read the worker's stderr until it closes, keeping the tail for error reports."""
+        while True:
+            chunk = await stream.read(4096)
+            if not chunk:
+                return
+            self.stderr_tail.append(chunk.decode("utf-8", errors="replace"))
+
+    # -- what subclasses provide --------------------------------------------------------------
     async def _cleanup(self) -> None:
         """Release transport resources after the worker is dead."""
 
@@ -190,8 +199,8 @@ class SpawnedWorker(WorkerProcess):
         assert proc.stdout is not None and proc.stdin is not None
         super().__init__(root, proc.pid, proc.stdout, proc.stdin, greeted=False)
         self.proc = proc
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
-        self._drain = asyncio.ensure_future(self._drain_stderr())
+        assert proc.stderr is not None
+        self._drain = asyncio.ensure_future(self._drain_into_tail(proc.stderr))
         self._waiter = asyncio.ensure_future(self._wait_exit())
 
     @classmethod
@@ -214,17 +223,6 @@ class SpawnedWorker(WorkerProcess):
             await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
         if not self.exited.done():
             self.exited.set_result(code)
-
-    async def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        while True:
-            chunk = await self.proc.stderr.read(4096)
-            if not chunk:
-                return
-            self.stderr_tail.append(chunk.decode("utf-8", errors="replace"))
-
-    def stderr_text(self) -> str:
-        return "".join(self.stderr_tail)
 
     async def _cleanup(self) -> None:
         with contextlib.suppress(ProcessLookupError):
