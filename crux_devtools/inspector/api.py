@@ -80,6 +80,13 @@ class SessionEvent:
         return asdict(self)
 
 
+def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[str, Any] | None:
+    """The ``PromptReport`` with this id in ``report``, or ``None``: the one lookup both front ends use."""
+    if not report or prompt_id is None:
+        return None
+    return next((p for p in report.get("prompts", []) if p.get("id") == prompt_id), None)
+
+
 class SessionLike(Protocol):
     """What a front end may rely on."""
 

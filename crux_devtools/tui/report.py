@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..inspector.api import find_prompt as find_prompt  # re-exported: the TUI reads reports through this module
+
 BUDGET_STEP = 0.10  # one ``+``/``-`` press moves the budget by 10% of the current total
 
 
@@ -23,13 +25,6 @@ class SourceLocation:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" if self.line else self.file
-
-
-def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[str, Any] | None:
-    """The ``PromptReport`` with this id, or ``None``."""
-    if not report or prompt_id is None:
-        return None
-    return next((p for p in report.get("prompts", []) if p.get("id") == prompt_id), None)
 
 
 def example_names(prompt: dict[str, Any]) -> list[str]:

@@ -6,7 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
-from .views import find_prompt, prompt_href
+from ..inspector.api import find_prompt
+from .views import prompt_href
 
 router = APIRouter(prefix="/api")
 

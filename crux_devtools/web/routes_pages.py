@@ -13,6 +13,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
+from ..inspector.api import find_prompt
 from .input_check import parse_and_check
 from .source import source_excerpt
 from .views import (
@@ -20,7 +21,6 @@ from .views import (
     colour_map,
     controls,
     diff_view,
-    find_prompt,
     index_view,
     part_views,
     report_header,

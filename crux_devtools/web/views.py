@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from ..inspector.api import find_prompt
 from .input_check import FieldError
 
 PALETTE = 10  # colours c-1 .. c-9 for contexts; c-0 is the prompt's own text
@@ -103,13 +104,6 @@ def index_view(report: dict[str, Any]) -> IndexView:
         for p in report.get("prompts", [])
     ]
     return IndexView(header=header, rows=rows)
-
-
-def find_prompt(report: dict[str, Any] | None, prompt_id: str) -> dict[str, Any] | None:
-    for p in (report or {}).get("prompts", []):
-        if p.get("id") == prompt_id:
-            return p
-    return None
 
 
 # ---------------------------------------------------------------- one prompt
