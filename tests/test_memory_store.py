@@ -191,4 +191,4 @@ def test_two_processes_writing_a_thousand_entries_each_lose_nothing(tmp_path: Pa
 
 def test_the_schema_has_every_index_the_ranking_relies_on(store: MemoryStore) -> None:
     names = {row[0] for row in store._conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert {"entries_by_session", "entries_by_section", "entries_meta"} <= names
+    assert {"entries_by_session", "entries_by_section", "entry_meta_by_section"} <= names

@@ -10,12 +10,16 @@ from the database: token costs of every entry were stored when it was remembered
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, wait
+from contextlib import closing
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .query import fts_phrase, or_phrases, query_terms
 from .results import ContextAssembly, SectionSummary
+from .schema import slot_range
+from .scoring import Helper, Hit, Scope, Scored, fingerprint, ranked, score, score_in_new_transaction, top
+from .store import check_session, session_slot
 from .sections import SECTION_ORDER, SECTION_RANK, SECTION_TITLES, check_entry_types, check_sections, section_for
 
 if TYPE_CHECKING:
@@ -53,18 +57,6 @@ def scope(
     return tuple(s for s in SECTION_ORDER if s in allowed)
 
 
-def _filters(session_id: str, lane: str | None, allowed: tuple[str, ...], alias: str = "") -> tuple[str, list[Any]]:
-    sql = f" AND {alias}session_id = ?"
-    params: list[Any] = [session_id]
-    if lane is not None:
-        sql += f" AND {alias}lane = ?"
-        params.append(lane)
-    if len(allowed) < len(SECTION_ORDER):
-        sql += f" AND {alias}section IN ({', '.join('?' * len(allowed))})"
-        params.extend(allowed)
-    return sql, params
-
-
 def assemble(
     store: MemoryStore,
     session_id: str,
@@ -81,24 +73,26 @@ def assemble(
     allowed = scope(mode, sections, entry_types, include_working_memory)
     if query is not None and not isinstance(query, str):
         raise TypeError(f"query must be a string or None, got {type(query).__name__}")
+    check_session(session_id)
+    if lane is not None and not isinstance(lane, str):
+        raise TypeError(f"lane must be a string or None, got {type(lane).__name__}")
     if not allowed:
         return _empty("no_evidence", budget)
     terms = query_terms(query)
     with store._snapshot("get_context") as conn:
+        slot = session_slot(conn, session_id)
+        if slot is None:
+            return _empty("no_evidence", budget)
+        lo, hi = slot_range(slot)
+        secs = None if len(allowed) == len(SECTION_ORDER) else tuple(SECTION_RANK[s] for s in allowed)
         match = or_phrases(_live_terms(conn, terms))
-        rows = _ranked_rows(conn, session_id, match, allowed, lane, include_working_memory, budget) if match else []
+        rows: list[Row] = []
+        if match:
+            wm = include_working_memory and "working_memory" in allowed
+            rows = _ranked_rows(store, conn, Scope(match, lo, hi, secs, lane, wm), budget)
         fallback = not rows
         if fallback:
-            where, params = _filters(session_id, lane, allowed)
-            rows = [
-                Row(rowid, section, 0.0, tokens, 0, 0, 0, content)
-                for rowid, section, tokens, content in conn.execute(
-                    "SELECT id, section, tokens, content FROM entries WHERE 1" + where + " ORDER BY id DESC LIMIT ?",
-                    [*params, RECENCY_FALLBACK_LIMIT],
-                )
-            ]
-            rows.sort(key=lambda r: (SECTION_RANK[r.section], -r.rowid))
-            _fill_stats(rows)
+            rows = _most_recent(conn, Scope("", lo, hi, secs, lane, False))
     if not rows:
         return _empty("no_evidence", budget)
     taken = [] if mode == "summary" else _fill(store, rows, budget)
@@ -110,8 +104,7 @@ def _live_terms(conn: Any, terms: list[str]) -> list[str]:
 
     Dropping the others changes no score: bm25 sums one part per phrase, each with its own IDF, and
     the part of a phrase that is in no entry is 0 for every entry. It does save work, since bm25 walks
-    every phrase of the query for every match (about a third of its cost for a query with three
-    absent names). An existence probe costs a few microseconds per term.
+    every phrase of the query for every match. An existence probe costs a few microseconds per term.
     """
     probe = "SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT 1"
     return [t for t in terms if conn.execute(probe, [fts_phrase(t)]).fetchone()]
@@ -133,7 +126,16 @@ class Row:
     takeable: bool = True  # False for a section's top row read back only for its summary
 
 
-def _fill_stats(rows: list[Row]) -> None:
+def _most_recent(conn: Any, where: Scope) -> list[Row]:
+    """The recency fallback: the newest entries in scope, grouped in section order."""
+    filters, params = where.meta_filters()
+    found = conn.execute(
+        "SELECT e.id, e.section, e.tokens, e.content FROM entries e JOIN entry_meta m ON m.id = e.id"
+        " WHERE e.id BETWEEN ? AND ?" + filters + " ORDER BY e.id DESC LIMIT ?",
+        [where.lo, where.hi, *params, RECENCY_FALLBACK_LIMIT],
+    ).fetchall()
+    rows = [Row(rowid, section, 0.0, tokens, 0, 0, 0, content) for rowid, section, tokens, content in found]
+    rows.sort(key=lambda r: (SECTION_RANK[r.section], -r.rowid))
     counts: dict[str, list[int]] = {}
     for r in rows:
         entry = counts.setdefault(r.section, [0, 0])
@@ -142,74 +144,87 @@ def _fill_stats(rows: list[Row]) -> None:
     for r in rows:
         r.section_count, r.section_tokens = counts[r.section]
         r.total = len(rows)
+    return rows
 
 
-_SCORE_THEN_NEWEST = itemgetter(2, 0)
-_TOKENS = itemgetter(3)
+# Sessions whose rowid span is at least this are scored in two halves on two connections at once.
+PARALLEL_MIN_ENTRIES = 20_000
 
 
-def _ranked_rows(
-    conn: Any, session_id: str, match: str, allowed: tuple[str, ...], lane: str | None, include_wm: bool, budget: int
-) -> list[Row]:
-    """Score every matching entry (bm25) and read back the text only of what the block can use.
+def _score_parts(store: MemoryStore, conn: Any, where: Scope) -> tuple[list[Scored], Helper | None]:
+    """Score ``where`` on ``conn``, or half on ``conn`` and half on the store's helper connection.
 
-    One pass over ``(id, section, score, tokens)`` of all matches gives each section's size and
-    token sum; only the sections the budget reaches are sorted in full, the others only yield their
-    top entry (for its summary). Returns ``[]`` when nothing matched the query: working memory riding
-    along is not a match.
+    Returns the parts and the helper whose transaction the caller must end (``None`` if unused)."""
+    (last,) = conn.execute("SELECT max(id) FROM entries WHERE id BETWEEN ? AND ?", [where.lo, where.hi]).fetchone()
+    span = (last or where.lo) - where.lo
+    helper = store._scoring_helper() if span >= PARALLEL_MIN_ENTRIES else None
+    if helper is None:
+        return [score(conn, where)], None
+    first, second = where.split(where.lo + span // 2)
+    pending = helper.pool.submit(score_in_new_transaction, helper.conn, second)
+    try:
+        mine = score(conn, first)
+        theirs, their_snapshot = pending.result()
+    except BaseException:
+        _end(helper, pending)
+        raise
+    if their_snapshot == fingerprint(conn):
+        return [mine, theirs], helper
+    # A write landed between the two transactions' starts: score it all on one snapshot instead.
+    _end(helper, pending)
+    return [score(conn, where)], None
+
+
+def _end(helper: Helper | None, pending: Future[Any] | None = None) -> None:
+    if helper is None:
+        return
+    if pending is not None:
+        wait([pending])
+    if helper.conn.in_transaction:
+        helper.conn.execute("COMMIT")
+
+
+def _ranked_rows(store: MemoryStore, conn: Any, where: Scope, budget: int) -> list[Row]:
+    """Score every match (bm25) and read back only what the block and the summaries use.
+
+    Per-section counts and token sums come from SQLite; the sections the budget reaches are read best
+    first until it is spent, every other section yields only its top row (for its summary); only those
+    rows' text is read. Returns ``[]`` when nothing matched: working memory riding along is not a match.
     """
-    where, params = _filters(session_id, lane, allowed, "e.")
-    # ``rank`` is bm25 (FTS5's default rank function, same values as ``bm25(entries_fts)``). The join
-    # goes through the primary key: measured faster than the covering index entries_meta.
-    matched = conn.execute(
-        "SELECT e.id, e.section, -entries_fts.rank, e.tokens"
-        " FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid"
-        " WHERE entries_fts MATCH ?" + where,
-        [match, *params],
-    ).fetchall()
-    if not matched:
-        return []
-    buckets: dict[str, list[tuple[int, str, float, int]]] = {}
-    for row in matched:
-        bucket = buckets.get(row[1])
-        if bucket is None:
-            buckets[row[1]] = [row]
-        else:
-            bucket.append(row)
-    if include_wm and "working_memory" in allowed:
-        wm_where, wm_params = _filters(session_id, lane, ("working_memory",))
-        have = {r[0] for r in buckets.get("working_memory", ())}
-        extra = [
-            (rowid, section, 0.0, tokens)
-            for rowid, section, tokens in conn.execute("SELECT id, section, tokens FROM entries WHERE 1" + wm_where, wm_params)
-            if rowid not in have
-        ]
-        if extra:
-            buckets.setdefault("working_memory", []).extend(extra)
-    total = sum(len(b) for b in buckets.values())
-    picked: list[tuple[tuple[int, str, float, int], int, int, bool]] = []  # (row, count, tokens, takeable)
-    spent = 0
-    open_budget = True
-    for section in SECTION_ORDER:
-        bucket = buckets.get(section)
-        if not bucket:
-            continue
-        count, tokens = len(bucket), sum(map(_TOKENS, bucket))
-        if open_budget:
-            bucket.sort(key=_SCORE_THEN_NEWEST, reverse=True)
-            for i, row in enumerate(bucket):
-                if budget and spent + row[3] > budget:
-                    open_budget = False
-                    if i == 0:
-                        picked.append((row, count, tokens, False))
-                    break
-                spent += row[3]
-                picked.append((row, count, tokens, True))
-        else:
-            top = max(bucket, key=_SCORE_THEN_NEWEST)
-            picked.append((top, count, tokens, False))
-    text = _contents(conn, [p[0][0] for p in picked])
-    return [Row(r[0], r[1], r[2], r[3], count, tokens, total, text[r[0]], ok) for r, count, tokens, ok in picked]
+    parts, helper = _score_parts(store, conn, where)
+    try:
+        if not any(part.matched for part in parts):
+            return []
+        stats: dict[int, list[int]] = {}
+        for part in parts:
+            for sec, (count, tokens) in part.sections.items():
+                entry = stats.setdefault(sec, [0, 0])
+                entry[0] += count
+                entry[1] += tokens
+        total = sum(count for count, _ in stats.values())
+        picked: list[tuple[Hit, int, bool]] = []  # (hit, section rank, takeable)
+        spent = 0
+        open_budget = True
+        for sec in sorted(stats):
+            if not open_budget:
+                picked.append((top(parts, sec), sec, False))
+                continue
+            with closing(ranked(parts, sec)) as hits:
+                for i, hit in enumerate(hits):
+                    if budget and spent + hit[2] > budget:
+                        open_budget = False
+                        if i == 0:
+                            picked.append((hit, sec, False))
+                        break
+                    spent += hit[2]
+                    picked.append((hit, sec, True))
+    finally:
+        _end(helper)
+    text = _contents(conn, [hit[0] for hit, _, _ in picked])
+    return [
+        Row(hit[0], SECTION_ORDER[sec], hit[1], hit[2], stats[sec][0], stats[sec][1], total, text[hit[0]], ok)
+        for hit, sec, ok in picked
+    ]
 
 
 def _contents(conn: Any, rowids: list[int]) -> dict[int, str]:

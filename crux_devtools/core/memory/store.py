@@ -21,7 +21,8 @@ from ..errors import CruxError
 from ..tokens import TokenCounter, default_counter
 from .query import fts_query
 from .results import ContextAssembly, Evidence
-from .schema import SCHEMA_VERSION, migrate
+from .schema import MAX_SEQ, SCHEMA_VERSION, migrate, slot_range
+from .scoring import Helper
 from .sections import check_entry_types, section_for
 
 MEMORY = ":memory:"
@@ -56,21 +57,32 @@ class MemoryStore:
         self.counter = counter or default_counter()
         self._lock = threading.RLock()
         self._closed = False
+        self._busy_timeout = busy_timeout
+        self._helper: Helper | None = None  # a second read connection and its thread (get_context)
         with self._translate("open"):
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout)
+            self._conn = self._connect()
             try:
-                self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-                if self.path != MEMORY:
-                    (mode,) = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
-                    if str(mode).lower() != "wal":
-                        raise sqlite3.OperationalError(f"could not switch to WAL mode (got {mode!r})")
-                    self._conn.execute("PRAGMA synchronous = NORMAL")
-                    self._conn.execute("PRAGMA mmap_size = 268435456")
-                self._conn.execute("PRAGMA cache_size = -65536")
                 migrate(self._conn)
             except BaseException:
                 self._conn.close()
                 raise
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self._busy_timeout)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            if self.path != MEMORY:
+                (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                if str(mode).lower() != "wal":
+                    raise sqlite3.OperationalError(f"could not switch to WAL mode (got {mode!r})")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA mmap_size = 268435456")
+            conn.execute("PRAGMA cache_size = -65536")
+            conn.execute("PRAGMA temp_store = MEMORY")  # get_context scores into a temp table
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     # -- plumbing --------------------------------------------------------------------------------
     @contextmanager
@@ -129,11 +141,26 @@ class MemoryStore:
             raise MemoryStoreError(self.path, "the store is closed")
 
     def close(self) -> None:
-        """Close the connection. Further calls raise ``MemoryStoreError``."""
+        """Close the connection(s). Further calls raise ``MemoryStoreError``."""
         with self._lock:
             if not self._closed:
                 self._closed = True
+                if self._helper is not None:
+                    self._helper.close()
                 self._conn.close()
+
+    def _scoring_helper(self) -> Helper | None:
+        """The second read connection that scores half of a large session, opened on first use.
+        ``None`` for ``":memory:"`` (a second connection would see another database) and one CPU."""
+        if self.path == MEMORY or (os.cpu_count() or 1) < 2:
+            return None
+        if self._helper is not None and self._helper.pid != os.getpid():
+            # A forked child inherits the parent's helper without its thread; never touch the
+            # parent's connection from here, open our own.
+            self._helper = None
+        if self._helper is None:
+            self._helper = Helper(self._connect())
+        return self._helper
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -184,11 +211,19 @@ class MemoryStore:
         ``content`` and optionally ``entry_type``, ``lane``, ``importance``, ``created_at`` (epoch seconds)."""
         check_session(session_id)
         rows = [self._row(session_id, item) for item in entries]
+        if not rows:
+            return []
         with self._writing("remember") as conn:
+            conn.execute("INSERT OR IGNORE INTO sessions (session_id) VALUES (?)", (session_id,))
+            lo, hi = slot_range(session_slot(conn, session_id))  # type: ignore[arg-type]
+            (last,) = conn.execute("SELECT max(id) FROM entries WHERE id BETWEEN ? AND ?", (lo, hi)).fetchone()
+            first = (last or lo) + 1
+            if first + len(rows) - 1 > hi:
+                raise MemoryStoreError(self.path, f"session {session_id!r} is full ({MAX_SEQ:,} entries); start a new session")
             conn.executemany(
-                "INSERT INTO entries (entry_id, session_id, content, entry_type, section, lane, importance, created_at, tokens)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
+                "INSERT INTO entries (id, entry_id, session_id, content, entry_type, section, lane, importance, created_at, tokens)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(first + i, *row) for i, row in enumerate(rows)],
             )
         return [row[0] for row in rows]
 
@@ -213,12 +248,15 @@ class MemoryStore:
         if match is None:
             return []
         with self._reading("recall") as conn:
+            slot = session_slot(conn, session_id)
+            if slot is None:
+                return []
             rows = conn.execute(
                 "SELECT e.entry_id, e.content, e.entry_type, e.section, -bm25(entries_fts) AS score, e.created_at"
                 " FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid"
-                " WHERE entries_fts MATCH ? AND e.session_id = ?"
+                " WHERE entries_fts MATCH ? AND entries_fts.rowid BETWEEN ? AND ?"
                 " ORDER BY score DESC, e.id DESC LIMIT ?",
-                (match, session_id, limit),
+                (match, *slot_range(slot), limit),
             ).fetchall()
         return [Evidence(r[0], r[1], r[2], r[3], float(r[4]), iso(r[5])) for r in rows]
 
@@ -268,6 +306,12 @@ class MemoryStore:
             include_working_memory=include_working_memory,
             lane=lane,
         )
+
+
+def session_slot(conn: sqlite3.Connection, session_id: str) -> int | None:
+    """The rowid slot of ``session_id`` (see ``schema.slot_range``), or ``None`` if it never stored anything."""
+    row = conn.execute("SELECT slot FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    return None if row is None else int(row[0])
 
 
 def check_session(session_id: Any) -> str:
