@@ -189,3 +189,33 @@ def test_the_sample_project_seeds_its_memory_file_once(tmp_path: Path, monkeypat
     seed_memory.ensure_seeded(path)
     with MemoryStore(path) as s:
         assert s.count(seed_memory.TEAM) == first
+
+
+def test_the_inspection_says_what_a_memory_found_and_what_its_budget_left_out(store: MemoryStore) -> None:
+    store.remember_many("user:42", [{"content": f"Export {i} of the yearly report failed at night", "entry_type": "fact"} for i in range(12)])
+    store.remember_many("user:42", [{"content": "user: my export failed again", "entry_type": "log", "lane": "messages:recent"}])
+    mem = memory(
+        "user-memory",
+        store=store,
+        namespace=lambda i: f"user:{i.user_id}",
+        input=User,
+        query=lambda i: i.question,
+        blocks=[recent_messages("recent", max_messages=3), facts("facts", max_tokens=60)],
+    )
+    p = prompt("support", system="Answer.", input=Question, use=[mem])
+    part = next(part for part in p.inspect({"question": "export report", "user_id": "42"}).parts if part.source == "user-memory")
+    shown = sum(1 for line in part.text.splitlines() if line.startswith("- Export"))
+    assert 0 < shown < 12
+    assert part.detail == (
+        "namespace 'user:42': recent: the last message (at most 3); "
+        f"facts: 12 matching facts, {shown} shown, {12 - shown} left out by the 60-token budget"
+    )
+    empty = next(part for part in p.inspect({"question": "export", "user_id": "7"}).parts if part.source == "user-memory")
+    assert empty.detail == "namespace 'user:7': recent: no messages yet; facts: no facts stored yet"
+    fallback = next(part for part in p.inspect({"question": "zebra", "user_id": "42"}).parts if part.source == "user-memory")
+    assert "no query word matched; the 12 newest facts instead" in (fallback.detail or "")
+
+
+def test_a_plain_context_has_no_render_detail(store: MemoryStore) -> None:
+    p = prompt("support", system="Answer.", use=[context("tone", system=lambda i: "Be brief.")])
+    assert [part.detail for part in p.inspect({}).parts] == [None, None]

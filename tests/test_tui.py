@@ -379,3 +379,20 @@ async def test_a_new_report_that_leaves_the_shown_prompt_unchanged_does_not_redr
         await settle(pilot)
         assert len(renders) == before + 1
         assert "Now in French." in screen_text(app)
+
+
+def test_the_system_tab_shows_what_a_memory_read_above_its_text() -> None:
+    from rich.console import Console
+
+    from crux_devtools.tui.widgets.system_text import render_system
+
+    part = {
+        "source": "team-memory", "kind": "memory", "status": "active", "tokens": 12, "priority": 50,
+        "text": "## Facts\n- Acme exports time out over 2 GB",
+        "detail": "namespace 'acme': facts: 9 matching facts, 1 shown, 8 left out by the 50-token budget",
+    }
+    example = {"inspection": {"parts": [part], "system_tokens": 12, "prompt": None, "fits": True, "token_budget": None}}
+    console = Console(width=120, record=True, color_system=None)
+    console.print(render_system(example, None))
+    screen = console.export_text()
+    assert screen.index("8 left out by the 50-token budget") < screen.index("- Acme exports time out over 2 GB")

@@ -186,3 +186,21 @@ async def test_a_live_update_for_a_removed_prompt_says_it_is_gone(client: httpx.
     r = await client.get("/prompts/support-reply?example=billing", headers={"HX-Request": "true"})
     assert r.status_code == 200 and r.text.lstrip().startswith('<div id="report">')
     assert 'id="missing"' in r.text and "support-reply" in r.text
+
+
+async def test_a_memory_part_says_what_it_found_and_left_out_escaped(tmp_path: Path) -> None:
+    from crux_devtools import MemoryStore, facts, memory, prompt
+
+    store = MemoryStore(tmp_path / "memory.sqlite3")
+    namespace = "<b>acme</b>"
+    store.remember_many(namespace, [{"content": f"Acme export {i} fails on reports over 2 GB", "entry_type": "fact"} for i in range(10)])
+    mem = memory("team-memory", store=store, namespace=namespace, query="export reports", blocks=[facts("facts", max_tokens=50)])
+    session = FakeSession(tmp_path, [prompt("briefing", system="Brief the agent.", use=[mem])])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as c:
+        r = await c.get("/prompts/briefing")
+    store.close()
+    assert r.status_code == 200
+    assert "<b>acme</b>" not in r.text
+    detail = "namespace &#39;&lt;b&gt;acme&lt;/b&gt;&#39;: facts: 10 matching facts, "
+    assert r.text.count(detail) == 2  # on the part in the system text, and in the contributors list
+    assert "left out by the 50-token budget" in r.text

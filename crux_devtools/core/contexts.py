@@ -59,6 +59,14 @@ class Context:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id!r}>"
 
+    def render_detail(self) -> str | None:
+        """A sentence on what the last ``system`` render in this thread or task read, or ``None``.
+
+        The resolver puts it on the context's ``Part.detail``. Plain contexts say nothing; a memory
+        says what it found and what its budget left out.
+        """
+        return None
+
 
 def context(
     id: str,

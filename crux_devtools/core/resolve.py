@@ -98,6 +98,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                 if callable(entry.system):
                     value = yield Call(entry.id, "system", entry.system, input)
                     node.text = expect_text(entry.id, "system", value)
+                    node.detail = entry.render_detail()
                 else:
                     node.text = entry.system or ""
                 nodes.append(node)

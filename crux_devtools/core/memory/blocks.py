@@ -1,8 +1,8 @@
 """Blocks of a ``memory(...)`` context: what each renders into the system text and what it keeps.
 
-A block is a small frozen value with two methods: ``render`` (read the store for one namespace and
-return text, ``""`` for nothing) and ``keep`` (pick, from captured chat messages, the entries to
-write on ``flush``).
+A block is a small frozen value with two jobs: ``render`` (read the store for one namespace and
+return text, ``""`` for nothing; ``render_with_detail`` also says, for the inspector, what it found
+and left out) and ``keep`` (pick, from captured chat messages, the entries to write on ``flush``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..contexts import check_id
+from .results import ContextAssembly
 from .store import MemoryStore
 
 Kept = tuple[str, str, str | None]  # (content, entry_type, lane) to write on flush
@@ -39,11 +40,16 @@ class RecentMessages:
     title: str = "Recent messages"
 
     def render(self, store: MemoryStore, namespace: str, query: str | None) -> str:
+        return self.render_with_detail(store, namespace, query)[0]
+
+    def render_with_detail(self, store: MemoryStore, namespace: str, query: str | None) -> tuple[str, str]:
+        """The block's text, and a phrase for the inspector on what it read."""
         recent = store.recent(namespace, limit=self.max_messages, entry_types=["log"], lane=self.lane)
         if not recent:
-            return ""
+            return "", f"{self.id}: no messages yet"
         lines = [f"## {self.title}"] + [f"- {e.content}" for e in reversed(recent)]
-        return "\n".join(lines)
+        shown = "the last message" if len(recent) == 1 else f"the last {len(recent)} messages"
+        return "\n".join(lines), f"{self.id}: {shown} (at most {self.max_messages})"
 
     @property
     def lane(self) -> str:
@@ -91,20 +97,25 @@ class Facts:
     title: str = "Facts"
 
     def render(self, store: MemoryStore, namespace: str, query: str | None) -> str:
-        if self.embed is None:
-            assembly = store.get_context(
-                namespace, query, max_token_budget=self.max_tokens, entry_types=["fact"], include_working_memory=False
-            )
-            return assembly.context_block
-        return self._render_embedded(store, namespace, query)
+        return self.render_with_detail(store, namespace, query)[0]
 
-    def _render_embedded(self, store: MemoryStore, namespace: str, query: str | None) -> str:
+    def render_with_detail(self, store: MemoryStore, namespace: str, query: str | None) -> tuple[str, str]:
+        """The block's text, and a phrase for the inspector on what it found and left out."""
+        if self.embed is not None:
+            return self._render_embedded(store, namespace, query)
+        assembly = store.get_context(
+            namespace, query, max_token_budget=self.max_tokens, entry_types=["fact"], include_working_memory=False
+        )
+        return assembly.context_block, f"{self.id}: {describe_assembly(assembly, 'facts', self.max_tokens)}"
+
+    def _render_embedded(self, store: MemoryStore, namespace: str, query: str | None) -> tuple[str, str]:
         embed = self.embed
         assert embed is not None
         found = store.recall(namespace, query or "", limit=self.limit * 3)
-        found = [e for e in found if e.entry_type == "fact"] or store.recent(namespace, limit=self.limit, entry_types=["fact"])
+        matched = [e for e in found if e.entry_type == "fact"]
+        found = matched or store.recent(namespace, limit=self.limit, entry_types=["fact"])
         if not found:
-            return ""
+            return "", f"{self.id}: no facts stored yet"
         if query:
             target = list(embed(query))
             found = sorted(found, key=lambda e: -_cosine(target, list(embed(e.content))))
@@ -117,7 +128,12 @@ class Facts:
                 break
             lines.append(line)
             used += cost
-        return "\n".join(lines) if len(lines) > 1 else ""
+        shown = len(lines) - 1
+        how = "matching facts re-ranked by embedding similarity" if matched else "newest facts (no query word matched)"
+        detail = f"{self.id}: {shown} of {len(found)} {how} shown"
+        if shown < min(len(found), self.limit):
+            detail += f"; the {self.max_tokens}-token budget left out {min(len(found), self.limit) - shown}"
+        return ("\n".join(lines) if shown else ""), detail
 
     def keep(self, messages: Sequence[Any]) -> list[Kept]:
         if self.extract is None:
@@ -129,6 +145,23 @@ class Facts:
             if fact.strip():
                 out.append((fact.strip(), "fact", None))
         return out
+
+
+def describe_assembly(assembly: ContextAssembly, noun: str, budget: int) -> str:
+    """What one ``get_context`` call found and left out, as a phrase for the inspector."""
+    considered, dropped = assembly.evidence_candidates_considered, assembly.evidence_dropped_by_budget
+    reason = assembly.empty_reason
+    if reason == "no_evidence":
+        return f"no {noun} stored yet"
+    if reason == "recency_fallback":
+        found = f"no query word matched; the {considered} newest {noun} instead"
+    else:
+        found = f"{considered} matching {noun}"
+    if reason == "budget_exhausted":
+        return f"{found}, none fits the {budget}-token budget"
+    if dropped:
+        return f"{found}, {considered - dropped} shown, {dropped} left out by the {budget}-token budget"
+    return f"{found}, all shown"
 
 
 def facts(

@@ -40,6 +40,7 @@ class MemoryState:
 
     def __init__(self, memory_id: str) -> None:
         self.current: ContextVar[str | None] = ContextVar(f"crux_memory_{memory_id}", default=None)
+        self.detail: ContextVar[str | None] = ContextVar(f"crux_memory_detail_{memory_id}", default=None)
         self.last: str | None = None
         self.pending: list[tuple[str, str, str, str | None]] = []  # (namespace, content, entry_type, lane)
         self.lock = threading.Lock()
@@ -80,8 +81,14 @@ class Memory(Context):
         if query is not None and not isinstance(query, str):
             raise TypeError(f"memory {self.id!r}: query must be a string or None, got {type(query).__name__}")
         assert self.store is not None
-        texts = [block.render(self.store, namespace, query) for block in self.blocks]
-        return "\n\n".join(t for t in texts if t)
+        rendered = [block.render_with_detail(self.store, namespace, query) for block in self.blocks]
+        self.state.detail.set(f"namespace {namespace!r}: " + "; ".join(detail for _, detail in rendered))
+        return "\n\n".join(text for text, _ in rendered if text)
+
+    def render_detail(self) -> str | None:
+        """What the last render in this thread or task read: its namespace and, per block, what it
+        found and what the block's budget left out."""
+        return self.state.detail.get()
 
     # -- writing -------------------------------------------------------------------------------
     def _target(self, namespace: str | None, input: Any) -> str:

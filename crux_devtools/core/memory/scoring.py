@@ -51,7 +51,7 @@ class Scope:
 
     def meta_filters(self) -> tuple[str, list[object]]:
         """SQL conditions (``AND ...``) on ``entry_meta m`` for the lane and the sections, with their parameters."""
-        sql, params = "", []
+        sql, params = "", list[object]()
         if self.lane is not None:
             sql += " AND m.lane = ?"
             params.append(self.lane)

@@ -59,6 +59,8 @@ def render_system(example: dict[str, Any] | None, selected_part: str | None) -> 
         items.append(part_rule(part, selected=part.get("source") == selected_part))
         text = part.get("text") or ""
         if part.get("status") == "active":
+            if part.get("detail"):  # what a memory read, and what its budget left out
+                items.append(Padding(Text(part["detail"], style="dim italic"), (0, 0, 0, 2)))
             items.append(Padding(Text(text or "(empty)", style="" if text else "dim"), (0, 0, 0, 2)))
         elif part.get("status") == "dropped" and text:
             first = text.strip().splitlines()[0] if text.strip() else ""
