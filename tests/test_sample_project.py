@@ -94,3 +94,14 @@ def test_the_sample_examples_show_each_case_the_readme_tour_promises():
     assert adapted(("ladder-reply", "quiet-day")) == set()
     memory_text = examples[("support-with-memory", "photo-sync")]["inspection"]["system"]
     assert "left out to fit 80 tokens" in memory_text and "load_skill" in memory_text
+    # Each module-level context points at the line that defines it; memory says what it read.
+    contexts = {c["id"]: c for p in report["prompts"] if p["id"] == "support-reply" for c in p["contexts"]}
+    shared = (SAMPLE / "shared.py").read_text().splitlines()
+    assert (contexts["house-rules"]["file"], contexts["house-rules"]["line"]) == (
+        "shared.py",
+        next(i for i, line in enumerate(shared, 1) if line.startswith("house_rules = context(")),
+    )
+    memory_part = next(
+        p for p in examples[("support-with-memory", "double-charge")]["inspection"]["parts"] if p["source"] == "customer-memory"
+    )
+    assert memory_part["detail"].startswith("namespace 'user:dana': recent: the last 2 messages")

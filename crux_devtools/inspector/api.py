@@ -48,6 +48,9 @@ Additive keys (engine, issue 5); front ends may ignore them:
     report["modules_found"]: bool      # discovery found at least one module
     PromptReport["note"]: str | None   # e.g. "has required inputs and no examples; add examples=..."
     PromptReport["contexts"][i]["ladder"]: str | None   # ladder type wrapping the context, if any
+    PromptReport["contexts"][i]["file"], ["line"]: str | None, int | None
+                                                       # where a module-level context is assigned;
+                                                       # None for one defined inline in a use=[...]
     ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).

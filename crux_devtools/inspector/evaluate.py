@@ -7,7 +7,7 @@ when they are missing, ``preview`` stays ``None`` and ``run`` says so.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -157,8 +157,19 @@ def status_of(examples: list[dict[str, Any]]) -> str:
     return "fits"
 
 
-def prompt_report(root: Path, target: Target, inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None) -> dict[str, Any]:
-    """The ``PromptReport`` of one target with every example (``inspections``: see ``evaluate_example``)."""
+def _defined_at(context_lines: Mapping[int, tuple[str, int]] | None, context: Any) -> dict[str, Any]:
+    file, line = (context_lines or {}).get(id(context), (None, None))
+    return {"file": file, "line": line}
+
+
+def prompt_report(
+    root: Path,
+    target: Target,
+    inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
+    context_lines: Mapping[int, tuple[str, int]] | None = None,
+) -> dict[str, Any]:
+    """The ``PromptReport`` of one target with every example (``inspections``: see ``evaluate_example``;
+    ``context_lines``: where module-level contexts are defined, by ``id()``)."""
     prompt = target.prompt
     try:
         schema = prompt.input_model.model_json_schema()
@@ -173,6 +184,7 @@ def prompt_report(root: Path, target: Target, inspections: dict[Any, tuple[dict[
             "priority": reach.context.priority,
             "tools": [t.name for t in reach.context.tools],
             "ladder": type(reach.ladder).__name__ if reach.ladder is not None else None,
+            **_defined_at(context_lines, reach.context),
         }
         for reach in prompt.contexts()
     ]
@@ -210,7 +222,7 @@ def project_report(project: LoadedProject) -> dict[str, Any]:
     inspections: dict[Any, tuple[dict[str, Any], bool]] = {}
     for target in project.targets:
         try:
-            prompts.append(prompt_report(project.root, target, inspections))
+            prompts.append(prompt_report(project.root, target, inspections, project.context_lines))
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - keep the other prompts
             errors.append(load_error(project.root, exc, file=target.file, line=target.line))
     return {"prompts": prompts, "errors": errors}

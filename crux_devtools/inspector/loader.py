@@ -2,7 +2,9 @@
 
 Modules are imported by file path (``importlib.util.spec_from_file_location``) with the project root
 on ``sys.path``, so file names may start with digits. Each module-level ``Prompt`` or ``Agent`` is a
-target; an object imported into several modules is reported once, where it is assigned.
+target; an object imported into several modules is reported once, where it is assigned. Module-level
+contexts (memories and skills too) are located the same way, so a report can point at the line that
+defines each one.
 
 Each source file is parsed once: the same tree gives the module's code object and the lines of its
 assignments and examples. A spare worker parses and compiles the project ahead of time
@@ -21,6 +23,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from ..core.contexts import Context
 from ..core.prompts import Prompt
 from .errors import load_error, plain_error, relative
 
@@ -58,6 +61,8 @@ class LoadedProject:
     root: Path
     targets: list[Target] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    # id() of each context assigned at module level -> (file relative to the root, line)
+    context_lines: dict[int, tuple[str, int]] = field(default_factory=dict)
 
     def find(self, target_id: str) -> Target:
         for target in self.targets:
@@ -227,6 +232,8 @@ def load_project(root: Path, modules: list[dict[str, Any]]) -> LoadedProject:
             tree = trees[id(module)]
             lines = assignment_lines(tree)
             for attr, value in list(vars(module).items()):
+                if claim_defined and isinstance(value, Context) and attr in lines:
+                    project.context_lines.setdefault(id(value), (relative(root, path) or "", lines[attr]))
                 kind = _kind(value, agent_type)
                 if kind is None or id(value) in seen:
                     continue

@@ -110,7 +110,7 @@ async def build_prompt_view(
     if isinstance(inspection, dict):
         view.inspection = inspection
         view.colours = colour_map(prompt, inspection)
-        view.parts = part_views(inspection, view.colours)
+        view.parts = part_views(inspection, view.colours, prompt)
         view.bar = token_bar(inspection, view.parts)
         view.tools = tool_sources(inspection)
         # Versions are compared as loaded (the report's own budget), so a slider move is not a "change".

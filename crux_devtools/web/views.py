@@ -122,6 +122,8 @@ class PartView:
     colour: int
     owner: str | None
     tools: list[str]
+    file: str | None = None  # where the context is defined, when it is assigned at module level
+    line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +213,9 @@ def colour_map(prompt: dict[str, Any], inspection: dict[str, Any] | None) -> dic
     return colours
 
 
-def part_views(inspection: dict[str, Any], colours: dict[str, int]) -> list[PartView]:
+def part_views(inspection: dict[str, Any], colours: dict[str, int], prompt: dict[str, Any] | None = None) -> list[PartView]:
+    """One view per part; ``prompt`` (the PromptReport) supplies each context's definition site."""
+    where = {c.get("id"): (c.get("file"), c.get("line")) for c in (prompt or {}).get("contexts", []) if c.get("file")}
     return [
         PartView(
             source=str(p.get("source", "?")),
@@ -225,6 +229,8 @@ def part_views(inspection: dict[str, Any], colours: dict[str, int]) -> list[Part
             colour=colours.get(str(p.get("source")), 0),
             owner=p.get("owner"),
             tools=list(p.get("tools") or []),
+            file=where.get(p.get("source"), (None, None))[0],
+            line=where.get(p.get("source"), (None, None))[1],
         )
         for p in inspection.get("parts", [])
     ]
