@@ -97,6 +97,37 @@ def test_an_alternative_with_a_different_tool_set_is_invalid() -> None:
     assert composition_code(lambda: prefer(full, alt)) == "INVALID_COMPOSITION"
 
 
+def test_an_alternative_with_its_own_nested_use_is_invalid_rather_than_silently_cut() -> None:
+    alt = context("catalog-short", system="short", use=[context("detail", system="details")])
+    with pytest.raises(RequestCompositionError) as info:
+        prefer(full, alt)
+    assert info.value.code == "INVALID_COMPOSITION" and info.value.diagnostics[0].contributor == "catalog-short"
+    assert "alternative 'catalog-short' has its own use=[...]" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda src: droppable(src),
+        lambda src: droppable([context("sibling", system="s"), src]),
+        lambda src: offloadable(src),
+        lambda src: summarizable(src),
+        lambda src: prefer(src, context("outer-short", system="short")),
+    ],
+    ids=["droppable", "droppable-list", "offloadable", "summarizable", "prefer-primary"],
+)
+def test_a_ladder_inside_another_ladders_source_is_invalid(wrap) -> None:
+    from crux_devtools import when
+
+    inner = prefer(context("catalog", system="long " * 50), context("catalog-short", system="short"))
+    outer = context("outer", system="outer", use=[when(lambda i: True, context("holder", system="h", use=[inner]))])
+    with pytest.raises(RequestCompositionError) as info:
+        wrap(outer)
+    assert info.value.code == "INVALID_COMPOSITION" and info.value.diagnostics[0].contributor == "outer"
+    assert "prefer(...) (around 'catalog') inside its use" in str(info.value)
+    prompt("beside", use=[outer.use[0].entries[0].use[0], droppable(context("plain", system="p"))])  # beside is fine
+
+
 def test_an_alternative_that_declares_the_same_tools_and_input_is_legal() -> None:
     alt = context("alt", system="x", tools=[lookup], input=Ticket)
     assert prefer(full, alt).alternatives == (alt,)

@@ -47,10 +47,12 @@ def _describe(value: Any) -> str:
 def _source(where: str, value: Any) -> tuple[Context, ...]:
     """A context or a non-empty list of contexts, else INVALID_COMPOSITION naming what was given."""
     if isinstance(value, Context):
+        _check_no_inner_ladder(where, (value,))
         return (value,)
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, Context) for v in value):
         members = tuple(value)
         _check_no_tool_collision(where, members)
+        _check_no_inner_ladder(where, members)
         return members
     if isinstance(value, (list, tuple)):
         bad = next((v for v in value if not isinstance(v, Context)), None)
@@ -69,6 +71,38 @@ def _check_no_tool_collision(where: str, members: tuple[Context, ...]) -> None:
             if t.name in seen and seen[t.name] is not t:
                 raise invalid_composition(f"{where}: two members declare different tools named {t.name!r}; rename one", contributor=member.id)
             seen[t.name] = t
+
+
+def _inner_ladder(entries: Sequence[Any]) -> Ladder | None:
+    """The first ladder anywhere under ``entries`` (through nested use, when(...) and match(...))."""
+    for entry in entries:
+        if isinstance(entry, Ladder):
+            return entry
+        if isinstance(entry, Context):
+            found = _inner_ladder(entry.use)
+        elif isinstance(entry, Conditional):
+            found = _inner_ladder(entry.entries)
+        elif isinstance(entry, Match):
+            found = next((f for branch in entry.cases.values() if (f := _inner_ladder(branch)) is not None), None)
+        else:
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _check_no_inner_ladder(where: str, members: Sequence[Context]) -> None:
+    """A ladder's source is planned as one block: a ladder inside it could never pick its own rung."""
+    for member in members:
+        inner = _inner_ladder(member.use)
+        if inner is not None:
+            around = ", ".join(repr(c.id) for c in inner.canonical_sources() if isinstance(c, Context)) or "its source"
+            raise invalid_composition(
+                f"{where}: context {member.id!r} has {_describe(inner)} (around {around}) inside its use; a ladder's "
+                f"source is planned as one block, so the inner ladder could never choose its own rung. Put the inner "
+                f"ladder beside {member.id!r} in the prompt's use instead",
+                contributor=member.id,
+            )
 
 
 def _walk_contexts(entries: Sequence[Any]) -> Iterator[Context]:
@@ -188,11 +222,19 @@ def prefer(primary: Context, *alternatives: Context) -> Prefer:
         raise TypeError("prefer() needs a primary context and at least one alternative: prefer(full, compact)")
     if not isinstance(primary, Context):
         raise invalid_composition(f"prefer() primary must be a context, got {_describe(primary)}; prefer() cannot be nested or wrap a ladder")
+    _check_no_inner_ladder(f"prefer({primary.id!r}, ...)", (primary,))
     for alt in alternatives:
         if not isinstance(alt, Context):
             raise invalid_composition(f"prefer({primary.id!r}, ...): alternatives must be exact contexts, got {_describe(alt)}")
         if alt is primary:
             raise invalid_composition(f"prefer({primary.id!r}, ...): an alternative cannot be the primary itself")
+        if alt.use:
+            raise invalid_composition(
+                f"prefer({primary.id!r}, ...): alternative {alt.id!r} has its own use=[...]; an alternative is one authored "
+                f"text that stands for the primary and everything it uses, so nested entries would be lost. Write what "
+                f"it needs into its system text",
+                contributor=alt.id,
+            )
         _check_alternative(primary, alt)
     return Prefer(primary=primary, alternatives=tuple(alternatives))
 
