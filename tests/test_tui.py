@@ -152,6 +152,41 @@ async def test_raising_and_clearing_the_budget_restores_the_full_text(session: F
         assert "billing · context · p30 · 67 tok" in text
 
 
+async def test_an_agents_budget_keys_limit_the_request_and_b_switches_to_the_system_text(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one(PromptTree).select_prompt("triage-agent")
+        await settle(pilot)
+        assert "budget none · request" in screen_text(app)
+        await pilot.press("minus")  # from the planned request's limit, 5292: -530
+        await settle(pilot)
+        calls = [c[1] for c in session.calls if c[0] == "evaluate"]
+        assert calls[-1] == {"prompt_id": "triage-agent", "example": "default", "token_budget": None, "input_budget": 4762}
+        assert "budget 4762 · request" in screen_text(app)
+        await pilot.press("b")
+        await settle(pilot)
+        assert "budget none · system" in screen_text(app)
+        assert notifications(app)[-1] == "Budget keys now limit the system text"
+        await pilot.press("minus")  # now from the system text's tokens
+        await settle(pilot)
+        last = [c[1] for c in session.calls if c[0] == "evaluate"][-1]
+        assert "input_budget" not in last and last["token_budget"] is not None and last["token_budget"] < 4762
+
+
+def test_the_system_tab_names_what_the_planner_adapted() -> None:
+    from rich.console import Console
+
+    from crux_devtools.tui.widgets.system_text import render_system
+
+    part = {"source": "sync-log", "kind": "context", "status": "active", "tokens": 900, "priority": 50, "text": "log..."}
+    preview = {"input_tokens": 2390, "max_input_tokens": 3856, "adaptations": [{"contributor": "sync-log", "representation": "offload"}]}
+    example = {"inspection": {"parts": [part], "system_tokens": 900, "prompt": None, "fits": True, "token_budget": None}, "preview": preview}
+    console = Console(width=140, record=True, color_system=None)
+    console.print(render_system(example, None))
+    assert "planned request 2,390 of max 3,856 tokens · sync-log → offload (full text below; see Planning)" in console.export_text()
+
+
 async def test_next_example_switches_the_match_branch(session: FakeSession) -> None:
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:

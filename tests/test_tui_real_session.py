@@ -10,9 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.tui.app import make_tui
+from crux_devtools.tui.widgets import PromptTree, StatusLine
+from crux_devtools.tui.widgets.system_text import render_system
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -44,5 +47,23 @@ async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path:
         shared = (project / "shared.py").read_text().splitlines()
         line = next(i for i, text in enumerate(shared, 1) if text.startswith("house_rules = context("))
         assert [n.message for n in app._notifications][-1] == f"shared.py:{line}"
+        # A prompt with ladders: "-" lowers the request's input budget and the real planner re-plans.
+        app.query_one(PromptTree).select_prompt("ladder-reply")
+        await pilot.pause(0.3)
+        for _ in range(12):
+            await pilot.press("minus")
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if app.busy is None:
+                    break
+        budget = app.budgets["ladder-reply"]
+        shown = app.shown or {}
+        assert shown["preview"]["max_input_tokens"] == budget
+        assert shown["preview"]["adaptations"], "twelve steps down, the planner adapted nothing"
+        status = app.query_one(StatusLine).data or {}
+        assert (status["budget"], status["target"]) == (budget, "request")
+        console = Console(width=140, record=True, color_system=None)
+        console.print(render_system(shown, None))
+        assert f"of max {budget:,} tokens" in console.export_text()
         await pilot.press("q")
     await session.stop()

@@ -213,3 +213,17 @@ async def test_a_context_defined_at_module_level_links_to_its_line(client: httpx
     link = '<a class="mono src-link" href="/source?file=rules/house.py&amp;line=7" title="defined at rules/house.py:7">house-rules</a>'
     assert r.text.count(link) == 2  # its label in the system text, and its row in the contributors
     assert '<span class="mono">billing</span>' in r.text  # no known location: plain text
+
+
+async def test_the_system_text_card_says_when_the_planner_adapted_the_request(tmp_path: Path) -> None:
+    from crux_devtools import context, droppable, prompt
+
+    big = context("sync-log", system="line of the sync log\n" * 400, priority=10)
+    p = prompt("ladder", system="You answer.", use=[context("rules", system="Be brief."), droppable(big)])
+    session = FakeSession(tmp_path, [p])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as c:
+        plain = await c.get("/prompts/ladder?budget_for=request")
+        tight = await c.get("/prompts/ladder?budget_for=request&budget=100")
+    assert 'id="planned-note"' not in plain.text
+    assert 'id="planned-note"' in tight.text
+    assert 'The planner adapted this request' in tight.text and '<span class="mono">sync-log</span> → <span class="tag">omitted</span>' in tight.text

@@ -248,7 +248,10 @@ class FakeSession:
         token_budget: int | None = None,
         input_budget: int | None = None,
     ) -> dict[str, Any]:
-        self.calls.append(("evaluate", {"prompt_id": prompt_id, "example": example, "token_budget": token_budget}))
+        call = {"prompt_id": prompt_id, "example": example, "token_budget": token_budget}
+        if input_budget is not None:
+            call["input_budget"] = input_budget
+        self.calls.append(("evaluate", call))
         p = self.prompts[prompt_id]
         name = example or next(iter(p.examples or {"default": {}}))
         data = input if input is not None else (p.examples or {}).get(name, {})

@@ -115,7 +115,12 @@ class FakeSession:
         p = self.prompts[prompt_id]
         name = "custom" if input is not None else (example or next(iter(p.examples or {"": {}})))
         data = input if input is not None else (p.examples or {}).get(name, {})
-        return self._example(p, name, data, token_budget)
+        report = self._example(p, name, data, token_budget)
+        if input_budget is not None and report["error"] is None:  # the real planner, as the worker runs it
+            from crux_devtools import InputBudget, preview
+
+            report["preview"] = preview(p, input=data, input_budget=InputBudget(max=input_budget)).to_dict()
+        return report
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
         self.runs.append({"prompt_id": prompt_id, "example": example, "input": input})

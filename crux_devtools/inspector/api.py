@@ -90,6 +90,17 @@ def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[st
     return next((p for p in report.get("prompts", []) if p.get("id") == prompt_id), None)
 
 
+def has_ladders(prompt: dict[str, Any]) -> bool:
+    """Whether the planner found ladder rungs to choose from in any example of ``prompt``."""
+    return any((ex.get("preview") or {}).get("candidates") for ex in prompt.get("examples") or [])
+
+
+def default_budget_target(prompt: dict[str, Any]) -> str:
+    """What a budget control limits by default: ``"request"`` (the planner picks ladder rungs) for
+    agents and prompts with ladders, else ``"system"`` (the resolver drops whole contexts)."""
+    return "request" if prompt.get("kind") == "agent" or has_ladders(prompt) else "system"
+
+
 class SessionLike(Protocol):
     """What a front end may rely on."""
 

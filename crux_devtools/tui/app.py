@@ -38,6 +38,7 @@ class CruxTui(App[None]):
         Binding("equals_sign", "budget(1)", "Budget +", show=False),
         Binding("minus", "budget(-1)", "Budget -", key_display="-"),
         Binding("0", "clear_budget", "No budget"),
+        Binding("b", "toggle_budget_target", "Budget for"),
         Binding("r", "run", "Run agent"),
         Binding("o", "open_source", "Open source"),
         Binding("ctrl+r", "reload", "Reload"),
@@ -52,6 +53,7 @@ class CruxTui(App[None]):
         self.prompt_id: str | None = None
         self.example_names: dict[str, str | None] = {}
         self.budgets: dict[str, int | None] = {}
+        self.budget_targets: dict[str, str] = {}  # "system" or "request", when the user switched it
         self.runs: dict[str, list[dict[str, Any]]] = {}
         self.shown: dict[str, Any] | None = None  # the ExampleReport on screen
         self.selected_part: str | None = None
@@ -163,11 +165,17 @@ class CruxTui(App[None]):
             example = rp.find_example(prompt, self.example_names.get(prompt["id"]))
             self.example_names[prompt["id"]] = example.get("name") if example else None
             if self.budgets.get(prompt["id"]) is not None:
-                self.busy = "evaluating"
-                self.evaluate(prompt["id"], self.example_names[prompt["id"]], self.budgets[prompt["id"]])
+                self.busy = "evaluating" if self.budget_target(prompt) == "system" else "planning"
+                self.evaluate(prompt["id"], self.example_names[prompt["id"]], self.budgets[prompt["id"]], self.budget_target(prompt))
             else:
                 self.shown = example
         self.update_panes()
+
+    def budget_target(self, prompt: dict[str, Any] | None) -> str:
+        """What the budget keys limit for ``prompt``: ``"system"`` text or the whole ``"request"``."""
+        if prompt is None:
+            return "system"
+        return self.budget_targets.get(prompt["id"]) or rp.default_budget_target(prompt)
 
     def update_part(self) -> None:
         self.query_one(SystemTextView).selected_part = self.selected_part
@@ -181,6 +189,7 @@ class CruxTui(App[None]):
             "example": self.example_names.get(self.prompt_id or ""),
             "names": rp.example_names(prompt) if prompt else [],
             "budget": self.budgets.get(self.prompt_id or ""),
+            "target": self.budget_target(prompt),
             "stale": bool(report.get("stale")),
             "busy": self.busy,
         }
@@ -208,17 +217,24 @@ class CruxTui(App[None]):
     # Not ``exclusive``: cancelling a request the worker process is already answering could leave its
     # answer unread; answers for a selection the user has left are dropped in ``on_example_evaluated``.
     @work(group="evaluate", exit_on_error=False)
-    async def evaluate(self, prompt_id: str, example: str | None, budget: int | None) -> None:
+    async def evaluate(self, prompt_id: str, example: str | None, budget: int | None, target: str = "system") -> None:
         try:
-            result = await self.session.evaluate(prompt_id, example=example, token_budget=budget)
+            result = await self.session.evaluate(
+                prompt_id,
+                example=example,
+                token_budget=budget if target == "system" else None,
+                input_budget=budget if target == "request" else None,
+            )
         except Exception as exc:  # the engine's own failure: shown like an example's error
             error = {"file": None, "line": None, "type": type(exc).__name__, "message": f"could not evaluate {prompt_id}: {exc}", "traceback": ""}
             result = {"name": example, "input": {}, "error": error, "inspection": None, "preview": None, "preview_error": None}
-        self.post_message(ExampleEvaluated(prompt_id, example, budget, result))
+        self.post_message(ExampleEvaluated(prompt_id, example, budget, result, target))
 
     def on_example_evaluated(self, message: ExampleEvaluated) -> None:
-        current = (self.prompt_id, self.example_names.get(self.prompt_id or ""), self.budgets.get(self.prompt_id or ""))
-        if (message.prompt_id, message.example_name, message.budget) != current:
+        pid = self.prompt_id or ""
+        target = self.budget_target(rp.find_prompt(self.session.report, self.prompt_id))
+        current = (self.prompt_id, self.example_names.get(pid), self.budgets.get(pid), target)
+        if (message.prompt_id, message.example_name, message.budget, message.target) != current:
             return  # an answer for a selection the user already left
         self.busy = None
         self.shown = message.example
@@ -258,8 +274,22 @@ class CruxTui(App[None]):
     def action_budget(self, direction: int) -> None:
         if self.prompt_id is None:
             return
-        self.budgets[self.prompt_id] = rp.step_budget(self.shown, self.budgets.get(self.prompt_id), direction)
+        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        target = self.budget_target(prompt)
+        self.budgets[self.prompt_id] = rp.step_budget(self.shown, self.budgets.get(self.prompt_id), direction, target, prompt)
         self.show_selection()
+
+    def action_toggle_budget_target(self) -> None:
+        """Switch what the budget limits: the system text (whole contexts drop) or the request (the
+        planner picks ladder rungs). The budget starts over from the new target's own base."""
+        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        if prompt is None:
+            return
+        self.budget_targets[prompt["id"]] = "request" if self.budget_target(prompt) == "system" else "system"
+        self.budgets.pop(prompt["id"], None)
+        self.notify(f"Budget keys now limit the {'whole request (planner)' if self.budget_target(prompt) == 'request' else 'system text'}")
+        self.show_selection()
+        self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
 
     def action_clear_budget(self) -> None:
         if self.prompt_id is not None and self.budgets.pop(self.prompt_id, None) is not None:

@@ -30,14 +30,16 @@ class SessionChanged(Message):
 
 
 class ExampleEvaluated(Message):
-    """``session.evaluate`` returned: ``example`` is the fresh ``ExampleReport`` for this budget."""
+    """``session.evaluate`` returned: ``example`` is the fresh ``ExampleReport`` for this budget
+    (``target``: ``"system"`` text or the whole ``"request"``)."""
 
-    def __init__(self, prompt_id: str, example_name: str | None, budget: int | None, example: dict[str, Any]) -> None:
+    def __init__(self, prompt_id: str, example_name: str | None, budget: int | None, example: dict[str, Any], target: str = "system") -> None:
         super().__init__()
         self.prompt_id = prompt_id
         self.example_name = example_name
         self.budget = budget
         self.example = example
+        self.target = target
 
 
 class RunFinished(Message):

@@ -9,7 +9,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..inspector.api import find_prompt as find_prompt  # re-exported: the TUI reads reports through this module
+# Re-exported: the TUI reads reports through this module.
+from ..inspector.api import default_budget_target as default_budget_target
+from ..inspector.api import find_prompt as find_prompt
 
 BUDGET_STEP = 0.10  # one ``+``/``-`` press moves the budget by 10% of the current total
 
@@ -46,17 +48,24 @@ def next_example(prompt: dict[str, Any], current: str | None) -> str | None:
     return names[(names.index(current) + 1) % len(names)]
 
 
-def budget_base(example: dict[str, Any] | None, budget: int | None) -> int:
-    """What a budget step is measured from: the budget in force, else the system text's tokens."""
+def budget_base(example: dict[str, Any] | None, budget: int | None, target: str = "system", prompt: dict[str, Any] | None = None) -> int:
+    """What a budget step is measured from: the budget in force; else, for the system text, its
+    tokens, and for the request, the default input budget (or the planned request's limit)."""
     if budget is not None:
         return budget
+    if target == "request":
+        preview = (example or {}).get("preview") or {}
+        default = (prompt or {}).get("default_budget") or preview.get("max_input_tokens") or preview.get("input_tokens")
+        return int(default or 0)
     inspection = (example or {}).get("inspection") or {}
     return int(inspection.get("system_tokens") or inspection.get("total_tokens") or 0)
 
 
-def step_budget(example: dict[str, Any] | None, budget: int | None, direction: int) -> int | None:
-    """Raise (``direction=1``) or lower (``-1``) the budget by ``BUDGET_STEP`` of the current total."""
-    base = budget_base(example, budget)
+def step_budget(
+    example: dict[str, Any] | None, budget: int | None, direction: int, target: str = "system", prompt: dict[str, Any] | None = None
+) -> int | None:
+    """Raise (``direction=1``) or lower (``-1``) the budget by ``BUDGET_STEP`` of the current base."""
+    base = budget_base(example, budget, target, prompt)
     if base <= 0:
         return budget
     step = max(1, math.ceil(base * BUDGET_STEP))

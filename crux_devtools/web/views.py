@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from ..inspector.api import find_prompt
+from ..inspector.api import default_budget_target, find_prompt
 from .input_check import FieldError
 
 PALETTE = 10  # colours c-1 .. c-9 for contexts; c-0 is the prompt's own text
@@ -267,10 +267,6 @@ def request_tokens(prompt: dict[str, Any]) -> int:
     return max([int((ex.get("preview") or {}).get("input_tokens") or 0) for ex in prompt.get("examples") or []] or [0])
 
 
-def has_ladders(prompt: dict[str, Any]) -> bool:
-    return any((ex.get("preview") or {}).get("candidates") for ex in prompt.get("examples") or [])
-
-
 BUDGET_MODES = {"system": "system text", "request": "whole request"}
 
 
@@ -286,7 +282,7 @@ def controls(prompt: dict[str, Any], example: str | None, budget: int | None, in
     if example not in examples:
         example = examples[0] if examples else None
     if budget_for not in BUDGET_MODES:
-        budget_for = "request" if prompt.get("kind") == "agent" or has_ladders(prompt) else "system"
+        budget_for = default_budget_target(prompt)
     inputs = {str(e.get("name")): json.dumps(e.get("input", {}), indent=2, ensure_ascii=False) for e in prompt.get("examples") or []}
     cached = next((e for e in prompt.get("examples") or [] if e.get("name") == example), None)
     if budget_for == "request":

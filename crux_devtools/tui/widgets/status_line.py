@@ -9,7 +9,9 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 
-def status_text(prompt: dict[str, Any] | None, example: str | None, names: list[str], budget: int | None, stale: bool, busy: str | None) -> Text:
+def status_text(
+    prompt: dict[str, Any] | None, example: str | None, names: list[str], budget: int | None, stale: bool, busy: str | None, target: str = "system"
+) -> Text:
     if prompt is None:
         return Text("No prompt selected", style="dim")
     text = Text()
@@ -30,6 +32,7 @@ def status_text(prompt: dict[str, Any] | None, example: str | None, names: list[
         text.append(f"{default} (default)", "cyan")
     else:
         text.append("none", "dim")
+    text.append(" · request" if target == "request" else " · system", "dim")
     if busy:
         text.append(f"  … {busy}", "italic dim")
     return text

@@ -31,6 +31,22 @@ def totals_line(inspection: dict[str, Any]) -> Text:
     return line
 
 
+def planner_line(preview: dict[str, Any]) -> Text | None:
+    """``planned request 4,210 of max 4,285 tokens · catalog → summary (see Planning)``, when the
+    planner adapted something: the text below is each part in full, as the resolver made it."""
+    adaptations = preview.get("adaptations") or []
+    if not adaptations:
+        return None
+    line = Text.assemble(
+        ("planned request ", "dim"), (f"{preview.get('input_tokens', 0):,}", "bold"),
+        (" of max ", "dim"), (f"{preview.get('max_input_tokens', 0):,}", "bold"), (" tokens · ", "dim"),
+    )
+    changes = ", ".join(f"{a.get('contributor')} → {a.get('representation')}" for a in adaptations)
+    line.append(changes, "bold yellow")
+    line.append(" (full text below; see Planning)", "dim")
+    return line
+
+
 def part_rule(part: dict[str, Any], selected: bool) -> Rule:
     status = part.get("status", "active")
     bits = [part.get("source", "?")]
@@ -55,6 +71,9 @@ def render_system(example: dict[str, Any] | None, selected_part: str | None) -> 
     if not inspection:
         return Text("No inspection for this example (see the Errors tab).", style="bold red")
     items: list[RenderableType] = [totals_line(inspection)]
+    planned = planner_line(example.get("preview") or {})
+    if planned is not None:
+        items.append(planned)
     for part in inspection.get("parts", []):
         items.append(part_rule(part, selected=part.get("source") == selected_part))
         text = part.get("text") or ""
