@@ -132,3 +132,41 @@ def test_serve_on_a_busy_port_says_so_and_answers_on_the_next_one(tmp_path: Path
         proc.terminate()
         proc.wait(15)
         busy.close()
+
+
+def test_ctrl_c_ends_an_open_event_stream_cleanly(tmp_path: Path) -> None:
+    """uvicorn waits for open responses before shutting the app down; the /events stream must end
+    by itself on Ctrl-C, not be cut when the graceful timeout runs out."""
+    import signal
+    import subprocess
+    import sys
+
+    from web_conftest_helpers import free_port
+
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("data", "__pycache__"))
+    port = free_port()
+    cli = [sys.executable, "-c", "from crux_devtools.cli import main; main()"]
+    proc = subprocess.Popen([*cli, "serve", str(project), "--no-open", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}/events"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/prompts", timeout=5)
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline and proc.poll() is None, "the server never answered"
+                time.sleep(0.1)
+        with httpx.stream("GET", url, timeout=30) as stream:
+            lines = stream.iter_lines()
+            assert next(lines) == "event: hello"
+            proc.send_signal(signal.SIGINT)
+            rest = list(lines)  # ends at the server's clean end of the body; a cut stream raises here
+        assert all(line == "" or line.startswith(("data: ", "event: ", ":")) for line in rest)
+        assert proc.wait(15) == 0
+        assert proc.stdout is not None and proc.stdout.read().rstrip().endswith("Stopped.")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(15)

@@ -8,6 +8,7 @@ import threading
 import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 import uvicorn
@@ -71,14 +72,33 @@ def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, o
         click.echo(f"Port {binding.moved_from} is busy; using {binding.port} instead.")
     click.echo(f"crux-devtools inspector for {session.root}")
     click.echo(f"Serving at {binding.url}  (Ctrl-C to stop)")
-    config = uvicorn.Config(app, host=binding.host, port=binding.port, log_level="warning", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
+    config = uvicorn.Config(app, host=binding.host, port=binding.port, log_level="warning", timeout_graceful_shutdown=5)
+    server = InspectorServer(config)
     if open_browser and not can_open_browser():
         click.echo("No graphical display here: open the URL above in your browser (or pass --no-open).")
         open_browser = False
     if open_browser:
         threading.Thread(target=_open_when_started, args=(server, binding.url), daemon=True).start()
-    server.run()
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: stopping is the normal end
+        pass
+    click.echo("Stopped.")
+
+
+class InspectorServer(uvicorn.Server):
+    """uvicorn, ending every ``/events`` stream as shutdown begins.
+
+    uvicorn waits for open responses to finish before it runs the app's shutdown, and an event
+    stream never finishes by itself: the hub's streams are told to end first, so Ctrl-C closes each
+    open page's stream cleanly instead of cutting it when the graceful timeout runs out.
+    """
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        hub = getattr(getattr(self.config.app, "state", None), "hub", None)
+        if hub is not None:
+            hub.detach()
+        await super().shutdown(sockets=sockets)
 
 
 def can_open_browser() -> bool:
