@@ -34,6 +34,18 @@ def test_inspect_prints_parts_tokens_exclusions_and_tools() -> None:
     assert "greeter" not in out
 
 
+def test_inspect_says_what_a_memory_read_and_what_the_planner_adapted() -> None:
+    code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "support-with-memory")
+    assert code == 0
+    header = next(i for i, line in enumerate(out.splitlines()) if line.startswith("    ┌─ customer-memory [memory"))
+    assert out.splitlines()[header + 1] == (
+        "    │ (namespace 'user:dana': recent: the last 2 messages (at most 6); facts: 2 matching facts, all shown)"
+    )
+    code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "ladder-reply")
+    assert code == 0
+    assert "      adapted sync-log -> offload: 6922 -> 270 tokens" in out
+
+
 def test_inspect_with_a_token_budget_shows_what_is_dropped() -> None:
     code, out = run("inspect", str(PROJECTS / "good"), "--prompt", "support", "--example", "expert", "--token-budget", "12")
     assert code == 0

@@ -92,3 +92,20 @@ def test_every_python_example_in_the_readme_runs_and_its_assertions_hold(tmp_pat
         script.write_text(code)
         out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert out.returncode == 0, f"README python block {n} failed:\n{out.stderr}"
+
+
+def test_the_readmes_inspect_example_runs_as_written():
+    """``$ crux-devtools inspect ...`` lines in the README run from the repo root and exit 0."""
+    import shlex
+    import subprocess
+    import sys
+
+    lines = re.findall(r"^\$ (crux-devtools inspect .*)$", (REPO / "README.md").read_text(), re.M)
+    assert lines, "the README should show an inspect command"
+    exe = Path(sys.executable).with_name("crux-devtools")
+    for line in lines:
+        args = shlex.split(line)[1:]
+        out = subprocess.run([str(exe), *args], cwd=REPO, capture_output=True, text=True, timeout=180)
+        assert out.returncode == 0, f"{line}: {out.stdout}{out.stderr}"
+        if "--token-budget" in args:
+            assert "dropped: " in out.stdout, f"{line} drops nothing"

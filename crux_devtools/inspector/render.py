@@ -85,6 +85,8 @@ def render_example(example: dict[str, Any]) -> str:
             header += f", priority {part['priority']}"
         header += f"] {part['tokens']} tokens"
         out.append(f"    ┌─ {header}")
+        if part.get("detail"):  # what a memory read, and what its budget left out
+            out.append(f"    │ ({part['detail']})")
         out.extend(f"    │ {line}" for line in (part["text"] or "").splitlines() or [""])
     out.append("    └─")
     if inspection.get("prompt"):
@@ -100,6 +102,11 @@ def render_example(example: dict[str, Any]) -> str:
     preview = example.get("preview")
     if preview:
         out.append(f"    plan: {preview.get('status')}, {preview.get('input_tokens')} of {preview.get('max_input_tokens')} input tokens ({preview.get('measurement')})")
+        for adaptation in preview.get("adaptations") or []:
+            out.append(
+                f"      adapted {adaptation.get('contributor')} -> {adaptation.get('representation')}: "
+                f"{adaptation.get('full_tokens')} -> {adaptation.get('selected_tokens')} tokens"
+            )
         for candidate in preview.get("candidates") or []:
             mark = "selected" if candidate.get("selected") else (candidate.get("rejection_reason") or "-")
             out.append(f"      candidate {candidate.get('contributor')} @ {candidate.get('representation')}: {candidate.get('input_tokens')} tokens, {mark}")
