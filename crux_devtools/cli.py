@@ -25,7 +25,15 @@ def _project(directory: str) -> Path:
     return path
 
 
-async def _inspect(root: Path, timeout: float, prompt_id: str | None, example: str | None, data: dict[str, Any] | None, token_budget: int | None) -> dict[str, Any]:
+async def _inspect(
+    root: Path,
+    timeout: float,
+    prompt_id: str | None,
+    example: str | None,
+    data: dict[str, Any] | None,
+    token_budget: int | None,
+    input_budget: int | None = None,
+) -> dict[str, Any]:
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
@@ -38,7 +46,7 @@ async def _inspect(root: Path, timeout: float, prompt_id: str | None, example: s
             if not prompts and not report.get("errors"):
                 known = ", ".join(p["id"] for p in report.get("prompts", [])) or "none"
                 raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
-        if example is not None or data is not None or token_budget is not None:
+        if example is not None or data is not None or token_budget is not None or input_budget is not None:
             chosen = []
             for prompt in prompts:
                 if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
@@ -47,7 +55,10 @@ async def _inspect(root: Path, timeout: float, prompt_id: str | None, example: s
                     known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
                     raise click.ClickException(f"{prompt['kind']} {prompt['id']!r} has no example {example!r}; known examples: {known}")
                 names = [example] if example is not None or data is not None else [e["name"] for e in prompt["examples"]]
-                examples = [await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget) for name in names]
+                examples = [
+                    await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
+                    for name in names
+                ]
                 chosen.append({**prompt, "examples": examples})
             prompts = chosen
         report["prompts"] = prompts
@@ -62,9 +73,24 @@ async def _inspect(root: Path, timeout: float, prompt_id: str | None, example: s
 @click.option("--example", metavar="NAME", help="Only this example of each prompt (re-evaluated).")
 @click.option("--input", "input_json", metavar="JSON", help="A custom input as a JSON object, instead of the examples.")
 @click.option("--token-budget", type=click.IntRange(min=1), metavar="N", help="Resolve with this system-text token budget: shows what would be dropped.")
+@click.option(
+    "--input-budget",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Plan each request with this input budget (max tokens): shows which ladder rungs the planner picks.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts) instead of text.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
-def inspect(directory: str, prompt_id: str | None, example: str | None, input_json: str | None, token_budget: int | None, as_json: bool, timeout: float) -> None:
+def inspect(
+    directory: str,
+    prompt_id: str | None,
+    example: str | None,
+    input_json: str | None,
+    token_budget: int | None,
+    input_budget: int | None,
+    as_json: bool,
+    timeout: float,
+) -> None:
     """Print one report of the project in DIRECTORY (default: the current folder) and exit."""
     if example is not None and input_json is not None:
         raise click.UsageError("use either --example or --input, not both")
@@ -76,7 +102,7 @@ def inspect(directory: str, prompt_id: str | None, example: str | None, input_js
             raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--input") from None
         if not isinstance(data, dict):
             raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
-    report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget))
+    report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return

@@ -46,6 +46,19 @@ def test_inspect_says_what_a_memory_read_and_what_the_planner_adapted() -> None:
     assert "      adapted sync-log -> offload: 6922 -> 270 tokens" in out
 
 
+def test_inspect_with_an_input_budget_plans_each_request_under_it() -> None:
+    args = ("inspect", str(REPO / "sample_project"), "--prompt", "ladder-reply", "--example", "quiet-day")
+    code, roomy = run(*args, "--json")
+    assert code == 0
+    code, tight = run(*args, "--input-budget", "600", "--json")
+    assert code == 0
+    roomy_plan = json.loads(roomy)["prompts"][0]["examples"][0]["preview"]
+    tight_plan = json.loads(tight)["prompts"][0]["examples"][0]["preview"]
+    assert roomy_plan["adaptations"] == [] and roomy_plan["input_tokens"] > 600
+    assert tight_plan["max_input_tokens"] == 600 and tight_plan["input_tokens"] <= 600
+    assert tight_plan["adaptations"], "a budget below the full request must adapt something"
+
+
 def test_inspect_with_a_token_budget_shows_what_is_dropped() -> None:
     code, out = run("inspect", str(PROJECTS / "good"), "--prompt", "support", "--example", "expert", "--token-budget", "12")
     assert code == 0
