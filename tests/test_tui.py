@@ -283,6 +283,31 @@ async def test_a_saved_file_updates_the_screen_and_says_what_changed(session: Fa
         assert "support.py changed: support-reply\nchanged: support-reply" in notifications(app)
 
 
+async def test_a_save_that_keeps_the_trees_shape_relabels_it_in_place(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(PromptTree)
+        first = tree.root.children[0]
+        last = tree.root.children[-1]
+        last.collapse()  # the user's collapsed prompt must stay collapsed
+        before = first.label.plain
+        original = session.prompts["support-reply"]
+        edited = prompt(
+            "support-reply",
+            system="You are Ari, now answering in French, with a longer instruction than before.",
+            input=Ticket,
+            use=list(original.use),
+            prompt=lambda i: i.message,
+            examples=original.examples,
+        )
+        session.replace_prompt(edited, summary="support.py changed: support-reply")
+        await settle(pilot)
+        assert tree.root.children[0] is first  # the same node, not a rebuilt tree
+        assert first.label.plain != before and first.label.plain.startswith("✓ support-reply ")
+        assert not tree.root.children[-1].is_expanded
+
+
 async def test_a_burst_of_session_events_collapses_into_one_update(session: FakeSession) -> None:
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:

@@ -66,39 +66,62 @@ class PromptTree(Tree[NodeRef]):
         self.show_root = False
         self.guide_depth = 3
         self._current: NodeRef | None = None  # survives rebuilds (the cursor node is recomputed lazily)
+        self._shown_shape: list[tuple[NodeRef, NodeRef | None]] = []  # (node, parent) of the tree on screen
+        self._shown_nodes: list[TreeNode[NodeRef]] = []  # its nodes, in the same order
 
     def show_report(self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None = None) -> None:
-        """Rebuild from ``report``.
+        """Show ``report``: relabel the nodes in place when the tree's shape is unchanged (the common
+        case after a save: a marker or a token count changed), else rebuild it.
 
         ``current`` maps prompt id -> the example whose context statuses are marked; ``shown`` is the
         example on screen (it may be re-evaluated with a budget), used for its own prompt.
         """
+        rows = self._rows(report, current, shown)
+        shape = [(ref, parent) for ref, parent, _ in rows]
+        if report and shape == self._shown_shape:
+            for node, (_, _, label) in zip(self._shown_nodes, rows, strict=True):
+                if node.label != label:
+                    node.set_label(label)
+            return
         # the user's collapsed prompts stay collapsed; every other prompt (new ones too) is expanded
         collapsed = {n.data.prompt_id for n in self._prompt_nodes() if n.data and n.allow_expand and not n.is_expanded}
         self.clear()
+        self._shown_shape, self._shown_nodes = [], []
         if not report:
             return
+        by_ref: dict[NodeRef, TreeNode[NodeRef]] = {}
+        for ref, parent, label in rows:
+            owner = self.root if parent is None else by_ref[parent]
+            node = owner.add(label, ref, expand=ref.context_id is not None or ref.prompt_id not in collapsed)
+            by_ref[ref] = node
+            self._shown_nodes.append(node)
+        for node in self._shown_nodes:
+            node.allow_expand = bool(node.children)
+        self._shown_shape = shape
+        self._restore_cursor(self._current)
+
+    def _rows(
+        self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None
+    ) -> list[tuple[NodeRef, NodeRef | None, Text]]:
+        """Every node in display order: what it stands for, its parent's ref, and its label.
+        Contexts nest under their owner, in declaration order."""
+        rows: list[tuple[NodeRef, NodeRef | None, Text]] = []
+        if not report:
+            return rows
         stale = bool(report.get("stale"))
         for prompt in report.get("prompts", []):
             pid = prompt.get("id", "?")
-            node = self.root.add(prompt_label(prompt, stale), NodeRef(pid), expand=pid not in collapsed)
+            rows.append((NodeRef(pid), None, prompt_label(prompt, stale)))
             on_screen = shown if shown and (shown.get("inspection") or {}).get("prompt_id") == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
-            self._add_contexts(node, prompt, statuses)
-            node.allow_expand = bool(node.children)
-        self._restore_cursor(self._current)
-
-    def _add_contexts(self, node: TreeNode[NodeRef], prompt: dict[str, Any], statuses: dict[str, str]) -> None:
-        """Contexts nest under their owner, in declaration order."""
-        by_id: dict[str, TreeNode[NodeRef]] = {}
-        pid = prompt.get("id", "?")
-        for ctx in prompt.get("contexts", []):
-            parent = by_id.get(ctx.get("owner") or "", node)
-            child = parent.add(context_label(ctx, statuses.get(ctx.get("id", ""))), NodeRef(pid, ctx.get("id")), expand=True)
-            by_id[ctx.get("id", "")] = child
-        for child in by_id.values():
-            if not child.children:
-                child.allow_expand = False
+            known: set[str] = set()
+            for ctx in prompt.get("contexts", []):
+                cid = ctx.get("id", "")
+                owner = ctx.get("owner") or ""
+                parent = NodeRef(pid, owner) if owner in known else NodeRef(pid)
+                rows.append((NodeRef(pid, cid), parent, context_label(ctx, statuses.get(cid))))
+                known.add(cid)
+        return rows
 
     def _prompt_nodes(self) -> list[TreeNode[NodeRef]]:
         return list(self.root.children)
