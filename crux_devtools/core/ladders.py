@@ -73,28 +73,10 @@ def _check_no_tool_collision(where: str, members: tuple[Context, ...]) -> None:
             seen[t.name] = t
 
 
-def _inner_ladder(entries: Sequence[Any]) -> Ladder | None:
-    """The first ladder anywhere under ``entries`` (through nested use, when(...) and match(...))."""
-    for entry in entries:
-        if isinstance(entry, Ladder):
-            return entry
-        if isinstance(entry, Context):
-            found = _inner_ladder(entry.use)
-        elif isinstance(entry, Conditional):
-            found = _inner_ladder(entry.entries)
-        elif isinstance(entry, Match):
-            found = next((f for branch in entry.cases.values() if (f := _inner_ladder(branch)) is not None), None)
-        else:
-            found = None
-        if found is not None:
-            return found
-    return None
-
-
 def _check_no_inner_ladder(where: str, members: Sequence[Context]) -> None:
     """A ladder's source is planned as one block: a ladder inside it could never pick its own rung."""
     for member in members:
-        inner = _inner_ladder(member.use)
+        inner = next((entry for entry in _walk_entries(member.use) if isinstance(entry, Ladder)), None)
         if inner is not None:
             around = ", ".join(repr(c.id) for c in inner.canonical_sources() if isinstance(c, Context)) or "its source"
             raise invalid_composition(
@@ -105,18 +87,25 @@ def _check_no_inner_ladder(where: str, members: Sequence[Context]) -> None:
             )
 
 
-def _walk_contexts(entries: Sequence[Any]) -> Iterator[Context]:
+def _walk_entries(entries: Sequence[Any]) -> Iterator[Context | Ladder]:
+    """Every context and ladder under ``entries``, depth first, through nested ``use``, ``when(...)``,
+    ``match(...)`` branches and ladder sources."""
     for entry in entries:
         if isinstance(entry, Context):
             yield entry
-            yield from _walk_contexts(entry.use)
+            yield from _walk_entries(entry.use)
         elif isinstance(entry, Conditional):
-            yield from _walk_contexts(entry.entries)
+            yield from _walk_entries(entry.entries)
         elif isinstance(entry, Match):
             for branch in entry.cases.values():
-                yield from _walk_contexts(branch)
+                yield from _walk_entries(branch)
         elif isinstance(entry, Ladder):
-            yield from _walk_contexts(entry.canonical_sources())
+            yield entry
+            yield from _walk_entries(entry.canonical_sources())
+
+
+def _walk_contexts(entries: Sequence[Any]) -> Iterator[Context]:
+    return (entry for entry in _walk_entries(entries) if isinstance(entry, Context))
 
 
 def tools_owned(ctx: Context) -> list[Tool]:
