@@ -128,11 +128,11 @@ class Facts:
                 break
             lines.append(line)
             used += cost
-        shown = len(lines) - 1
+        shown, offered = len(lines) - 1, min(len(found), self.limit)
         how = "matching facts re-ranked by embedding similarity" if matched else "newest facts (no query word matched)"
         detail = f"{self.id}: {shown} of {len(found)} {how} shown"
-        if shown < min(len(found), self.limit):
-            detail += f"; the {self.max_tokens}-token budget left out {min(len(found), self.limit) - shown}"
+        if shown < offered:
+            detail += f"; the {self.max_tokens}-token budget left out {offered - shown}"
         return ("\n".join(lines) if shown else ""), detail
 
     def keep(self, messages: Sequence[Any]) -> list[Kept]:

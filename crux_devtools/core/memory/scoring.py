@@ -21,15 +21,15 @@ import os
 import sqlite3
 from collections.abc import Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .sections import SECTION_RANK
 
 WORKING_MEMORY = SECTION_RANK["working_memory"]
 
 _SETUP = (
-    "CREATE TEMP TABLE IF NOT EXISTS crux_scored (id INTEGER PRIMARY KEY, sec INTEGER NOT NULL, score REAL NOT NULL, tokens INTEGER NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS temp.crux_scored_order ON crux_scored (sec, score, id)",
+    "CREATE TEMP TABLE crux_scored (id INTEGER PRIMARY KEY, sec INTEGER NOT NULL, score REAL NOT NULL, tokens INTEGER NOT NULL)",
+    "CREATE INDEX temp.crux_scored_order ON crux_scored (sec, score, id)",
 )
 # The FTS5 statistics record (row count and total size) changes with every write to the index; with
 # the newest rowid it tells two connections whether they read the same snapshot.
@@ -61,10 +61,7 @@ class Scope:
         return sql, params
 
     def split(self, at: int) -> tuple[Scope, Scope]:
-        return (
-            Scope(self.match, self.lo, at, self.secs, self.lane, self.working_memory),
-            Scope(self.match, at + 1, self.hi, self.secs, self.lane, self.working_memory),
-        )
+        return replace(self, hi=at), replace(self, lo=at + 1)
 
 
 @dataclass(slots=True)
@@ -100,10 +97,14 @@ def score_in_new_transaction(conn: sqlite3.Connection, scope: Scope) -> tuple[Sc
     return score(conn, scope), fingerprint(conn)
 
 
-def score(conn: sqlite3.Connection, scope: Scope) -> Scored:
-    """Score every match of ``scope`` into the connection's temp table (inside its open transaction)."""
+def prepare(conn: sqlite3.Connection) -> None:
+    """Create the connection's temp table for ``score`` (once, when the connection opens)."""
     for statement in _SETUP:
         conn.execute(statement)
+
+
+def score(conn: sqlite3.Connection, scope: Scope) -> Scored:
+    """Score every match of ``scope`` into the connection's temp table (inside its open transaction)."""
     conn.execute("DELETE FROM temp.crux_scored")
     filters, params = scope.meta_filters()
     # ``rank`` is FTS5's bm25 (negated: higher is better). Rows arrive in rowid order, so the temp

@@ -22,7 +22,7 @@ from ..tokens import TokenCounter, default_counter
 from .query import fts_query
 from .results import ContextAssembly, Evidence
 from .schema import MAX_SEQ, SCHEMA_VERSION, migrate, slot_range
-from .scoring import Helper
+from .scoring import Helper, prepare as prepare_scoring
 from .sections import check_entry_types, section_for
 
 MEMORY = ":memory:"
@@ -78,7 +78,8 @@ class MemoryStore:
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA mmap_size = 268435456")
             conn.execute("PRAGMA cache_size = -65536")
-            conn.execute("PRAGMA temp_store = MEMORY")  # get_context scores into a temp table
+            conn.execute("PRAGMA temp_store = MEMORY")
+            prepare_scoring(conn)  # the temp table get_context scores into
         except BaseException:
             conn.close()
             raise
