@@ -161,6 +161,8 @@ def test_bad_memory_definitions_are_rejected(store: MemoryStore) -> None:
         recent_messages("r", max_messages=0)
     with pytest.raises(ValueError, match="unique"):
         memory("m", store=store, namespace="n", blocks=[facts("f"), recent_messages("f")])
+    with pytest.raises(ValueError, match=r"facts\('f'\): limit must be a positive int"):
+        facts("f", limit=0)
 
 
 def test_an_empty_memory_adds_no_block(store: MemoryStore) -> None:
