@@ -58,6 +58,7 @@ __all__ = [
     "Conditional",
     "Context",
     "CruxError",
+    "InputValidationError",
     "Diagnostic",
     "Drop",
     "Exclusion",

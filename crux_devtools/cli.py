@@ -34,6 +34,7 @@ async def _inspect(
     token_budget: int | None,
     input_budget: int | None = None,
 ) -> dict[str, Any]:
+    from .inspector.evaluate import status_of
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
@@ -59,7 +60,9 @@ async def _inspect(
                     await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
                     for name in names
                 ]
-                chosen.append({**prompt, "examples": examples})
+                first = examples[0]["inspection"] if examples and examples[0]["inspection"] else None
+                # status and size are of the examples shown, not of the report's own examples
+                chosen.append({**prompt, "examples": examples, "status": status_of(examples), "total_tokens": first["total_tokens"] if first else 0})
             prompts = chosen
         report["prompts"] = prompts
         return report
@@ -103,12 +106,13 @@ def inspect(
         if not isinstance(data, dict):
             raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
-    if as_json:
-        click.echo(json.dumps(report, indent=2))
-        return
-    from .inspector.render import render_report
+    from .inspector.render import failures, render_report
 
-    click.echo(render_report(report))
+    click.echo(json.dumps(report, indent=2) if as_json else render_report(report))
+    failed = failures(report)
+    if failed:  # exit 1 when anything printed failed (the same failures `check` reports)
+        click.echo(f"{len(failed)} failure(s)", err=True)
+        click.get_current_context().exit(1)
 
 
 @main.command()

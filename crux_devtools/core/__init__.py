@@ -24,6 +24,7 @@ from .prompts import Prompt, prompt
 from .results import Drop, Exclusion, Inspection, Part, Resolved
 from .tokens import TiktokenCounter, TokenCounter, default_counter
 from .tools import Tool, tool
+from .validation import InputValidationError
 
 __all__ = [
     "ContextAssembly",
@@ -72,6 +73,7 @@ __all__ = [
     "Conditional",
     "Context",
     "CruxError",
+    "InputValidationError",
     "Diagnostic",
     "Drop",
     "Exclusion",

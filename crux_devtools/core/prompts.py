@@ -29,6 +29,7 @@ from .results import Inspection, Resolved
 from .schema import FieldDecl, merge_fields
 from .tokens import TokenCounter
 from .tools import Tool, normalize_tools
+from .validation import validate_model
 
 
 def check_token_budget(value: Any) -> int | None:
@@ -85,7 +86,10 @@ class Prompt:
 
     # -- input ---------------------------------------------------------------------------------
     def validate_input(self, input: Any = None) -> BaseModel:
-        """Validate a dict (or an instance of ``input_model``) into the merged model."""
+        """Validate a dict (or an instance of ``input_model``) into the merged model.
+
+        A failure raises ``InputValidationError`` (a pydantic ``ValidationError``) with one readable
+        line per field, e.g. ``unknown field 'mesage' (did you mean 'message'?)``."""
         if isinstance(input, self.input_model):
             return input
         if input is None:
@@ -94,7 +98,7 @@ class Prompt:
             input = input.model_dump()
         if not isinstance(input, Mapping):
             raise TypeError(f"prompt {self.id!r}: input must be a dict or a {self.input_model.__name__}, got {type(input).__name__}")
-        return self.input_model.model_validate(dict(input))
+        return validate_model(self.input_model, input, f"prompt {self.id!r}")
 
     def contexts(self) -> list[Reach]:
         """Every context this prompt may use, statically, in declaration order."""

@@ -6,6 +6,7 @@ inside the project folder, so a failing callback points at the user's code, not 
 
 from __future__ import annotations
 
+import sys
 import traceback
 from pathlib import Path
 from typing import Any
@@ -48,9 +49,21 @@ def locate(root: Path, exc: BaseException) -> tuple[str | None, int | None]:
     return best
 
 
+def _is_input_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the core's ``InputValidationError``. Looked up in ``sys.modules``: this module
+    is also imported by the session process, which must not load pydantic and the core, and an
+    exception of that type can only exist where its module was loaded."""
+    validation = sys.modules.get("crux_devtools.core.validation")
+    return validation is not None and isinstance(exc, validation.InputValidationError)
+
+
 def load_error(root: Path, exc: BaseException, *, file: str | None = None, line: int | None = None) -> dict[str, Any]:
     """A ``LoadError`` dict for an exception; ``file``/``line`` are fallbacks when the traceback has none."""
     found_file, found_line = locate(root, exc)
+    if found_file is None and _is_input_error(exc):
+        # An example or input that does not fit the prompt's input: not a fault in code, so one
+        # readable line per field and no library traceback; ``file``/``line`` name the example.
+        return {"file": file, "line": line, "type": type(exc).__name__, "message": "\n".join(exc.problems), "traceback": ""}  # type: ignore[attr-defined]
     text = "".join(traceback.format_exception(exc))
     if len(text) > MAX_TRACEBACK:
         text = text[:MAX_TRACEBACK] + "\n… [traceback truncated]"

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from ..contexts import Context, check_id, check_input_model, check_priority
 from ..tools import Tool, tool
+from ..validation import validate_model
 from .blocks import Facts, RecentMessages
 from .store import MemoryStore
 
@@ -95,7 +96,7 @@ class Memory(Context):
         if namespace is not None:
             return namespace
         if input is not None:
-            return self.namespace_for(_as_input(self.input, input))
+            return self.namespace_for(_as_input(self.input, input, self.id))
         if isinstance(self.namespace, str) and self.namespace:
             return self.namespace
         current = self.state.get()
@@ -145,13 +146,13 @@ class Memory(Context):
         return self.store.remember(self._target(namespace, None), fact, entry_type="fact")
 
 
-def _as_input(model: type[BaseModel] | None, input: Any) -> Any:
+def _as_input(model: type[BaseModel] | None, input: Any, memory_id: str) -> Any:
     if isinstance(input, BaseModel):
         return input
     if not isinstance(input, Mapping):
         raise TypeError(f"input must be a dict or a pydantic model instance, got {type(input).__name__}")
     if model is not None:
-        return model.model_validate(dict(input))
+        return validate_model(model, input, f"memory {memory_id!r}")
     return SimpleNamespace(**input)
 
 
