@@ -137,6 +137,19 @@ def test_an_example_typo_is_one_readable_line_per_field_with_a_suggestion() -> N
     assert "errors.pydantic.dev" not in out and "validation error for" not in out
 
 
+def test_a_failing_memory_callback_is_reported_as_that_callback_at_its_own_line() -> None:
+    code, out = run("check", str(PROJECTS / "bad_memory_query"))
+    assert code == 1
+    assert out.splitlines()[:3] == [
+        "prompts.py:16: CallbackError: prompt 'asks' example 'basic': 'raising-memory': query callback raised KeyError: 'no such field: topic'",
+        "prompts.py:19: CallbackError: prompt 'counts' example 'basic': 'number-memory': query callback returned int, "
+        "expected str or None; return the text to search the memory for (None: its newest facts)",
+        "prompts.py:27: CallbackError: prompt 'nameless' example 'basic': 'nameless-memory': namespace callback returned None, "
+        'expected a non-empty string; return the namespace to read and write, e.g. f"user:{i.user_id}"',
+    ]
+    assert "system callback" not in out
+
+
 def _real_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(Path(sys.executable).parent / "crux-devtools"), *args], capture_output=True, text=True, timeout=120)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
-from crux_devtools import Memory, MemoryStore, context, default_counter, facts, memory, prompt, recent_messages
+from crux_devtools import CallbackError, Memory, MemoryStore, context, default_counter, facts, memory, prompt, recent_messages
 
 
 class User(BaseModel):
@@ -221,3 +222,53 @@ def test_the_inspection_says_what_a_memory_found_and_what_its_budget_left_out(st
 def test_a_plain_context_has_no_render_detail(store: MemoryStore) -> None:
     p = prompt("support", system="Answer.", use=[context("tone", system=lambda i: "Be brief.")])
     assert [part.detail for part in p.inspect({}).parts] == [None, None]
+
+
+def _broken_query(i: Question) -> str:
+    raise KeyError("topic")
+
+
+def _number_query(i: Question) -> int:
+    return 42
+
+
+def test_a_query_callback_that_raises_is_reported_as_the_memorys_query_callback(store: MemoryStore) -> None:
+    mem = memory("m", store=store, namespace="n", input=Question, query=_broken_query, blocks=[facts("f")])
+    p = prompt("p", use=[mem])
+    for call in (lambda: p.resolve({"question": "q"}), lambda: asyncio.run(p.ainspect({"question": "q"}))):
+        with pytest.raises(CallbackError) as info:
+            call()
+        assert (info.value.owner, info.value.callback) == ("m", "query")
+        assert str(info.value) == "'m': query callback raised KeyError: 'topic'"
+        assert isinstance(info.value.__cause__, KeyError)
+        assert info.value.location == (__file__, _broken_query.__code__.co_firstlineno)
+
+
+def test_a_query_callback_that_returns_no_text_is_reported_at_its_own_definition(store: MemoryStore) -> None:
+    mem = memory("m", store=store, namespace="n", input=Question, query=_number_query, blocks=[facts("f")])
+    with pytest.raises(CallbackError) as info:
+        prompt("p", use=[mem]).resolve({"question": "q"})
+    assert (info.value.owner, info.value.callback) == ("m", "query")
+    assert str(info.value) == (
+        "'m': query callback returned int, expected str or None; return the text to search the memory for (None: its newest facts)"
+    )
+    assert info.value.location == (__file__, _number_query.__code__.co_firstlineno)
+
+
+def test_a_namespace_callback_that_returns_no_namespace_is_reported_as_the_namespace_callback(store: MemoryStore) -> None:
+    no_namespace = lambda i: None  # noqa: E731
+    mem = memory("m", store=store, namespace=no_namespace, blocks=[facts("f")])
+    with pytest.raises(CallbackError) as info:
+        prompt("p", use=[mem]).resolve({})
+    assert (info.value.owner, info.value.callback) == ("m", "namespace")
+    assert str(info.value).startswith("'m': namespace callback returned None, expected a non-empty string")
+    assert info.value.location == (__file__, no_namespace.__code__.co_firstlineno)
+
+
+def test_an_async_query_callback_is_refused_with_a_clear_message(store: MemoryStore) -> None:
+    async def query(i: Question) -> str:
+        return "q"
+
+    mem = memory("m", store=store, namespace="n", input=Question, query=query, blocks=[facts("f")])
+    with pytest.raises(CallbackError, match="'m': query callback returned a coroutine; a memory's query callback must be a plain function"):
+        prompt("p", use=[mem]).resolve({"question": "q"})
