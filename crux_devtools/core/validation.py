@@ -218,7 +218,7 @@ class InputValidationError(ValidationError, CruxError):
         return new
 
     def __str__(self) -> str:
-        problems = getattr(self, "problems", ())
+        problems: tuple[str, ...] = getattr(self, "problems", ())
         head = f"{getattr(self, 'owner', 'input')}: invalid input"
         if len(problems) == 1:
             return f"{head}: {problems[0]}"
