@@ -272,3 +272,14 @@ def test_an_async_query_callback_is_refused_with_a_clear_message(store: MemorySt
     mem = memory("m", store=store, namespace="n", input=Question, query=query, blocks=[facts("f")])
     with pytest.raises(CallbackError, match="'m': query callback returned a coroutine; a memory's query callback must be a plain function"):
         prompt("p", use=[mem]).resolve({"question": "q"})
+
+
+def test_a_bad_explicit_namespace_is_refused_when_captured_not_at_flush(store: MemoryStore) -> None:
+    mem = user_memory(store)
+    for bad, error in (("", ValueError), (5, TypeError)):  # None means "not given"
+        with pytest.raises(error, match="namespace must be a non-empty string"):
+            mem.capture([{"role": "user", "content": "hello"}], namespace=bad)  # type: ignore[arg-type]
+        with pytest.raises(error, match="namespace must be a non-empty string"):
+            mem.remember_fact("a fact", namespace=bad)  # type: ignore[arg-type]
+    assert mem.pending == 0
+    assert mem.flush() == 0

@@ -27,6 +27,7 @@ from ..errors import CallbackError, CruxError
 from ..tools import Tool, tool
 from ..validation import validate_model
 from .blocks import Facts, RecentMessages
+from .checks import check_text
 from .store import MemoryStore
 
 Namespace = str | Callable[[Any], Any]
@@ -135,7 +136,7 @@ class Memory(Context):
     # -- writing -------------------------------------------------------------------------------
     def _target(self, namespace: str | None, input: Any) -> str:
         if namespace is not None:
-            return namespace
+            return check_text("namespace", namespace)  # now, not when flush() writes it
         if input is not None:
             return self.namespace_for(_as_input(self.input, input, self.id))
         if isinstance(self.namespace, str) and self.namespace:
