@@ -59,6 +59,7 @@ __all__ = [
     "Context",
     "CruxError",
     "Diagnostic",
+    "ErrorInfo",
     "Drop",
     "Exclusion",
     "Inspection",

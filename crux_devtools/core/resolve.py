@@ -243,10 +243,14 @@ class Budgeter:
 
 
 def tools_of(prompt: Prompt, nodes: list[Node]) -> dict[str, tuple[Tool, str]]:
-    """Tools offered: the prompt's own, then those of active and budget-dropped contexts, in order."""
+    """Tools offered: the prompt's own, then those of active contexts, in order.
+
+    A context that leaves the request (excluded, or dropped by the token budget) takes its tools
+    with it: an instruction never goes while its capability stays.
+    """
     out: dict[str, tuple[Tool, str]] = {t.name: (t, "<prompt>") for t in prompt.tools}
     for node in sorted(nodes, key=lambda n: n.index):
-        if node.status == "excluded":
+        if node.status != "active":
             continue
         for t in node.context.tools:
             out.setdefault(t.name, (t, node.id))
@@ -289,6 +293,22 @@ def build_parts(walked: Walk, budgeter: Budgeter) -> list[Part]:
             )
         )
     return parts
+
+
+def apply_token_budget(walked: Walk, token_budget: int | None, counter: TokenCounter) -> tuple[list[Drop], int]:
+    """Drop contexts by priority until the system text fits ``token_budget`` (marks the nodes).
+
+    Returns the drops, in use order, and the system text's tokens after them. The planner calls
+    this before ladder planning, so ``preview`` and ``generate`` drop exactly what ``inspect`` does.
+    """
+    budgeter = Budgeter(walked, counter)
+    budgeter.apply(token_budget)
+    drops = [
+        Drop(n.id, n.context.priority, budgeter.cost_sep.get(id(n), 0), n.reason)  # type: ignore[arg-type]
+        for n in walked.nodes
+        if n.status == "dropped"
+    ]
+    return drops, budgeter.system_tokens()
 
 
 def finish(
