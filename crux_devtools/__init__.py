@@ -60,6 +60,7 @@ __all__ = [
     "CruxError",
     "InputValidationError",
     "Diagnostic",
+    "ErrorInfo",
     "Drop",
     "Exclusion",
     "Inspection",

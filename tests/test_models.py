@@ -88,10 +88,14 @@ def test_response_to_message_is_an_assistant_message_with_json_string_arguments(
     assert ModelResponse(text="hi", tool_calls=[]).to_message() == {"role": "assistant", "content": "hi"}
 
 
-def test_request_to_dict_is_json_and_lists_tool_names():
+def test_request_to_dict_is_the_wire_shape_with_each_tool_schema():
     data = request(tools=[LOOKUP], max_tokens=20).to_dict()
     assert json.loads(json.dumps(data)) == data
-    assert data["tools"] == ["lookup"] and data["max_tokens"] == 20 and data["system"] == "You are terse."
+    assert data["max_tokens"] == 20 and data["system"] == "You are terse."
+    assert data["tools"] == [
+        {"name": "lookup", "description": "Look up the weather of a city.", "parameters": LOOKUP.parameters.model_json_schema()}
+    ]
+    assert data["tools"][0]["parameters"]["required"] == ["city"]
 
 
 def test_model_error_is_a_crux_error_and_rejects_unknown_kinds():
@@ -171,7 +175,7 @@ def test_text_answer_is_parsed_and_the_wire_body_has_system_first_and_no_tools_k
     model = OpenAICompatibleModel(server.base_url, "test-model")
     response = model.complete(request(max_tokens=64))
 
-    assert response == ModelResponse(text="Sunny, 12 °C.", tool_calls=[])
+    assert response == ModelResponse(text="Sunny, 12 °C.", tool_calls=[], usage={"input_tokens": 1, "output_tokens": 1})
     [received] = server.received
     assert received.path == "/v1/chat/completions"
     assert received.body == {
@@ -262,11 +266,13 @@ def test_malformed_tool_call_arguments_raise_a_model_error_naming_the_call(serve
     message = str(info.value)
     assert info.value.kind == "malformed"
     assert "'call_bad'" in message and "'lookup'" in message and "not valid JSON" in message
+    # The server relayed the model's words faithfully: the message blames the model, not the wire format.
+    assert "the model's output" in message and "speaks the OpenAI chat-completions format" not in message
 
 
 def test_tool_call_arguments_that_are_not_an_object_raise_a_model_error(server):
     server.reply_tool_calls([wire_tool_call("lookup", '["Oslo"]', id="call_list")])
-    with pytest.raises(ModelError, match="decode to list, expected an object"):
+    with pytest.raises(ModelError, match="decode to list, expected a JSON object"):
         OpenAICompatibleModel(server.base_url, "m").complete(request())
 
 

@@ -164,11 +164,12 @@ def test_tools_of_active_contexts_are_inherited_and_of_excluded_ones_are_not():
     assert inspection.tool_sources == {"lookup": "on", "own": "<prompt>"}
 
 
-def test_tools_of_budget_dropped_contexts_stay_available():
-    p = prompt("p", system="P", use=[context("big", system="word " * 200, priority=1, tools=[_tool("kept")])])
+def test_a_budget_dropped_context_takes_its_tools_with_it():
+    p = prompt("p", system="P", use=[context("big", system="word " * 200, priority=1, tools=[_tool("gone")])])
     inspection = p.inspect(token_budget=5)
     assert inspection.dropped_contexts[0].id == "big"
-    assert inspection.tools == ["kept"]
+    assert inspection.tools == [] and p.resolve(token_budget=5).tools == {}
+    assert p.inspect().tools == ["gone"]
 
 
 def test_async_callbacks_work_in_the_sync_and_the_async_api():

@@ -126,7 +126,7 @@ def test_read_offload_called_by_the_model_returns_the_exact_slice_of_its_own_ses
     assert result.steps[1].tool_results[0].output["content"] == '{"id":"r'
     thief = ScriptedModel([[tool_call("read_offload", {"handle": own})], "never"], capacity=capacity())
     stolen = generate(support_prompt(), input={}, model=thief, offload_store=store, session=PlanningSession("s-other"), active_tools=["read_offload", "search"])
-    assert stolen.stop_reason == "error" and "unknown offload handle" in (stolen.error or "")
+    assert stolen.stop_reason == "error" and "unknown offload handle" in str(stolen.error or "")
 
 
 def test_offload_forces_a_reference_for_a_small_value() -> None:
@@ -147,7 +147,7 @@ def test_a_tool_that_raises_stops_the_run_with_a_clear_error_and_writes_nothing(
     m = ScriptedModel([[tool_call("fetch_record", {"query": "x"}), tool_call("broken", {"query": "y"})], "never"], capacity=capacity())
     result = generate(p, input={}, model=m, offload_store=store)
     assert result.stop_reason == "error" and result.text is None
-    assert "tool 'broken' raised RuntimeError: disk on fire" in (result.steps[-1].error or "")
+    assert "tool 'broken' raised RuntimeError: disk on fire" in str(result.steps[-1].error or "")
     assert store.count() == 0
     assert len(m.requests) == 1
 
@@ -164,13 +164,13 @@ def test_malformed_model_answers_stop_the_run_with_a_step_error(response: object
     m = ScriptedModel([response], capacity=capacity())  # type: ignore[list-item]
     result = generate(support_prompt(), input={}, model=m)
     assert result.stop_reason == "error"
-    assert message in (result.steps[0].error or "")
+    assert message in str(result.steps[0].error or "")
 
 
 def test_a_failing_model_is_a_step_error() -> None:
     m = ScriptedModel([], capacity=capacity())
     result = generate(support_prompt(), input={}, model=m)
-    assert result.stop_reason == "error" and "ran out of responses" in (result.error or "")
+    assert result.stop_reason == "error" and "ran out of responses" in str(result.error or "")
     assert len(result.steps) == 1 and result.steps[0].request is not None
 
 

@@ -18,7 +18,7 @@ from .summaries import SummaryStore, summarize
 from .contexts import Conditional, Context, Match, context, match, when
 from .memory import ContextAssembly, Evidence, Memory, MemoryStore, MemoryStoreError, SectionSummary, facts, memory, recent_messages
 from .skills import Skill, skill
-from .errors import CallbackError, CruxError, Diagnostic, RequestCompositionError
+from .errors import CallbackError, CruxError, Diagnostic, ErrorInfo, RequestCompositionError
 from .models import ModelError, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
 from .prompts import Prompt, prompt
 from .results import Drop, Exclusion, Inspection, Part, Resolved
@@ -75,6 +75,7 @@ __all__ = [
     "CruxError",
     "InputValidationError",
     "Diagnostic",
+    "ErrorInfo",
     "Drop",
     "Exclusion",
     "Inspection",

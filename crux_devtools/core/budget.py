@@ -129,17 +129,27 @@ def model_name_of(model: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+CapacitySource = Literal["model", "profile", "resolver", "conservative"]
+
+
 def resolve_model_capacity_profile(model: Any, resolver: ModelCapacityResolver | None = None) -> ModelCapacityProfile:
-    """The capacity profile of ``model`` (an adapter object or a model name).
+    """The capacity profile of ``model`` (an adapter object, a model name, or a profile itself).
 
     A model object's own ``capacity`` wins; then ``resolver(name)`` (the argument, else the model's
     ``capacity_resolver``); an unknown model gets ``CONSERVATIVE_MODEL_CAPACITY``.
     """
+    return capacity_and_source(model, resolver)[0]
+
+
+def capacity_and_source(model: Any, resolver: ModelCapacityResolver | None = None) -> tuple[ModelCapacityProfile, CapacitySource]:
+    """``resolve_model_capacity_profile`` plus where the profile came from (shown in the inspector)."""
+    if isinstance(model, ModelCapacityProfile):
+        return model, "profile"
     own = getattr(model, "capacity", None) if not isinstance(model, str) else None
     if own is not None:
         if not isinstance(own, ModelCapacityProfile):
             raise TypeError(f"model {model_name_of(model)!r}: capacity must be a ModelCapacityProfile, got {type(own).__name__}")
-        return own
+        return own, "model"
     resolver = resolver or (getattr(model, "capacity_resolver", None) if not isinstance(model, str) else None)
     name = model_name_of(model)
     if resolver is not None and name is not None:
@@ -147,8 +157,8 @@ def resolve_model_capacity_profile(model: Any, resolver: ModelCapacityResolver |
         if profile is not None:
             if not isinstance(profile, ModelCapacityProfile):
                 raise TypeError(f"capacity resolver returned {type(profile).__name__} for {name!r}; return a ModelCapacityProfile or None")
-            return profile
-    return CONSERVATIVE_MODEL_CAPACITY
+            return profile, "resolver"
+    return CONSERVATIVE_MODEL_CAPACITY, "conservative"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ raise. The tree::
 from __future__ import annotations
 
 import functools
+import traceback as _traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -111,3 +112,27 @@ def defined_at(function: Any) -> tuple[str, int] | None:
         else:
             return None
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """A fault recorded as data (a step's ``error``, a run's ``error``): what went wrong, and where.
+
+    ``type`` is the exception's class name (or a short name for a fault that is not an exception,
+    such as ``"UnknownTool"``); ``traceback`` is the formatted traceback, or ``None``.
+    """
+
+    type: str
+    message: str
+    traceback: str | None = None
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, message: str | None = None) -> ErrorInfo:
+        text = "".join(_traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(type=type(exc).__name__, message=message if message is not None else str(exc), traceback=text)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

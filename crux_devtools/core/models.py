@@ -108,20 +108,26 @@ class ModelRequest:
     max_tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire shape: messages as JSON values, each tool as its name, description and JSON schema."""
         return {
             "system": self.system,
             "messages": [_jsonable_message(m) for m in self.messages],
-            "tools": [t.name for t in self.tools],
+            "tools": [t.to_dict() for t in self.tools],
             "max_tokens": self.max_tokens,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
-    """A model's answer: text, tool calls, or (rarely) both."""
+    """A model's answer: text, tool calls, or (rarely) both.
+
+    ``usage`` is what the provider reported, as ``{"input_tokens", "output_tokens"}``, or ``None``
+    when it reported nothing (a scripted model reports nothing: it has no tokenizer of its own).
+    """
 
     text: str | None
     tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: dict[str, int] | None = None
 
     def to_message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation before feeding tool results back."""
@@ -131,7 +137,7 @@ class ModelResponse:
         return message
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "tool_calls": [c.to_dict() for c in self.tool_calls]}
+        return {"text": self.text, "tool_calls": [c.to_dict() for c in self.tool_calls], "usage": dict(self.usage) if self.usage else None}
 
 
 @runtime_checkable
@@ -424,6 +430,16 @@ def _malformed(model: str, url: str, detail: str) -> ModelError:
     )
 
 
+def _bad_arguments(model: str, detail: str) -> ModelError:
+    # The server relayed the answer correctly; the model wrote arguments its tools cannot take.
+    return ModelError(
+        f"model {model!r} wrote a tool call the tools cannot take: {detail}; this is the model's output, "
+        "not a wire-format fault: a stronger model, a simpler parameters schema or a retry usually helps",
+        kind="malformed",
+        model=model,
+    )
+
+
 def parse_chat_completion(data: Any, *, model: str = "model", url: str = "<response>") -> ModelResponse:
     """Turn a decoded chat-completions body into a ``ModelResponse`` (first choice only)."""
     if not isinstance(data, dict):
@@ -443,7 +459,25 @@ def parse_chat_completion(data: Any, *, model: str = "model", url: str = "<respo
         text = None  # some servers (Ollama among them) send "" beside tool calls; it is not an answer
     if text is None and not calls:
         raise _malformed(model, url, "the message has neither text content nor tool calls")
-    return ModelResponse(text=text, tool_calls=calls)
+    return ModelResponse(text=text, tool_calls=calls, usage=parse_usage(data.get("usage")))
+
+
+def parse_usage(raw: Any) -> dict[str, int] | None:
+    """The provider's token usage (``prompt_tokens``/``completion_tokens``, or the ``input_tokens``/
+    ``output_tokens`` spelling) as ``{"input_tokens", "output_tokens"}``; ``None`` if absent or odd."""
+    if not isinstance(raw, dict):
+        return None
+    def number(*keys: str) -> int | None:
+        for key in keys:
+            value = raw.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+        return None
+    input_tokens = number("prompt_tokens", "input_tokens")
+    output_tokens = number("completion_tokens", "output_tokens")
+    if input_tokens is None and output_tokens is None:
+        return None
+    return {"input_tokens": input_tokens or 0, "output_tokens": output_tokens or 0}
 
 
 def _message_text(content: Any, model: str, url: str) -> str | None:
@@ -474,9 +508,9 @@ def _parse_tool_call(index: int, raw: Any, model: str, url: str) -> ToolCall:
         try:
             decoded = json.loads(arguments)
         except json.JSONDecodeError as exc:
-            raise _malformed(model, url, f"{label} has arguments that are not valid JSON ({exc.msg}): {_excerpt(arguments)!r}") from exc
+            raise _bad_arguments(model, f"{label} has arguments that are not valid JSON ({exc.msg}): {_excerpt(arguments)!r}") from exc
     else:
         raise _malformed(model, url, f"{label} has arguments of type {type(arguments).__name__}, expected a JSON string")
     if not isinstance(decoded, dict):
-        raise _malformed(model, url, f"{label} has arguments that decode to {type(decoded).__name__}, expected an object")
+        raise _bad_arguments(model, f"{label} has arguments that decode to {type(decoded).__name__}, expected a JSON object")
     return tool_call(name, decoded, id=call_id if isinstance(call_id, str) and call_id else None)

@@ -43,15 +43,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .budget import Limits, check_max_tokens, coerce_input_budget, derive_limits, merge_input_budget, model_name_of, resolve_model_capacity_profile
+from .budget import CapacitySource, Limits, capacity_and_source, check_max_tokens, coerce_input_budget, derive_limits, merge_input_budget, model_name_of
 from .callbacks import Call, Resolution, drive_async, drive_sync, expect_text
 from .entries import Ladder
 from .errors import Diagnostic, RequestCompositionError
 from .ladders import Shape, shape
+from .models import ModelRequest
 from .offload_store import READ_OFFLOAD, OffloadStore, default_offload_store, make_handle, read_offload_tool, reference_text
-from .prompts import Prompt
+from .prompts import Prompt, check_token_budget
 from .receipts import Adaptation, Candidate, Contribution, RequestPreview, breakdown_of
-from .resolve import SEPARATOR, Node, Walk, tools_of, walk
+from .resolve import SEPARATOR, Node, Walk, apply_token_budget, tools_of, walk
+from .results import Drop
 from .summaries import SummaryStore, artifact_key, default_summary_store
 from .tokens import TokenCounter, count_joined, count_with_separator, counter_for_model
 from .tools import Tool
@@ -99,6 +101,19 @@ class Gathered:
     walked: Walk
     alt_texts: dict[int, str]
     shapes: dict[int, Shape] = field(default_factory=dict)  # id(ladder) -> its layers
+    dropped: list[Drop] = field(default_factory=list)  # contexts the token budget dropped
+    budget_warning: str | None = None  # the system text is over the token budget even after drops
+
+    def apply_budget(self, token_budget: int | None, counter: TokenCounter) -> Gathered:
+        """Drop contexts by priority to fit ``token_budget`` before any ladder is planned."""
+        if token_budget is not None:
+            self.dropped, tokens = apply_token_budget(self.walked, token_budget, counter)
+            if tokens > token_budget:
+                self.budget_warning = (
+                    f"the system text is {tokens} tokens, over token_budget={token_budget} even after dropping "
+                    "every context it may drop (the prompt's own text is never dropped)"
+                )
+        return self
 
 
 def _top_ladder(node: Node) -> Ladder | None:
@@ -196,6 +211,7 @@ class Plan:
     error_code: str | None
     offloads: list[tuple[str, str, str]]  # (contributor id, store key, exact text)
     missing_summaries: list[Contributor]
+    tool_tokens: dict[str, int] = field(default_factory=dict)
 
 
 def _json(value: Any) -> str:
@@ -496,6 +512,7 @@ class Planner:
             contributors=order, choice=choice, candidates=candidates, adaptations=adaptations,
             contributions=self._contributions(order, choice, tools, messages), warnings=warnings,
             diagnostics=[], error_code=None, offloads=offloads, missing_summaries=missing,
+            tool_tokens={t.name: tool_tokens(self.counter, t) for t in tools},
         )
 
     def _contributions(self, order: list[Contributor], choice: list[int], tools: list[Tool], messages: list[dict[str, Any]]) -> list[Contribution]:
@@ -504,15 +521,31 @@ class Planner:
         out: list[Contribution] = []
         walked = self.g.walked
         fixed_nodes = iter([n for n in walked.nodes if n.status == "active" and _top_ladder(n) is None and n.text])
+        position = 0  # where the next non-empty block starts in the sent system text
+
+        def span(text: str | None) -> tuple[int, int] | None:
+            nonlocal position
+            if not text:
+                return None
+            start = position
+            position = start + len(text) + len(SEPARATOR)
+            return (start, start + len(text))
+
         for slot in self.slots:
             if isinstance(slot, Contributor):
                 rung = chosen[id(slot)]
-                out.append(Contribution(slot.id, "ladder", rung.name, rung.block_tokens, tuple(t.name for t in slot.tools) if rung.name != "omitted" else ()))
+                handle = make_handle(self.o.namespace, slot.offload_key) if rung.name == "offload" else None
+                out.append(
+                    Contribution(
+                        slot.id, "ladder", rung.name, rung.block_tokens, tuple(t.name for t in slot.tools) if rung.name != "omitted" else (),
+                        span(rung.text), rung.variant, handle,
+                    )
+                )
             elif slot is walked.own_text and not out:
-                out.append(Contribution("<prompt>", "prompt-system", "full", self._block_cost(slot)))
+                out.append(Contribution("<prompt>", "prompt-system", "full", self._block_cost(slot), (), span(slot)))
             else:
                 node = next(fixed_nodes)
-                out.append(Contribution(node.id, "context", "full", self._block_cost(slot), tuple(t.name for t in node.context.tools)))
+                out.append(Contribution(node.id, "context", "full", self._block_cost(slot), tuple(t.name for t in node.context.tools), span(slot)))
         prompt_at = len(self.o.messages) if walked.prompt_text else None
         if prompt_at is not None:
             out.append(Contribution("<user-prompt>", "user-prompt", "full", message_tokens(counter, messages[prompt_at])))
@@ -582,10 +615,20 @@ class Setup:
     counter: TokenCounter
     measurement: str
     budget: Any
+    max_tokens: int | None = None
+    token_budget: int | None = None
+    capacity_source: CapacitySource = "conservative"
 
 
-def setup(target: Any, model: Any, input_budget: Any, max_tokens: Any, counter: TokenCounter | None, capacity_resolver: Any = None) -> Setup:
-    """Resolve the prompt, model, merged budget and derived limits of a ``Prompt`` or ``Agent``."""
+def setup(
+    target: Any, model: Any, input_budget: Any, max_tokens: Any, counter: TokenCounter | None,
+    capacity_resolver: Any = None, token_budget: Any = None,
+) -> Setup:
+    """Resolve the prompt, model, merged budgets and derived limits of a ``Prompt`` or ``Agent``.
+
+    The model is the call's, else the agent's, else the one the prompt names. The system-text
+    ``token_budget`` is the call's, else the prompt's own.
+    """
     from .runtime import Agent
 
     if isinstance(target, Agent):
@@ -598,11 +641,14 @@ def setup(target: Any, model: Any, input_budget: Any, max_tokens: Any, counter: 
         budget = coerce_input_budget(input_budget)
     else:
         raise TypeError(f"target must be a Prompt or an Agent, got {type(target).__name__}")
+    if model is None:
+        model = prompt.model
     check_max_tokens(max_tokens)
-    profile = resolve_model_capacity_profile(model, capacity_resolver)
+    system_budget = check_token_budget(token_budget) if token_budget is not None else prompt.token_budget
+    profile, source = capacity_and_source(model, capacity_resolver)
     limits = derive_limits(profile, budget, max_tokens)
     used_counter, measurement = counter_and_measurement(model, counter)
-    return Setup(prompt, model, limits, used_counter, measurement, budget)
+    return Setup(prompt, model, limits, used_counter, measurement, budget, max_tokens, system_budget, source)
 
 
 def check_messages(messages: Any) -> list[dict[str, Any]]:
@@ -626,8 +672,14 @@ def check_active_tools(active_tools: Any) -> list[str] | None:
     return list(active_tools)
 
 
-def to_preview(plan: Plan, s: Setup) -> RequestPreview:
+def sent_request(plan: Plan, s: Setup) -> ModelRequest:
+    """The literal request a plan sends (``preview``'s ``sent``; ``generate`` dispatches the same)."""
+    return ModelRequest(system=plan.system, messages=plan.messages, tools=plan.tools, max_tokens=s.max_tokens)
+
+
+def to_preview(plan: Plan, s: Setup, gathered: Gathered) -> RequestPreview:
     limits = s.limits
+    warnings = plan.warnings + ([gathered.budget_warning] if gathered.budget_warning else [])
     return RequestPreview(
         status="fits" if plan.fits else "over-limit",
         model=model_name_of(s.model),
@@ -637,7 +689,7 @@ def to_preview(plan: Plan, s: Setup) -> RequestPreview:
         adaptations=plan.adaptations,
         candidates=plan.candidates,
         tools=[t.name for t in plan.tools],
-        warnings=plan.warnings,
+        warnings=warnings,
         measurement=s.measurement,
         context_window=limits.context_window,
         output_reserve=limits.output_reserve,
@@ -649,6 +701,11 @@ def to_preview(plan: Plan, s: Setup) -> RequestPreview:
         tier=plan.tier,
         error_code=plan.error_code,
         diagnostics=plan.diagnostics,
+        sent=sent_request(plan, s) if plan.fits else None,
+        token_budget=s.token_budget,
+        dropped=list(gathered.dropped),
+        tool_tokens=plan.tool_tokens,
+        capacity_source=s.capacity_source,
     )
 
 
@@ -674,16 +731,20 @@ def preview(
     summary_store: SummaryStore | None = None,
     offload_store: OffloadStore | None = None,
     namespace: str | None = None,
+    token_budget: int | None = None,
+    capacity_resolver: Any = None,
 ) -> RequestPreview:
     """Plan one request for ``target`` (a ``Prompt`` or ``Agent``) without calling any model.
 
     Never prepares artifacts or writes to a store. Returns ``status="over-limit"`` (with
     ``error_code`` and ``diagnostics``) when nothing fits, where ``generate`` would raise.
+    ``token_budget`` overrides the prompt's system-text budget; ``capacity_resolver(name)`` gives
+    the capacity profile of a model known by name only.
     """
-    s = setup(target, model, input_budget, max_tokens, counter)
+    s = setup(target, model, input_budget, max_tokens, counter, capacity_resolver, token_budget)
     options = _preview_options(s, messages, active_tools, summary_store, offload_store, namespace)
-    gathered = drive_sync(gather(s.prompt, s.prompt.validate_input(input)))
-    return to_preview(Planner(gathered, options).plan(), s)
+    gathered = drive_sync(gather(s.prompt, s.prompt.validate_input(input))).apply_budget(s.token_budget, s.counter)
+    return to_preview(Planner(gathered, options).plan(), s, gathered)
 
 
 async def apreview(
@@ -699,10 +760,12 @@ async def apreview(
     summary_store: SummaryStore | None = None,
     offload_store: OffloadStore | None = None,
     namespace: str | None = None,
+    token_budget: int | None = None,
+    capacity_resolver: Any = None,
 ) -> RequestPreview:
     """The async form of ``preview`` (awaits ``async def`` callbacks)."""
-    s = setup(target, model, input_budget, max_tokens, counter)
+    s = setup(target, model, input_budget, max_tokens, counter, capacity_resolver, token_budget)
     options = _preview_options(s, messages, active_tools, summary_store, offload_store, namespace)
-    gathered = await drive_async(gather(s.prompt, s.prompt.validate_input(input)))
-    return to_preview(Planner(gathered, options).plan(), s)
+    gathered = (await drive_async(gather(s.prompt, s.prompt.validate_input(input)))).apply_budget(s.token_budget, s.counter)
+    return to_preview(Planner(gathered, options).plan(), s, gathered)
 

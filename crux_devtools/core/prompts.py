@@ -32,6 +32,24 @@ from .tools import Tool, normalize_tools
 from .validation import validate_model
 
 
+def check_planning_model(owner: str, value: Any) -> Any:
+    """A prompt's ``model=``: a model name, a ``ModelCapacityProfile`` or a model adapter."""
+    from .budget import ModelCapacityProfile
+
+    if value is None or isinstance(value, ModelCapacityProfile):
+        return value
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError(f"prompt {owner!r}: model must be a non-empty model name, a ModelCapacityProfile or a model adapter, got ''")
+        return value
+    if callable(getattr(value, "complete", None)) or callable(getattr(value, "acomplete", None)):
+        return value
+    raise TypeError(
+        f"prompt {owner!r}: model must be a model name, a ModelCapacityProfile or a model adapter "
+        f"(an object with complete()), got {type(value).__name__}"
+    )
+
+
 def check_token_budget(value: Any) -> int | None:
     if value is None:
         return None
@@ -80,6 +98,7 @@ class Prompt:
     input_model: type[BaseModel]
     all_tools: dict[str, Tool] = field(default_factory=dict)
     token_budget: int | None = None
+    model: Any = None
 
     def __repr__(self) -> str:
         return f"<Prompt {self.id!r}>"
@@ -202,11 +221,15 @@ def prompt(
     tools: Iterable[Tool] | Mapping[str, Tool] = (),
     examples: Mapping[str, Mapping[str, Any]] | None = None,
     token_budget: int | None = None,
+    model: Any = None,
 ) -> Prompt:
     """Define a prompt. Checks the whole composition now: ids, tools, and the merged input model.
 
-    ``token_budget`` (an addition to the contract) is a default system-text budget that ``resolve``
-    and ``inspect`` use when the call passes none; the devtools start their budget control there.
+    ``token_budget`` limits the system text: every resolve of this prompt (``resolve``, ``inspect``,
+    ``preview``, ``generate``) drops whole contexts by priority until it fits, unless the call passes
+    its own. ``model`` names the model the prompt is used with (a name, a ``ModelCapacityProfile``
+    or a model adapter): ``preview`` plans against it when the call names none, and ``generate``
+    calls it when it is an adapter.
     """
     check_id("prompt", id)
     own_input = check_input_model(id, input)
@@ -224,4 +247,5 @@ def prompt(
         input_model=merge_fields(id, decls),
         all_tools=all_tools,
         token_budget=check_token_budget(token_budget),
+        model=check_planning_model(id, model),
     )

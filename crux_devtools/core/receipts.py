@@ -1,16 +1,21 @@
 """Evidence of request planning: what was considered, what was chosen, and what it cost.
 
-All values are frozen and serialise with ``to_dict()``; none holds contributor content (texts are
-never copied here, only ids, rung names and token counts), so receipts are safe to log and show.
+All values are frozen and serialise with ``to_dict()``. Receipts, candidates and contributions hold
+no contributor content (only ids, rung names, token counts and offsets), so they are safe to log;
+the literal request lives beside them, in ``RequestPreview.sent`` and ``Step.sent``, and a
+``Contribution.span`` says which characters of that request's system text each part is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .errors import Diagnostic
-from .results import _ToDict
+from .results import Drop, _ToDict
+
+if TYPE_CHECKING:
+    from .models import ModelRequest
 
 Representation = Literal["full", "authored", "summary", "offload", "omitted"]
 RejectionReason = Literal["over-limit", "lower-fidelity", "unprepared", "below-floor", "required-tool"]
@@ -50,13 +55,21 @@ class Candidate(_ToDict):
 
 @dataclass(frozen=True, slots=True)
 class Contribution(_ToDict):
-    """What one part of the request costs. ``kind``: prompt-system, context, ladder, user-prompt, messages, tools."""
+    """What one part of the request costs. ``kind``: prompt-system, context, ladder, user-prompt, messages, tools.
+
+    ``span`` is ``(start, end)``: the part's characters in the sent system text (``None`` for parts
+    outside it, and for an omitted rung). ``variant`` names the ``prefer`` alternative sent for an
+    ``authored`` rung; ``handle`` is the offload handle of an ``offload`` rung.
+    """
 
     contributor: str
     kind: str
     representation: str
     tokens: int
     tools: tuple[str, ...] = ()
+    span: tuple[int, int] | None = None
+    variant: str | None = None
+    handle: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +90,9 @@ class Receipt(_ToDict):
     contributions: list[Contribution]
     tools: list[str] = field(default_factory=list)
     tier: str = "optimize_at"
+    token_budget: int | None = None
+    dropped: list[Drop] = field(default_factory=list)
+    tool_tokens: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +141,13 @@ class RequestPreview(_ToDict):
     """One request planned without calling a model or preparing artifacts (``preview``).
 
     ``status`` is ``"over-limit"`` when no legal candidate fits ``max``; ``error_code`` and
-    ``diagnostics`` then say why (what ``generate`` would raise).
+    ``diagnostics`` then say why (what ``generate`` would raise), and ``sent`` is ``None``.
+    Otherwise ``sent`` is the literal request the model would receive and ``input_tokens`` counts
+    exactly it. ``dropped`` lists the contexts the prompt's ``token_budget`` dropped before ladder
+    planning (they and their tools are not sent); ``tool_tokens`` is each offered tool's cost;
+    ``capacity_source`` says where the capacity profile came from: ``"model"`` (the model's own
+    ``capacity``), ``"resolver"``, ``"profile"`` (a ``ModelCapacityProfile`` given as the model) or
+    ``"conservative"`` (the 8k default for an unknown or unnamed model).
     """
 
     status: Literal["fits", "over-limit"]
@@ -148,3 +170,8 @@ class RequestPreview(_ToDict):
     tier: str | None = None
     error_code: str | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    sent: ModelRequest | None = None
+    token_budget: int | None = None
+    dropped: list[Drop] = field(default_factory=list)
+    tool_tokens: dict[str, int] = field(default_factory=dict)
+    capacity_source: str = "conservative"

@@ -50,12 +50,14 @@ class Walk:
     own_text: str
     prompt_text: str | None
     nodes: list[Node]  # output order: nested before owner; active and excluded
+    unmatched: list[str] = field(default_factory=list)  # match(...) keys that selected no case
 
 
 def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
     """Filter and resolve every entry of ``prompt`` for one validated input."""
     nodes: list[Node] = []
     active: set[int] = set()
+    unmatched: list[str] = []
 
     def exclude_subtree(entry: Any, owner: Node | None, ladder: Ladder | None, reason: str, detail: str) -> None:
         if isinstance(entry, Context):
@@ -116,6 +118,9 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                     selected = entry.cases.get(key)
                 except TypeError:  # unhashable key selects nothing
                     selected = None
+                if selected is None:
+                    cases = ", ".join(repr(k) for k in entry.cases) or "none"
+                    unmatched.append(f"match(...) in {owner_id!r} selected {key!r}, which has no case (cases: {cases}); nothing of it is sent")
                 for case_key, branch in entry.cases.items():
                     if branch is selected:
                         yield from visit(branch, owner, owner_id, ladder)
@@ -152,7 +157,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
     for index, node in enumerate(kept):
         node.index = index
         node.effective_priority = _effective(node)
-    return Walk(own_text=own, prompt_text=user, nodes=kept)
+    return Walk(own_text=own, prompt_text=user, nodes=kept, unmatched=unmatched)
 
 
 def _effective(node: Node) -> int:
@@ -243,10 +248,14 @@ class Budgeter:
 
 
 def tools_of(prompt: Prompt, nodes: list[Node]) -> dict[str, tuple[Tool, str]]:
-    """Tools offered: the prompt's own, then those of active and budget-dropped contexts, in order."""
+    """Tools offered: the prompt's own, then those of active contexts, in order.
+
+    A context that leaves the request (excluded, or dropped by the token budget) takes its tools
+    with it: an instruction never goes while its capability stays.
+    """
     out: dict[str, tuple[Tool, str]] = {t.name: (t, "<prompt>") for t in prompt.tools}
     for node in sorted(nodes, key=lambda n: n.index):
-        if node.status == "excluded":
+        if node.status != "active":
             continue
         for t in node.context.tools:
             out.setdefault(t.name, (t, node.id))
@@ -291,6 +300,22 @@ def build_parts(walked: Walk, budgeter: Budgeter) -> list[Part]:
     return parts
 
 
+def apply_token_budget(walked: Walk, token_budget: int | None, counter: TokenCounter) -> tuple[list[Drop], int]:
+    """Drop contexts by priority until the system text fits ``token_budget`` (marks the nodes).
+
+    Returns the drops, in use order, and the system text's tokens after them. The planner calls
+    this before ladder planning, so ``preview`` and ``generate`` drop exactly what ``inspect`` does.
+    """
+    budgeter = Budgeter(walked, counter)
+    budgeter.apply(token_budget)
+    drops = [
+        Drop(n.id, n.context.priority, budgeter.cost_sep.get(id(n), 0), n.reason)  # type: ignore[arg-type]
+        for n in walked.nodes
+        if n.status == "dropped"
+    ]
+    return drops, budgeter.system_tokens()
+
+
 def finish(
     prompt: Prompt, input: Any, walked: Walk, token_budget: int | None, counter: TokenCounter | None
 ) -> tuple[Resolved, Inspection]:
@@ -324,5 +349,6 @@ def finish(
         token_budget=token_budget,
         fits=True if token_budget is None else system_tokens <= token_budget,
         tool_sources={name: source for name, (_, source) in sorted(tools.items())},
+        unmatched=list(walked.unmatched),
     )
     return resolved, inspection

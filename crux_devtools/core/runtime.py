@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,11 +37,11 @@ from pydantic import BaseModel, ValidationError
 from .budget import InputBudget, check_max_tokens, coerce_input_budget, model_name_of
 from .callbacks import drive_async, run_sync
 from .contexts import check_id
-from .errors import RequestCompositionError
+from .errors import ErrorInfo, RequestCompositionError
 from .ladders import Offloaded, OutputPolicy
 from .models import ModelRequest
 from .offload_store import OffloadReceipt, OffloadStore, canonical_text, default_offload_store, make_handle, reference_text
-from .planner import Gathered, Plan, Planner, PlanOptions, Setup, check_active_tools, check_messages, composition_error, gather, new_request_id, setup
+from .planner import Gathered, Plan, Planner, PlanOptions, Setup, check_active_tools, check_messages, composition_error, gather, new_request_id, sent_request, setup
 from .prompts import Prompt
 from .receipts import Receipt
 from .results import _ToDict
@@ -95,15 +96,31 @@ class ToolResult(_ToDict):
 
 @dataclass(frozen=True, slots=True)
 class Step(_ToDict):
-    """One provider call: its receipt, the answer, and the tool calls it led to."""
+    """One provider call: its receipt, the literal request sent, the answer, and the tools it led to.
+
+    ``sent`` is the ``ModelRequest`` dispatched, exactly as the model received it; ``usage`` is the
+    provider-reported ``{"input_tokens", "output_tokens"}`` (``None`` when it reported none);
+    ``latency_ms`` is the provider call's wall time; ``error`` says why the run stopped here.
+    """
 
     index: int
     request: Receipt
+    sent: ModelRequest
     response_text: str | None
     tool_calls: list[Any]
     tool_results: list[ToolResult]
     offloads: list[OffloadReceipt]
-    error: str | None = None
+    usage: dict[str, int] | None = None
+    latency_ms: float | None = None
+    error: ErrorInfo | None = None
+
+
+def sum_usage(steps: Sequence[Step]) -> dict[str, int] | None:
+    """The provider-reported usage of every step added up, or ``None`` when no step reported any."""
+    reported = [s.usage for s in steps if s.usage]
+    if not reported:
+        return None
+    return {key: sum(u.get(key, 0) for u in reported) for key in ("input_tokens", "output_tokens")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +130,12 @@ class GenerateResult(_ToDict):
     text: str | None
     steps: list[Step]
     stop_reason: StopReason = "text"
-    error: str | None = None
+    error: ErrorInfo | None = None
+
+    @property
+    def usage(self) -> dict[str, int] | None:
+        """The provider-reported usage summed over the steps (``None`` if none was reported)."""
+        return sum_usage(self.steps)
 
 
 class PlanningSession:
@@ -183,21 +205,26 @@ async def _call_model(model: Any, request: Any) -> Any:
     return model.complete(request)
 
 
-def _check_response(response: Any, offered: dict[str, Tool]) -> str | None:
-    """A message saying what is wrong with a model response, or ``None``."""
+def _check_response(response: Any, offered: dict[str, Tool]) -> ErrorInfo | None:
+    """What is wrong with a model response, or ``None``."""
     calls = getattr(response, "tool_calls", None)
     text = getattr(response, "text", None)
     if calls is None or not isinstance(calls, list) or (text is not None and not isinstance(text, str)):
-        return f"model returned a malformed response ({type(response).__name__}); expected text and a list of tool calls"
+        return ErrorInfo("MalformedResponse", f"model returned a malformed response ({type(response).__name__}); expected text and a list of tool calls")
     if not calls and text is None:
-        return "model returned neither text nor tool calls"
+        return ErrorInfo("MalformedResponse", "model returned neither text nor tool calls")
     for call in calls:
         name = getattr(call, "name", None)
         if not isinstance(name, str) or not isinstance(getattr(call, "arguments", None), dict):
-            return f"model returned a malformed tool call {call!r:.80}; expected a name and a dict of arguments"
+            return ErrorInfo("MalformedResponse", f"model returned a malformed tool call {call!r:.80}; expected a name and a dict of arguments")
         if name not in offered:
-            return f"model asked for unknown tool {name!r}; offered tools: {', '.join(sorted(offered)) or 'none'}"
+            return ErrorInfo("UnknownTool", f"model asked for unknown tool {name!r}; offered tools: {', '.join(sorted(offered)) or 'none'}")
     return None
+
+
+def _usage_of(response: Any) -> dict[str, int] | None:
+    usage = getattr(response, "usage", None)
+    return dict(usage) if isinstance(usage, dict) else None
 
 
 async def agenerate(
@@ -214,11 +241,18 @@ async def agenerate(
     offload_store: OffloadStore | None = None,
     session: PlanningSession | None = None,
     max_steps: int | None = None,
+    token_budget: int | None = None,
+    capacity_resolver: Any = None,
 ) -> GenerateResult:
     """Run the tool loop for a ``Prompt`` (with ``model=``) or an ``Agent``; see the module docstring."""
-    s: Setup = setup(target, model, input_budget, max_tokens, counter)
+    s: Setup = setup(target, model, input_budget, max_tokens, counter, capacity_resolver, token_budget)
     if s.model is None:
         raise TypeError(f"generate({s.prompt.id!r}): no model; pass model=... or use an agent with a model")
+    if not (callable(getattr(s.model, "acomplete", None)) or callable(getattr(s.model, "complete", None))):
+        raise TypeError(
+            f"generate({s.prompt.id!r}): the model {s.model!r} is something to plan against, not a model to call; "
+            "pass model= an adapter such as OpenAICompatibleModel(...) or ScriptedModel([...])"
+        )
     if max_steps is None:
         max_steps = target.max_steps if isinstance(target, Agent) else 8
     session = session or PlanningSession()
@@ -228,9 +262,8 @@ async def agenerate(
     history = check_messages(messages)
     conversation: list[dict[str, Any]] = []  # this run's assistant and tool messages
     active = check_active_tools(active_tools)
-    gathered = await drive_async(gather(s.prompt, s.prompt.validate_input(input)))
+    gathered = (await drive_async(gather(s.prompt, s.prompt.validate_input(input)))).apply_budget(s.token_budget, s.counter)
     model_name = model_name_of(s.model)
-    out_tokens = max_tokens if max_tokens is not None else (target.max_tokens if isinstance(target, Agent) else None)
     steps: list[Step] = []
     support_required = False
     for index in range(max_steps):
@@ -253,40 +286,49 @@ async def agenerate(
         receipt = Receipt(
             id=request_id, model=model_name, input_tokens=plan.input_tokens, max_input_tokens=s.limits.max_input_tokens,
             optimize_at=s.limits.optimize_at, measurement=s.measurement, adaptations=plan.adaptations,
-            warnings=prep_warnings + plan.warnings, epoch=session.epoch, previous_request_id=session.last_request_id,
+            warnings=prep_warnings + plan.warnings + ([gathered.budget_warning] if gathered.budget_warning else []),
+            epoch=session.epoch, previous_request_id=session.last_request_id,
             candidates=plan.candidates, contributions=plan.contributions, tools=[t.name for t in plan.tools], tier=plan.tier or "max",
+            token_budget=s.token_budget, dropped=list(gathered.dropped), tool_tokens=plan.tool_tokens,
         )
         session.record(plan, request_id)
-        request = ModelRequest(system=plan.system, messages=plan.messages, tools=plan.tools, max_tokens=out_tokens)
+        request = sent_request(plan, s)
+        started = time.perf_counter()
         try:
             response = await _call_model(s.model, request)
         except Exception as exc:  # noqa: BLE001 - any adapter fault ends the run with a clear step error
-            error = f"model {model_name!r} failed: {type(exc).__name__}: {exc}"
-            steps.append(Step(index, receipt, None, [], [], offloads, error))
+            error = ErrorInfo.from_exception(exc, f"model {model_name!r} failed: {type(exc).__name__}: {exc}")
+            steps.append(Step(index, receipt, request, None, [], [], offloads, None, _elapsed_ms(started), error))
             return GenerateResult(None, steps, "error", error)
+        latency, usage = _elapsed_ms(started), _usage_of(response)
         offered = {t.name: t for t in plan.tools}
         problem = _check_response(response, offered)
         if problem is not None:
-            steps.append(Step(index, receipt, getattr(response, "text", None) if isinstance(getattr(response, "text", None), str) else None, [], [], offloads, problem))
+            text = getattr(response, "text", None)
+            steps.append(Step(index, receipt, request, text if isinstance(text, str) else None, [], [], offloads, usage, latency, problem))
             return GenerateResult(None, steps, "error", problem)
         if not response.tool_calls:
-            steps.append(Step(index, receipt, response.text, [], [], offloads))
+            steps.append(Step(index, receipt, request, response.text, [], [], offloads, usage, latency))
             return GenerateResult(response.text, steps, "text")
         results, pending, tool_error = await _run_tools(response.tool_calls, offered, namespace, s.counter)
         if tool_error is not None:
-            steps.append(Step(index, receipt, response.text, list(response.tool_calls), results, offloads, tool_error))
+            steps.append(Step(index, receipt, request, response.text, list(response.tool_calls), results, offloads, usage, latency, tool_error))
             return GenerateResult(None, steps, "error", tool_error)
         for key, value in pending:  # only now that every tool of the step succeeded
             offloads.append(offload_store.put(namespace, key, value))
             support_required = True
-        steps.append(Step(index, receipt, response.text, list(response.tool_calls), results, offloads))
+        steps.append(Step(index, receipt, request, response.text, list(response.tool_calls), results, offloads, usage, latency))
         conversation.append(response.to_message())
         for call, result in zip(response.tool_calls, results, strict=True):
             conversation.append({"role": "tool", "tool_call_id": call.id, "content": result.model_output})
-    return GenerateResult(None, steps, "max_steps", f"stopped after max_steps={max_steps} without a text answer")
+    return GenerateResult(None, steps, "max_steps", ErrorInfo("MaxSteps", f"stopped after max_steps={max_steps} without a text answer"))
 
 
-async def _run_tools(calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any) -> tuple[list[ToolResult], list[tuple[str, Any]], str | None]:
+def _elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+async def _run_tools(calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any) -> tuple[list[ToolResult], list[tuple[str, Any]], ErrorInfo | None]:
     results: list[ToolResult] = []
     pending: list[tuple[str, Any]] = []
     for call in calls:
@@ -294,15 +336,15 @@ async def _run_tools(calls: list[Any], offered: dict[str, Tool], namespace: str,
         try:
             params = t.parameters.model_validate(call.arguments)
         except ValidationError as exc:
-            return results, [], f"model called {t.name!r} with invalid arguments: {exc.error_count()} error(s): " + "; ".join(
+            return results, [], ErrorInfo("InvalidToolArguments", f"model called {t.name!r} with invalid arguments: {exc.error_count()} error(s): " + "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()
-            )
+            ))
         try:
             value = t.execute(params)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:  # noqa: BLE001 - user tool code: reported on the step
-            return results, [], f"tool {t.name!r} raised {type(exc).__name__}: {exc}"
+            return results, [], ErrorInfo.from_exception(exc, f"tool {t.name!r} raised {type(exc).__name__}: {exc}")
         forced = isinstance(value, Offloaded)
         if forced:
             value = value.value
@@ -332,13 +374,15 @@ def generate(
     offload_store: OffloadStore | None = None,
     session: PlanningSession | None = None,
     max_steps: int | None = None,
+    token_budget: int | None = None,
+    capacity_resolver: Any = None,
 ) -> GenerateResult:
     """The sync form of ``agenerate``; works outside a running event loop."""
     return run_sync(
         agenerate(
             target, input=input, model=model, input_budget=input_budget, max_tokens=max_tokens, messages=messages,
             active_tools=active_tools, counter=counter, summary_store=summary_store, offload_store=offload_store,
-            session=session, max_steps=max_steps,
+            session=session, max_steps=max_steps, token_budget=token_budget, capacity_resolver=capacity_resolver,
         )
     )
 
