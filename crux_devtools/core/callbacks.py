@@ -98,12 +98,13 @@ async def drive_async(gen: Resolution[T]) -> T:
             error = _wrap(call, exc)
 
 
-def expect_text(call_owner: str, callback: str, value: Any) -> str:
-    """Check that a text callback returned a string."""
+def expect_text(call_owner: str, callback: str, value: Any, function: Any = None) -> str:
+    """Check that a text callback returned a string; ``function`` (the callback) locates the fault."""
     if not isinstance(value, str):
         raise CallbackError(
             call_owner,
             callback,
             f"returned {type(value).__name__}, expected str; return a string (\"\" for no text)",
+            function=function,
         )
     return value
