@@ -72,10 +72,12 @@ class CallbackError(CruxError):
     """A user callback (``system``, ``prompt``, ``when``, ``match(on=...)``, ...) failed.
 
     The message names the owner (context or prompt id) and which callback; the original exception,
-    if any, is kept as ``__cause__``.
+    if any, is kept as ``__cause__``. ``function`` is the callback itself when known, so a tool can
+    point at its definition when it returned the wrong type (no traceback reaches user code then).
     """
 
     def __init__(self, owner: str, callback: str, message: str) -> None:
         super().__init__(f"{owner!r}: {callback} callback {message}")
         self.owner = owner
         self.callback = callback
+        self.function: Any = None
