@@ -238,10 +238,12 @@ class WorkerProcess:
                 raise self._failure("WorkerExited", "the worker process closed its input") from None
             while True:
                 try:
-                    line = await asyncio.wait_for(self._read_line(), timeout)
+                    raw = await asyncio.wait_for(self.reader.readline(), timeout)
                 except asyncio.TimeoutError:
                     raise await self._timed_out(message, timeout) from None
-                answer = self._parse(line)
+                if not raw:  # outside the step's deadline: learning how it ended takes up to a second
+                    raise await self._exit_failure()
+                answer = self._parse(raw.decode("utf-8", errors="replace"))
                 if "event" not in answer:
                     return answer
                 if answer.get("event") == "exit":
