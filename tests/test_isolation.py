@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,3 +104,66 @@ def test_a_hang_at_evaluation_after_a_crash_at_import_is_still_isolated(tmp_path
     ), lines
     assert "2 failure(s) in 2 prompt(s)" in done.stderr
     assert elapsed < 15
+
+
+# -- staleness per module, in a live session (the fork server and the primed spare, as `serve` runs) --
+def greeting(name: str, text: str) -> str:
+    return f"from crux_devtools import prompt\n\n{name} = prompt({name!r}, system={text!r})\n"
+
+
+def system_of(report: dict[str, Any], prompt_id: str) -> tuple[str, bool]:
+    [found] = [p for p in report["prompts"] if p["id"] == prompt_id]
+    return found["examples"][0]["inspection"]["system"], found["stale"]
+
+
+async def test_a_broken_module_keeps_its_last_good_prompts_stale_while_edits_to_the_others_show(tmp_path: Path) -> None:
+    from crux_devtools.inspector.session import ProjectSession
+
+    (tmp_path / "a.py").write_text(greeting("alpha", "Alpha one."), encoding="utf-8")
+    (tmp_path / "b.py").write_text(greeting("beta", "Beta one."), encoding="utf-8")
+    async with ProjectSession(tmp_path, watch=False, history=False, timeout=1.0) as session:
+        await session.settled()
+        for broken in ("from crux_devtools import prompt\nbeta = prompt('beta', system='x'\n", "import crux_devtools\nwhile True:\n    pass\n"):
+            (tmp_path / "b.py").write_text(broken, encoding="utf-8")
+            (tmp_path / "a.py").write_text(greeting("alpha", f"Alpha {len(broken)}."), encoding="utf-8")
+            await session.reload(["a.py", "b.py"])
+            report = session.report
+            assert report is not None
+            assert system_of(report, "alpha") == (f"Alpha {len(broken)}.", False)  # the healthy module's edit shows
+            assert system_of(report, "beta") == ("Beta one.", True)  # the broken one keeps its last good prompt
+            assert report["stale"] is True
+            [error] = report["errors"]
+            assert error["file"] == "b.py" and error["type"] in ("SyntaxError", "TimeoutError")
+            # A stale prompt is still answered (budget, custom input) by the worker that loaded it.
+            assert (await session.evaluate("beta"))["inspection"]["system"] == "Beta one."
+            assert (await session.evaluate("alpha"))["inspection"]["system"] == f"Alpha {len(broken)}."
+            await session.settled()
+        (tmp_path / "b.py").write_text(greeting("beta", "Beta two."), encoding="utf-8")
+        await session.reload(["b.py"])
+        fixed = session.report
+    assert fixed is not None and fixed["errors"] == [] and fixed["stale"] is False
+    assert [system_of(fixed, p) for p in ("alpha", "beta")] == [(f"Alpha {len(broken)}.", False), ("Beta two.", False)]
+
+
+async def test_a_module_that_kills_forked_workers_is_isolated_in_a_live_session(tmp_path: Path) -> None:
+    """The same faults through the fork server (what `serve` and `tui` use): noisy, fd-closing, exiting."""
+    from crux_devtools.inspector.session import ProjectSession
+
+    (tmp_path / "a.py").write_text(GOOD_A, encoding="utf-8")
+    faults = [
+        ("import crux_devtools\nfor i in range(1000):\n    print('line', i)\nwhile True:\n    pass\n", "TimeoutError", (4, 5)),
+        ("import os\nimport crux_devtools\nos.close(2)\nwhile True:\n    pass\n", "TimeoutError", (4, 5)),
+        ("import os\nimport crux_devtools\nos._exit(9)\n", "WorkerExited", (3,)),
+        ("import ctypes\nimport crux_devtools\nctypes.string_at(0)\n", "WorkerExited", (3,)),
+    ]
+    async with ProjectSession(tmp_path, watch=False, history=False, timeout=1.0) as session:
+        for text, kind, lines in faults:
+            (tmp_path / "b.py").write_text(text, encoding="utf-8")
+            await session.reload(["b.py"])
+            report = session.report
+            assert report is not None
+            [error] = report["errors"]
+            assert (error["file"], error["type"]) == ("b.py", kind), error
+            assert error["line"] in lines, error
+            assert [p["id"] for p in report["prompts"]] == ["alpha"]
+            await session.settled()

@@ -293,7 +293,8 @@ class ProjectSession:
                 known[name] = [p for p in outcome.prompts if outcome.owners.get(p["id"]) == name]
         self._known = known
         rank = {name: i for i, name in enumerate(names)}
-        prompts = sorted([*outcome.prompts, *stale], key=lambda p: (rank.get(module_of.get(p["id"], ""), len(rank)), p.get("line") or 0))
+        fresh = [{**p, "stale": False} for p in outcome.prompts]
+        prompts = sorted([*fresh, *stale], key=lambda p: (rank.get(module_of.get(p["id"], ""), len(rank)), p.get("line") or 0))
         return prompts, owners
 
     def _hold(
