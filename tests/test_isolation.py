@@ -113,7 +113,7 @@ def greeting(name: str, text: str) -> str:
 
 def system_of(report: dict[str, Any], prompt_id: str) -> tuple[str, bool]:
     [found] = [p for p in report["prompts"] if p["id"] == prompt_id]
-    return found["examples"][0]["inspection"]["system"], found["stale"]
+    return found["examples"][0]["inspection"]["system"], found.get("stale", False)
 
 
 async def test_a_broken_module_keeps_its_last_good_prompts_stale_while_edits_to_the_others_show(tmp_path: Path) -> None:
@@ -167,3 +167,24 @@ async def test_a_module_that_kills_forked_workers_is_isolated_in_a_live_session(
             assert error["line"] in lines, error
             assert [p["id"] for p in report["prompts"]] == ["alpha"]
             await session.settled()
+
+
+async def test_a_library_outside_the_project_is_shown_as_it_is_now_after_one_save(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The primed spare pre-imports the libraries the last load used; one that changed since is not reused."""
+    from crux_devtools.inspector.session import ProjectSession
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "house_style.py").write_text("TEXT = 'Old style.'\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(lib))
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "styled.py").write_text(
+        "import house_style\nfrom crux_devtools import prompt\n\nstyled = prompt('styled', system=house_style.TEXT)\n", encoding="utf-8"
+    )
+    async with ProjectSession(root, watch=False, history=False) as session:
+        await session.settled()  # the spare is primed: it has imported house_style
+        (lib / "house_style.py").write_text("TEXT = 'The new house style.'\n", encoding="utf-8")
+        await session.reload(["styled.py"])  # one save in the project
+        assert session.report is not None
+        assert system_of(session.report, "styled") == ("The new house style.", False)

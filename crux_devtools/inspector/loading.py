@@ -190,14 +190,22 @@ class Loader:
         if not isinstance(result, dict):
             extra.append(malformed_error(MalformedReport(f"the result is {type(result).__name__}"), what="load result"))
             result = {}
-        order = [t for t in result.get("order", []) if isinstance(t, str)] if isinstance(result.get("order"), list) else []
-        errors_in = result.get("errors", [])
+        order = result.get("order")
+        if not isinstance(order, list) or not all(isinstance(t, str) for t in order):
+            extra.append(malformed_error(MalformedReport("it has no list of prompt ids ('order')"), what="load result"))
+            order = []
+        errors_in = result.get("errors")
         others: list[dict[str, Any]] = []
         for error in errors_in if isinstance(errors_in, list) else []:
             try:
                 others.append(check_load_error(error))
             except MalformedReport as problem:
                 extra.append(malformed_error(problem, what="load error"))
+        done = {*self.reports, *self.target_faults}
+        for target in order:
+            if target not in done:  # found by the worker, never reported on: say so, never drop it silently
+                problem = MalformedReport(f"it found {target!r} but sent no report of it")
+                extra.append(malformed_error(problem, what="load"))
         prompts, errors, owners, broken = self._collect(attempt.imported, others, attempt.malformed + extra, order)
         preload = result.get("preload")
         counted = result.get("counted")

@@ -223,6 +223,8 @@ def parse_event(message: dict[str, Any]) -> Event:
             check_load_error(error, "report.error")
         if prompt is not None:
             check_prompt(prompt, f"the report of {message['target']!r}")
+        elif error is None:
+            raise MalformedReport("it holds neither a report nor an error")
         return TargetReported(message["target"], prompt, error)
     if kind == "exit":
         INT(message.get("code"), "exit.code")
