@@ -58,8 +58,9 @@ def locate(root: Path, exc: BaseException) -> tuple[str | None, int | None]:
         for frame in traceback.extract_tb(current.__traceback__):
             if in_project(root, frame.filename):
                 best = (relative(root, frame.filename), frame.lineno)
-        if best[0] is None and getattr(current, "function", None) is not None:
-            best = _defined_at(root, current.function)  # a CallbackError about a returned value
+        function = getattr(current, "function", None)  # a CallbackError about the value it returned
+        if best[0] is None and function is not None:
+            best = _defined_at(root, function)
         current = current.__cause__ or current.__context__
     return best
 

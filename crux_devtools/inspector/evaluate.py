@@ -245,7 +245,7 @@ def project_report(project: LoadedProject, *, skip: set[str] = frozenset(), prog
             progress("report", target=target.id, prompt=report, error=error)
         elif report is not None:
             prompts.append(report)
-        else:
+        elif error is not None:
             errors.append(error)
     return {"prompts": prompts, "errors": errors}
 

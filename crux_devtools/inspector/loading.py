@@ -204,8 +204,8 @@ class Loader:
         done = {*self.reports, *self.target_faults}
         for target in order:
             if target not in done:  # found by the worker, never reported on: say so, never drop it silently
-                problem = MalformedReport(f"it found {target!r} but sent no report of it")
-                extra.append(malformed_error(problem, what="load"))
+                missing = MalformedReport(f"it found {target!r} but sent no report of it")
+                extra.append(malformed_error(missing, what="load"))
         prompts, errors, owners, broken = self._collect(attempt.imported, others, attempt.malformed + extra, order)
         preload = result.get("preload")
         counted = result.get("counted")

@@ -388,7 +388,7 @@ class ProjectSession:
     async def _job(self, message: dict[str, Any]) -> dict[str, Any]:
         """Send a job to the worker holding the prompt (the current project, or the last good version
         of a stale prompt's module); ``{"ok", "result" | "error"}``."""
-        prompt_id = message.get("prompt_id")
+        prompt_id = str(message.get("prompt_id"))
         if prompt_id not in self._owners and (self._worker is None or not self._worker.alive):
             self._worker = None
             await self.reload()

@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 # The real ``os._exit``: user code gets a wrapper that first tells the session where it was called.
 _os_exit = os._exit
@@ -86,16 +86,16 @@ class Channel:
 _channel: Channel | None = None
 
 
-def _reporting_exit(code: int) -> None:
+def _reporting_exit(status: int) -> NoReturn:
     """``os._exit`` as user code sees it: say where it was called, then exit."""
     channel = _channel
     if channel is not None and os.getpid() == channel.pid:
         try:
             file, line = _caller_location(channel.root)
-            channel.send({"id": channel.request_id, "event": "exit", "code": int(code), "file": file, "line": line})
+            channel.send({"id": channel.request_id, "event": "exit", "code": int(status), "file": file, "line": line})
         except Exception:  # noqa: BLE001, S110 - exiting must not fail; the session then says "exited"
             pass
-    _os_exit(code)
+    _os_exit(status)
 
 
 def _caller_location(root: Path | None) -> tuple[str | None, int | None]:
