@@ -230,6 +230,7 @@ class WorkerProcess:
             if not self.alive:
                 raise self._failure("WorkerExited", "the worker process is no longer running")
             self._next_id += 1
+            self.exit_call = None
             payload = {**message, "id": self._next_id}
             try:
                 self.writer.write((json.dumps(payload) + "\n").encode("utf-8"))
