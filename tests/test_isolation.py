@@ -7,7 +7,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,47 +21,43 @@ def crux(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def project(root: Path, faulty: str) -> Path:
-    """Three modules: two good ones around ``b.py``, the faulty one."""
-    (root / "a.py").write_text(GOOD_A, encoding="utf-8")
-    (root / "b.py").write_text(faulty, encoding="utf-8")
-    (root / "c.py").write_text(GOOD_C, encoding="utf-8")
-    return root
-
-
-def shown(root: Path, *extra: str) -> list[str]:
-    """The ids of the prompts ``inspect --json`` shows."""
-    done = crux("inspect", str(root), "--json", *extra)
-    return [p["id"] for p in json.loads(done.stdout)["prompts"]]
-
-
 FAULTS = {
-    "hang": ("import crux_devtools\n\nwhile True:\n    pass\n", r"b.py:[34]: TimeoutError: user code did not finish within 1 s while importing b.py"),
-    "os_exit": ("import os\nimport crux_devtools\n\nos._exit(7)\n", r"b.py:4: WorkerExited: user code called os\._exit\(7\)"),
-    "segfault": ("import ctypes\nimport crux_devtools\n\nctypes.string_at(0)\n", "b.py:4: WorkerExited: the worker process was killed by SIGSEGV"),
+    "hang": ("import crux_devtools\n\nwhile True:\n    pass\n", r"fault_hang.py:[34]: TimeoutError: user code did not finish within 1 s while importing fault_hang.py"),
+    "os_exit": ("import os\nimport crux_devtools\n\nos._exit(7)\n", r"fault_os_exit.py:4: WorkerExited: user code called os\._exit\(7\)"),
+    "segfault": ("import ctypes\nimport crux_devtools\n\nctypes.string_at(0)\n", "fault_segfault.py:4: WorkerExited: the worker process was killed by SIGSEGV"),
     "prints_then_hangs": (
         "import crux_devtools\n\nfor i in range(1000):\n    print('line', i)\nwhile True:\n    pass\n",
-        r"b.py:[56]: TimeoutError: user code did not finish within 1 s while importing b.py",
+        r"fault_prints_then_hangs.py:[56]: TimeoutError: user code did not finish within 1 s while importing fault_prints_then_hangs.py",
     ),
-    "closes_stderr_then_hangs": ("import os\nimport crux_devtools\n\nos.close(2)\nwhile True:\n    pass\n", r"b.py:[56]: TimeoutError"),
+    "closes_stderr_then_hangs": ("import os\nimport crux_devtools\n\nos.close(2)\nwhile True:\n    pass\n", r"fault_closes_stderr_then_hangs.py:[56]: TimeoutError"),
     "closes_every_file_then_hangs": (
         "import os\nimport crux_devtools\n\nos.closerange(3, 4096)\nwhile True:\n    pass\n",
-        "b.py:1: WorkerExited: the worker process stopped answering and its exit status could not be read",
+        "fault_closes_every_file_then_hangs.py:1: WorkerExited: the worker process stopped answering and its exit status could not be read",
     ),
 }
 
 
+@pytest.fixture(scope="module")
+def faulty_check(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """One `check` of a project with every fault in a module of its own, between two good modules."""
+    root = tmp_path_factory.mktemp("faulty")
+    (root / "a.py").write_text(GOOD_A, encoding="utf-8")
+    for name, (text, _) in FAULTS.items():
+        (root / f"fault_{name}.py").write_text(text, encoding="utf-8")
+    (root / "z.py").write_text(GOOD_C, encoding="utf-8")
+    return crux("check", str(root), "--timeout", "1")
+
+
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_a_module_that_hangs_exits_or_crashes_is_named_and_the_others_are_checked(tmp_path: Path, fault: str) -> None:
-    text, expected = FAULTS[fault]
-    root = project(tmp_path, text)
-    done = crux("check", str(root), "--timeout", "1")
-    assert done.returncode == 1, done.stderr
-    [line] = done.stdout.splitlines()
-    assert re.match(expected, line), line
-    assert "1 failure(s) in 2 prompt(s)" in done.stderr
-    if fault == "hang":
-        assert shown(root, "--timeout", "1") == ["alpha", "gamma"]
+def test_a_module_that_hangs_exits_or_crashes_the_worker_is_named_with_its_line(faulty_check: subprocess.CompletedProcess[str], fault: str) -> None:
+    [line] = [line for line in faulty_check.stdout.splitlines() if line.startswith(f"fault_{fault}.py:")]
+    assert re.match(FAULTS[fault][1], line), line
+
+
+def test_every_other_module_is_still_checked(faulty_check: subprocess.CompletedProcess[str]) -> None:
+    assert faulty_check.returncode == 1
+    assert len(faulty_check.stdout.splitlines()) == len(FAULTS), faulty_check.stdout
+    assert f"{len(FAULTS)} failure(s) in 2 prompt(s)" in faulty_check.stderr
 
 
 def test_slow_imports_that_add_up_past_the_timeout_blame_nobody(tmp_path: Path) -> None:
@@ -73,7 +68,10 @@ def test_slow_imports_that_add_up_past_the_timeout_blame_nobody(tmp_path: Path) 
     assert "ok: 6 prompt(s)" in done.stderr
 
 
-def test_a_callback_that_hangs_costs_only_its_prompt_and_points_at_its_line(tmp_path: Path) -> None:
+def test_a_callback_that_hangs_costs_only_its_prompt_even_after_a_crash_at_import(tmp_path: Path) -> None:
+    """Two faults in one load, two fresh workers: a module that exits at import, then a prompt whose
+    callback hangs; both named with their lines, and every other prompt (of the same module too) checked."""
+    (tmp_path / "a.py").write_text("import os\nimport crux_devtools\nos._exit(3)\n", encoding="utf-8")
     (tmp_path / "b.py").write_text(
         "import time\nfrom crux_devtools import prompt\n\n\ndef slow(i):\n    while True:\n        time.sleep(0.01)\n\n\n"
         "before = prompt('before', system='fine')\nstuck = prompt('stuck', system=slow, examples={'one': {}})\n"
@@ -83,27 +81,10 @@ def test_a_callback_that_hangs_costs_only_its_prompt_and_points_at_its_line(tmp_
     (tmp_path / "c.py").write_text(GOOD_C, encoding="utf-8")
     done = crux("check", str(tmp_path), "--timeout", "1")
     assert done.returncode == 1
-    [line] = done.stdout.splitlines()
-    assert line.startswith("b.py:7: TimeoutError: user code did not finish within 1 s while evaluating prompt 'stuck' (example 'one')"), line
-    assert "1 failure(s) in 3 prompt(s)" in done.stderr
-
-
-def test_a_hang_at_evaluation_after_a_crash_at_import_is_still_isolated(tmp_path: Path) -> None:
-    """Two faults, two fresh workers: both named, the rest shown."""
-    root = project(tmp_path, "import os\nimport crux_devtools\nos._exit(3)\n")
-    (root / "d.py").write_text(
-        "from crux_devtools import prompt\n\ndef stuck(i):\n    while True:\n        pass\n\nd = prompt('d', system=stuck)\n", encoding="utf-8"
-    )
-    started = time.monotonic()
-    done = crux("check", str(root), "--timeout", "1")
-    elapsed = time.monotonic() - started
-    lines = done.stdout.splitlines()
-    assert [line.split(": ")[0:2] for line in lines] in (
-        [["b.py:3", "WorkerExited"], ["d.py:4", "TimeoutError"]],
-        [["b.py:3", "WorkerExited"], ["d.py:5", "TimeoutError"]],
-    ), lines
-    assert "2 failure(s) in 2 prompt(s)" in done.stderr
-    assert elapsed < 15
+    first, second = done.stdout.splitlines()
+    assert first.startswith("a.py:3: WorkerExited: user code called os._exit(3)"), first
+    assert second.startswith("b.py:7: TimeoutError: user code did not finish within 1 s while evaluating prompt 'stuck' (example 'one')"), second
+    assert "2 failure(s) in 3 prompt(s)" in done.stderr
 
 
 # -- staleness per module, in a live session (the fork server and the primed spare, as `serve` runs) --

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 COMMAND = str(Path(sys.executable).parent / "crux-devtools")
 GOOD = "from crux_devtools import prompt\n\nfine = prompt('fine', system='Fine.')\n"
 
@@ -29,24 +31,16 @@ def test_a_wrong_module_name_in_pyproject_is_reported_there_with_what_to_do(tmp_
     assert "1 failure(s) in 1 prompt(s)" in done.stderr
 
 
-def test_a_relative_import_outside_a_package_says_to_add_an_init_file(tmp_path: Path) -> None:
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "helpers.py").write_text("STYLE = 'Be brief.'\n", encoding="utf-8")
-    (tmp_path / "agents" / "support.py").write_text(
+@pytest.fixture(scope="module")
+def mixed_check(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """One `check` of a project holding several of these mistakes, each in its own module."""
+    root = tmp_path_factory.mktemp("mixed")
+    (root / "agents").mkdir()
+    (root / "agents" / "helpers.py").write_text("STYLE = 'Be brief.'\n", encoding="utf-8")
+    (root / "agents" / "support.py").write_text(
         "from crux_devtools import prompt\n\nfrom .helpers import STYLE\n\nsupport = prompt('support', system=STYLE)\n", encoding="utf-8"
     )
-    done = check(tmp_path)
-    assert done.returncode == 1
-    [line] = done.stdout.splitlines()
-    assert line.startswith("agents/support.py:3: ModuleNotFoundError: a relative import (from . import ...) in agents/support.py needs a package"), line
-    assert "add an empty __init__.py to agents" in line
-    assert "crux_project" not in done.stdout
-    (tmp_path / "agents" / "__init__.py").write_text("", encoding="utf-8")
-    assert check(tmp_path).returncode == 0
-
-
-def test_a_callback_returning_none_is_reported_at_its_own_line(tmp_path: Path) -> None:
-    (tmp_path / "prompts.py").write_text(
+    (root / "prompts.py").write_text(
         "from crux_devtools import context, prompt\n\n\n"
         "def tone(i):\n    if False:\n        return 'x'\n\n\n"
         "toned = context('toned', system=tone)\n"
@@ -54,23 +48,8 @@ def test_a_callback_returning_none_is_reported_at_its_own_line(tmp_path: Path) -
         "styled = prompt('styled', system='Hi.', use=[toned], examples={'one': {}})\n",
         encoding="utf-8",
     )
-    done = check(tmp_path)
-    assert done.returncode == 1
-    lines = done.stdout.splitlines()
-    assert lines[0].startswith("prompts.py:12: CallbackError: prompt 'silent' example 'one': 'silent': system callback returned NoneType"), lines
-    assert lines[1].startswith("prompts.py:4: CallbackError: prompt 'styled' example 'one': 'toned': system callback returned NoneType"), lines
-
-
-def test_a_file_starting_with_a_byte_order_mark_is_discovered(tmp_path: Path) -> None:
-    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + GOOD.encode("utf-8"))
-    done = check(tmp_path)
-    assert done.returncode == 0, done.stdout
-    assert "ok: 1 prompt(s)" in done.stderr
-
-
-def test_a_report_broken_by_monkeypatching_the_inspector_is_a_load_error_not_a_traceback(tmp_path: Path) -> None:
-    (tmp_path / "a_fine.py").write_text(GOOD, encoding="utf-8")
-    (tmp_path / "b_patch.py").write_text(
+    (root / "bom.py").write_bytes(b"\xef\xbb\xbf" + GOOD.encode("utf-8"))
+    (root / "b_patch.py").write_text(
         "import crux_devtools.inspector.evaluate as evaluate\nfrom crux_devtools import prompt\n\n"
         "real = evaluate.prompt_report\n\n\n"
         "def patched(root, target, *args, **kwargs):\n"
@@ -79,13 +58,39 @@ def test_a_report_broken_by_monkeypatching_the_inspector_is_a_load_error_not_a_t
         "evaluate.prompt_report = patched\nvictim = prompt('victim', system='x')\n",
         encoding="utf-8",
     )
-    done = check(tmp_path)
-    assert done.returncode == 1
-    assert "Traceback" not in done.stdout + done.stderr
-    [line] = done.stdout.splitlines()
+    return check(root)
+
+
+def line_for(done: subprocess.CompletedProcess[str], prefix: str) -> str:
+    [line] = [line for line in done.stdout.splitlines() if line.startswith(prefix)]
+    return line
+
+
+def test_a_relative_import_outside_a_package_says_to_add_an_init_file(mixed_check: subprocess.CompletedProcess[str]) -> None:
+    line = line_for(mixed_check, "agents/support.py:")
+    assert line.startswith("agents/support.py:3: ModuleNotFoundError: a relative import (from . import ...) in agents/support.py needs a package"), line
+    assert "add an empty __init__.py to agents" in line
+    assert "crux_project" not in mixed_check.stdout
+
+
+def test_a_callback_returning_none_is_reported_at_its_own_line(mixed_check: subprocess.CompletedProcess[str]) -> None:
+    silent = line_for(mixed_check, "prompts.py:12:")
+    assert silent.startswith("prompts.py:12: CallbackError: prompt 'silent' example 'one': 'silent': system callback returned NoneType"), silent
+    toned = line_for(mixed_check, "prompts.py:4:")
+    assert toned.startswith("prompts.py:4: CallbackError: prompt 'styled' example 'one': 'toned': system callback returned NoneType"), toned
+
+
+def test_a_file_starting_with_a_byte_order_mark_is_discovered(mixed_check: subprocess.CompletedProcess[str]) -> None:
+    # fine (bom.py), silent and styled (prompts.py); support and victim fail to load.
+    assert "4 failure(s) in 3 prompt(s)" in mixed_check.stderr, mixed_check.stdout + mixed_check.stderr
+
+
+def test_a_report_broken_by_monkeypatching_the_inspector_is_a_load_error_not_a_traceback(mixed_check: subprocess.CompletedProcess[str]) -> None:
+    assert mixed_check.returncode == 1
+    assert "Traceback" not in mixed_check.stdout + mixed_check.stderr
+    line = line_for(mixed_check, "b_patch.py:")
     assert line.startswith("b_patch.py:15: MalformedReport: the worker sent a malformed report of 'victim' (the report of 'victim' has no 'examples')"), line
     assert "monkeypatching" in line
-    assert "1 failure(s) in 1 prompt(s)" in done.stderr
 
 
 def test_a_load_broken_by_monkeypatching_the_worker_is_a_load_error_not_a_traceback(tmp_path: Path) -> None:

@@ -396,11 +396,11 @@ class ProjectSession:
         if worker is None or not worker.alive:
             prompt = find_prompt(self._report, prompt_id)
             if prompt is not None and prompt.get("stale"):
-                message = (
+                why = (
                     f"{prompt.get('kind', 'prompt')} {prompt_id!r} is shown as it was when {prompt.get('file')} last loaded, "
                     "and that version can no longer be evaluated; fix the module's load error to evaluate it again"
                 )
-                return {"ok": False, "error": plain_error("StaleError", message, file=prompt.get("file"), line=prompt.get("line"))}
+                return {"ok": False, "error": plain_error("StaleError", why, file=prompt.get("file"), line=prompt.get("line"))}
             errors = (self._report or {}).get("errors") or [plain_error("LoadError", "the project could not be loaded")]
             return {"ok": False, "error": errors[0]}
         try:
