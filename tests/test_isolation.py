@@ -97,6 +97,25 @@ def system_of(report: dict[str, Any], prompt_id: str) -> tuple[str, bool]:
     return found["examples"][0]["inspection"]["system"], found.get("stale", False)
 
 
+async def front_ends_mark_only(session: Any, stale_id: str) -> None:
+    """The web page's API and the TUI's tree mark the stale prompt only, not the whole report."""
+    import httpx
+
+    from crux_devtools.tui.report import prompt_status
+    from crux_devtools.web.app import create_app
+
+    transport = httpx.ASGITransport(app=create_app(session))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:4400") as client:
+        listed = (await client.get("/api/prompts")).json()
+        page = (await client.get(f"/api/prompts/{stale_id}")).json()
+    assert {p["id"]: p["stale"] for p in listed} == {p["id"]: p["id"] == stale_id for p in listed}
+    assert page["stale"] is True
+    report = session.report
+    assert {p["id"]: prompt_status(p, report["stale"]) for p in report["prompts"]} == {
+        p["id"]: "stale" if p["id"] == stale_id else "fits" for p in report["prompts"]
+    }
+
+
 async def test_a_broken_module_keeps_its_last_good_prompts_stale_while_edits_to_the_others_show(tmp_path: Path) -> None:
     from crux_devtools.inspector.session import ProjectSession
 
@@ -115,6 +134,7 @@ async def test_a_broken_module_keeps_its_last_good_prompts_stale_while_edits_to_
             assert report["stale"] is True
             [error] = report["errors"]
             assert error["file"] == "b.py" and error["type"] in ("SyntaxError", "TimeoutError")
+            await front_ends_mark_only(session, "beta")
             # A stale prompt is still answered (budget, custom input) by the worker that loaded it.
             assert (await session.evaluate("beta"))["inspection"]["system"] == "Beta one."
             assert (await session.evaluate("alpha"))["inspection"]["system"] == f"Alpha {len(broken)}."
