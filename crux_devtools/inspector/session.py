@@ -317,7 +317,7 @@ class ProjectSession:
             "project": str(self.root),
             "generated_at": datetime.now(UTC).isoformat(),
             "duration_ms": outcome.duration_ms,
-            "stale": bool(owners) or any(p.get("stale") for p in prompts),
+            "stale": any(p["stale"] for p in prompts),
             "errors": errors,
             "prompts": prompts,
             "hash": content_hash(hashes, errors),
