@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-TIMEOUT_HELP = "Seconds user code may run per evaluation before the worker is killed."
+TIMEOUT_HELP = "Seconds user code may run per module import or example before the worker is killed."
 
 
 @click.group()

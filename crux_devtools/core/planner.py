@@ -139,7 +139,7 @@ def gather(prompt: Prompt, input: BaseModel) -> Resolution[Gathered]:
         prefer = sh.prefer
         for alt in prefer.alternatives if prefer is not None else ():
             if callable(alt.system):
-                alt_texts[id(alt)] = expect_text(alt.id, "system", (yield Call(alt.id, "system", alt.system, input)), alt.system)
+                alt_texts[id(alt)] = expect_text(alt.id, "system", (yield Call(alt.id, "system", alt.system, input)))
             else:
                 alt_texts[id(alt)] = alt.system or ""
     return Gathered(prompt=prompt, input=input, walked=walked, alt_texts=alt_texts, shapes=shapes)

@@ -99,7 +99,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                     yield from visit(entry.use, node, entry.id, ladder)
                 if callable(entry.system):
                     value = yield Call(entry.id, "system", entry.system, input)
-                    node.text = expect_text(entry.id, "system", value, entry.system)
+                    node.text = expect_text(entry.id, "system", value)
                     node.detail = entry.render_detail()
                 else:
                     node.text = entry.system or ""
@@ -135,13 +135,13 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                 yield from visit(entry.canonical_sources(), owner, owner_id, entry)
 
     if callable(prompt.system):
-        own = expect_text(prompt.id, "system", (yield Call(prompt.id, "system", prompt.system, input)), prompt.system)
+        own = expect_text(prompt.id, "system", (yield Call(prompt.id, "system", prompt.system, input)))
     else:
         own = prompt.system or ""
     yield from visit(prompt.use, None, prompt.id, None)
     user: str | None
     if callable(prompt.prompt):
-        user = expect_text(prompt.id, "prompt", (yield Call(prompt.id, "prompt", prompt.prompt, input)), prompt.prompt)
+        user = expect_text(prompt.id, "prompt", (yield Call(prompt.id, "prompt", prompt.prompt, input)))
     else:
         user = prompt.prompt
 

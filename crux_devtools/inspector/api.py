@@ -11,7 +11,7 @@ A *report* is plain JSON-serialisable data (``dict``) produced by the worker pro
       "project": str,                 # absolute project folder
       "generated_at": str,            # ISO 8601 UTC
       "duration_ms": float,           # worker evaluation time
-      "stale": bool,                  # True: the latest load failed; this is the last good report
+      "stale": bool,                  # True: some module failed to load; its last good prompts are shown
       "errors": [LoadError, ...],     # load errors of the latest attempt (shown even when stale)
       "prompts": [PromptReport, ...], # in discovery order
       "hash": str,                    # content hash of the report (history key)
@@ -52,6 +52,8 @@ Additive keys (engine, issue 5); front ends may ignore them:
                                                        # where a module-level context is assigned;
                                                        # None for one defined inline in a use=[...]
     ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
+    PromptReport["stale"]: bool        # its module failed to load: this is its last good report (issue 14);
+                                       # read it with ``is_stale`` (falls back to the report's flag)
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
 ``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True,
@@ -88,6 +90,16 @@ def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[st
     if not report or prompt_id is None:
         return None
     return next((p for p in report.get("prompts", []) if p.get("id") == prompt_id), None)
+
+
+def is_stale(report: dict[str, Any] | None, prompt: dict[str, Any] | None) -> bool:
+    """Whether ``prompt`` is shown from an earlier load because its module failed to load now.
+
+    Staleness is per module (``PromptReport["stale"]``); a report without it is stale as a whole.
+    """
+    if prompt is not None and "stale" in prompt:
+        return bool(prompt["stale"])
+    return bool((report or {}).get("stale"))
 
 
 def has_ladders(prompt: dict[str, Any]) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.errors import RequestCompositionError
 from .errors import load_error, plain_error
-from .loader import LoadedProject, Target
+from .loader import LoadedProject, Progress, Target
 
 # Texts longer than this are cut in reports (token counts stay those of the full text).
 MAX_TEXT = 200_000
@@ -167,9 +167,11 @@ def prompt_report(
     target: Target,
     inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
     context_lines: Mapping[int, tuple[str, int]] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The ``PromptReport`` of one target with every example (``inspections``: see ``evaluate_example``;
-    ``context_lines``: where module-level contexts are defined, by ``id()``)."""
+    ``context_lines``: where module-level contexts are defined, by ``id()``; ``progress``: told of
+    each example before it is evaluated)."""
     prompt = target.prompt
     try:
         schema = prompt.input_model.model_json_schema()
@@ -189,7 +191,11 @@ def prompt_report(
         for reach in prompt.contexts()
     ]
     budget = default_budget(target)
-    examples = [evaluate_example(root, target, name, data, input_budget=None, inspections=inspections) for name, data in example_inputs(target)]
+    examples = []
+    for name, data in example_inputs(target):
+        if progress is not None:
+            progress("example", target=target.id, example=name)
+        examples.append(evaluate_example(root, target, name, data, input_budget=None, inspections=inspections))
     first = examples[0]["inspection"] if examples and examples[0]["inspection"] else None
     note = None
     if not examples:
@@ -215,16 +221,32 @@ def prompt_report(
     }
 
 
-def project_report(project: LoadedProject) -> dict[str, Any]:
-    """Prompts and load errors of a loaded project (the session adds version, hash and times)."""
+def project_report(project: LoadedProject, *, skip: set[str] = frozenset(), progress: Progress | None = None) -> dict[str, Any]:  # type: ignore[assignment]
+    """Prompts and load errors of a loaded project (the session adds version, hash and times).
+
+    Targets whose id is in ``skip`` are left out (another worker reported them, or they hung one).
+    With ``progress``, each target's report (or the error that stopped it) is sent as it is made,
+    not in the result; the result's errors are then only those no module or target owns.
+    """
     prompts = []
-    errors = list(project.errors)
+    errors = list(project.errors) if progress is not None else [*project.import_errors, *project.errors]
     inspections: dict[Any, tuple[dict[str, Any], bool]] = {}
     for target in project.targets:
+        if target.id in skip:
+            continue
+        if progress is not None:
+            progress("target", target=target.id, kind=target.kind, module=target.ref, file=target.file, line=target.line)
+        report, error = None, None
         try:
-            prompts.append(prompt_report(project.root, target, inspections, project.context_lines))
+            report = prompt_report(project.root, target, inspections, project.context_lines, progress=progress)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - keep the other prompts
-            errors.append(load_error(project.root, exc, file=target.file, line=target.line))
+            error = load_error(project.root, exc, file=target.file, line=target.line)
+        if progress is not None:
+            progress("report", target=target.id, prompt=report, error=error)
+        elif report is not None:
+            prompts.append(report)
+        elif error is not None:
+            errors.append(error)
     return {"prompts": prompts, "errors": errors}
 
 

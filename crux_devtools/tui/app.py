@@ -190,7 +190,7 @@ class CruxTui(App[None]):
             "names": rp.example_names(prompt) if prompt else [],
             "budget": self.budgets.get(self.prompt_id or ""),
             "target": self.budget_target(prompt),
-            "stale": bool(report.get("stale")),
+            "stale": rp.is_stale(report, prompt),
             "busy": self.busy,
         }
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
-from ..inspector.api import find_prompt
+from ..inspector.api import find_prompt, is_stale
 from .views import prompt_href
 
 router = APIRouter(prefix="/api")
@@ -33,8 +33,7 @@ def summary(p: dict[str, Any], stale: bool) -> dict[str, Any]:
 @router.get("/prompts")
 async def list_prompts(request: Request) -> list[dict[str, Any]]:
     report = request.app.state.session.report or {}
-    stale = bool(report.get("stale"))
-    return [summary(p, stale) for p in report.get("prompts", [])]
+    return [summary(p, is_stale(report, p)) for p in report.get("prompts", [])]
 
 
 @router.get("/prompts/{prompt_id}")
@@ -47,6 +46,6 @@ async def get_prompt(request: Request, prompt_id: str) -> dict[str, Any]:
     return {
         **found,
         "version": report.get("version"),
-        "stale": bool(report.get("stale")),
+        "stale": is_stale(report, found),
         "errors": report.get("errors") or [],
     }

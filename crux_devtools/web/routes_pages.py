@@ -13,7 +13,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from ..inspector.api import find_prompt
+from ..inspector.api import find_prompt, is_stale
 from .input_check import parse_and_check
 from .source import source_excerpt
 from .views import (
@@ -81,7 +81,7 @@ async def build_prompt_view(
     view = PromptView(
         prompt=prompt,
         header=header,
-        chips=status_chips(str(prompt.get("status", "error")), header.stale),
+        chips=status_chips(str(prompt.get("status", "error")), is_stale(report, prompt)),
         controls=ctl,
         input_errors=[],
         example_report=None,
@@ -117,9 +117,9 @@ async def build_prompt_view(
         previous = session.previous_system(prompt["id"], ctl.example) if ctl.example and custom is None else None
         baseline = ((cached or {}).get("inspection") or {}).get("system")
         view.diff = diff_view(previous, baseline if custom is None else None)
-        view.chips = status_chips("fits" if inspection.get("fits", True) else "over", header.stale)
+        view.chips = status_chips("fits" if inspection.get("fits", True) else "over", is_stale(report, prompt))
     elif (view.example_report or {}).get("error"):
-        view.chips = status_chips("error", header.stale)
+        view.chips = status_chips("error", is_stale(report, prompt))
     return view
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from ..inspector.api import default_budget_target, find_prompt
+from ..inspector.api import default_budget_target, find_prompt, is_stale
 from .input_check import FieldError
 
 PALETTE = 10  # colours c-1 .. c-9 for contexts; c-0 is the prompt's own text
@@ -95,7 +95,7 @@ def index_view(report: dict[str, Any]) -> IndexView:
             module=p.get("module", ""),
             file=p.get("file", ""),
             line=p.get("line"),
-            chips=status_chips(p.get("status", "error"), header.stale),
+            chips=status_chips(p.get("status", "error"), is_stale(report, p)),
             total_tokens=int(p.get("total_tokens") or 0),
             examples=len(p.get("examples") or []),
             has_model=bool(p.get("has_model")),
