@@ -63,28 +63,7 @@ def locate(root: Path, exc: BaseException) -> tuple[str | None, int | None]:
         if best[0] is None and function is not None:
             best = _defined_at(root, function)
         current = current.__cause__ or current.__context__
-    if best[0] is None:
-        # No frame of the project ran (a callback returned a wrong value): where it is defined.
-        defined = _callback_location(exc)
-        if defined is not None and _in_project(root, defined[0]):
-            best = (relative(root, defined[0]), defined[1])
     return best
-
-
-def _callback_location(exc: BaseException) -> tuple[str, int] | None:
-    """``CallbackError.location`` of the first core ``CallbackError`` in ``exc``'s chain (looked up
-    in ``sys.modules`` for the reason ``_is_input_error`` gives)."""
-    errors = sys.modules.get("crux_devtools.core.errors")
-    if errors is None:
-        return None
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, errors.CallbackError) and current.location is not None:
-            return current.location
-        current = current.__cause__ or current.__context__
-    return None
 
 
 def _is_input_error(exc: BaseException) -> bool:
