@@ -319,6 +319,7 @@ class Worker:
     def __init__(self, channel: Channel) -> None:
         self.project: Any = None
         self.channel = channel
+        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
 
     def handle(self, request: dict[str, Any]) -> Any:
         from .evaluate import evaluate_example, project_report, run_target
@@ -351,7 +352,11 @@ class Worker:
             target = self.project.find(request["prompt_id"])
             name, data = self._input(target, request.get("example"), request.get("input"))
             if op == "run":
-                return run_target(self.project.root, target, data)
+                if self.recorder is None:
+                    from crux_devtools.core.recording import RunRecorder
+
+                    self.recorder = RunRecorder(self.project.root)
+                return run_target(self.project.root, target, data, self.recorder)
             return evaluate_example(
                 self.project.root,
                 target,
