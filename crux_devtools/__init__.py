@@ -60,7 +60,6 @@ __all__ = [
     "Conditional",
     "Context",
     "CruxError",
-    "InputValidationError",
     "Diagnostic",
     "ErrorInfo",
     "Drop",
@@ -87,6 +86,7 @@ __all__ = [
     "tool",
     "tool_call",
     "when",
+    "InputValidationError",
 ]
 
 if TYPE_CHECKING:

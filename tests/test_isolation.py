@@ -65,7 +65,7 @@ def test_slow_imports_that_add_up_past_the_timeout_blame_nobody(tmp_path: Path) 
         (tmp_path / f"m_{i}.py").write_text(f"import time\nfrom crux_devtools import prompt\ntime.sleep(0.3)\np{i} = prompt('p{i}', system='x')\n", encoding="utf-8")
     done = crux("check", str(tmp_path), "--timeout", "1")
     assert done.returncode == 0, done.stdout
-    assert "ok: 6 prompt(s)" in done.stderr
+    assert "ok: 6 prompt(s)" in done.stdout
 
 
 def test_a_callback_that_hangs_costs_only_its_prompt_even_after_a_crash_at_import(tmp_path: Path) -> None:
