@@ -12,6 +12,7 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 
 from ..inspector.api import SessionLike
 from . import routes_api, routes_events, routes_pages
+from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
 from .security import LocalOnlyMiddleware, allowed_host_set
@@ -24,7 +25,9 @@ def make_templates() -> Jinja2Blocks:
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=finalize,  # report text may hold surrogates (non-UTF-8 file names): shown as U+FFFD
     )
+    env.filters["urlencode"] = url_quote
     return Jinja2Blocks(env=env)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 
 from ..inspector.api import find_prompt
+from .display import SafeJSONResponse, displayable
 from .views import prompt_href
 
 router = APIRouter(prefix="/api")
@@ -31,22 +32,18 @@ def summary(p: dict[str, Any], stale: bool) -> dict[str, Any]:
 
 
 @router.get("/prompts")
-async def list_prompts(request: Request) -> list[dict[str, Any]]:
+async def list_prompts(request: Request) -> SafeJSONResponse:
     report = request.app.state.session.report or {}
     stale = bool(report.get("stale"))
-    return [summary(p, stale) for p in report.get("prompts", [])]
+    return SafeJSONResponse([summary(p, stale) for p in report.get("prompts", [])])
 
 
 @router.get("/prompts/{prompt_id}")
-async def get_prompt(request: Request, prompt_id: str) -> dict[str, Any]:
+async def get_prompt(request: Request, prompt_id: str) -> SafeJSONResponse:
     report = request.app.state.session.report or {}
     found = find_prompt(report, prompt_id)
     if found is None:
         known = ", ".join(str(p.get("id")) for p in report.get("prompts", [])) or "none"
-        raise HTTPException(404, f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
-    return {
-        **found,
-        "version": report.get("version"),
-        "stale": bool(report.get("stale")),
-        "errors": report.get("errors") or [],
-    }
+        raise HTTPException(404, displayable(f"no prompt or agent with id {prompt_id!r}; known ids: {known}"))
+    body = {**found, "version": report.get("version"), "stale": bool(report.get("stale")), "errors": report.get("errors") or []}
+    return SafeJSONResponse(body)

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from ..inspector.api import find_prompt
+from .display import raw_query_value
 from .input_check import parse_and_check
 from .source import source_excerpt
 from .views import (
@@ -173,5 +174,7 @@ async def run_prompt(request: Request, prompt_id: str) -> Response:
 @router.get("/source", response_class=HTMLResponse)
 async def source(request: Request, file: str = Query(...), line: int | None = Query(None)) -> Response:
     session = request.app.state.session
-    excerpt = source_excerpt(session.root, file, line)
+    # the file name's exact bytes (links percent-encode them), so a non-UTF-8 name opens its file
+    name = raw_query_value(request.scope.get("query_string", b""), "file") or file
+    excerpt = source_excerpt(session.root, name, line)
     return render(request, "source.html", {"excerpt": excerpt}, status=200 if excerpt.lines else 404)
