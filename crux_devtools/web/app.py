@@ -16,6 +16,7 @@ from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
 from .security import LocalOnlyMiddleware, allowed_host_set
+from .views import prompt_href
 
 
 def make_templates() -> Jinja2Blocks:
@@ -28,6 +29,7 @@ def make_templates() -> Jinja2Blocks:
         finalize=finalize,  # report text may hold surrogates (non-UTF-8 file names): shown as U+FFFD
     )
     env.filters["urlencode"] = url_quote
+    env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
     return Jinja2Blocks(env=env)
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 
-from ..inspector.api import find_prompt
 from .display import SafeJSONResponse, displayable
-from .views import prompt_href
+from .views import lookup_prompt, prompt_href
 
 router = APIRouter(prefix="/api")
 
@@ -38,10 +37,16 @@ async def list_prompts(request: Request) -> SafeJSONResponse:
     return SafeJSONResponse([summary(p, stale) for p in report.get("prompts", [])])
 
 
-@router.get("/prompts/{prompt_id}")
+@router.get("/prompt")
+async def get_prompt_by_query(request: Request, id: str = Query(...)) -> SafeJSONResponse:
+    """``/api/prompt?id=..``: for ids that cannot be a path segment (``.``, ``..``)."""
+    return await get_prompt(request, id)
+
+
+@router.get("/prompts/{prompt_id:path}")
 async def get_prompt(request: Request, prompt_id: str) -> SafeJSONResponse:
     report = request.app.state.session.report or {}
-    found = find_prompt(report, prompt_id)
+    found = lookup_prompt(report, prompt_id)
     if found is None:
         known = ", ".join(str(p.get("id")) for p in report.get("prompts", [])) or "none"
         raise HTTPException(404, displayable(f"no prompt or agent with id {prompt_id!r}; known ids: {known}"))
