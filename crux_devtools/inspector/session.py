@@ -23,7 +23,7 @@ from typing import Any
 from .api import SessionEvent
 from .discovery import discover
 from .errors import plain_error
-from .history import History
+from .history import open_history
 from .process import WorkerError, WorkerPool, WorkerProcess
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,8 @@ class ProjectSession:
         self.debounce = debounce
         self.watch = watch
         self.prewarm = prewarm
-        self.history = History(self.root) if history else None
+        # a damaged file or a read-only .crux: no history, one warning (the UIs show it too)
+        self.history, self.history_warning = open_history(self.root) if history else (None, None)
         self._report: dict[str, Any] | None = None
         self._last_good: dict[str, Any] | None = None
         self._version = 0

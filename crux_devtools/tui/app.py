@@ -87,6 +87,9 @@ class CruxTui(App[None]):
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
         self._unsubscribe = self.session.subscribe(lambda event: self.post_message(SessionChanged(event)))
+        history_warning = getattr(self.session, "history_warning", None)  # a session-like may predate it
+        if history_warning:
+            self.notify(history_warning, title="Running without history", severity="warning", timeout=20)
         if self.session.report is not None:
             self.show_report()
         self.start_session()
