@@ -16,6 +16,7 @@ from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
 from .security import LocalOnlyMiddleware, allowed_host_set
+from .slow_clients import BodyDeadline
 from .views import prompt_href
 
 
@@ -64,5 +65,6 @@ def create_app(
     app.include_router(routes_pages.router)
     app.include_router(routes_api.router)
     app.include_router(routes_events.router)
+    app.add_middleware(BodyDeadline)  # a request body that never finishes gets 408, not a hung route
     app.add_middleware(LocalOnlyMiddleware, allowed_hosts=allowed_host_set(bound_host, allowed_hosts))
     return app
