@@ -133,3 +133,33 @@ def test_the_input_error_names_the_field_that_holds_the_problem() -> None:
         parse_input(json.dumps({"a": {"b": ["ok", "bad \ud800"]}}))
     assert caught.value.field == "a.b[1]"
     assert parse_input(json.dumps({"a": [[["deep but fine"]]]})) == {"a": [[["deep but fine"]]]}
+
+
+async def test_a_change_under_a_non_utf8_name_does_not_stop_watching(tmp_path: Path) -> None:
+    """watchfiles cannot name a path that is not UTF-8 and stops; the watcher starts again, so later
+    saves still reach the page and stopping the session raises nothing."""
+    import asyncio
+
+    from crux_devtools.inspector.api import SessionEvent
+    from crux_devtools.inspector.session import ProjectSession
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "hello.py").write_text("from crux_devtools import prompt\n\nhello = prompt('hello', system='One.')\n")
+    events: list[SessionEvent] = []
+    session = ProjectSession(root, debounce=0.02, history=False)
+    session.subscribe(events.append)
+    await session.start()
+    try:
+        os.makedirs(os.fsencode(root) + b"/sub\xff")
+        with open(os.fsencode(root) + b"/sub\xff/notes.txt", "w") as f:
+            f.write("a change watchfiles cannot name")
+        await asyncio.sleep(0.5)
+        (root / "hello.py").write_text("from crux_devtools import prompt\n\nhello = prompt('hello', system='Two.')\n")
+        deadline = asyncio.get_running_loop().time() + 15
+        while "Two." not in json.dumps(session.report):
+            assert asyncio.get_running_loop().time() < deadline, [e.summary for e in events]
+            await asyncio.sleep(0.05)
+        assert not [e for e in events if "Watching files stopped" in e.summary]
+    finally:
+        await session.stop()
