@@ -103,25 +103,31 @@ def test_a_history_that_fails_later_turns_itself_off_with_one_warning(project: P
 
 def serve(root: Path, prefix: list[str]) -> tuple[int, str]:
     """Run the real ``serve``; returns the status of ``/`` once it answers, and what it printed."""
-    port = free_port()
     proc = subprocess.Popen(
-        [*prefix, str(COMMAND), "serve", str(root), "--no-open", "--port", str(port)],
+        [*prefix, str(COMMAND), "serve", str(root), "--no-open", "--port", str(free_port())],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "CI": "1"},
     )
-    status = 0
+    assert proc.stdout is not None
+    printed, status = "", 0
     try:
+        url = None
+        for line in proc.stdout:  # the port it chose (the one asked for may have been taken since)
+            printed += line
+            if line.startswith("Serving at "):
+                url = line.split()[2]
+                break
         deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and proc.poll() is None:
+        while url and time.monotonic() < deadline and proc.poll() is None:
             try:
-                status = httpx.get(f"http://127.0.0.1:{port}/", timeout=5).status_code
+                status = httpx.get(url, timeout=5).status_code
                 break
             except httpx.TransportError:
                 time.sleep(0.1)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=20)
-    return status, output
+        rest, _ = proc.communicate(timeout=20)
+    return status, printed + rest
 
 
 def test_serve_starts_with_a_damaged_history_file(project: Path) -> None:
