@@ -99,12 +99,12 @@ def inspect(
         raise click.UsageError("use either --example or --input, not both")
     data = None
     if input_json is not None:
+        from .inspector.custom_input import InputError, parse_input
+
         try:
-            data = json.loads(input_json)
-        except json.JSONDecodeError as exc:
-            raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--input") from None
-        if not isinstance(data, dict):
-            raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
+            data = parse_input(input_json)
+        except InputError as exc:  # one line, exit 1: not JSON, not an object, too deep, a lone surrogate
+            raise click.ClickException(f"--input: {exc}") from None
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
     from .inspector.render import failures, render_report
 

@@ -145,6 +145,7 @@ class SessionLike(Protocol):
     """What a front end may rely on."""
 
     root: Any  # pathlib.Path of the project
+    history_warning: str | None  # why history is off (a damaged or read-only .crux), for the UIs to show
 
     @property
     def report(self) -> dict[str, Any] | None:

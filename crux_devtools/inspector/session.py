@@ -27,7 +27,7 @@ from typing import Any
 from .api import SessionEvent, failed_run, find_prompt
 from .discovery import discover
 from .errors import plain_error
-from .history import History
+from .history import open_history
 from .loading import LoadOutcome, load_project
 from .process import WorkerError, WorkerPool, WorkerProcess
 
@@ -115,7 +115,8 @@ class ProjectSession:
         self.debounce = debounce
         self.watch = watch
         self.prewarm = prewarm
-        self.history = History(self.root) if history else None
+        # a damaged file or a read-only .crux: no history, one warning (the UIs show it too)
+        self.history, self.history_warning = open_history(self.root) if history else (None, None)
         self._report: dict[str, Any] | None = None
         self._version = 0
         self._subscribers: list[Callable[[SessionEvent], Any]] = []

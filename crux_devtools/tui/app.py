@@ -16,6 +16,7 @@ from typing import Any
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
@@ -86,6 +87,9 @@ class CruxTui(App[None]):
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
         self._unsubscribe = self.session.subscribe(lambda event: self.post_message(SessionChanged(event)))
+        history_warning = getattr(self.session, "history_warning", None)  # a session-like may predate it
+        if history_warning:
+            self.notify(history_warning, title="Running without history", severity="warning", timeout=20)
         if self.session.report is not None:
             self.show_report()
         self.start_session()
@@ -104,6 +108,13 @@ class CruxTui(App[None]):
         if not self._stopped:
             self._stopped = True
             await self.session.stop()
+
+    def notify(
+        self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None, markup: bool = False
+    ) -> None:
+        """A toast. Unlike Textual's default, ``message`` is never parsed as markup: notifications
+        carry ids, file names and error messages from the user's project, where ``[/]`` is text."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # -- session events ------------------------------------------------------------------------
     def on_session_changed(self, message: SessionChanged) -> None:

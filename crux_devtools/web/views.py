@@ -11,9 +11,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from ..inspector.api import default_budget_target, find_prompt, is_stale
+from .display import displayable
 from .input_check import FieldError
 
 PALETTE = 10  # colours c-1 .. c-9 for contexts; c-0 is the prompt's own text
@@ -78,12 +79,31 @@ def report_header(report: dict[str, Any]) -> ReportHeader:
     )
 
 
-def prompt_href(prompt_id: str, **query: Any) -> str:
-    params = {k: v for k, v in query.items() if v not in (None, "")}
-    from urllib.parse import quote
+# A browser resolves these path segments away, even percent-encoded (``/prompts/%2e%2e`` is ``/``).
+DOT_SEGMENTS = frozenset({".", ".."})
 
-    base = f"/prompts/{quote(prompt_id, safe='')}"
+
+def prompt_href(prompt_id: str, suffix: str = "", **query: Any) -> str:
+    """The page of a prompt (``suffix="/run"``: its run endpoint); any id round-trips.
+
+    The id is one path segment with every reserved character encoded (``a/b`` is ``a%2Fb``; the
+    routes take ``{id:path}``). ``.`` and ``..`` cannot be a path segment at all, so they go in the
+    query: ``/prompt?id=..``. Surrogates (never in a URL) are U+FFFD, which ``lookup_prompt`` accepts.
+    """
+    shown = displayable(prompt_id)
+    params = {k: v for k, v in query.items() if v not in (None, "")}
+    if shown in DOT_SEGMENTS:
+        return f"/prompt{suffix}?{urlencode({'id': shown, **params})}"
+    base = f"/prompts/{quote(shown, safe='')}{suffix}"
     return f"{base}?{urlencode(params)}" if params else base
+
+
+def lookup_prompt(report: dict[str, Any] | None, prompt_id: str) -> dict[str, Any] | None:
+    """The prompt a URL names: by its id, else by the id as ``prompt_href`` showed it."""
+    found = find_prompt(report, prompt_id)
+    if found is None and report:
+        found = next((p for p in report.get("prompts", []) if displayable(str(p.get("id"))) == prompt_id), None)
+    return found
 
 
 def index_view(report: dict[str, Any]) -> IndexView:

@@ -34,7 +34,7 @@ def key_values(values: dict[str, Any], keys: tuple[str, ...] | None = None) -> T
     table.add_column(style="bold")
     for key in keys or tuple(values):
         if key in values and not isinstance(values[key], (dict, list)):
-            table.add_row(key.replace("_", " "), str(values[key]))
+            table.add_row(Text(key.replace("_", " ")), Text(str(values[key])))
     return table
 
 
@@ -46,10 +46,10 @@ def candidates_table(candidates: list[dict[str, Any]]) -> Table:
         reason = c.get("rejection_reason")
         result = Text("selected", style="bold green") if c.get("selected") else Text(f"rejected: {reason or '?'}", style="dim")
         table.add_row(
-            str(c.get("contributor", "?")),
-            str(c.get("representation", "?")),
-            "—" if c.get("input_tokens") is None else str(c["input_tokens"]),
-            "yes" if c.get("available", True) else "no",
+            Text(str(c.get("contributor", "?"))),
+            Text(str(c.get("representation", "?"))),
+            Text("—" if c.get("input_tokens") is None else str(c["input_tokens"])),
+            Text("yes" if c.get("available", True) else "no"),
             result,
         )
     return table
@@ -60,7 +60,8 @@ def breakdown_table(rows: list[dict[str, Any]]) -> Table:
     for column in ("Contributor", "Kind", "Rung", "Tokens"):
         table.add_column(column, justify="right" if column == "Tokens" else "left")
     for row in rows:
-        table.add_row(str(row.get("contributor", "?")), str(row.get("kind", "")), str(row.get("representation", "")), str(row.get("tokens", "")))
+        cells = (row.get("contributor", "?"), row.get("kind", ""), row.get("representation", ""), row.get("tokens", ""))
+        table.add_row(*(Text(str(cell)) for cell in cells))
     return table
 
 

@@ -24,7 +24,7 @@ def render_tools(prompt: dict[str, Any] | None, example: dict[str, Any] | None) 
         on = name in offered
         table.add_row(
             Text(name, style="bold" if on else "dim"),
-            sources.get(name, ""),
+            Text(str(sources.get(name, ""))),
             Text("yes" if on else "no (its context is excluded)", style="green" if on else "dim"),
         )
     if not table.rows:
