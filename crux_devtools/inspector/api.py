@@ -198,6 +198,22 @@ class SessionLike(Protocol):
         """Run an agent in the worker; returns ``{"text", "steps": [Step.to_dict()...], "error"}``."""
         ...
 
+    async def prepare_summaries(
+        self,
+        prompt_id: str,
+        *,
+        example: str | None = None,
+        input: dict[str, Any] | None = None,
+        contributor: str | None = None,
+        allow_models: bool = False,
+        token_budget: int | None = None,
+    ) -> dict[str, Any]:
+        """Prepare an example's missing summaries in the project's summary store, then reload.
+
+        Returns ``{"prepared": [...], "skipped": [...], "error": LoadError | None}`` (see above).
+        """
+        ...
+
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         """The system text of this prompt and example in the previous distinct report, if any."""
         ...
