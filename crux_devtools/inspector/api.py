@@ -104,7 +104,8 @@ Prepared summaries live in ``DIR/.crux/summaries.sqlite3``; every preview of the
 allow_models=False, token_budget=None)`` prepares the missing summaries of one example there
 (extractive ones only, unless ``allow_models``: a hierarchical summary calls its model), then
 reloads the project; it returns ``{"prepared": [{"contributor", "strategy", "tokens"}],
-"skipped": [{"contributor", "reason"}], "error": LoadError | None}``.
+"skipped": [{"contributor", "reason", "needs_model", "model"}], "error": LoadError | None}``
+(``needs_model``: hierarchical, not prepared without ``allow_models``).
 
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).

@@ -213,7 +213,10 @@ def prepare(root: Path, target: Target, input: dict[str, Any], defaults: Plannin
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks and summary models may raise anything
         return {"prepared": [], "skipped": [], "error": load_error(root, exc, file=target.file, line=target.line)}
     prepared = [{"contributor": d.contributor, "strategy": d.strategy, "tokens": d.tokens} for d in done if d.status in ("prepared", "already-prepared")]
-    skipped = [{"contributor": d.contributor, "reason": d.detail or d.status} for d in done if d.status in ("needs-model", "failed")]
+    skipped = [
+        {"contributor": d.contributor, "reason": d.detail or d.status, "needs_model": d.status == "needs-model", "model": d.model}
+        for d in done if d.status in ("needs-model", "failed")
+    ]
     return {"prepared": prepared, "skipped": skipped, "error": None}
 
 

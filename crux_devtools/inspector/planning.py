@@ -43,7 +43,10 @@ class PlanningDefaults:
     default_model_line: int | None = None
     profiles: dict[str, ModelCapacityProfile] = field(default_factory=dict)
     profile_lines: dict[str, int | None] = field(default_factory=dict)
-    summary_store: SummaryStore | None = None
+    # Previews read only this store: the project's file, or an empty private one until a summary is
+    # prepared (never the process-wide default, which a run in the worker may fill).
+    summary_store: SummaryStore = field(default_factory=SummaryStore)
+    store_is_file: bool = False
 
     @classmethod
     def load(cls, root: Path, config: dict[str, Any] | None) -> PlanningDefaults:
@@ -56,16 +59,18 @@ class PlanningDefaults:
             profiles[name] = ModelCapacityProfile(p["context_window"], p["default_output_reserve"], p["counting_confidence"])
             lines[name] = p.get("line")
         path = summary_store_path(root)
-        store = SummaryStore(path) if path.is_file() else None
-        return cls(config.get("default_model"), config.get("default_model_line"), profiles, lines, store)
+        defaults = cls(config.get("default_model"), config.get("default_model_line"), profiles, lines)
+        if path.is_file():
+            defaults.summary_store, defaults.store_is_file = SummaryStore(path), True
+        return defaults
 
     def writable_store(self, root: Path) -> SummaryStore:
         """The project's summary store, created (with ``.crux/.gitignore``) when it is first written."""
-        if self.summary_store is None:
+        if not self.store_is_file:
             from .history import state_dir
 
             state_dir(root)
-            self.summary_store = SummaryStore(summary_store_path(root))
+            self.summary_store, self.store_is_file = SummaryStore(summary_store_path(root)), True
         return self.summary_store
 
     def resolve(self, name: str) -> ModelCapacityProfile | None:
@@ -86,11 +91,9 @@ class PlanningDefaults:
     def preview_kwargs(self, target: Target) -> dict[str, Any]:
         """``model=`` (only when the target names none), ``capacity_resolver=`` and ``summary_store=``."""
         source, model = self.planned_model(target)
-        kwargs: dict[str, Any] = {"capacity_resolver": self.resolve}
+        kwargs: dict[str, Any] = {"capacity_resolver": self.resolve, "summary_store": self.summary_store}
         if source == "project":
             kwargs["model"] = model
-        if self.summary_store is not None:
-            kwargs["summary_store"] = self.summary_store
         return kwargs
 
     def plan_model(self, target: Target) -> dict[str, Any]:
