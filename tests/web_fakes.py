@@ -128,7 +128,9 @@ class FakeSession:
         p = self.prompts[prompt_id]
         name = example or next(iter(p.examples or {"": {}}))
         data = input if input is not None else (p.examples or {}).get(name, {})
-        result = prepare(self.root, self._target(p), data, self.defaults, contributor=contributor, allow_models=allow_models, token_budget=token_budget)
+        result = await asyncio.to_thread(  # the worker runs it synchronously, outside any event loop
+            prepare, self.root, self._target(p), data, self.defaults, contributor=contributor, allow_models=allow_models, token_budget=token_budget,
+        )
         if result["prepared"]:
             await self.reload()
         return result
