@@ -92,6 +92,15 @@ def test_the_sample_examples_show_each_case_the_readme_tour_promises():
     assert ("sync-log", "offload") in adapted(("ladder-reply", "busy-day"))
     assert ("catalog", "authored") in adapted(("ladder-reply", "big-catalog"))
     assert adapted(("ladder-reply", "quiet-day")) == set()
+    # Step 4 of the tour: the ladder prompt names no model, so the project default of pyproject.toml plans it,
+    # and the log's summary is there to prepare from the page.
+    ladder = next(p for p in report["prompts"] if p["id"] == "ladder-reply")
+    assert (ladder["plan_model"]["source"], ladder["plan_model"]["name"]) == ("project", "nimbus-local")
+    assert ladder["plan_model"]["profile"].startswith("pyproject.toml:")
+    assert examples[("ladder-reply", "busy-day")]["preview"]["max_input_tokens"] == 5702
+    assert examples[("ladder-reply", "busy-day")]["summaries"][0]["prepared"] is False
+    sent = examples[("ladder-reply", "big-catalog")]["preview"]["sent"]
+    assert "## Product catalog (index)" in sent["system"] and "lookup_sku" in [t["name"] for t in sent["tools"]]
     memory_text = examples[("support-with-memory", "photo-sync")]["inspection"]["system"]
     assert "left out to fit 80 tokens" in memory_text and "load_skill" in memory_text
     # Each module-level context points at the line that defines it; memory says what it read.
