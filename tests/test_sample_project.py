@@ -98,7 +98,7 @@ def test_the_sample_examples_show_each_case_the_readme_tour_promises():
     assert (ladder["plan_model"]["source"], ladder["plan_model"]["name"]) == ("project", "nimbus-local")
     assert ladder["plan_model"]["profile"].startswith("pyproject.toml:")
     assert examples[("ladder-reply", "busy-day")]["preview"]["max_input_tokens"] == 5702
-    assert examples[("ladder-reply", "busy-day")]["summaries"][0]["prepared"] is False
+    assert examples[("ladder-reply", "busy-day")]["summaries"][0]["strategy"] == "extractive:0.3"  # prepared or not, per this checkout
     sent = examples[("ladder-reply", "big-catalog")]["preview"]["sent"]
     assert "## Product catalog (index)" in sent["system"] and "lookup_sku" in [t["name"] for t in sent["tools"]]
     memory_text = examples[("support-with-memory", "photo-sync")]["inspection"]["system"]
