@@ -79,8 +79,9 @@ What is sent (issue 12); the web page, the TUI and ``inspect`` read the same key
         SummaryState = {"contributor": str, "strategy": str (e.g. "extractive:0.3"),
                         "needs_model": bool,      # hierarchical: preparing calls the model
                         "model": str | None, "prepared": bool}
-    PromptReport["total_tokens"]: the first example's planned input tokens (preview.input_tokens);
-        the inspection's total only when that example has no plan at all.
+    PromptReport["total_tokens"]: the first example's planned input tokens (preview.input_tokens; for
+        an over-limit plan, what the cheapest candidate needs); the inspection's total only when
+        that example has no plan at all.
     PromptReport["status"]: "error" if any example failed, else the first example's status.
     PromptReport["plan_model"]: PlanModel, the model every example of this target is planned against:
         {"name": str | None,

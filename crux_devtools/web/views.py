@@ -196,6 +196,11 @@ class PromptView:
     status: str = "error"
 
     @property
+    def href(self) -> str:
+        """This prompt's page, its id quoted whole (an id may hold "/" or "?")."""
+        return prompt_href(str(self.prompt.get("id")))
+
+    @property
     def active(self) -> list[PartView]:
         return [p for p in self.parts if p.status == "active"]
 
