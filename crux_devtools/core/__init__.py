@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .ladders import droppable, offload, offloadable, prefer, summarizable
     from .offload_store import OffloadReceipt, OffloadStore
     from .planner import apreview, preview
+    from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
     from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
     from .recording import RunRecorder, record_runs
     from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
@@ -64,6 +65,9 @@ __all__ = [
     "OffloadStore",
     "apreview",
     "preview",
+    "PreparedSummary",
+    "aprepare_summaries",
+    "prepare_summaries",
     "Adaptation",
     "Candidate",
     "Contribution",
@@ -122,6 +126,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "ladders": ("droppable", "offload", "offloadable", "prefer", "summarizable",),
     "offload_store": ("OffloadReceipt", "OffloadStore",),
     "planner": ("apreview", "preview",),
+    "preparing": ("PreparedSummary", "aprepare_summaries", "prepare_summaries",),
     "receipts": ("Adaptation", "Candidate", "Contribution", "Receipt", "RequestInspection", "RequestPreview", "inspect_request",),
     "runtime": ("Agent", "GenerateResult", "PlanningSession", "Step", "ToolResult", "agenerate", "agent", "generate",),
     "recording": ("RunRecorder", "record_runs",),

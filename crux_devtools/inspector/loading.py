@@ -106,6 +106,7 @@ class Loader:
     root: Path
     refs: list[ModuleRef]
     timeout: float
+    models: dict[str, Any] | None = None  # the project's model profiles (pyproject.toml), for every plan
     skip_modules: list[str] = field(default_factory=list)
     faults: dict[str, dict[str, Any]] = field(default_factory=dict)  # module name -> its error
     target_faults: dict[str, dict[str, Any]] = field(default_factory=dict)  # target id -> its error
@@ -130,6 +131,7 @@ class Loader:
                 "root": str(self.root),
                 "modules": [m.to_dict() for m in self.refs],
                 "progress": True,
+                "models": self.models,
                 "skip_modules": self.skip_modules,
                 "skip_targets": [*self.target_faults, *self.reports],
             }
@@ -285,6 +287,6 @@ def _is_counted(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("texts"), list) and isinstance(value.get("separated"), list)
 
 
-async def load_project(pool: WorkerPool, root: Path, refs: list[ModuleRef], timeout: float) -> LoadOutcome:
+async def load_project(pool: WorkerPool, root: Path, refs: list[ModuleRef], timeout: float, models: dict[str, Any] | None = None) -> LoadOutcome:
     """Load the project's modules in workers from ``pool``; see the module docstring."""
-    return await Loader(pool, root, refs, timeout).run()
+    return await Loader(pool, root, refs, timeout, models).run()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import discover
+from .discovery import discover, read_model_config
 from .errors import plain_error
 from .history import open_history
 from .loading import LoadOutcome, load_project
@@ -279,17 +279,18 @@ class ProjectSession:
         started = time.perf_counter()
         try:
             discovery = await asyncio.to_thread(discover, self.root)
+            models, model_errors = await asyncio.to_thread(read_model_config, self.root)
         except OSError as exc:
             error = plain_error(type(exc).__name__, f"cannot read the project folder: {exc}")
             outcome = LoadOutcome([], [error], {}, frozenset(self._known), None)
             self._hold(outcome, list(self._known), [], files, time.perf_counter() - started, False)
             return
         self._files = [m.path for m in discovery.modules if m.path and not m.package]
-        outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout)
+        outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout, models)
         if outcome.worker is not None:
             self._preload, self._counted = outcome.preload, outcome.counted
         names = [m.name for m in discovery.modules]
-        self._hold(outcome, names, list(discovery.errors), files, time.perf_counter() - started, bool(discovery.modules))
+        self._hold(outcome, names, list(discovery.errors) + model_errors, files, time.perf_counter() - started, bool(discovery.modules))
         # The next change's worker warms up while the person edits, primed with this load's libraries,
         # the texts it counted (token counts are cached by content: unchanged parts then cost nothing)
         # and the project's files compiled as they are now (an unchanged file is not compiled again).
@@ -521,6 +522,30 @@ class ProjectSession:
             if event is not None:
                 self._emit(event)
             await asyncio.sleep(self.runs_poll)
+
+    async def prepare_summaries(
+        self,
+        prompt_id: str,
+        *,
+        example: str | None = None,
+        input: dict[str, Any] | None = None,
+        contributor: str | None = None,
+        allow_models: bool = False,
+        token_budget: int | None = None,
+    ) -> dict[str, Any]:
+        """Prepare one example's missing summaries into ``DIR/.crux/summaries.sqlite3`` (extractive
+        only, unless ``allow_models``), then reload, so every view shows the summary rung measured."""
+        message = {
+            "op": "prepare", "prompt_id": prompt_id, "example": example, "input": input, "contributor": contributor,
+            "allow_models": allow_models, "token_budget": token_budget,
+        }
+        answer = await self._job(message)
+        if not answer["ok"]:
+            return {"prepared": [], "skipped": [], "error": answer["error"]}
+        result: dict[str, Any] = answer["result"]
+        if result["prepared"]:
+            await self.reload()
+        return result
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         """The system text of this prompt and example in the previous distinct report, if any.

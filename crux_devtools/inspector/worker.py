@@ -7,6 +7,8 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     <- {"id": 1, "ok": true, "result": {"prompts": [...], "errors": [...]}, "duration_ms": 12.3}
     -> {"id": 2, "op": "evaluate", "prompt_id": "x", "example": "a", "input": null, "token_budget": 100}
     -> {"id": 3, "op": "run", "prompt_id": "x", "example": null, "input": {...}}
+    -> {"id": 4, "op": "prepare", "prompt_id": "x", "example": "a", "input": null, "contributor": "log",
+        "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
 
 With ``"progress": true`` a load also reports each step as it starts (importing a module,
 evaluating a prompt, one example) and streams each prompt's report (see ``wire.py``), so when user
@@ -144,7 +146,6 @@ def warm_up() -> None:
         except ImportError as exc:
             print(f"crux-devtools worker: could not import {module.name}: {exc!r}", file=sys.stderr)
     default_counter().count("warm up")
-    evaluate.preview_function()
     loader.agent_class()
     _exercise()
 
@@ -320,10 +321,12 @@ class Worker:
         self.project: Any = None
         self.channel = channel
         self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
+        self.defaults: Any = None  # planning.PlanningDefaults of the loaded project
 
     def handle(self, request: dict[str, Any]) -> Any:
-        from .evaluate import evaluate_example, project_report, run_target
+        from .evaluate import evaluate_example, prepare, project_report, run_target
         from .loader import load_project
+        from .planning import PlanningDefaults
 
         op = request.get("op")
         if op == "ping":
@@ -341,14 +344,15 @@ class Worker:
             self.channel.progress = bool(request.get("progress"))
             emit = self.channel.emit if self.channel.progress else None
             self.project = load_project(root, request["modules"], skip=set(request.get("skip_modules") or ()), progress=emit)
-            result = project_report(self.project, skip=set(request.get("skip_targets") or ()), progress=emit)
+            self.defaults = PlanningDefaults.load(root, request.get("models"))
+            result = project_report(self.project, self.defaults, skip=set(request.get("skip_targets") or ()), progress=emit)
             result["order"] = [target.id for target in self.project.targets]
             result["preload"] = library_modules(root, set(sys.modules) - before)
             result["counted"] = counted_texts(counted)
             return result
         if self.project is None:
             raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        if op in ("evaluate", "run"):
+        if op in ("evaluate", "run", "prepare"):
             target = self.project.find(request["prompt_id"])
             name, data = self._input(target, request.get("example"), request.get("input"))
             if op == "run":
@@ -357,6 +361,11 @@ class Worker:
 
                     self.recorder = RunRecorder(self.project.root)
                 return run_target(self.project.root, target, data, self.recorder)
+            if op == "prepare":
+                return prepare(
+                    self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
+                    allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
+                )
             return evaluate_example(
                 self.project.root,
                 target,
@@ -364,8 +373,9 @@ class Worker:
                 data,
                 token_budget=request.get("token_budget"),
                 input_budget=request.get("input_budget"),
+                defaults=self.defaults,
             )
-        raise ValueError(f"unknown op {op!r}; expected load, evaluate, run or ping")
+        raise ValueError(f"unknown op {op!r}; expected load, evaluate, run, prepare or ping")
 
     def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs
