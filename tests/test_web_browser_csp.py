@@ -98,7 +98,7 @@ async def test_the_page_works_under_its_policy_with_no_violation(server: LiveSer
         await page.goto(server.url + "/")
         await page.wait_for_selector("#live-status[data-state='live']")  # htmx + the SSE extension ran
         await page.locator("tr.prompt-row a").get_by_text("support-reply", exact=True).click()
-        await page.wait_for_selector("#system-text")
+        await page.wait_for_selector("#sent-system")
         widths = await page.eval_on_selector_all(".tokenbar .seg", "els => els.map(e => e.getBoundingClientRect().width)")
         assert widths and all(w > 1 for w in widths)  # segment widths are applied without inline styles
         await page.select_option("#example", "french")  # an htmx swap
@@ -112,7 +112,7 @@ async def test_the_page_works_under_its_policy_with_no_violation(server: LiveSer
         assert (await page.locator(".budget-mark").bounding_box())["x"] > 0
         await server.acall(session.replace([support_prompt("Sign every reply as Ari."), *default_prompts()[1:]]))
         # an SSE event, then an htmx swap (a locator wait: the policy forbids Playwright's string eval)
-        await page.locator("#system-text").get_by_text("Sign every reply as Ari.").wait_for(timeout=10000)
+        await page.locator("#sent-system").get_by_text("Sign every reply as Ari.").wait_for(timeout=10000)
         await page.click("button.run")
         await page.wait_for_selector("#run-output .step")
         await page.click(".custom-input summary")

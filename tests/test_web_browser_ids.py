@@ -77,7 +77,7 @@ async def test_clicking_a_prompt_on_the_list_opens_that_prompt(server: LiveServe
         await page.locator("tr.prompt-row a").get_by_text(prompt_id, exact=True).click()
         await page.wait_for_selector("h1.mono")
         assert await page.locator("h1.mono").inner_text() == prompt_id
-        assert f"System text of {prompt_id}." in await page.locator("#system-text").inner_text()
+        assert f"System text of {prompt_id}." in await page.locator("#sent-system").inner_text()
         # the controls' htmx request goes to the same prompt, and the pushed URL reopens it
         await page.select_option("#example", "second")
         await page.wait_for_selector("#report[data-example='second']")
