@@ -81,7 +81,7 @@ async def test_clicking_a_prompt_on_the_list_opens_that_prompt(server: LiveServe
         # the controls' htmx request goes to the same prompt, and the pushed URL reopens it
         await page.select_option("#example", "second")
         await page.wait_for_selector("#report[data-example='second']")
-        assert "two" in await page.locator("#user-prompt").inner_text()
+        assert "two" in await page.locator("#sent-messages").inner_text()
         await page.reload()
         await page.wait_for_selector("#report[data-example='second']")
         assert await page.locator("h1.mono").inner_text() == prompt_id
