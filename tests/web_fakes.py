@@ -85,7 +85,7 @@ class FakeSession:
         self.history: list[dict[str, Any]] = []
         self.started = False
         self.evaluations: list[dict[str, Any]] = []
-        self.runs: list[dict[str, Any]] = []
+        self.run_calls: list[dict[str, Any]] = []
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._report: dict[str, Any] | None = None
         self._rebuild()
@@ -123,7 +123,7 @@ class FakeSession:
         return report
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.runs.append({"prompt_id": prompt_id, "example": example, "input": input})
+        self.run_calls.append({"prompt_id": prompt_id, "example": example, "input": input})
         receipt = {"id": "req-1", "model": "scripted", "input_tokens": 120, "max_input_tokens": 5292, "optimize_at": 5292,
                    "measurement": "exact", "adaptations": [], "warnings": [], "epoch": 1, "previous_request_id": None}
         return {
@@ -138,6 +138,10 @@ class FakeSession:
             ],
             "error": None,
         }
+
+    def runs(self) -> Any:
+        """The recorded runs' store: none here (``web_runs_fakes.RecordingSession`` has a real one)."""
+        return None
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         current = self._system_of(self._report, prompt_id, example)
@@ -190,7 +194,7 @@ class FakeSession:
                 "line": line, "input_schema": p.input_model.model_json_schema(), "contexts": [],
                 "tools": sorted((first.get("inspection") or {}).get("tools", [])), "default_budget": None,
                 "status": "error" if first["error"] else "fits", "total_tokens": (first.get("inspection") or {}).get("total_tokens", 0),
-                "has_model": p.id in self.agent_ids, "examples": examples,
+                "has_model": p.id in self.agent_ids, "model_kind": "scripted" if p.id in self.agent_ids else None, "examples": examples,
             })
         body = {"version": self.version, "project": str(self.root), "generated_at": datetime.now(UTC).isoformat(),
                 "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts}

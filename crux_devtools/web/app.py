@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
 
 from ..inspector.api import SessionLike
-from . import routes_api, routes_events, routes_pages
+from . import routes_api, routes_events, routes_pages, routes_runs
 from .events import EventHub
 from .paths import asset_dir
 from .security import LocalOnlyMiddleware, allowed_host_set
@@ -59,5 +59,6 @@ def create_app(
     app.include_router(routes_pages.router)
     app.include_router(routes_api.router)
     app.include_router(routes_events.router)
+    app.include_router(routes_runs.router)
     app.add_middleware(LocalOnlyMiddleware, allowed_hosts=allowed_host_set(bound_host, allowed_hosts))
     return app
