@@ -364,3 +364,14 @@ async def test_run_of_a_scripted_agent_runs_at_once_and_links_to_the_recorded_ru
     assert stored["origin"] == "inspector"
     assert f'id="run-recorded" href="/runs/{stored["id"]}"' in r.text
     assert (await client.get(f"/runs/{stored['id']}")).status_code == 200
+
+
+async def test_the_run_links_to_where_its_target_is_defined_only_inside_the_project(client: httpx.AsyncClient, session: RecordingSession, tmp_path: Path) -> None:
+    inside = run_record()
+    inside["file"], inside["line"] = str(tmp_path / "agents.py"), 12
+    page = (await client.get(f"/runs/{session.record(inside)}")).text
+    assert 'href="/source?file=agents.py&amp;line=12"' in page
+    outside = run_record()
+    outside["file"] = "/elsewhere/app.py"
+    page = (await client.get(f"/runs/{session.record(outside)}")).text
+    assert "/elsewhere/app.py:12" in page and "/source?file=%2Felsewhere" not in page and 'title="defined outside the project folder"' in page

@@ -123,7 +123,7 @@ async def run_page(request: Request, run_id: str) -> Response:
     if run is None:
         context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
         return render(request, "run.html", context, status=404 if unavailable is None else 503)
-    view = run_detail(header, run, set(known_targets(request)))
+    view = run_detail(header, run, set(known_targets(request)), getattr(request.app.state.session, "root", None))
     return render(request, "run.html", {"view": view, "missing": None})
 
 

@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -397,6 +398,7 @@ class RunDetail:
     kind: str
     file: str | None
     line: int | None
+    source_href: str | None  # /source for a file inside the project; None for one elsewhere
     origin: str
     model: str
     chip: Chip
@@ -635,7 +637,21 @@ def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any
     )
 
 
-def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str]) -> RunDetail:
+def source_href(root: Path | None, file: str | None, line: int | None) -> str | None:
+    """The ``/source`` link for where the target is defined, when that file is inside the project."""
+    if root is None or not file or file.startswith("<"):
+        return None
+    path = Path(file)
+    if path.is_absolute():
+        try:
+            path = path.resolve().relative_to(Path(root).resolve())
+        except (ValueError, OSError):
+            return None
+    query = {"file": path.as_posix(), **({"line": line} if line else {})}
+    return f"/source?{urlencode(query)}"
+
+
+def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str], root: Path | None = None) -> RunDetail:
     run_id = str(run.get("id", ""))
     target = str(run.get("target") or "?")
     run_input = run.get("input")
@@ -658,6 +674,7 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         kind=str(run.get("kind") or "prompt"),
         file=run.get("file") if isinstance(run.get("file"), str) else None,
         line=line if isinstance(line, int) else None,
+        source_href=source_href(root, run.get("file") if isinstance(run.get("file"), str) else None, line if isinstance(line, int) else None),
         origin=str(run.get("origin") or "app"),
         model=str(run.get("model") or "—"),
         chip=status_chip(run.get("status")),
