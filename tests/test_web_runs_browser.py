@@ -174,8 +174,8 @@ async def test_a_recorded_step_opens_in_the_prompt_view_with_the_same_input(
         await page.locator("tr.run-row a.run-link").first.click()
         await page.wait_for_selector("#step-1")
         # What was sent and what came back, as text (the payload in the input and the tool output stays inert).
-        assert XSS in await page.locator("#run-input").inner_text()
-        assert XSS in await page.locator("#step-0 .tool-output").inner_text()
+        assert json.loads(await page.locator("#run-input").inner_text()) == {"question": question}
+        assert json.loads(await page.locator("#step-0 .tool-output").inner_text())["note"] == XSS
         assert "Quote the order id exactly." in await page.locator("#step-0 .sent-system").inner_text()
         assert "lookup_order" in await page.locator("#step-0 .tool-schemas").inner_text()
         assert await page.evaluate("typeof window.__xss") == "undefined" and dialogs == []
@@ -229,7 +229,7 @@ async def test_run_on_a_real_model_agent_asks_first_then_records_and_links_the_r
         assert "Run from the inspector." in await page.inner_text("#run-text")
 
 
-async def test_screenshots_of_the_runs_list_and_a_run(server: LiveServer, browser: Any, project: Path, tmp_path: Path) -> None:
+async def test_screenshots_of_the_runs_list_and_a_run(server: LiveServer, browser: Any, project: Path, chat: ChatServer, tmp_path: Path) -> None:
     """A run of the sample agent (ladders, a summary, offloads) recorded by another process; with
     ``CRUX_UPDATE_SCREENSHOT=1`` the pages are saved to docs/."""
     script = tmp_path / "sample_app.py"
@@ -242,11 +242,15 @@ async def test_screenshots_of_the_runs_list_and_a_run(server: LiveServer, browse
         "    generate(m.support_agent, input=m.agent_reply.examples['stalled-sync'])\n"
     )
     subprocess.run([sys.executable, str(script), str(project)], check=True, timeout=60, cwd=project)
+    chat.reply_tool_calls([wire_tool_call("refund_order", json.dumps({"order_id": "INV-9"}))])  # a tool it was not offered
+    finish(start_app(tmp_path, project, chat, ["Refund INV-9 now"], pause=0))
     async with new_page(browser, width=1360, height=900) as page:
         await page.goto(server.url + "/runs")
         await page.wait_for_selector("tr.run-row[data-id]")
         row = page.locator("tr.run-row", has_text="support-agent").first
         assert await row.count() == 1
+        failed = page.locator("tr.run-row", has_text="Refund").first
+        assert "error" in await failed.inner_text() or "UnknownTool" in await failed.inner_text()
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
             await page.screenshot(path=str(REPO / "docs" / "screenshot-runs.png"))
         await row.locator("a.run-link").click()

@@ -157,7 +157,7 @@ async def run_prompt(request: Request, prompt_id: str) -> Response:
         return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
     form = await url_encoded_form(request)
     if needs_confirmation(prompt) and form.get("confirm") != "yes":  # a second click, on the confirm button
-        context = {"prompt_id": prompt_id, "model": prompt.get("model") or prompt.get("model_kind") or "a real model", "run_href": prompt_href(prompt_id) + "/run"}
+        context = {"prompt_id": prompt_id, "model": prompt.get("model"), "run_href": prompt_href(prompt_id) + "/run"}
         return render(request, "_run_confirm.html", context)
     example = form.get("example") or None
     input_text = form.get("input", "")
@@ -172,8 +172,10 @@ async def run_prompt(request: Request, prompt_id: str) -> Response:
     except Exception as exc:  # shown in the run panel: a failing agent must not take the page down
         log.warning("running %s failed: %s", prompt_id, exc)
         result = {"text": None, "steps": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
-    link = run_href(str(result["id"])) if result.get("id") else None
-    return render(request, "_run.html", {"run": run_view(result), "problem": None, "run_link": link, "status": status_chip(result["status"]) if result.get("status") else None})
+    link = run_href(str(result["id"])) if result.get("id") and result.get("recorded", True) else None
+    context = {"run": run_view(result), "problem": None, "run_link": link, "record_error": result.get("record_error"),
+               "status": status_chip(result["status"]) if result.get("status") else None}
+    return render(request, "_run.html", context)
 
 
 @router.get("/source", response_class=HTMLResponse)
