@@ -80,6 +80,7 @@ async def test_the_runs_page_filters_by_target_status_origin_and_text(client: ht
     assert rows((await client.get("/runs?origin=inspector")).text) == ["b"]
     assert rows((await client.get("/runs?status=max_steps")).text) == ["c"]
     assert rows((await client.get("/runs?q=parcel")).text) == ["a"]
+    assert rows((await client.get("/runs?text=parcel")).text) == ["a"]  # the SPEC's name for it
     page = (await client.get("/runs?q=nothing-like-this")).text
     assert rows(page) == [] and "No run matches these filters" in page
     # The form keeps the filters it shows.
@@ -298,6 +299,7 @@ async def test_api_runs_lists_summaries_newest_first_with_the_filters(client: ht
     assert [x["id"] for x in (await client.get("/api/runs?status=ok&limit=2")).json()] == ["c", "b"]
     assert [x["id"] for x in (await client.get("/api/runs?limit=1&offset=1")).json()] == ["b"]
     assert [x["id"] for x in (await client.get("/api/runs?q=parcel")).json()] == ["c"]
+    assert [x["id"] for x in (await client.get("/api/runs?text=parcel")).json()] == ["c"]
 
 
 @pytest.mark.parametrize(

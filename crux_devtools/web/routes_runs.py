@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from ..core.runstore import RunStore, RunStoreError
 from .routes_pages import render, wants_block
 from .views import report_header
+from .views_run import RunMissing, run_detail
 from .views_runs import (
     ORIGINS,
     PAGE_SIZE,
@@ -25,9 +26,7 @@ from .views_runs import (
     STATUSES,
     RecentRuns,
     RunFilters,
-    RunMissing,
     parse_filters,
-    run_detail,
     run_row,
     runs_list_view,
 )
@@ -69,11 +68,12 @@ async def runs_page(
     status: str | None = Query(None),
     origin: str | None = Query(None),
     q: str | None = Query(None),
+    text: str | None = Query(None, description="the same as q"),
     page: str | None = Query(None),
 ) -> Response:
     report = request.app.state.session.report or {}
     header = report_header(report)
-    filters, problems = parse_filters(target, status, origin, q, page)
+    filters, problems = parse_filters(target, status, origin, q or text, page)
     store, unavailable = open_store(request)
     summaries: list[dict[str, Any]] = []
     total = 0
@@ -154,6 +154,7 @@ async def api_runs(
     status: str | None = Query(None),
     origin: str | None = Query(None),
     q: str | None = Query(None),
+    text: str | None = Query(None, description="the same as q"),
     limit: str | None = Query(None),
     offset: str | None = Query(None),
 ) -> Response:
@@ -171,7 +172,7 @@ async def api_runs(
     store, unavailable = open_store(request)
     if store is None:
         return JSONResponse({"detail": unavailable}, status_code=503)
-    filters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or None}
+    filters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or text or None}
     try:
         runs, total = await asyncio.to_thread(lambda: (store.list(limit=how_many, offset=skip, **filters), store.count(**filters)))
     except RunStoreError as exc:
