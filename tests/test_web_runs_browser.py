@@ -261,3 +261,19 @@ async def test_screenshots_of_the_runs_list_and_a_run(server: LiveServer, browse
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
             await page.set_viewport_size({"width": 1360, "height": 1500})
             await page.screenshot(path=str(REPO / "docs" / "screenshot-run.png"))
+
+
+async def test_the_filters_narrow_the_list_in_place_and_keep_it_in_the_url(server: LiveServer, browser: Any) -> None:
+    async with new_page(browser) as page:
+        await page.goto(server.url + "/runs")
+        await page.wait_for_selector("tr.run-row")
+        await page.evaluate("window.__still_here = true")
+        await page.select_option("#run-status", "error")
+        await page.wait_for_function("[...document.querySelectorAll('tr.run-row')].every((tr) => tr.dataset.status === 'error')")
+        assert await page.locator("tr.run-row").count() >= 1
+        assert "status=error" in page.url
+        await page.select_option("#run-status", "")
+        await page.fill("#run-q", "inspector")  # words of the answer "Run from the inspector."
+        await page.wait_for_function("document.querySelectorAll('tr.run-row').length === 1")
+        assert "Run from the inspector." in await page.locator("tr.run-row").inner_text()
+        assert await page.evaluate("window.__still_here") is True  # never a full reload
