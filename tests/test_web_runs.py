@@ -336,6 +336,7 @@ async def test_the_prompt_page_lists_its_recent_runs_live(client: httpx.AsyncCli
     page = (await client.get("/prompts/billing-agent")).text
     hook = re.search(r'<div id="recent-runs"[^>]*>', page)
     assert hook and 'hx-get="/runs/recent?target=billing-agent"' in hook.group(0) and "sse:runs" in hook.group(0)
+    assert "none recorded yet" in page  # rendered with the page: nothing shifts when it loads
     empty = (await client.get("/runs/recent?target=billing-agent")).text
     assert "none recorded yet" in empty
     for n in range(7):
@@ -344,6 +345,10 @@ async def test_the_prompt_page_lists_its_recent_runs_live(client: httpx.AsyncCli
     recent = (await client.get("/runs/recent?target=billing-agent")).text
     assert re.findall(r'class="recent-run" href="/runs/(r\d)"', recent) == ["r6", "r5", "r4", "r3", "r2"]
     assert 'href="/runs?target=billing-agent"' in recent and "all 7 →" in recent
+    page = (await client.get("/prompts/billing-agent")).text
+    assert re.findall(r'class="recent-run" href="/runs/(r\d)"', page) == ["r6", "r5", "r4", "r3", "r2"]
+    block = (await client.get("/prompts/billing-agent", headers={"HX-Request": "true"})).text
+    assert "recent-run" not in block  # a live report swap does not read the store
 
 
 async def test_run_asks_first_for_an_agent_whose_model_is_not_scripted(client: httpx.AsyncClient, session: RecordingSession) -> None:

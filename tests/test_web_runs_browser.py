@@ -274,6 +274,8 @@ async def test_the_filters_narrow_the_list_in_place_and_keep_it_in_the_url(serve
         assert "status=error" in page.url
         await page.select_option("#run-status", "")
         await page.fill("#run-q", "inspector")  # words of the answer "Run from the inspector."
-        await page.wait_for_function("document.querySelectorAll('tr.run-row').length === 1")
-        assert "Run from the inspector." in await page.locator("tr.run-row").inner_text()
+        await page.wait_for_function(
+            "() => { const rows = document.querySelectorAll('tr.run-row'); return rows.length === 1 && rows[0].innerText.includes('Run from the inspector.'); }"
+        )
+        assert "q=inspector" in page.url
         assert await page.evaluate("window.__still_here") is True  # never a full reload

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from ..inspector.api import find_prompt
 from .input_check import parse_and_check
+from .runs_access import recent_runs
 from .source import source_excerpt
 from .views import (
     PromptView,
@@ -144,6 +145,8 @@ async def prompt_page(
     value, budget_error = parse_budget(budget)
     view = await build_prompt_view(request, prompt, example, value, input, budget_for)
     context = {"view": view, "budget_error": budget_error}
+    if not wants_block(request):  # the full page shows the recent runs at once (no shift when they load)
+        context["recent"] = await recent_runs(request.app.state.session, prompt_id)
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 
 

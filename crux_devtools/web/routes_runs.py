@@ -1,14 +1,12 @@
 """Recorded runs (SPEC section 8): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
 
-The store is the session's (``session.runs()``): one SQLite file that other processes write while
-the page is open. Reads run in a thread (the store is thread-safe), so a slow disk never stalls the
-event loop that streams live updates. A store that cannot be opened is a banner, never a 500.
+The store is read through ``runs_access`` (in a thread; a store that cannot be opened is a banner,
+never a 500).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -17,39 +15,20 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..core.runstore import RunStore, RunStoreError
 from .routes_pages import render, wants_block
+from .runs_access import open_store, recent_runs
 from .views import report_header
 from .views_run import RunMissing, run_detail
 from .views_runs import (
     ORIGINS,
     PAGE_SIZE,
-    RECENT,
     STATUSES,
-    RecentRuns,
-    RunFilters,
     parse_filters,
-    run_row,
     runs_list_view,
 )
 
 router = APIRouter()
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 API_MAX_LIMIT = 1000
-
-
-def open_store(request: Request) -> tuple[RunStore | None, str | None]:
-    """The session's run store, or why there is none (said in a sentence the page shows)."""
-    opener = getattr(request.app.state.session, "runs", None)
-    if not callable(opener):
-        return None, "this inspector session does not record runs"
-    try:
-        store = opener()
-    except Exception as exc:  # a broken store is a banner on the page, never a crash
-        log.warning("opening the run store failed: %s", exc)
-        return None, f"the run store cannot be opened: {exc}"
-    if store is None:
-        return None, "the run store (.crux/runs.sqlite3) cannot be opened; the server log says why"
-    return store, None
 
 
 async def read(store: RunStore, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -74,7 +53,7 @@ async def runs_page(
     report = request.app.state.session.report or {}
     header = report_header(report)
     filters, problems = parse_filters(target, status, origin, q or text, page)
-    store, unavailable = open_store(request)
+    store, unavailable = open_store(request.app.state.session)
     summaries: list[dict[str, Any]] = []
     total = 0
     targets = known_targets(request)
@@ -95,17 +74,9 @@ async def runs_page(
 
 
 @router.get("/runs/recent", response_class=HTMLResponse)
-async def recent_runs(request: Request, target: str = Query(...)) -> Response:
-    """The prompt page's "Recent runs" panel (an htmx fragment, refreshed on every ``runs`` event)."""
-    store, unavailable = open_store(request)
-    rows, total = [], 0
-    if store is not None:
-        try:
-            summaries, total = await asyncio.to_thread(lambda: (store.list(target=target, limit=RECENT), store.count(target=target)))
-            rows = [run_row(s) for s in summaries]
-        except RunStoreError as exc:
-            unavailable = str(exc)
-    recent = RecentRuns(target=target, rows=rows, total=total, all_href=f"/runs?{RunFilters(target=target).query()}", unavailable=unavailable)
+async def recent_runs_panel(request: Request, target: str = Query(...)) -> Response:
+    """The prompt page's "Recent runs" line (an htmx fragment, refetched on every ``runs`` event)."""
+    recent = await recent_runs(request.app.state.session, target)
     return render(request, "_recent_runs.html", {"recent": recent})
 
 
@@ -113,7 +84,7 @@ async def recent_runs(request: Request, target: str = Query(...)) -> Response:
 async def run_page(request: Request, run_id: str) -> Response:
     report = request.app.state.session.report or {}
     header = report_header(report)
-    store, unavailable = open_store(request)
+    store, unavailable = open_store(request.app.state.session)
     run = None
     if store is not None:
         try:
@@ -169,7 +140,7 @@ async def api_runs(
     skip, problem = parse_count(offset, "offset", 0, 0, None)
     if problem:
         return bad_request(problem)
-    store, unavailable = open_store(request)
+    store, unavailable = open_store(request.app.state.session)
     if store is None:
         return JSONResponse({"detail": unavailable}, status_code=503)
     filters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or text or None}
@@ -182,7 +153,7 @@ async def api_runs(
 
 @router.get("/api/runs/{run_id}")
 async def api_run(request: Request, run_id: str) -> Response:
-    store, unavailable = open_store(request)
+    store, unavailable = open_store(request.app.state.session)
     if store is None:
         return JSONResponse({"detail": unavailable}, status_code=503)
     try:
