@@ -194,8 +194,10 @@ class FakeSession:
                 "line": line, "input_schema": p.input_model.model_json_schema(), "contexts": [],
                 "tools": sorted((first.get("inspection") or {}).get("tools", [])), "default_budget": None,
                 "status": "error" if first["error"] else "fits", "total_tokens": (first.get("inspection") or {}).get("total_tokens", 0),
-                "has_model": p.id in self.agent_ids, "model_kind": "scripted" if p.id in self.agent_ids else None, "examples": examples,
+                "has_model": p.id in self.agent_ids, "examples": examples,
             })
+        for entry in prompts:  # the fake's agents run a ScriptedModel: Run needs no confirmation
+            entry["model_kind"] = "scripted" if entry["has_model"] else None
         body = {"version": self.version, "project": str(self.root), "generated_at": datetime.now(UTC).isoformat(),
                 "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts}
         body["hash"] = hashlib.sha256(json.dumps(prompts, sort_keys=True).encode()).hexdigest()[:16]
