@@ -357,7 +357,7 @@ async def test_run_asks_first_for_an_agent_whose_model_is_not_scripted(client: h
     first = await client.post("/prompts/billing-agent/run", data={"example": "refund"})
     assert first.status_code == 200 and 'id="run-confirm"' in first.text
     assert "Run with a real model? It costs money and runs real tools." in first.text
-    assert 'hx-vals=\'{"confirm": "yes"}\'' in first.text and "<script" not in first.text and "hx-on" not in first.text
+    assert 'hx-vals=\'{"confirm": "yes"}\'' in first.text and 'hx-post="/prompts/billing-agent/run"' in first.text and "<script" not in first.text and "hx-on" not in first.text
     assert session.run_calls == []  # nothing ran, nothing was spent
     second = await client.post("/prompts/billing-agent/run", data={"example": "refund", "confirm": "yes"})
     assert session.run_calls == [{"prompt_id": "billing-agent", "example": "refund", "input": None}]

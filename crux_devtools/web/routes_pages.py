@@ -24,7 +24,6 @@ from .views import (
     diff_view,
     index_view,
     part_views,
-    prompt_href,
     report_header,
     status_chips,
     token_bar,
@@ -160,7 +159,7 @@ async def run_prompt(request: Request, prompt_id: str) -> Response:
         return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
     form = await url_encoded_form(request)
     if needs_confirmation(prompt) and form.get("confirm") != "yes":  # a second click, on the confirm button
-        context = {"prompt_id": prompt_id, "model": prompt.get("model"), "run_href": prompt_href(prompt_id) + "/run"}
+        context = {"prompt_id": prompt_id, "model": prompt.get("model"), "run_href": request.scope.get("raw_path", b"").decode("latin-1") or request.url.path}  # the confirm posts back here
         return render(request, "_run_confirm.html", context)
     example = form.get("example") or None
     input_text = form.get("input", "")
