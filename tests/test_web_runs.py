@@ -19,7 +19,7 @@ import httpx
 import markupsafe
 import pytest
 from web_fakes import FakeSession
-from web_runs_fakes import XSS, RecordingSession, many_runs, run_record
+from web_runs_fakes import XSS, RecordingSession, audit_run, many_runs, run_record
 
 from crux_devtools import tool_call
 from crux_devtools.web.app import create_app
@@ -175,6 +175,20 @@ async def test_a_step_shows_the_system_text_as_sent_part_by_part_with_its_rung(c
     catalog = next(c for c in spans if c["contributor"] == "catalog")
     assert catalog["representation"] == "authored" and catalog["variant"] == "catalog-index"
     assert "variant <span class=\"mono\">catalog-index</span>" in first_step
+
+
+async def test_an_offloaded_part_shows_its_preview_and_handle_and_a_budget_drop_is_listed(client: httpx.AsyncClient, session: RecordingSession) -> None:
+    run_id = session.record(audit_run())
+    page = (await client.get(f"/runs/{run_id}")).text
+    step = session.store.get(run_id)["steps"][0]  # type: ignore[index]
+    offloaded = next(c for c in step["request"]["contributions"] if c["representation"] == "offload")
+    start, end = offloaded["span"]
+    assert 'data-source="audit-log" data-rung="offload"' in page
+    assert f'handle <span class="mono">{offloaded["handle"]}</span>' in page
+    assert esc(step["sent"]["system"][start:end]) in page  # the preview exactly as the model got it
+    assert "the preview the model saw; the full text stays behind the handle" in page
+    assert '<span class="mono">old-notes</span> <span class="tag">not sent: dropped by the token budget (budget)</span>' in page
+    assert "dropped by the token budget, before planning" in page and "token budget</dt><dd class=\"mono\">2,000" in page
 
 
 async def test_a_step_shows_messages_tool_schemas_and_our_count_beside_the_providers(client: httpx.AsyncClient, session: RecordingSession) -> None:

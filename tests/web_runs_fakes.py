@@ -167,3 +167,23 @@ class RecordingSession(FakeSession):
         run = run_record(target=prompt_id, origin="inspector", input=input or {"question": "Was INV-1042 charged twice?"})
         self.record(run)
         return run
+
+
+def audit_run(run_id: str = "audit") -> dict[str, Any]:
+    """A real run whose step sends a context at its offload rung (a preview and a handle) and whose
+    prompt's token budget dropped another context before planning."""
+    from crux_devtools import offloadable
+
+    log = offloadable(context("audit-log", priority=40, system="## Audit log\n" + "\n".join(f"2026-01-{d:02d} INV-{d} paid" for d in range(1, 29)) * 6), above_tokens=100)
+    notes = context("old-notes", priority=5, system="## Old notes\n" + "Nothing of note happened. " * 60)
+    audit = prompt("audit", system="You audit invoices.", use=[log, notes], prompt="Any duplicates?", token_budget=2000)
+    model = ScriptedModel(["No duplicates."], name="scripted-audit", capacity=ModelCapacityProfile(8_192, 512, "estimated"))
+    auditor = agent("auditor", prompt=audit, model=model, input_budget=InputBudget(optimize_at=300, max=600))
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(generate, auditor, input={}).result()
+    return {
+        "id": run_id, "target": "auditor", "kind": "agent", "file": "audit.py", "line": 3, "origin": "app",
+        "started_at": datetime.now(UTC).isoformat(), "duration_ms": 3.0, "status": "ok", "error": None,
+        "model": "scripted-audit", "input": {}, "text": result.text, "usage": None,
+        "steps": [s.to_dict() for s in result.steps],
+    }
