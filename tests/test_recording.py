@@ -269,3 +269,40 @@ def test_the_core_exports_the_recording_names() -> None:
 
     assert "record_runs" in crux_devtools.__all__ and "RunRecorder" in core.__all__
     assert crux_devtools.record_runs is recording.record_runs and ask.defined_at == (str(HERE), ASK_LINE)
+
+
+def test_a_locked_store_turns_recording_off_after_the_busy_timeout_and_the_run_goes_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import sqlite3
+
+    caplog.set_level(logging.WARNING, logger="crux_devtools")
+    recorder = record_runs(tmp_path)
+    recorder.busy_timeout = 0.2
+    assert generate(helper_agent(["first"])).text == "first"
+    locker = sqlite3.connect(recorder.path, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        assert generate(helper_agent(["second"])).text == "second"
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert not recorder.enabled and "locked by another process" in (recorder.failure or "")
+    assert len([r for r in caplog.records if "is off for this process" in r.getMessage()]) == 1
+    assert [r["text"] for r in stored(tmp_path)] == ["first"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_records_through_its_own_connection(tmp_path: Path) -> None:
+    with record_runs(tmp_path):
+        generate(helper_agent(["parent before"]))
+        pid = os.fork()
+        if pid == 0:  # the child: record one run, then leave without running the parent's cleanup
+            code = 0
+            try:
+                generate(helper_agent(["child"]))
+            except BaseException:  # noqa: BLE001
+                code = 1
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        generate(helper_agent(["parent after"]))
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sorted(r["text"] for r in stored(tmp_path)) == ["child", "parent after", "parent before"]

@@ -156,3 +156,17 @@ async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_insp
     assert run["status"] == "ok" and run["recorded"] is False and "not a valid runs database" in run["record_error"]
     warnings = [r for r in caplog.records if "recorded runs are not shown" in r.getMessage()]
     assert len(warnings) == 1 and "not a valid runs database" in warnings[0].getMessage()
+
+
+async def test_two_inspectors_both_see_every_run_three_processes_write_at_once(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    seen: dict[str, list[str]] = {"a": [], "b": []}
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as one, ProjectSession(root, watch=False, history=False, prewarm=False) as two:
+        one.subscribe(lambda e: seen["a"].extend(e.runs))
+        two.subscribe(lambda e: seen["b"].extend(e.runs))
+        await asyncio.sleep(0.3)
+        procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, str(root), "5", cwd=REPO) for _ in range(3)]
+        assert [await p.wait() for p in procs] == [0, 0, 0]
+        await until(lambda: len(seen["a"]) == 15 and len(seen["b"]) == 15)
+        assert one.runs().count() == 15
+    assert sorted(seen["a"]) == sorted(seen["b"]) and len(set(seen["a"])) == 15

@@ -21,6 +21,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class RunRecorder:
         self._lock = threading.Lock()
         self._store: RunStore | None = None
         self._pid = os.getpid()
+        _recorders.add(self)
 
     def __repr__(self) -> str:
         state = "on" if self.enabled else f"off ({self.failure})" if self.failure else "off"
@@ -127,6 +129,19 @@ class RunRecorder:
 
 
 _inherited_stores: list[RunStore] = []
+_recorders: weakref.WeakSet[RunRecorder] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """Locks another thread held at the fork stay held in the child forever: give it fresh ones."""
+    global _lock
+    _lock = threading.Lock()
+    for recorder in list(_recorders):
+        recorder._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def relative_file(run: dict[str, Any], root: str | os.PathLike[str]) -> dict[str, Any]:
