@@ -93,4 +93,4 @@ async def test_run_reaches_an_agent_with_an_awkward_id(server: LiveServer, brows
         await page.goto(server.url + prompt_href(prompt_id))
         await page.click("button.run")
         await page.wait_for_selector("#run-output .step", timeout=10000)
-        assert session.runs[-1]["prompt_id"] == prompt_id
+        assert session.run_calls[-1]["prompt_id"] == prompt_id

@@ -155,7 +155,7 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
     page = await build_prompt_view(
         request, prompt, query.get("example"), value, query.get("input", ""), query.get("budget_for"), query.get("view")
     )
-    context = {"view": page, "budget_error": budget_error}
+    context: dict[str, Any] = {"view": page, "budget_error": budget_error}
     if not wants_block(request):  # the full page shows the recent runs at once (no shift when they load)
         context["recent"] = await recent_runs(request.app.state.session, prompt["id"])
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
