@@ -173,6 +173,7 @@ def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
         "status": "fits" if first["fits"] else "over",
         "total_tokens": first["total_tokens"],
         "has_model": is_agent,
+        "model_kind": "scripted" if is_agent else None,
         "examples": examples,
     }
 
