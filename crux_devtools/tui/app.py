@@ -23,7 +23,7 @@ from ..inspector.api import SessionEvent, SessionLike
 from . import report as rp
 from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
-from .runs_tab import RunsTabApp, as_run
+from .runs_tab import RunsTabApp, as_run, was_recorded
 from .screens import ConfirmRun
 from .widgets.errors import collect_errors
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
@@ -271,9 +271,8 @@ class CruxTui(RunsTabApp):
     def on_run_finished(self, message: RunFinished) -> None:
         """The run is in the store (or, with history off, kept here): list it and open its detail."""
         run = as_run(message.result, rp.find_prompt(self.session.report, message.prompt_id), message.prompt_id)
-        store = self.runs_store()
-        if store is None or "id" not in message.result:
-            self.local_runs.insert(0, run)
+        if self.runs_store() is None or not was_recorded(message.result):
+            self.local_runs.insert(0, run)  # listed with the store's runs until the app exits
         self.busy = None
         self.update_status()
         steps = len(run.get("steps") or [])

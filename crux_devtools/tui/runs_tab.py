@@ -35,14 +35,24 @@ def as_run(result: dict[str, Any], prompt: dict[str, Any] | None, prompt_id: str
     """A run dict as the store holds it, from what ``session.run`` returned (an older session returns
     only ``{text, steps, error}``): missing fields are filled, the status follows the error."""
     run = dict(result)
-    run.setdefault("id", f"local-{next(_local_ids)}")
-    run.setdefault("target", prompt_id)
-    run.setdefault("kind", (prompt or {}).get("kind", "agent"))
-    run.setdefault("origin", "inspector")
-    run.setdefault("started_at", datetime.now(UTC).isoformat())
-    run.setdefault("status", "error" if run.get("error") else "ok")
-    run.setdefault("steps", [])
+    defaults = {
+        "id": f"local-{next(_local_ids)}",  # a run that never reached the store has no id
+        "target": prompt_id,
+        "kind": (prompt or {}).get("kind", "agent"),
+        "origin": "inspector",
+        "started_at": datetime.now(UTC).isoformat(),
+        "status": "error" if run.get("error") else "ok",
+        "steps": [],
+    }
+    for key, value in defaults.items():
+        if run.get(key) is None:
+            run[key] = value
     return run
+
+
+def was_recorded(result: dict[str, Any]) -> bool:
+    """Whether ``session.run`` says its run reached the store (an older session says nothing)."""
+    return bool(result.get("id")) and result.get("recorded", True) is not False
 
 
 class RunsTabApp(App[None]):
@@ -101,13 +111,16 @@ class RunsTabApp(App[None]):
                 shown_total = store.count(target=target) if len(runs) >= LIST_LIMIT or target else len(runs)
                 total = store.count() if target else shown_total
             except Exception as exc:  # noqa: BLE001 - a corrupt or locked file is a note, not a crash
-                note = f"The runs store could not be read ({type(exc).__name__}: {exc})."
-                store = None
-        if store is None:
-            note = note or "Run history is off (the project's .crux/runs.sqlite3 could not be opened): only this session's runs are listed."
-            every = self.local_runs
-            runs = [r for r in every if target is None or r.get("target") == target][:LIST_LIMIT]
-            total, shown_total = len(every), len(runs)
+                note = f"The runs store could not be read ({type(exc).__name__}: {exc}): only this session's runs are listed."
+                runs, total, shown_total = [], 0, 0
+        elif note is None:
+            note = "Run history is off (the project's .crux/runs.sqlite3 could not be opened): only this session's runs are listed."
+        # this TUI's runs that did not reach the store (history off, or a run that never started)
+        local = [r for r in self.local_runs if target is None or r.get("target") == target]
+        if local:
+            runs = sorted(local + runs, key=lambda r: str(r.get("started_at") or ""), reverse=True)[:LIST_LIMIT]
+            total += len(self.local_runs)
+            shown_total += len(local)
         heading = Text()
         if target is None:
             heading.append("All runs", "bold")
