@@ -52,6 +52,8 @@ __all__ = [
     "agenerate",
     "agent",
     "generate",
+    "RunRecorder",
+    "record_runs",
     "SummaryStore",
     "summarize",
     "CallbackError",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .offload_store import OffloadReceipt, OffloadStore
     from .planner import apreview, preview
     from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
+    from .recording import RunRecorder, record_runs
     from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
     from .summaries import SummaryStore, summarize
     from .contexts import Conditional, Context, Match, context, match, when
@@ -77,6 +78,8 @@ __all__ = [
     "agenerate",
     "agent",
     "generate",
+    "RunRecorder",
+    "record_runs",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -119,6 +122,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "planner": ("apreview", "preview",),
     "receipts": ("Adaptation", "Candidate", "Contribution", "Receipt", "RequestInspection", "RequestPreview", "inspect_request",),
     "runtime": ("Agent", "GenerateResult", "PlanningSession", "Step", "ToolResult", "agenerate", "agent", "generate",),
+    "recording": ("RunRecorder", "record_runs",),
     "summaries": ("SummaryStore", "summarize",),
     "contexts": ("Conditional", "Context", "Match", "context", "match", "when",),
     "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "MemoryStoreError", "SectionSummary", "facts", "memory", "recent_messages",),

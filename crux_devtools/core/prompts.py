@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .contexts import UseEntry
 from .errors import invalid_composition
 from .resolve import finish, walk
+from .sites import definition_site
 from .results import Inspection, Resolved
 from .schema import FieldDecl, merge_fields
 from .tokens import TokenCounter
@@ -98,6 +99,7 @@ class Prompt:
     all_tools: dict[str, Tool] = field(default_factory=dict)
     token_budget: int | None = None
     model: Any = None
+    defined_at: tuple[str, int] | None = field(default=None, repr=False)  # (file, line) of the prompt(...) call
 
     def __repr__(self) -> str:
         return f"<Prompt {self.id!r}>"
@@ -244,4 +246,5 @@ def prompt(
         all_tools=all_tools,
         token_budget=check_token_budget(token_budget),
         model=check_planning_model(id, model),
+        defined_at=definition_site(),
     )

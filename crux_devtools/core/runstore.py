@@ -272,8 +272,9 @@ class RunStore:
 
     def _make_folder(self) -> None:
         folder = Path(self.path).parent
-        if folder.exists() and not folder.is_dir():
-            raise RunStoreError(self.path, f"{str(folder)!r} is a file, not a folder; remove or rename it so runs can be recorded there")
+        existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise RunStoreError(self.path, f"{str(existing)!r} is a file, not a folder; remove or rename it so runs can be recorded there")
         try:
             new = not folder.exists()
             folder.mkdir(parents=True, exist_ok=True)
