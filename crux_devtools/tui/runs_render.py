@@ -49,6 +49,14 @@ def fmt_time(started_at: Any, now: datetime | None = None) -> str:
     return when.strftime("%H:%M:%S") if when.date() == today else when.strftime("%m-%d %H:%M")
 
 
+def fmt_started(started_at: Any) -> str:
+    """``2026-11-30 09:00:00`` in local time (the recorded ISO text when it cannot be read)."""
+    try:
+        return datetime.fromisoformat(str(started_at)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except (TypeError, ValueError):
+        return str(started_at or "?")
+
+
 def fmt_duration(ms: Any) -> str:
     if not isinstance(ms, (int, float)) or isinstance(ms, bool):
         return "—"
@@ -172,7 +180,8 @@ def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
 def step_label(step: dict[str, Any]) -> Text:
     """The step's line in the detail's step list: ``Step 0  ✓ 2,067 tok``."""
     receipt = step.get("request") or {}
-    label = Text(f"Step {step.get('index', '?')} ", style="bold")
+    label = Text()
+    label.append(f"Step {step.get('index', '?')} ", "bold")
     if step.get("error"):
         label.append("✗ ", "bold red")
     elif step.get("tool_calls"):
@@ -200,7 +209,7 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
         Text.assemble("run ", (str(run.get("id") or "?"), "bold")),
         Text.assemble("origin ", (str(run.get("origin") or "?"), "bold")),
         Text.assemble("model ", (str(run.get("model") or "?"), "bold")),
-        Text.assemble("started ", (str(run.get("started_at") or "?"), "bold")),
+        Text.assemble("started ", (fmt_started(run.get("started_at")), "bold")),
     )
     facts.add_row(
         Text.assemble("duration ", (fmt_duration(run.get("duration_ms")), "bold")),
@@ -444,7 +453,8 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
     """One step's tokens (ours beside the provider's), the planner's decisions, what came back, and
     its error with traceback: the short half of a step, shown above what was sent."""
     receipt = step.get("request") or {}
-    head = Text(f" Step {step.get('index', '?')} ", style="bold reverse")
+    head = Text()
+    head.append(f" Step {step.get('index', '?')} ", "bold reverse")
     head.append("  ")
     head.append(f"{fmt_int(receipt.get('input_tokens'))} input tokens", "bold")
     head.append(" (ours)", "dim")
@@ -468,7 +478,8 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
 
 
 def render_step_sent(step: dict[str, Any]) -> RenderableType:
-    title = Text(f" Sent in step {step.get('index', '?')} ", style="bold reverse")
+    title = Text()
+    title.append(f" Sent in step {step.get('index', '?')} ", "bold reverse")
     title.append("  exactly what the model received", "dim")
     return Group(title, *render_sent(step))
 
