@@ -58,6 +58,7 @@ class RunRecorder:
         self.redact = redact
         self.keep = keep
         self.enabled = True
+        self.failure: str | None = None  # why recording stopped, once it has
         self.written = 0
         self.dropped = 0
         self._reset()
@@ -154,7 +155,7 @@ class RunRecorder:
         """Redact and write one run on this thread; returns what was written (``None`` if nothing was)."""
         if not self.enabled:
             return None
-        run = self._relative(run)
+        run = relative_file(run, self.dir)
         if self.redact is not None:
             try:
                 redacted = self.redact(run)
@@ -174,25 +175,27 @@ class RunRecorder:
         self.written += 1
         return run
 
-    def _relative(self, run: dict[str, Any]) -> dict[str, Any]:
-        """The target's file relative to the recorded folder when it lies inside it."""
-        file = run.get("file")
-        if isinstance(file, str) and os.path.isabs(file):
-            try:
-                run = {**run, "file": Path(file).relative_to(self.dir).as_posix()}
-            except ValueError:
-                pass
-        return run
-
     def disable(self, reason: str) -> None:
         """Turn this recorder off with one warning; the application carries on unaffected."""
         with self._cond:
             if not self.enabled:
                 return
             self.enabled = False
+            self.failure = reason
             self._pending.clear()
         _deactivate(self)
         logger.warning("crux_devtools: recording runs to %s is off for this process: %s", self.path, reason)
+
+
+def relative_file(run: dict[str, Any], root: str | os.PathLike[str]) -> dict[str, Any]:
+    """``run`` with its target's file relative to ``root`` when the file lies inside it."""
+    file = run.get("file")
+    if isinstance(file, str) and os.path.isabs(file):
+        try:
+            return {**run, "file": Path(file).relative_to(root).as_posix()}
+        except ValueError:
+            pass
+    return run
 
 
 def record_runs(dir: str | os.PathLike[str] = ".", *, redact: Redact | None = None, keep: int = 1000) -> RunRecorder:

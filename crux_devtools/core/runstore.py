@@ -37,7 +37,7 @@ TEXT_CAP = 1_000_000  # characters kept of any one string in a run
 SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
 MAX_DEPTH = 64  # deeper nesting is stored as a repr
 RUN_STATUSES = ("ok", "error", "max_steps")
-RUN_ORIGINS = ("app", "inspector", "cli")
+RUN_ORIGINS = ("app", "inspector")
 
 # Version 1. ``seq`` is the write order (never reused); listing order is ``started`` (seconds since
 # the epoch, from ``started_at``) then ``seq``, newest first, through one index per filter.
@@ -587,6 +587,29 @@ class RunStore:
         run = json.loads(row[1])
         run["steps"] = steps
         return run
+
+    def written_since(self, mark: int | None, *, limit: int = 100) -> tuple[int, builtins.list[dict[str, Any]]]:
+        """Runs written after ``mark`` (oldest first, as summaries) and the new mark.
+
+        ``mark=None`` returns the current mark and no runs: start there, then pass the mark back
+        to learn what other processes wrote since (``--follow``, live updates). Runs written
+        beyond ``limit`` are skipped (the mark still moves past them).
+        """
+        with self._reading("read new runs") as conn:
+            if conn is None:
+                return (0 if mark is None else mark), []
+            (top,) = conn.execute("SELECT coalesce(max(seq), 0) FROM runs").fetchone()
+            if mark is None or top <= mark:
+                return max(top, mark or 0), []
+            rows = conn.execute(
+                "SELECT summary, step_count, input_tokens FROM runs WHERE seq > ? ORDER BY seq DESC LIMIT ?", (mark, limit)
+            ).fetchall()
+        out = []
+        for summary, step_count, input_tokens in reversed(rows):
+            run = json.loads(summary)
+            run["step_count"], run["input_tokens"] = step_count, input_tokens
+            out.append(run)
+        return top, out
 
     def change_token(self) -> int:
         """A number that grows whenever any process writes (or prunes) runs; cheap to poll."""

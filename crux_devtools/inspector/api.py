@@ -52,6 +52,24 @@ Additive keys (engine, issue 5); front ends may ignore them:
                                                        # where a module-level context is assigned;
                                                        # None for one defined inline in a use=[...]
     ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
+    PromptReport["model_kind"]: "scripted" | "real" | None
+                                       # the model a Run calls: a ScriptedModel (offline, free), any
+                                       # other adapter ("real": it costs money and runs real tools;
+                                       # ask before running), or None (nothing to call: not runnable).
+                                       # "has_model" is true exactly when model_kind is not None: an
+                                       # agent whose model is an adapter, or a prompt(..., model=adapter).
+
+Runs (issue 13, SPEC section 8). ``session.run(...)`` returns a *run*: the SPEC section 8 JSON
+(``id, target, kind, file, line, origin, started_at, duration_ms, status, error, model, input,
+text, usage, steps``) with ``origin="inspector"``, recorded in ``<project>/.crux/runs.sqlite3`` like
+any run, plus ``"recorded": bool`` (whether it reached the store; ``"record_error"`` says why not).
+A failed run has ``status="error"`` and ``error={type, message, traceback}``; a target that cannot be
+run, or a worker fault, also comes back in this shape (``id`` None, ``recorded`` False). Each Run
+starts from the definitions as loaded: a ``ScriptedModel`` is replayed from its first response.
+``session.runs()`` is the project's ``RunStore`` (``crux_devtools.core.runstore``), or ``None`` when
+the file cannot be opened (a warning is logged once). While anyone is subscribed, the session polls
+the store and emits ``SessionEvent(kind="runs", version=<store change token>, summary="1 new run:
+<target> (<status>)", runs=[new run ids, oldest first])`` within about 250 ms of any process writing.
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
 ``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True,
@@ -66,7 +84,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-EventKind = Literal["loading", "report", "error"]
+EventKind = Literal["loading", "report", "error", "runs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +96,19 @@ class SessionEvent:
     summary: str
     changed_files: list[str] = field(default_factory=list)
     changed_prompts: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)  # kind "runs": the ids of the new runs, oldest first
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def failed_run(target: str, error: dict[str, Any], *, input: Any = None, kind: str | None = None) -> dict[str, Any]:
+    """A run that never started (not runnable, worker fault), in the shape of a recorded run."""
+    return {
+        "id": None, "target": target, "kind": kind, "file": error.get("file"), "line": error.get("line"), "origin": "inspector",
+        "started_at": None, "duration_ms": None, "status": "error", "error": error, "model": None, "input": input,
+        "text": None, "usage": None, "steps": [], "recorded": False,
+    }
 
 
 def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[str, Any] | None:
@@ -141,7 +169,12 @@ class SessionLike(Protocol):
         ...
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run an agent in the worker; returns ``{"text", "steps": [Step.to_dict()...], "error"}``."""
+        """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run
+        (see "Runs" above): ``text``, ``steps`` ([Step.to_dict()...]), ``status``, ``error``, ..."""
+        ...
+
+    def runs(self) -> Any:
+        """The project's ``RunStore`` (recorded runs), or ``None`` when it cannot be opened."""
         ...
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:

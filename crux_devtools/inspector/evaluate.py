@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import RequestCompositionError
+from .api import failed_run
 from .errors import load_error, plain_error
 from .loader import LoadedProject, Target
 
@@ -48,6 +49,40 @@ def generate_function() -> Callable[..., Any] | None:
 
         return getattr(crux_devtools, "generate", None)
     return generate
+
+
+def runnable_model(target: Target) -> Any:
+    """The model adapter a Run of ``target`` calls (the agent's, else the one its prompt names), or ``None``."""
+    model = getattr(target.obj, "model", None) if target.kind == "agent" else target.prompt.model
+    if callable(getattr(model, "complete", None)) or callable(getattr(model, "acomplete", None)):
+        return model
+    return None
+
+
+def model_kind(target: Target) -> str | None:
+    """``"scripted"`` (a ``ScriptedModel``: offline, free), ``"real"`` (any other adapter), or ``None``."""
+    from ..core.models import ScriptedModel
+
+    model = runnable_model(target)
+    if model is None:
+        return None
+    return "scripted" if isinstance(model, ScriptedModel) else "real"
+
+
+def fresh_model(model: Any) -> Any:
+    """A ``ScriptedModel`` as it was defined (its script from the top, no requests), so every Run
+    replays the same conversation; any other model is used as it is."""
+    import copy
+    import threading
+
+    from ..core.models import ScriptedModel
+
+    if not isinstance(model, ScriptedModel):
+        return model
+    clone = copy.copy(model)
+    clone.requests = []
+    clone._lock = threading.Lock()
+    return clone
 
 
 def default_budget(target: Target) -> int | None:
@@ -209,7 +244,8 @@ def prompt_report(
         "default_budget": budget,
         "status": status_of(examples),
         "total_tokens": first["total_tokens"] if first else 0,
-        "has_model": target.kind == "agent" and getattr(target.obj, "model", None) is not None,
+        "has_model": runnable_model(target) is not None,
+        "model_kind": model_kind(target),
         "examples": examples,
         "note": note,
     }
@@ -228,20 +264,35 @@ def project_report(project: LoadedProject) -> dict[str, Any]:
     return {"prompts": prompts, "errors": errors}
 
 
-def run_target(root: Path, target: Target, input: dict[str, Any]) -> dict[str, Any]:
-    """Run an agent with its model; returns ``{"text", "steps", "error"}``."""
+def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any = None) -> dict[str, Any]:
+    """Run an agent (or a prompt with a model adapter) once; returns the whole run (SPEC section 8).
+
+    The run is recorded with ``origin="inspector"`` through ``recorder`` (a ``RunRecorder`` for the
+    project's store) and written before this returns. A failure is a run with ``status="error"``.
+    """
+    from ..core.recording import recording_scope, relative_file
+    from ..core.runstore import storable
+
+    model = runnable_model(target)
+    if model is None:
+        message = f"{target.kind} {target.id!r} has no model to call; give the agent a model adapter, or the prompt model=ScriptedModel([...]) or another adapter"
+        return failed_run(target.id, plain_error("NotRunnable", message, file=target.file, line=target.line), input=input, kind=target.kind)
     generate = generate_function()
-    if target.kind != "agent" or getattr(target.obj, "model", None) is None:
-        error = plain_error("NotRunnable", f"{target.kind} {target.id!r} has no model; only agents with a model can be run", file=target.file, line=target.line)
-        return {"text": None, "steps": [], "error": error}
     if generate is None:
-        return {"text": None, "steps": [], "error": plain_error("NotAvailable", "this installation has no runtime (generate) yet")}
-    try:
-        result = generate(target.obj, input=input)
-    except RequestCompositionError as exc:
-        return {"text": None, "steps": [], "error": {**plain_error(type(exc).__name__, str(exc)), **exc.to_dict()}}
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user tools and models may raise anything
-        return {"text": None, "steps": [], "error": load_error(root, exc, file=target.file, line=target.line)}
-    steps = [s.to_dict() if hasattr(s, "to_dict") else repr(s) for s in getattr(result, "steps", [])]
-    text, _ = truncate(getattr(result, "text", None))
-    return {"text": text, "steps": steps, "error": None}
+        return failed_run(target.id, plain_error("NotAvailable", "this installation has no runtime (generate) yet"), input=input, kind=target.kind)
+    with recording_scope(origin="inspector", recorder=recorder) as scope:
+        try:
+            generate(target.obj, input=input, model=fresh_model(model))
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user tools and models may raise anything
+            if not scope.runs:  # it failed before the run began: nothing was recorded
+                return failed_run(target.id, load_error(root, exc, file=target.file, line=target.line), input=input, kind=target.kind)
+    run = relative_file(scope.runs[-1], root)
+    recorded, why = False, "recording is off"
+    if recorder is not None:
+        recorded = recorder.flush(30.0) and recorder.enabled
+        why = "" if recorded else (recorder.failure or "the run was not written in time")
+    out: dict[str, Any] = storable(run)
+    out["recorded"] = recorded
+    if not recorded:
+        out["record_error"] = why
+    return out

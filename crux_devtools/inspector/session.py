@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .api import SessionEvent
+from .api import SessionEvent, failed_run
 from .discovery import discover
 from .errors import plain_error
 from .history import History
@@ -65,6 +65,23 @@ def report_texts(report: dict[str, Any] | None, limit: int = 2_000) -> list[str]
     return list(texts)[:limit]
 
 
+def _runs_changes(store: Any, token: int | None, mark: int | None) -> tuple[int, int | None, SessionEvent | None]:
+    """The store's change token and write mark now, and the event to send if it changed (in a thread)."""
+    now = store.change_token()
+    if token is None or now == token:
+        if token is None:
+            mark, _ = store.written_since(None)
+        return now, mark, None
+    mark, new = store.written_since(mark)
+    if new:
+        listed = ", ".join(f"{r.get('target')} ({r.get('status')})" for r in new[-3:])
+        more = f"{len(new) - 3} more, " if len(new) > 3 else ""
+        summary = f"{len(new)} new run{'s' if len(new) != 1 else ''}: {more}{listed}"
+    else:
+        summary = "Recorded runs changed"
+    return now, mark, SessionEvent("runs", now, summary, runs=[str(r.get("id")) for r in new])
+
+
 class ProjectSession:
     """The inspector's one service: the latest report of the project in ``root``, kept live.
 
@@ -84,6 +101,7 @@ class ProjectSession:
         history: bool = True,
         prewarm: bool = True,
         fork: bool = True,
+        runs_poll: float = 0.1,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -114,6 +132,10 @@ class ProjectSession:
         self._good_hashes: dict[str, str] = {}
         self._recent: list[dict[str, Any]] = []  # distinct good reports, newest last (no history file)
         self.evaluations = 0
+        self.runs_poll = runs_poll
+        self._runs: Any = None  # the project's RunStore, opened on first use
+        self._runs_warned = False
+        self._runs_task: asyncio.Task[None] | None = None
 
     # -- reading -------------------------------------------------------------------------------
     @property
@@ -122,6 +144,7 @@ class ProjectSession:
 
     def subscribe(self, callback: Callable[[SessionEvent], Any]) -> Callable[[], None]:
         self._subscribers.append(callback)
+        self._watch_runs()
 
         def unsubscribe() -> None:
             with contextlib.suppress(ValueError):
@@ -160,6 +183,7 @@ class ProjectSession:
             # so a save right after ``start()`` is seen.
             for _ in range(3):
                 await asyncio.sleep(0)
+        self._watch_runs()
 
     async def stop(self) -> None:
         if self._stop is not None:
@@ -172,6 +196,11 @@ class ProjectSession:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
+        if self._runs_task is not None:
+            self._runs_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runs_task
+            self._runs_task = None
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -188,6 +217,9 @@ class ProjectSession:
         if self.history is not None:
             self.history.close()
             self.history = None
+        if self._runs is not None:
+            self._runs.close()
+            self._runs = None
 
     async def __aenter__(self) -> ProjectSession:
         await self.start()
@@ -408,11 +440,59 @@ class ProjectSession:
         return {"name": name, "input": input or {}, "error": answer["error"], "inspection": None, "preview": None, "preview_error": None, "truncated": False}
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run an agent in the worker; returns ``{"text", "steps", "error"}``."""
+        """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run, recorded
+        in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs")."""
         answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input})
         if answer["ok"]:
             return answer["result"]
-        return {"text": None, "steps": [], "error": answer["error"]}
+        return failed_run(prompt_id, answer["error"], input=input)
+
+    # -- recorded runs -------------------------------------------------------------------------
+    def runs(self) -> Any:
+        """The project's ``RunStore`` (``.crux/runs.sqlite3``), or ``None`` when it cannot be opened
+        (corrupt, newer schema, unreadable: logged once). A missing file is an empty store."""
+        from ..core.runstore import RunStore, RunStoreError
+
+        if self._runs is None:
+            self._runs = RunStore.for_project(self.root, create=False)
+        try:
+            self._runs.change_token()
+        except RunStoreError as exc:
+            if not self._runs_warned:
+                self._runs_warned = True
+                log.warning("recorded runs are not shown: %s", exc)
+            return None
+        self._runs_warned = False
+        return self._runs
+
+    def _watch_runs(self) -> None:
+        """Poll the runs store while anyone listens (started on subscribe, ended when nobody does)."""
+        if self._runs_task is not None and not self._runs_task.done() or not self._subscribers:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # subscribed outside the event loop: ``start`` begins polling
+        self._runs_task = asyncio.ensure_future(self._poll_runs())
+
+    async def _poll_runs(self) -> None:
+        from ..core.runstore import RunStore, RunStoreError
+
+        token: int | None = None
+        mark: int | None = None
+        while self._subscribers:
+            if self._runs is None:
+                self._runs = RunStore.for_project(self.root, create=False)
+            try:
+                token, mark, event = await asyncio.to_thread(_runs_changes, self._runs, token, mark)
+            except RunStoreError as exc:  # corrupt or unreadable: say so once, keep polling (it may be fixed)
+                if not self._runs_warned:
+                    self._runs_warned = True
+                    log.warning("recorded runs are not shown: %s", exc)
+                event = None
+            if event is not None:
+                self._emit(event)
+            await asyncio.sleep(self.runs_poll)
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         """The system text of this prompt and example in the previous distinct report, if any.

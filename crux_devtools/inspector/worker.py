@@ -188,6 +188,7 @@ class Worker:
 
     def __init__(self) -> None:
         self.project: Any = None
+        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
 
     def handle(self, request: dict[str, Any]) -> Any:
         from .evaluate import evaluate_example, project_report, run_target
@@ -215,7 +216,11 @@ class Worker:
             target = self.project.find(request["prompt_id"])
             name, data = self._input(target, request.get("example"), request.get("input"))
             if op == "run":
-                return run_target(self.project.root, target, data)
+                if self.recorder is None:
+                    from crux_devtools.core.recording import RunRecorder
+
+                    self.recorder = RunRecorder(self.project.root)
+                return run_target(self.project.root, target, data, self.recorder)
             return evaluate_example(
                 self.project.root,
                 target,
