@@ -62,14 +62,16 @@ def test_a_run_recorded_by_another_process_appears_in_the_runs_tab_without_a_key
     screen = terminal.wait_for(lambda s: "All runs · 1" in s and "support-agent" in s.split("All runs · 1", 1)[1])
     row = next(line for line in screen.splitlines() if "support-agent agent" in line and "✓ ok" in line)
     assert " app " in row
-    assert "Why did sync [/] stop?" in screen  # the highlighted run's input, under the table, literally
 
     terminal.keys("Enter")  # the run, step by step
     screen = terminal.wait_for(lambda s: "Step 0" in s and "Planner" in s)
     assert "support-agent agent  ✓ ok" in screen
+    assert 'input { "question": "Why did sync [/] stop?", "log_hours": 24 }' in screen  # literally
     assert "→ tool call fetch_sync_history" in screen
     terminal.keys("s")  # what was sent
     screen = terminal.wait_for(lambda s: "Sent in step 0" in s)
     assert "<prompt> · prompt-system · full" in screen
-    terminal.keys("Escape", "q")
+    terminal.keys("Escape")  # alone: Escape then q in one burst reads as alt+q
+    terminal.wait_for(lambda s: "All runs · 1" in s)
+    terminal.keys("q")
     terminal.wait_for(lambda s: "support-agent" not in s, timeout=10)

@@ -113,9 +113,6 @@ class CruxTui(RunsTabApp):
     # -- session events ------------------------------------------------------------------------
     def on_session_changed(self, message: SessionChanged) -> None:
         event: SessionEvent | None = message.event
-        if event is not None and event.kind == "runs":  # a recorded run: the report did not change
-            self.notify(event.summary, title="Runs")
-            return
         if event is not None and event.kind != "loading":
             self.announce(event)
         if event is not None and event.kind == "loading":
