@@ -24,7 +24,6 @@ from . import report as rp
 from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
 from .runs_tab import RunsTabApp, as_run, was_recorded
-from .screens import ConfirmRun
 from .widgets.errors import collect_errors
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
 
@@ -336,6 +335,8 @@ class CruxTui(RunsTabApp):
             self.notify("A run is already under way; its result will open in Runs.", severity="warning")
             return
         if prompt.get("model_kind") != "scripted":  # a real model: it costs money and runs real tools
+            from .screens import ConfirmRun
+
             self.push_screen(ConfirmRun(prompt["id"], prompt.get("model_kind")), callback=lambda yes: self.start_run(prompt["id"]) if yes else None)
             return
         self.start_run(prompt["id"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import App
@@ -19,9 +19,11 @@ from textual.widgets import TabbedContent
 
 from ..inspector.api import SessionLike
 from .messages import RunsChanged
-from .screens import OpenInPrompt, RunDetailScreen
 from .widgets.prompt_tree import PromptTree
 from .widgets.runs import RunsPanel, RunsTable
+
+if TYPE_CHECKING:  # the screens load on first use: the first frame does not wait for them
+    from .screens import OpenInPrompt
 
 # Keys of the main view that must not act behind a pushed screen (a run's detail, the confirmation).
 MAIN_VIEW_ACTIONS = frozenset(
@@ -183,6 +185,8 @@ class RunsTabApp(App[None]):
 
     def open_run(self, run: dict[str, Any]) -> None:
         """Push the run's detail; it opens on the step that failed, if one did."""
+        from .screens import RunDetailScreen
+
         steps = run.get("steps") or []
         failed = next((i for i, s in enumerate(steps) if s.get("error")), None)
         first = failed if failed is not None else (len(steps) - 1 if run.get("error") and steps else 0)
