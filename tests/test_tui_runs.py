@@ -383,3 +383,31 @@ async def test_the_main_views_keys_do_nothing_behind_a_runs_detail(session: Fake
         await settle(pilot)
         assert session.calls == before
         assert isinstance(app.screen, RunDetailScreen)
+
+
+async def test_a_run_that_never_reached_the_store_is_still_listed_and_opens_as_failed(session: FakeSession) -> None:
+    from crux_devtools.inspector.api import failed_run
+
+    async def worker_died(prompt_id: str, **_: Any) -> dict[str, Any]:
+        error = {"file": None, "line": None, "type": "WorkerCrashed", "message": "the worker [/] exited", "traceback": "Traceback [bold]..."}
+        return failed_run(prompt_id, error, input={"message": "x"}, kind="agent")
+
+    seed(session)
+    session.run = worker_died  # type: ignore[method-assign]
+    app = make_tui(session)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        app.query_one(PromptTree).select_prompt("triage-agent")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "triage-agent agent  ✗ error" in text
+        assert "WorkerCrashed: the worker [/] exited" in text
+        assert "Traceback [bold]..." in text  # no step failed: the run's own traceback is shown
+        assert "No step was dispatched" in text
+        await pilot.press("escape")
+        await settle(pilot)
+        rows = table_rows(app)
+        assert len(rows) == 4 and "✗ error" in rows[0] and "inspector" in rows[0]
+        assert "All runs · 4" in screen_text(app)
