@@ -8,6 +8,7 @@ and says that history is off.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -25,10 +26,6 @@ from .widgets.runs import RunsPanel, RunsTable
 if TYPE_CHECKING:  # the screens load on first use: the first frame does not wait for them
     from .screens import OpenInPrompt
 
-# Keys of the main view that must not act behind a pushed screen (a run's detail, the confirmation).
-MAIN_VIEW_ACTIONS = frozenset(
-    {"next_example", "budget", "clear_budget", "toggle_budget_target", "run", "open_source", "reload", "filter_runs", "clear_run_filters"}
-)
 LIST_LIMIT = 50  # rows in the Runs tab (newest first); the CLI and the web page page through the rest
 _local_ids = itertools.count(1)
 
@@ -57,6 +54,16 @@ def was_recorded(result: dict[str, Any]) -> bool:
     return bool(result.get("id")) and result.get("recorded", True) is not False
 
 
+@functools.cache
+def main_view_actions(app_class: type[App[None]]) -> frozenset[str]:
+    """The action names bound by ``app_class.BINDINGS`` (``"budget(1)"`` is ``budget``)."""
+    names = set()
+    for binding in app_class.BINDINGS:
+        action = binding.action if isinstance(binding, Binding) else binding[1]
+        names.add(action.split("(", 1)[0])
+    return frozenset(names)
+
+
 class RunsTabApp(App[None]):
     """The Runs tab's keys, state and handlers; ``CruxTui`` builds on it and provides the rest."""
 
@@ -82,8 +89,9 @@ class RunsTabApp(App[None]):
         raise NotImplementedError
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The main view's keys are off (and out of the footer) while another screen is on top."""
-        if action in MAIN_VIEW_ACTIONS and len(self.screen_stack) > 1:
+        """The main view's keys (this app's ``BINDINGS``, but quit) are off, and out of the footer,
+        while another screen is on top: ``-`` behind a run's detail must not re-plan the prompt."""
+        if len(self.screen_stack) > 1 and action != "quit" and action in main_view_actions(type(self)):
             return False
         return True
 
