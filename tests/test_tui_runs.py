@@ -39,6 +39,7 @@ from crux_devtools.tui.runs_render import render_step, system_pieces  # noqa: E4
 from crux_devtools.tui.screens import ConfirmRun, RunDetailScreen  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.runs import RunsTable  # noqa: E402
+from textual.widgets import Static  # noqa: E402
 
 SIZE = (150, 50)
 MARKUP_INPUT = {"message": "why [/] was I [bold]charged[/bold] twice?", "signed_in": True}
@@ -411,3 +412,26 @@ async def test_a_run_that_never_reached_the_store_is_still_listed_and_opens_as_f
         rows = table_rows(app)
         assert len(rows) == 4 and "✗ error" in rows[0] and "inspector" in rows[0]
         assert "All runs · 4" in screen_text(app)
+
+
+async def test_a_huge_tool_result_opens_quickly_cut_for_display_with_its_true_size_named(session: FakeSession) -> None:
+    seed(session)
+    assert session.store is not None
+    run = session.store.get("run-answered")
+    assert run is not None
+    huge = "".join(f"row {i} of the export\n" for i in range(80_000))  # 1.6 MB: the store keeps 1 M characters
+    run["steps"][1]["sent"]["messages"].append({"role": "tool", "tool_call_id": "call_big", "content": huge})
+    run["steps"][1]["tool_results"] = [{"name": "lookup_order", "output": huge, "model_output": huge, "call_id": "call_big"}]
+    run["id"] = "run-huge"
+    run["started_at"] = "2026-11-30T23:00:00+00:00"
+    session.store.write(run)
+    app = make_tui(session)
+    async with app.run_test(size=(150, 60)) as pilot:
+        await open_runs_tab(pilot)
+        await pilot.press("enter", "n")
+        await settle(pilot)
+        sent = rendered(app.screen.query_one("#step-sent", Static).content)
+        assert "more characters were sent; not shown here" in sent
+        assert "row 2000 of the export" in sent and "row 79999 of the export" not in sent
+        outcome = rendered(app.screen.query_one("#step-outcome", Static).content)
+        assert "more characters not shown here" in outcome  # the canonical output, cut shorter

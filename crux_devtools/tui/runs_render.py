@@ -23,6 +23,10 @@ from rich.text import Text
 # characters (what the model saw, ``model_output``, and everything in ``sent`` are shown in full).
 OUTPUT_SHOWN = 1_500
 OUTPUT_LINES = 12
+# Any one text of what was sent (a part of the system text, a message, a tool's model output) is
+# shown up to this many characters: a terminal takes seconds to lay out a megabyte. The rest is
+# named, never silently dropped.
+SENT_SHOWN = 60_000
 
 STATUS_LOOK = {
     "ok": ("✓ ok", "green"),
@@ -112,6 +116,15 @@ def capped(text: str, limit: int = OUTPUT_SHOWN, lines: int = OUTPUT_LINES) -> T
         return Text(text)
     shown = Text(text[:cut])
     shown.append(f"\n… {len(text) - cut:,} more characters not shown here (`crux-devtools runs --json` has them)", "dim italic")
+    return shown
+
+
+def sent_text(text: str, limit: int = SENT_SHOWN) -> Text:
+    """What was sent, in full up to ``limit`` characters; past it, a line says how much more was sent."""
+    if len(text) <= limit:
+        return Text(text)
+    shown = Text(text[:limit])
+    shown.append(f"\n… {len(text) - limit:,} more characters were sent; not shown here (`crux-devtools runs --json` has them)", "dim italic")
     return shown
 
 
@@ -289,10 +302,10 @@ def render_system_text(system: str, contributions: list[dict[str, Any]]) -> list
         if piece.contribution is None:
             if piece.text.strip():  # separators are blank lines; anything else is shown as it was sent
                 items.append(Rule(Text("(between parts)", style="dim"), align="left", style="grey30"))
-                items.append(indent(Text(piece.text)))
+                items.append(indent(sent_text(piece.text)))
             continue
         items.append(part_rule(piece.contribution))
-        items.append(indent(Text(piece.text) if piece.text else Text("(empty)", style="dim")))
+        items.append(indent(sent_text(piece.text) if piece.text else Text("(empty)", style="dim")))
     if not system:
         items.append(indent(Text("(no system text)", style="dim")))
     # parts that were not in the system text: omitted rungs, and the user prompt, messages and tools
@@ -312,7 +325,7 @@ def message_text(message: dict[str, Any]) -> list[RenderableType]:
     items: list[RenderableType] = [head]
     content = message.get("content")
     if content is not None:
-        items.append(indent(Text(content if isinstance(content, str) else as_json(content))))
+        items.append(indent(sent_text(content if isinstance(content, str) else as_json(content))))
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
@@ -424,7 +437,7 @@ def render_response(step: dict[str, Any]) -> list[RenderableType]:
     """What came back: the text, the tool calls, their results (canonical and as the model saw them), offloads."""
     items: list[RenderableType] = [section("Response", "", "bold green")]
     if step.get("response_text") is not None:
-        items.append(indent(Text(str(step["response_text"]))))
+        items.append(indent(sent_text(str(step["response_text"]))))
     elif not step.get("tool_calls"):
         items.append(indent(Text("(no text)", style="dim")))
     for call in step.get("tool_calls") or []:
@@ -440,7 +453,7 @@ def render_response(step: dict[str, Any]) -> list[RenderableType]:
             items.append(indent(Text("output (what the application got):", style="dim")))
             items.append(indent(capped(output_text), 4))
             items.append(indent(Text("model_output (what the model was shown):", style="dim")))
-            items.append(indent(Text(str(model_output)), 4))
+            items.append(indent(sent_text(str(model_output)), 4))
         else:
             items.append(indent(Text("output (the model was shown the same):", style="dim")))
             items.append(indent(capped(output_text), 4))

@@ -144,6 +144,12 @@ class RunsTabApp(App[None]):
         if shown_total > len(runs):
             heading.append(f"   newest {len(runs)} shown", "dim")
         heading.append("   Enter: open a run", "dim")
+        if not runs:
+            heading.append(
+                "\nNo runs yet. Press r on an agent, or record your application's runs: record_runs(dir) in its code, "
+                "or CRUX_DEVTOOLS_RECORD=DIR in its environment.",
+                "dim italic",
+            )
         if note:
             heading.append(f"\n{note}", "yellow")
         self.query_one(RunsPanel).show(runs, heading)
