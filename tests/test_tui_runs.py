@@ -435,3 +435,36 @@ async def test_a_huge_tool_result_opens_quickly_cut_for_display_with_its_true_si
         assert "row 2000 of the export" in sent and "row 79999 of the export" not in sent
         outcome = rendered(app.screen.query_one("#step-outcome", Static).content)
         assert "more characters not shown here" in outcome  # the canonical output, cut shorter
+
+
+async def test_over_the_real_session_r_records_the_run_and_the_runs_tab_lists_it(tmp_path: Path) -> None:
+    import shutil
+
+    from crux_devtools.inspector.session import ProjectSession
+
+    project = tmp_path / "sample_project"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "sample_project", project, ignore=shutil.ignore_patterns("__pycache__", ".crux*", "data"))
+    session = ProjectSession(project, history=False)
+    app = make_tui(session)
+    async with app.run_test(size=(150, 50)) as pilot:
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if session.report is not None and app.query(PromptTree) and app.query_one(PromptTree).root.children:
+                break
+        app.query_one(PromptTree).select_prompt("support-agent")
+        await pilot.pause(0.2)
+        await pilot.press("r")  # a ScriptedModel: no confirmation
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, RunDetailScreen):
+                break
+        assert isinstance(app.screen, RunDetailScreen)
+        assert "support-agent agent  ✓ ok" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        stored = RunStore.for_project(project, create=False).list()
+        assert [(r["target"], r["origin"], r["status"]) for r in stored] == [("support-agent", "inspector", "ok")]
+        row = table_rows(app)[0]
+        assert target_of(row) == "support-agent" and "| inspector | ✓ ok | 2 |" in row
+        await pilot.press("q")
+    await session.stop()
