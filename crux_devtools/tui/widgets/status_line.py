@@ -10,14 +10,7 @@ from textual.widgets import Static
 
 
 def status_text(
-    prompt: dict[str, Any] | None,
-    example: str | None,
-    names: list[str],
-    budget: int | None,
-    stale: bool,
-    busy: str | None,
-    target: str = "system",
-    custom: str | None = None,
+    prompt: dict[str, Any] | None, example: str | None, names: list[str], budget: int | None, stale: bool, busy: str | None, target: str = "system", custom: str | None = None
 ) -> Text:
     if prompt is None:
         return Text("No prompt selected", style="dim")
