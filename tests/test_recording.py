@@ -102,7 +102,7 @@ def test_a_prompt_run_records_its_definition_line_relative_to_the_recorded_folde
     """))
     done = subprocess.run([sys.executable, "app.py"], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "hello"  # written at exit by the writer thread, before the process ended
+    assert done.stdout.strip() == "hello"
     [run] = stored(tmp_path)
     assert (run["target"], run["kind"], run["file"], run["line"], run["model"], run["text"]) == ("greet", "prompt", "app.py", 3, "tiny", "hello")
 
@@ -158,7 +158,6 @@ def test_a_write_that_fails_turns_recording_off_with_one_warning_and_never_break
     results = []
     for _ in range(3):
         results.append(generate(helper_agent(["fine"])))
-        recorder.flush()
     assert [r.text for r in results] == ["fine", "fine", "fine"]
     warnings = [r for r in caplog.records if r.name == "crux_devtools"]
     assert len(warnings) == 1, [w.getMessage() for w in warnings]
@@ -186,7 +185,6 @@ def test_a_redact_that_raises_or_returns_nothing_turns_recording_off_once(tmp_pa
         caplog.clear()
         recorder = record_runs(tmp_path, redact=redact)
         assert [generate(helper_agent(["ok"])).text for _ in range(2)] == ["ok", "ok"]
-        recorder.flush()
         assert [r.getMessage() for r in caplog.records if message in r.getMessage()] != []
         assert len(caplog.records) == 1 and not recorder.enabled
     assert stored(tmp_path) == []
@@ -271,3 +269,40 @@ def test_the_core_exports_the_recording_names() -> None:
 
     assert "record_runs" in crux_devtools.__all__ and "RunRecorder" in core.__all__
     assert crux_devtools.record_runs is recording.record_runs and ask.defined_at == (str(HERE), ASK_LINE)
+
+
+def test_a_locked_store_turns_recording_off_after_the_busy_timeout_and_the_run_goes_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import sqlite3
+
+    caplog.set_level(logging.WARNING, logger="crux_devtools")
+    recorder = record_runs(tmp_path)
+    recorder.busy_timeout = 0.2
+    assert generate(helper_agent(["first"])).text == "first"
+    locker = sqlite3.connect(recorder.path, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        assert generate(helper_agent(["second"])).text == "second"
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert not recorder.enabled and "locked by another process" in (recorder.failure or "")
+    assert len([r for r in caplog.records if "is off for this process" in r.getMessage()]) == 1
+    assert [r["text"] for r in stored(tmp_path)] == ["first"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_records_through_its_own_connection(tmp_path: Path) -> None:
+    with record_runs(tmp_path):
+        generate(helper_agent(["parent before"]))
+        pid = os.fork()
+        if pid == 0:  # the child: record one run, then leave without running the parent's cleanup
+            code = 0
+            try:
+                generate(helper_agent(["child"]))
+            except BaseException:  # noqa: BLE001
+                code = 1
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        generate(helper_agent(["parent after"]))
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sorted(r["text"] for r in stored(tmp_path)) == ["child", "parent after", "parent before"]

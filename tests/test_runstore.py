@@ -345,3 +345,27 @@ def test_the_lazy_core_names_match_its_type_checking_imports() -> None:
     assert sorted(core.__all__) == sorted(imported)
     assert callable(core.memory) and core.memory.__module__.startswith("crux_devtools.core.memory")
 
+
+
+def test_text_with_lone_surrogates_is_stored_and_read_back(store: RunStore) -> None:
+    odd = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")
+    store.write(make_run(1, text=odd, target="t" + odd, input={"q": odd}) | {"steps": [{"index": 0, "response_text": odd}]})
+    got = store.get("run-1")
+    assert got["input"] == {"q": odd} and got["steps"][0]["response_text"] == odd
+    assert store.count(text="caf") == 1
+
+
+def test_counts_stay_right_through_replacing_pruning_and_filters(store: RunStore) -> None:
+    for n in range(1, 13):
+        store.write(make_run(n, target="a" if n % 2 else "b", status="error" if n % 3 == 0 else "ok", origin="inspector" if n % 4 == 0 else "app"))
+    store.write(make_run(3, target="c", status="max_steps"))  # replaces run-3
+    store.prune(8)
+
+    def truth(**filters: str) -> int:
+        return sum(all(r[k] == v for k, v in filters.items()) for r in store.list(limit=100))
+
+    for filters in ({}, {"target": "a"}, {"status": "error"}, {"origin": "inspector"}, {"target": "b", "status": "error"}, {"target": "c"}):
+        assert store.count(**filters) == truth(**filters), filters
+    assert store.count() == 8 and store.targets() == sorted({r["target"] for r in store.list()})
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("SELECT count(*) FROM run_counts WHERE n <= 0").fetchone()[0] == 0

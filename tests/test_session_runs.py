@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import subprocess
 import sys
 import time
@@ -19,35 +20,11 @@ from crux_devtools.inspector.session import ProjectSession
 
 REPO = Path(__file__).resolve().parents[1]
 
-PROJECT = '''
-from pydantic import BaseModel
-from crux_devtools import ModelCapacityProfile, OpenAICompatibleModel, ScriptedModel, agent, prompt, tool, tool_call
-
-
-class Query(BaseModel):
-    query: str
-
-
-search = tool("search", description="Search", parameters=Query, execute=lambda p: f"found {p.query}")
-explode = tool("explode", description="Fails", parameters=Query, execute=lambda p: 1 / 0)
-ask = prompt("ask", system="Answer briefly.", prompt="Where is my parcel?", tools=[search, explode], examples={"first": {}})
-CAP = ModelCapacityProfile(100_000, 0, "exact")
-
-# Module-level scripted models: each Run must start from the first response again.
-helper = agent("helper", prompt=ask, model=ScriptedModel([[tool_call("search", {"query": "parcel"})], "In Rotterdam."], capacity=CAP))
-raiser = agent("raiser", prompt=ask, model=ScriptedModel([[tool_call("explode", {"query": "x"})]], capacity=CAP))
-unknown = agent("unknown", prompt=ask, model=ScriptedModel([[tool_call("teleport", {})]], capacity=CAP))
-bad_args = agent("bad-args", prompt=ask, model=ScriptedModel([[tool_call("search", {"q": 1})]], capacity=CAP))
-short = agent("short", prompt=ask, model=ScriptedModel([[tool_call("search", {"query": "a"})]], capacity=CAP))
-huge = agent("huge", prompt=prompt("huge-prompt", system="word " * 3000), model=ScriptedModel(["never"], capacity=ModelCapacityProfile(500, 50, "exact")))
-solo = prompt("solo", system="Be brief.", prompt="hi", model=ScriptedModel(["Hi from a prompt."], name="solo-model"))
-plain = prompt("plain", system="No model here.")
-paid = agent("paid", prompt=ask, model=OpenAICompatibleModel("http://127.0.0.1:9/v1", "gpt-test", api_key="none"))
-'''
+PROJECT = Path(__file__).parent / "projects" / "runs"
 
 
 def make_project(tmp_path: Path) -> Path:
-    (tmp_path / "agents.py").write_text(PROJECT, encoding="utf-8")
+    shutil.copytree(PROJECT, tmp_path, dirs_exist_ok=True)
     return tmp_path
 
 
@@ -179,3 +156,17 @@ async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_insp
     assert run["status"] == "ok" and run["recorded"] is False and "not a valid runs database" in run["record_error"]
     warnings = [r for r in caplog.records if "recorded runs are not shown" in r.getMessage()]
     assert len(warnings) == 1 and "not a valid runs database" in warnings[0].getMessage()
+
+
+async def test_two_inspectors_both_see_every_run_three_processes_write_at_once(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    seen: dict[str, list[str]] = {"a": [], "b": []}
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as one, ProjectSession(root, watch=False, history=False, prewarm=False) as two:
+        one.subscribe(lambda e: seen["a"].extend(e.runs))
+        two.subscribe(lambda e: seen["b"].extend(e.runs))
+        await asyncio.sleep(0.3)
+        procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, str(root), "5", cwd=REPO) for _ in range(3)]
+        assert [await p.wait() for p in procs] == [0, 0, 0]
+        await until(lambda: len(seen["a"]) == 15 and len(seen["b"]) == 15)
+        assert one.runs().count() == 15
+    assert sorted(seen["a"]) == sorted(seen["b"]) and len(set(seen["a"])) == 15

@@ -4,18 +4,17 @@ Turned on with ``record_runs(DIR)`` or the environment variable ``CRUX_DEVTOOLS_
 at the first ``generate`` of the process, never at import). While nothing records, ``begin`` costs
 one check per run.
 
-A run is built on the calling thread when ``agenerate`` returns or raises (``Step.to_dict()`` of
-every step, so later changes to a tool's output cannot alter it) and handed to the recorder's
-writer thread, which applies ``redact`` and writes it: the application never waits for the disk or
-for another process's lock. Recording never changes a run's outcome and never raises into the
+A run is built when ``agenerate`` returns or raises (``Step.to_dict()`` of every step), ``redact``
+is applied, and it is written at once, on the calling thread: about a millisecond per run (see
+``benchmarks/bench_runs.py``), and when ``generate`` returns its run is in the store. (A writer
+thread was tried first: handing it the work cost the application more, as the two threads took
+turns holding the GIL.) Recording never changes a run's outcome and never raises into the
 application: a write or a ``redact`` that fails turns that recorder off with one warning on the
-``crux_devtools`` logger. Pending runs are written when the recorder closes and at interpreter exit.
+``crux_devtools`` logger.
 """
 
 from __future__ import annotations
 
-import atexit
-import collections
 import contextlib
 import copy
 import logging
@@ -34,8 +33,6 @@ from .runstore import RUNS_FILE, RunStore, iso_now, new_run_id, storable
 logger = logging.getLogger("crux_devtools")
 
 ENV_VAR = "CRUX_DEVTOOLS_RECORD"
-MAX_PENDING = 1000  # runs waiting for the writer; beyond this new runs are not recorded (one warning)
-EXIT_FLUSH_SECONDS = 10.0
 
 Redact = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -43,12 +40,13 @@ Redact = Callable[[dict[str, Any]], dict[str, Any]]
 class RunRecorder:
     """Writes runs to ``dir/.crux/runs.sqlite3``. ``record_runs`` makes one and turns it on.
 
-    ``redact(run) -> run`` may rewrite each run before it is written (it runs on the writer
-    thread); ``keep`` is how many of the newest runs the store keeps. ``close()`` writes what is
-    pending and stops recording; a recorder is also a context manager.
+    ``redact(run) -> run`` may rewrite each run before it is written; ``keep`` is how many of the
+    newest runs the store keeps; ``busy_timeout`` is how long (seconds) a write waits for another
+    process's write before it fails (and recording stops). ``close()`` stops recording; a recorder
+    is also a context manager. Safe to share between threads and across ``fork``.
     """
 
-    def __init__(self, dir: str | os.PathLike[str] = ".", *, redact: Redact | None = None, keep: int = 1000) -> None:
+    def __init__(self, dir: str | os.PathLike[str] = ".", *, redact: Redact | None = None, keep: int = 1000, busy_timeout: float = 2.0) -> None:
         if redact is not None and not callable(redact):
             raise TypeError(f"redact must be a function run -> run, got {type(redact).__name__}")
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
@@ -57,25 +55,17 @@ class RunRecorder:
         self.path = self.dir / RUNS_FILE
         self.redact = redact
         self.keep = keep
+        self.busy_timeout = busy_timeout
         self.enabled = True
         self.failure: str | None = None  # why recording stopped, once it has
         self.written = 0
-        self.dropped = 0
-        self._reset()
+        self._lock = threading.Lock()
+        self._store: RunStore | None = None
+        self._pid = os.getpid()
         _recorders.add(self)
 
-    def _reset(self) -> None:
-        """Fresh threading state (at construction, and in a forked child, where threads are gone)."""
-        self._pid = os.getpid()
-        self._cond = threading.Condition()
-        self._pending: collections.deque[dict[str, Any]] = collections.deque()
-        self._busy = False
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        self._store: RunStore | None = None
-
     def __repr__(self) -> str:
-        state = "on" if self.enabled else "off"
+        state = "on" if self.enabled else f"off ({self.failure})" if self.failure else "off"
         return f"<RunRecorder {str(self.path)!r} {state}, {self.written} written>"
 
     def __enter__(self) -> RunRecorder:
@@ -84,75 +74,17 @@ class RunRecorder:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- the application side ------------------------------------------------------------------
-    def submit(self, run: dict[str, Any]) -> None:
-        """Queue one run for writing. Never blocks on the disk and never raises."""
-        if not self.enabled:
-            return
-        with self._cond:
-            if self._pid != os.getpid():
-                self._reset()
-            if self._stopping:
-                return
-            if len(self._pending) >= MAX_PENDING:
-                self.dropped += 1
-                if self.dropped == 1:
-                    logger.warning("crux_devtools: recording runs to %s is falling behind; runs beyond %d waiting are not recorded", self.path, MAX_PENDING)
-                return
-            self._pending.append(run)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._write_loop, name="crux-devtools-recorder", daemon=True)
-                self._thread.start()
-            self._cond.notify_all()
-
-    def flush(self, timeout: float | None = 10.0) -> bool:
-        """Wait until every queued run is written (or dropped); ``False`` if ``timeout`` ran out first."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            if self._pid != os.getpid():
-                return True
-            while self._pending or self._busy:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self._cond.wait(remaining)
-        return True
-
-    def close(self, timeout: float | None = 10.0) -> None:
-        """Write what is pending, stop recording and close the store."""
+    def close(self) -> None:
+        """Stop recording and close the store."""
         _deactivate(self)
-        self.flush(timeout)
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
-            thread, self._thread = self._thread, None
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-        with self._cond:
+        with self._lock:
+            self.enabled = False
             if self._store is not None and self._pid == os.getpid():
                 self._store.close()
             self._store = None
-        self.enabled = False
 
-    # -- the writer thread ---------------------------------------------------------------------
-    def _write_loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._pending and not self._stopping:
-                    self._cond.wait()
-                if not self._pending:
-                    return
-                run = self._pending.popleft()
-                self._busy = True
-            try:
-                self.write_now(run)
-            finally:
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()
-
-    def write_now(self, run: dict[str, Any]) -> dict[str, Any] | None:
-        """Redact and write one run on this thread; returns what was written (``None`` if nothing was)."""
+    def write(self, run: dict[str, Any]) -> dict[str, Any] | None:
+        """Redact and write one run; returns what was written (``None`` if nothing was). Never raises."""
         if not self.enabled:
             return None
         run = relative_file(run, self.dir)
@@ -166,25 +98,50 @@ class RunRecorder:
                 return None
             run = redacted
         try:
-            if self._store is None:
-                self._store = RunStore(self.path)
-            self._store.write(run, keep=self.keep)
+            with self._lock:
+                if not self.enabled:
+                    return None
+                self._store_here().write(run, keep=self.keep)
+                self.written += 1
         except Exception as exc:  # noqa: BLE001 - any fault of the disk or the data turns recording off, once
             self.disable(f"could not write a run: {exc}")
             return None
-        self.written += 1
         return run
+
+    def _store_here(self) -> RunStore:
+        """The store, opened on first write, and again in a forked child (never the parent's connection)."""
+        if self._pid != os.getpid():
+            if self._store is not None:
+                _inherited_stores.append(self._store)  # the parent's: kept alive, never closed here
+            self._store, self._pid = None, os.getpid()
+        if self._store is None:
+            self._store = RunStore(self.path, busy_timeout=self.busy_timeout)
+        return self._store
 
     def disable(self, reason: str) -> None:
         """Turn this recorder off with one warning; the application carries on unaffected."""
-        with self._cond:
-            if not self.enabled:
-                return
-            self.enabled = False
-            self.failure = reason
-            self._pending.clear()
+        if not self.enabled:
+            return
+        self.enabled = False
+        self.failure = reason
         _deactivate(self)
         logger.warning("crux_devtools: recording runs to %s is off for this process: %s", self.path, reason)
+
+
+_inherited_stores: list[RunStore] = []
+_recorders: weakref.WeakSet[RunRecorder] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """Locks another thread held at the fork stay held in the child forever: give it fresh ones."""
+    global _lock
+    _lock = threading.Lock()
+    for recorder in list(_recorders):
+        recorder._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def relative_file(run: dict[str, Any], root: str | os.PathLike[str]) -> dict[str, Any]:
@@ -214,7 +171,6 @@ def record_runs(dir: str | os.PathLike[str] = ".", *, redact: Redact | None = No
 # -- process-wide state: the recorders that are on, and the scope of the inspector's own runs ------
 _lock = threading.Lock()
 _active: list[RunRecorder] = []
-_recorders: weakref.WeakSet[RunRecorder] = weakref.WeakSet()
 _env_checked = False
 
 
@@ -308,8 +264,8 @@ class RunCapture:
             if scope is not None:
                 scope.runs.append(run)
             for i, recorder in enumerate(consumers):
-                shared = scope is None and i == len(consumers) - 1
-                recorder.submit(run if shared else copy.deepcopy(run))  # each redact gets its own copy
+                last = scope is None and i == len(consumers) - 1
+                recorder.write(run if last or recorder.redact is None else copy.deepcopy(run))  # each redact gets its own copy
             return run
         except Exception as exc2:  # noqa: BLE001 - a recording fault never reaches the application
             _internal_failure(exc2)
@@ -397,30 +353,6 @@ def _internal_failure(exc: Exception) -> None:
     if not _failed_once:
         _failed_once = True
         logger.warning("crux_devtools: a run could not be recorded (%s: %s); the run itself is unaffected", type(exc).__name__, exc)
-
-
-# -- process lifecycle -----------------------------------------------------------------------
-def _flush_at_exit() -> None:
-    deadline = time.monotonic() + EXIT_FLUSH_SECONDS
-    for recorder in list(_recorders):
-        recorder.flush(max(0.0, deadline - time.monotonic()))
-
-
-def _after_fork_in_child() -> None:
-    global _lock
-    _lock = threading.Lock()
-    for recorder in list(_recorders):
-        # The parent writes what it queued; never touch its SQLite connection from here.
-        store = recorder._store
-        recorder._reset()
-        if store is not None:
-            _inherited_stores.append(store)
-
-
-_inherited_stores: list[RunStore] = []  # kept alive, never closed: they belong to the parent process
-atexit.register(_flush_at_exit)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 __all__ = ["ENV_VAR", "RunRecorder", "Scope", "begin", "record_runs", "recording_scope"]

@@ -40,7 +40,9 @@ RUN_STATUSES = ("ok", "error", "max_steps")
 RUN_ORIGINS = ("app", "inspector")
 
 # Version 1. ``seq`` is the write order (never reused); listing order is ``started`` (seconds since
-# the epoch, from ``started_at``) then ``seq``, newest first, through one index per filter.
+# the epoch, from ``started_at``) then ``seq``, newest first, through one index per filter. ``runs``
+# holds only what filters and counts read (narrow rows: a count reads a few bytes per run); each
+# run's summary JSON is in ``run_summaries`` and its steps in ``steps``, read only for the page shown.
 _V1 = """
 CREATE TABLE runs (
     seq          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -50,13 +52,32 @@ CREATE TABLE runs (
     status       TEXT    NOT NULL,
     origin       TEXT    NOT NULL,
     step_count   INTEGER NOT NULL,
-    input_tokens INTEGER NOT NULL,
-    summary      TEXT    NOT NULL
+    input_tokens INTEGER NOT NULL
 );
 CREATE INDEX runs_newest ON runs (started, seq);
 CREATE INDEX runs_by_target ON runs (target, started, seq);
+CREATE INDEX runs_by_target_status ON runs (target, status, started, seq);
 CREATE INDEX runs_by_status ON runs (status, started, seq);
 CREATE INDEX runs_by_origin ON runs (origin, started, seq);
+CREATE TABLE run_summaries (
+    seq      INTEGER PRIMARY KEY,
+    summary  TEXT    NOT NULL
+);
+CREATE TABLE run_counts (
+    target  TEXT    NOT NULL,
+    status  TEXT    NOT NULL,
+    origin  TEXT    NOT NULL,
+    n       INTEGER NOT NULL,
+    PRIMARY KEY (target, status, origin)
+) WITHOUT ROWID;
+CREATE TRIGGER runs_counted AFTER INSERT ON runs BEGIN
+    INSERT INTO run_counts (target, status, origin, n) VALUES (new.target, new.status, new.origin, 1)
+        ON CONFLICT (target, status, origin) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER runs_uncounted AFTER DELETE ON runs BEGIN
+    UPDATE run_counts SET n = n - 1 WHERE target = old.target AND status = old.status AND origin = old.origin;
+    DELETE FROM run_counts WHERE target = old.target AND status = old.status AND origin = old.origin AND n <= 0;
+END;
 CREATE TABLE steps (
     id       INTEGER PRIMARY KEY,
     run_seq  INTEGER NOT NULL,
@@ -164,6 +185,28 @@ def _key(key: Any) -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _utf8(text: str) -> str:
+    """``text`` as SQLite can store it: a lone surrogate (bytes decoded with surrogateescape) becomes
+    its ``\\udcXX`` escape, which inside a JSON string reads back as the same character."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def stored_json(value: Any) -> str:
+    """``value`` as the JSON text ``write`` stores: ``storable(value)``, taking the fast path when the
+    value is already plain JSON so short that no string in it can reach ``TEXT_CAP``."""
+    try:
+        text = _dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is None or len(text) > TEXT_CAP:
+        text = _dumps(storable(value))
+    return _utf8(text)
 
 
 # -- search --------------------------------------------------------------------------------------
@@ -445,31 +488,33 @@ class RunStore:
             raise TypeError(f"a run must be a dict, got {type(run).__name__}")
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
             raise ValueError(f"keep must be a positive int or None, got {keep!r}")
-        data = storable(dict(run))
+        data = dict(run)
         steps = data.pop("steps", None) or []
         if not isinstance(steps, list):
             steps = [steps]
+        data = storable(data)
         run_id = data.get("id")
         if not isinstance(run_id, str) or not run_id:
             run_id = data["id"] = new_run_id()
         started = _started(data)
-        target = str(data.get("target") or "")
-        status = str(data.get("status") or "ok")
-        origin = str(data.get("origin") or "app")
+        target = _utf8(str(data.get("target") or ""))
+        status = _utf8(str(data.get("status") or "ok"))
+        origin = _utf8(str(data.get("origin") or "app"))
         data["target"], data["status"], data["origin"] = target, status, origin
         step_count, input_tokens = len(steps), _input_tokens(steps)
-        summary = _dumps(data)
-        step_rows = [_dumps(step) for step in steps]
-        search = (target, _search_text(data.get("model")), _search_text(data.get("input")), _search_text(data.get("text")), _error_text(data.get("error")))
+        summary = _utf8(_dumps(data))  # already made storable above
+        step_rows = [stored_json(step) for step in steps]
+        search = tuple(_utf8(t) for t in (target, _search_text(data.get("model")), _search_text(data.get("input")), _search_text(data.get("text")), _error_text(data.get("error"))))
         with self._writing("write a run") as conn:
             old = conn.execute("SELECT seq FROM runs WHERE id = ?", (run_id,)).fetchone()
             if old is not None:
                 self._delete(conn, [old[0]])
             cur = conn.execute(
-                "INSERT INTO runs (id, started, target, status, origin, step_count, input_tokens, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, started, target, status, origin, step_count, input_tokens, summary),
+                "INSERT INTO runs (id, started, target, status, origin, step_count, input_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, started, target, status, origin, step_count, input_tokens),
             )
             seq = cur.lastrowid
+            conn.execute("INSERT INTO run_summaries (seq, summary) VALUES (?, ?)", (seq, summary))
             conn.executemany("INSERT INTO steps (run_seq, idx, data) VALUES (?, ?, ?)", [(seq, i, row) for i, row in enumerate(step_rows)])
             conn.execute("INSERT INTO runs_fts (rowid, target, model, input, text, error) VALUES (?, ?, ?, ?, ?, ?)", (seq, *search))
             if keep is not None:
@@ -489,7 +534,7 @@ class RunStore:
 
     @staticmethod
     def _prune(conn: sqlite3.Connection, keep: int) -> int:
-        (total,) = conn.execute("SELECT count(*) FROM runs").fetchone()
+        (total,) = conn.execute("SELECT coalesce(sum(n), 0) FROM run_counts").fetchone()
         if total <= keep:
             return 0
         victims = [row[0] for row in conn.execute("SELECT seq FROM runs ORDER BY started, seq LIMIT ?", (total - keep,))]
@@ -503,6 +548,7 @@ class RunStore:
             marks = ",".join("?" * len(chunk))
             conn.execute(f"DELETE FROM steps WHERE run_seq IN ({marks})", chunk)
             conn.execute(f"DELETE FROM runs_fts WHERE rowid IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM run_summaries WHERE seq IN ({marks})", chunk)
             conn.execute(f"DELETE FROM runs WHERE seq IN ({marks})", chunk)
 
     # -- reading -----------------------------------------------------------------------------
@@ -519,7 +565,7 @@ class RunStore:
             expr = _match_expr(text)
             if expr is None:
                 # Only punctuation: fall back to a plain substring test on the summary.
-                clauses.append("instr(lower(summary), ?) > 0")
+                clauses.append("seq IN (SELECT seq FROM run_summaries WHERE instr(lower(summary), ?) > 0)")
                 args.append(text.strip().lower())
             else:
                 clauses.append("seq IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?)")
@@ -549,9 +595,10 @@ class RunStore:
             if conn is None:
                 return []
             rows = conn.execute(
-                f"SELECT summary, step_count, input_tokens FROM runs{clause} ORDER BY started DESC, seq DESC LIMIT ? OFFSET ?",
+                f"SELECT seq, step_count, input_tokens FROM runs{clause} ORDER BY started DESC, seq DESC LIMIT ? OFFSET ?",
                 (*args, limit, offset),
             ).fetchall()
+            rows = self._with_summaries(conn, rows)
         out = []
         for summary, step_count, input_tokens in rows:
             run = json.loads(summary)
@@ -560,27 +607,45 @@ class RunStore:
             out.append(run)
         return out
 
+    @staticmethod
+    def _with_summaries(conn: sqlite3.Connection, rows: builtins.list[tuple[int, int, int]]) -> builtins.list[tuple[str, int, int]]:
+        """``(summary, step_count, input_tokens)`` for ``(seq, step_count, input_tokens)`` rows, in order."""
+        if not rows:
+            return []
+        marks = ",".join("?" * len(rows))
+        found = dict(conn.execute(f"SELECT seq, summary FROM run_summaries WHERE seq IN ({marks})", [r[0] for r in rows]).fetchall())
+        return [(found[seq], steps, tokens) for seq, steps, tokens in rows if seq in found]
+
     def count(self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None) -> int:
-        """How many runs match the filters (the same filters as ``list``)."""
-        clause, args = self._where(target, status, origin, text)
+        """How many runs match the filters (the same filters as ``list``).
+
+        Without ``text`` the answer comes from a small table of counts per target, status and origin,
+        so it costs the same with 100 runs or 100,000.
+        """
+        if text is not None and text.strip():
+            clause, args = self._where(target, status, origin, text)
+            sql = f"SELECT count(*) FROM runs{clause}"
+        else:
+            clause, args = self._where(target, status, origin, None)
+            sql = f"SELECT coalesce(sum(n), 0) FROM run_counts{clause}"
         with self._reading("count runs") as conn:
             if conn is None:
                 return 0
-            return int(conn.execute(f"SELECT count(*) FROM runs{clause}", args).fetchone()[0])
+            return int(conn.execute(sql, args).fetchone()[0])
 
     def targets(self) -> builtins.list[str]:
         """Every target that has a recorded run, sorted (for a filter menu)."""
         with self._reading("list targets") as conn:
             if conn is None:
                 return []
-            return [row[0] for row in conn.execute("SELECT DISTINCT target FROM runs ORDER BY target")]
+            return [row[0] for row in conn.execute("SELECT DISTINCT target FROM run_counts ORDER BY target")]
 
     def get(self, run_id: str) -> dict[str, Any] | None:
         """The whole run with its steps, or ``None`` when no run has that id."""
         with self._reading("read a run") as conn:
             if conn is None:
                 return None
-            row = conn.execute("SELECT seq, summary FROM runs WHERE id = ?", (run_id,)).fetchone()
+            row = conn.execute("SELECT r.seq, s.summary FROM runs r JOIN run_summaries s ON s.seq = r.seq WHERE r.id = ?", (run_id,)).fetchone()
             if row is None:
                 return None
             steps = [json.loads(data) for (data,) in conn.execute("SELECT data FROM steps WHERE run_seq = ? ORDER BY idx", (row[0],))]
@@ -601,9 +666,8 @@ class RunStore:
             (top,) = conn.execute("SELECT coalesce(max(seq), 0) FROM runs").fetchone()
             if mark is None or top <= mark:
                 return max(top, mark or 0), []
-            rows = conn.execute(
-                "SELECT summary, step_count, input_tokens FROM runs WHERE seq > ? ORDER BY seq DESC LIMIT ?", (mark, limit)
-            ).fetchall()
+            rows = conn.execute("SELECT seq, step_count, input_tokens FROM runs WHERE seq > ? ORDER BY seq DESC LIMIT ?", (mark, limit)).fetchall()
+            rows = self._with_summaries(conn, rows)
         out = []
         for summary, step_count, input_tokens in reversed(rows):
             run = json.loads(summary)

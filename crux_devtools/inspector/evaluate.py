@@ -280,6 +280,7 @@ def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any 
     generate = generate_function()
     if generate is None:
         return failed_run(target.id, plain_error("NotAvailable", "this installation has no runtime (generate) yet"), input=input, kind=target.kind)
+    written_before = recorder.written if recorder is not None else 0
     with recording_scope(origin="inspector", recorder=recorder) as scope:
         try:
             generate(target.obj, input=input, model=fresh_model(model))
@@ -287,10 +288,8 @@ def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any 
             if not scope.runs:  # it failed before the run began: nothing was recorded
                 return failed_run(target.id, load_error(root, exc, file=target.file, line=target.line), input=input, kind=target.kind)
     run = relative_file(scope.runs[-1], root)
-    recorded, why = False, "recording is off"
-    if recorder is not None:
-        recorded = recorder.flush(30.0) and recorder.enabled
-        why = "" if recorded else (recorder.failure or "the run was not written in time")
+    recorded = recorder is not None and recorder.enabled and recorder.written > written_before
+    why = "recording is off" if recorder is None else (recorder.failure or "the run was not written")
     out: dict[str, Any] = storable(run)
     out["recorded"] = recorded
     if not recorded:
