@@ -243,11 +243,16 @@ async def test_running_an_agent_shows_its_receipts_per_step_and_a_plain_prompt_c
         await settle(pilot)
         assert ("run", {"prompt_id": "triage-agent", "example": "default"}) in session.calls
         assert [m.prompt_id for m in recorder.of(RunFinished)] == ["triage-agent"]
+        # the run's detail opens over the main view
+        text = screen_text(app)
+        assert "Step 0   61 input tokens (ours)  provider usage not reported" in text
+        assert "answer This looks like a billing ticket." in text
+        await pilot.press("escape")  # back: the Runs tab lists it (history off: this session's runs)
+        await settle(pilot)
         assert app.query_one("#tabs").active == "tab-runs"
         text = screen_text(app)
-        assert "run 1 · 1 step(s)" in text
-        assert "Step 0  61/5292 input tokens" in text
-        assert "answer: This looks like a billing ticket." in text
+        assert "Run history is off" in text
+        assert "triage-agent agent  inspector  ✓ ok" in text
 
 
 async def test_open_source_reports_file_and_line_without_launching_an_editor(session: FakeSession, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -71,3 +71,42 @@ def test_a_failed_load_shows_the_error_and_the_stale_marker(snap_compare: Any) -
         await settle(pilot)
 
     assert snap_compare(make_tui(session), terminal_size=SIZE, run_before=break_it)
+
+
+def test_a_runs_detail_shows_the_step_list_and_the_step(snap_compare: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    import json
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")  # the start time is shown in local time
+    time.tzset()
+
+    from tui_fakes import recorded_run
+
+    from crux_devtools import tool_call
+
+    session = FakeSession(runs_file=tmp_path / "runs.sqlite3")
+    support = session.prompts["support-reply"]
+    run = recorded_run(support, {"message": "Why was I charged twice?", "signed_in": True}, [[tool_call("lookup_order", {"order_id": "A-1"})], "It was one charge."], run_id="run-1")
+    # what differs between two runs of the same thing: ids, times
+    run.update(started_at="2026-11-30T09:00:00+00:00", duration_ms=12.0)
+    text = json.dumps(run["steps"])
+    for n, step in enumerate(run["steps"]):
+        text = text.replace(step["request"]["id"], f"req_{n}")
+    for n, call in enumerate(run["steps"][0]["tool_calls"]):
+        text = text.replace(call["id"], f"call_{n + 1}")
+    run["steps"] = json.loads(text)
+    for step in run["steps"]:
+        step["latency_ms"] = 0.5
+    assert session.store is not None
+    session.store.write(run)
+
+    async def open_run(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("x", "enter")
+        await settle(pilot)
+
+    try:
+        assert snap_compare(make_tui(session), terminal_size=SIZE, run_before=open_run)
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -3,18 +3,28 @@
 The report is built from real ``Inspection.to_dict()`` values of the prompts below, so the TUI is
 tested against the exact data shape the engine produces. ``evaluate`` re-inspects with a budget,
 ``run`` returns a scripted run, and ``emit`` lets a test push a session event as the watcher would.
+
+With ``runs_file`` the session has a real ``RunStore`` there (``runs()``), as ``ProjectSession`` has:
+``run`` records its runs in it (origin ``"inspector"``) and ``record`` writes a run as another
+process would, then publishes the ``"runs"`` event the session's watcher would. Runs are made by
+``recorded_run``: a real ``generate`` of a real prompt with a ``ScriptedModel``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from crux_devtools import Prompt, context, match, prompt, tool, when
+from crux_devtools import Prompt, ScriptedModel, context, generate, match, prompt, tool, when
+from crux_devtools.core.runstore import RunStore
 from crux_devtools.inspector.api import SessionEvent
 
 
@@ -137,6 +147,43 @@ RUN = {
 }
 
 
+def recorded_run(
+    p: Prompt,
+    input: dict[str, Any],
+    responses: list[Any],
+    *,
+    origin: str = "app",
+    started_at: str | None = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """One run as the recorder writes it (SPEC section 8): a real ``generate`` of ``p`` with a
+    ``ScriptedModel`` replaying ``responses``, its steps as ``Step.to_dict()``."""
+    model = ScriptedModel(responses, name="scripted")
+    began = time.perf_counter()
+    # generate's sync API refuses to run inside an event loop (async tests): a thread has none
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(generate, p, input=input, model=model).result()
+    data = result.to_dict()
+    status = {"text": "ok", "max_steps": "max_steps"}.get(result.stop_reason, "error")
+    return {
+        "id": run_id or uuid.uuid4().hex[:16],
+        "target": p.id,
+        "kind": "agent" if p.id.endswith("-agent") else "prompt",  # as prompt_report says
+        "file": "support.py",
+        "line": 10,
+        "origin": origin,
+        "started_at": started_at or datetime.now(UTC).isoformat(),
+        "duration_ms": round((time.perf_counter() - began) * 1000, 3),
+        "status": status,
+        "error": data["error"],
+        "model": "scripted",
+        "input": input,
+        "text": data["text"],
+        "usage": result.usage,
+        "steps": data["steps"],
+    }
+
+
 def example_report(p: Prompt, name: str, input: dict[str, Any], token_budget: int | None = None) -> dict[str, Any]:
     """One ``ExampleReport`` from a real inspection (the agent-like prompt also gets a preview)."""
     inspection = p.inspect(input, token_budget=token_budget).to_dict()
@@ -173,6 +220,7 @@ def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
         "status": "fits" if first["fits"] else "over",
         "total_tokens": first["total_tokens"],
         "has_model": is_agent,
+        "model_kind": "scripted" if is_agent else None,
         "examples": examples,
     }
 
@@ -180,9 +228,10 @@ def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
 class FakeSession:
     """Holds a report of real inspections; records every call a front end makes."""
 
-    def __init__(self, root: Path | None = None, prompts: list[Prompt] | None = None) -> None:
+    def __init__(self, root: Path | None = None, prompts: list[Prompt] | None = None, runs_file: Path | None = None) -> None:
         self.root = root or Path("/project")
         self.history_warning: str | None = None
+        self.store = RunStore(runs_file) if runs_file is not None else None
         self.prompts = {p.id: p for p in (prompts or build_prompts())}
         self.version = 1
         self.calls: list[tuple[str, Any]] = []
@@ -252,6 +301,8 @@ class FakeSession:
         call = {"prompt_id": prompt_id, "example": example, "token_budget": token_budget}
         if input_budget is not None:
             call["input_budget"] = input_budget
+        if input is not None:
+            call["input"] = input
         self.calls.append(("evaluate", call))
         p = self.prompts[prompt_id]
         name = example or next(iter(p.examples or {"default": {}}))
@@ -259,10 +310,32 @@ class FakeSession:
         return example_report(p, name, data, token_budget)
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.calls.append(("run", {"prompt_id": prompt_id, "example": example}))
+        self.calls.append(("run", {"prompt_id": prompt_id, "example": example} if input is None else {"prompt_id": prompt_id, "input": input}))
         if self.run_delay:
             await asyncio.sleep(self.run_delay)
-        return RUN
+        if self.store is None:
+            return RUN
+        p = self.prompts[prompt_id]
+        data = input if input is not None else (p.examples or {}).get(example or "", next(iter((p.examples or {"": {}}).values())))
+        run = recorded_run(p, data, list(self.run_responses), origin="inspector")
+        self.record(run)
+        return run
+
+    run_responses: tuple[Any, ...] = ("This looks like a billing ticket.",)
+
+    def runs(self) -> RunStore | None:
+        return self.store
+
+    def record(self, run: dict[str, Any]) -> None:
+        """Write ``run`` to the store and publish the event the session's watcher would."""
+        assert self.store is not None, "this FakeSession has no runs_file"
+        self.store.write(run)
+        self.emit_runs_event(f"1 new run: {run['target']} ({run['status']})")
+
+    def emit_runs_event(self, summary: str) -> None:
+        """What the session's watcher publishes when any process wrote a run."""
+        token = self.store.change_token() if self.store is not None else 0
+        self.emit(SessionEvent("runs", token, summary))  # type: ignore[arg-type]
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         return None

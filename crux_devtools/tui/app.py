@@ -23,15 +23,16 @@ from textual.widgets import Footer, Header, TabbedContent, TabPane
 from ..inspector.api import SessionEvent, SessionLike
 from . import report as rp
 from .editor import editor_command
-from .messages import ExampleEvaluated, RunFinished, SessionChanged
+from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
+from .runs_tab import RunsTabApp, as_run, was_recorded
 from .widgets.errors import collect_errors
-from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsView, StatusLine, SystemTextView, ToolsView
+from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
 
 
-class CruxTui(App[None]):
+class CruxTui(RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = ["app.tcss", "runs.tcss"]
     TITLE = "crux-devtools"
     BINDINGS = [
         Binding("e", "next_example", "Example"),
@@ -44,6 +45,7 @@ class CruxTui(App[None]):
         Binding("o", "open_source", "Open source"),
         Binding("ctrl+r", "reload", "Reload"),
         Binding("q", "quit", "Quit"),
+        *RunsTabApp.RUNS_BINDINGS,
     ]
 
     def __init__(self, session: SessionLike, starting: Awaitable[None] | None = None) -> None:
@@ -55,7 +57,6 @@ class CruxTui(App[None]):
         self.example_names: dict[str, str | None] = {}
         self.budgets: dict[str, int | None] = {}
         self.budget_targets: dict[str, str] = {}  # "system" or "request", when the user switched it
-        self.runs: dict[str, list[dict[str, Any]]] = {}
         self.shown: dict[str, Any] | None = None  # the ExampleReport on screen
         self.selected_part: str | None = None
         self.busy: str | None = None
@@ -79,19 +80,22 @@ class CruxTui(App[None]):
                     with TabPane("Planning", id="tab-planning"):
                         yield PlanningView(id="planning")
                     with TabPane("Runs", id="tab-runs"):
-                        yield RunsView(id="runs")
+                        yield RunsPanel(id="runs")
                     with TabPane("Errors", id="tab-errors"):
                         yield ErrorsView(id="errors")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
-        self._unsubscribe = self.session.subscribe(lambda event: self.post_message(SessionChanged(event)))
+        self._unsubscribe = self.session.subscribe(
+            lambda event: self.post_message(RunsChanged(event) if event.kind == "runs" else SessionChanged(event))
+        )
         history_warning = getattr(self.session, "history_warning", None)  # a session-like may predate it
         if history_warning:
             self.notify(history_warning, title="Running without history", severity="warning", timeout=20)
         if self.session.report is not None:
             self.show_report()
+        self.refresh_runs()
         self.start_session()
 
     @work(group="session", exit_on_error=False)
@@ -119,9 +123,6 @@ class CruxTui(App[None]):
     # -- session events ------------------------------------------------------------------------
     def on_session_changed(self, message: SessionChanged) -> None:
         event: SessionEvent | None = message.event
-        if event is not None and event.kind == "runs":  # a recorded run: the report did not change
-            self.notify(event.summary, title="Runs")
-            return
         if event is not None and event.kind != "loading":
             self.announce(event)
         if event is not None and event.kind == "loading":
@@ -130,6 +131,8 @@ class CruxTui(App[None]):
             return
         self.busy = None
         self.show_report()
+        if event is None:  # the session started: its runs store is open now
+            self.refresh_runs()
 
     def announce(self, event: SessionEvent) -> None:
         """One notification per update: the session's sentence, and which prompts changed."""
@@ -163,6 +166,8 @@ class CruxTui(App[None]):
             self.selected_part = message.context_id
         if changed:
             self.show_selection()
+            if self.runs_follow_prompt:
+                self.refresh_runs()
         else:
             self.update_part()
 
@@ -178,7 +183,11 @@ class CruxTui(App[None]):
         else:
             example = rp.find_example(prompt, self.example_names.get(prompt["id"]))
             self.example_names[prompt["id"]] = example.get("name") if example else None
-            if self.budgets.get(prompt["id"]) is not None:
+            custom = self.custom_inputs.get(prompt["id"])
+            if custom is not None:  # a run's input, loaded from its detail: always evaluated
+                self.busy = "evaluating"
+                self.evaluate(prompt["id"], custom[1], self.budgets.get(prompt["id"]), self.budget_target(prompt), custom[0])
+            elif self.budgets.get(prompt["id"]) is not None:
                 self.busy = "evaluating" if self.budget_target(prompt) == "system" else "planning"
                 self.evaluate(prompt["id"], self.example_names[prompt["id"]], self.budgets[prompt["id"]], self.budget_target(prompt))
             else:
@@ -201,6 +210,7 @@ class CruxTui(App[None]):
         self.query_one(StatusLine).data = {
             "prompt": prompt,
             "example": self.example_names.get(self.prompt_id or ""),
+            "custom": (self.custom_inputs.get(self.prompt_id or "") or (None, None))[1],
             "names": rp.example_names(prompt) if prompt else [],
             "budget": self.budgets.get(self.prompt_id or ""),
             "target": self.budget_target(prompt),
@@ -221,7 +231,6 @@ class CruxTui(App[None]):
             self.query_one(ContributorsTable).data = self.shown
             self.query_one(ToolsView).data = (prompt, self.shown)
             self.query_one(PlanningView).data = self.shown
-        self.query_one(RunsView).data = (self.runs.get(self.prompt_id or "", []), bool(prompt and prompt.get("has_model")))
         errors = collect_errors(report, self.shown)
         self.query_one(ErrorsView).data = (errors, bool(report and report.get("stale")))
         self.query_one(TabbedContent).get_tab("tab-errors").label = f"Errors ({len(errors)})" if errors else "Errors"
@@ -231,11 +240,13 @@ class CruxTui(App[None]):
     # Not ``exclusive``: cancelling a request the worker process is already answering could leave its
     # answer unread; answers for a selection the user has left are dropped in ``on_example_evaluated``.
     @work(group="evaluate", exit_on_error=False)
-    async def evaluate(self, prompt_id: str, example: str | None, budget: int | None, target: str = "system") -> None:
+    async def evaluate(self, prompt_id: str, example: str | None, budget: int | None, target: str = "system", input: Any = None) -> None:
+        """``input`` set: evaluate it as a custom input, ``example`` then being its label."""
         try:
             result = await self.session.evaluate(
                 prompt_id,
-                example=example,
+                example=None if input is not None else example,
+                input=input,
                 token_budget=budget if target == "system" else None,
                 input_budget=budget if target == "request" else None,
             )
@@ -247,7 +258,8 @@ class CruxTui(App[None]):
     def on_example_evaluated(self, message: ExampleEvaluated) -> None:
         pid = self.prompt_id or ""
         target = self.budget_target(rp.find_prompt(self.session.report, self.prompt_id))
-        current = (self.prompt_id, self.example_names.get(pid), self.budgets.get(pid), target)
+        custom = self.custom_inputs.get(pid)
+        current = (self.prompt_id, custom[1] if custom else self.example_names.get(pid), self.budgets.get(pid), target)
         if (message.prompt_id, message.example_name, message.budget, message.target) != current:
             return  # an answer for a selection the user already left
         self.busy = None
@@ -256,21 +268,35 @@ class CruxTui(App[None]):
         self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
 
     @work(group="run", exit_on_error=False)
-    async def run_agent(self, prompt_id: str, example: str | None) -> None:
+    async def run_agent(self, prompt_id: str, example: str | None, input: Any = None) -> None:
         try:
-            result = await self.session.run(prompt_id, example=example)
+            if input is not None:
+                result = await self.session.run(prompt_id, input=input)
+            else:
+                result = await self.session.run(prompt_id, example=example)
         except Exception as exc:  # shown in the Runs tab like any failed run
-            result = {"text": None, "steps": [], "error": {"message": f"{type(exc).__name__}: {exc}"}}
+            result = {"text": None, "steps": [], "status": "error", "error": {"type": type(exc).__name__, "message": str(exc), "traceback": ""}}
         self.post_message(RunFinished(prompt_id, result))
 
     def on_run_finished(self, message: RunFinished) -> None:
-        self.runs.setdefault(message.prompt_id, []).insert(0, message.result)
+        """The run is in the store (or, with history off, kept here): list it and open its detail."""
+        run = as_run(message.result, rp.find_prompt(self.session.report, message.prompt_id), message.prompt_id)
+        if self.runs_store() is None or not was_recorded(message.result):
+            self.local_runs.insert(0, run)  # listed with the store's runs until the app exits
         self.busy = None
-        failed = bool(message.result.get("error"))
-        self.notify(f"Run of {message.prompt_id} {'failed' if failed else 'finished'}: {len(message.result.get('steps') or [])} step(s)", severity="error" if failed else "information")
-        if message.prompt_id == self.prompt_id:
-            self.update_panes()
-            self.query_one(TabbedContent).active = "tab-runs"
+        self.update_status()
+        steps = len(run.get("steps") or [])
+        if run.get("error"):
+            error = run["error"]
+            why = f"{error.get('type') or 'Error'}: {error.get('message')}" if isinstance(error, dict) else str(error)
+            self.notify(f"Run of {message.prompt_id} failed after {steps} step(s): {why}", severity="error", timeout=10, markup=False)
+        else:
+            self.notify(f"Run of {message.prompt_id} finished ({run.get('status')}): {steps} step(s)", markup=False)
+        self.refresh_runs()
+        self.query_one(TabbedContent).active = "tab-runs"
+        self.query_one(RunsPanel).select_run(str(run["id"]))
+        if len(self.screen_stack) == 1:  # not over another run's detail or a dialog
+            self.open_run(run)
 
     @work(group="session-reload", exit_on_error=False)
     async def reload_session(self) -> None:
@@ -281,7 +307,8 @@ class CruxTui(App[None]):
         prompt = rp.find_prompt(self.session.report, self.prompt_id)
         if prompt is None:
             return
-        self.example_names[prompt["id"]] = rp.next_example(prompt, self.example_names.get(prompt["id"]))
+        if self.custom_inputs.pop(prompt["id"], None) is None:  # a run's input: back to the examples first
+            self.example_names[prompt["id"]] = rp.next_example(prompt, self.example_names.get(prompt["id"]))
         self.show_selection()
         self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
 
@@ -318,9 +345,19 @@ class CruxTui(App[None]):
         if any(w.group == "run" and w.is_running for w in self.workers):
             self.notify("A run is already under way; its result will open in Runs.", severity="warning")
             return
-        self.busy = f"running {prompt['id']}"
+        if prompt.get("model_kind") != "scripted":  # a real model: it costs money and runs real tools
+            from .screens import ConfirmRun
+
+            self.push_screen(ConfirmRun(prompt["id"], prompt.get("model_kind")), callback=lambda yes: self.start_run(prompt["id"]) if yes else None)
+            return
+        self.start_run(prompt["id"])
+
+    def start_run(self, prompt_id: str) -> None:
+        """Run ``prompt_id`` on the example shown, or on the run input loaded from a run's detail."""
+        self.busy = f"running {prompt_id}"
         self.update_status()
-        self.run_agent(prompt["id"], self.example_names.get(prompt["id"]))
+        custom = self.custom_inputs.get(prompt_id)
+        self.run_agent(prompt_id, self.example_names.get(prompt_id), custom[0] if custom else None)
 
     def action_open_source(self) -> None:
         prompt = rp.find_prompt(self.session.report, self.prompt_id)

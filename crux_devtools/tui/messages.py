@@ -51,3 +51,17 @@ class RunFinished(Message):
         super().__init__()
         self.prompt_id = prompt_id
         self.result = result
+
+
+class RunsChanged(Message):
+    """A run was written to the project's runs store (by any process): the Runs tab refreshes.
+
+    A burst collapses into the latest one: the refresh reads the store, not the event.
+    """
+
+    def __init__(self, event: SessionEvent) -> None:
+        super().__init__()
+        self.event = event
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RunsChanged)

@@ -6,7 +6,7 @@ from .contributors import ContributorsTable
 from .errors import ErrorsView
 from .planning import PlanningView
 from .prompt_tree import PromptTree
-from .runs import RunsView
+from .runs import RunsPanel
 from .status_line import StatusLine
 from .system_text import SystemTextView
 from .tools import ToolsView
@@ -16,7 +16,7 @@ __all__ = [
     "ErrorsView",
     "PlanningView",
     "PromptTree",
-    "RunsView",
+    "RunsPanel",
     "StatusLine",
     "SystemTextView",
     "ToolsView",

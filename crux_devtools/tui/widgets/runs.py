@@ -1,67 +1,95 @@
-"""The "Runs" tab: agent runs of this session, newest first, with the receipt of every step."""
+"""The "Runs" tab: the project's recorded runs, newest first; Enter opens one.
+
+The app hands the panel its rows (``show``); the panel posts ``OpenRun`` when the user picks one.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from rich.console import Group, RenderableType
-from rich.rule import Rule
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
 
-from .pane import ReportPane
-
-
-def render_step(step: dict[str, Any]) -> list[RenderableType]:
-    receipt = step.get("request") or {}
-    items: list[RenderableType] = [
-        Text.assemble(
-            (f"Step {step.get('index', '?')}", "bold"),
-            (f"  {receipt.get('input_tokens', '?')}/{receipt.get('max_input_tokens', '?')} input tokens", ""),
-            (f"  optimize at {receipt.get('optimize_at', '?')}", "dim"),
-            (f"  {receipt.get('measurement', '')}", "dim"),
-            (f"  epoch {receipt.get('epoch', '?')}", "dim"),
-        )
-    ]
-    adaptations = receipt.get("adaptations") or []
-    items.append(Text("  adaptations: " + (", ".join(f"{a.get('contributor')} → {a.get('representation')}" for a in adaptations) or "none"), style="dim"))
-    for warning in receipt.get("warnings") or []:
-        items.append(Text(f"  ⚠ {warning}", style="yellow"))
-    for call in step.get("tool_calls") or []:
-        items.append(Text(f"  → tool call {call.get('name', '?')}({call.get('arguments', '')})", style="cyan"))
-    for result in step.get("tool_results") or []:
-        shown = str(result.get("model_output", result.get("output", ""))).strip()
-        first = shown.splitlines()[0] if shown else ""
-        more = " …" if "\n" in shown else ""
-        items.append(Text(f"  ← {result.get('name', '?')}: {first}{more}", style="cyan", no_wrap=True, overflow="ellipsis"))
-    for off in step.get("offloads") or []:
-        items.append(Text(f"  offloaded {off.get('handle', '?')} ({off.get('byte_size', '?')} bytes)", style="magenta"))
-    if step.get("response_text"):
-        items.append(Text(f"  ⇐ {step['response_text']}"))
-    return items
+from ..runs_render import RUN_COLUMNS, render_run_preview, run_row
 
 
-def render_runs(runs: list[dict[str, Any]] | None, can_run: bool) -> RenderableType:
-    if not runs:
-        hint = "Press r to run this agent." if can_run else "Only agents with a model can be run."
-        return Text(f"No runs yet. {hint}", style="dim")
-    items: list[RenderableType] = []
-    for number, run in enumerate(runs, start=1):
-        steps = run.get("steps") or []
-        items.append(Rule(Text(f"run {len(runs) - number + 1} · {len(steps)} step(s)", style="bold"), align="left"))
-        if run.get("error"):
-            error = run["error"]
-            message = error.get("message", error) if isinstance(error, dict) else error
-            items.append(Text(f"error: {message}", style="bold red"))
-        for step in steps:
-            items.extend(render_step(step))
-        if run.get("text"):
-            items.append(Text.assemble(("answer: ", "bold green"), str(run["text"])))
-    return Group(*items)
+class RunsTable(DataTable[Any]):
+    """One row per run, keyed by the run's id."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for column in RUN_COLUMNS:
+            self.add_column(column, key=column)
 
 
-class RunsView(ReportPane):
-    """``data`` is ``(runs newest first, can_run)``."""
+class RunsPanel(Vertical):
+    """A line saying what is listed, the table of runs, and the highlighted run's error or answer."""
 
-    def render_data(self) -> RenderableType:
-        runs, can_run = self.data or ([], False)
-        return render_runs(runs, can_run)
+    class OpenRun(Message):
+        """The user picked a run (Enter or a click on its row)."""
+
+        def __init__(self, run_id: str) -> None:
+            super().__init__()
+            self.run_id = run_id
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.runs: list[dict[str, Any]] = []
+        self._shown: list[tuple[Text, ...]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Loading runs…", style="dim"), id="runs-heading")
+        yield RunsTable(id="runs-table")
+        yield Static(Text(""), id="runs-preview")
+
+    def show(self, runs: list[dict[str, Any]], heading: Text) -> None:
+        """List ``runs`` (newest first) under ``heading``; the cursor stays on the run it was on."""
+        self.query_one("#runs-heading", Static).update(heading)
+        table = self.query_one(RunsTable)
+        now = datetime.now().astimezone()
+        rows = [run_row(run, now) for run in runs]
+        ids = [str(run.get("id")) for run in runs]
+        if ids == [str(run.get("id")) for run in self.runs] and rows == self._shown:
+            return  # nothing changed: no redraw
+        current = self.highlighted_id()
+        self.runs, self._shown = list(runs), rows
+        table.clear()
+        for run_id, row in zip(ids, rows, strict=True):
+            table.add_row(*row, key=run_id)
+        if current in ids:
+            table.move_cursor(row=ids.index(current))
+        self.show_preview()
+
+    def highlighted_id(self) -> str | None:
+        table = self.query_one(RunsTable)
+        if not table.row_count or not self.runs:
+            return None
+        row = min(table.cursor_row, len(self.runs) - 1)
+        return str(self.runs[row].get("id"))
+
+    def select_run(self, run_id: str) -> None:
+        """Put the cursor on ``run_id``'s row, if it is listed."""
+        for index, run in enumerate(self.runs):
+            if str(run.get("id")) == run_id:
+                self.query_one(RunsTable).move_cursor(row=index)
+                self.show_preview()
+                return
+
+    def show_preview(self) -> None:
+        run_id = self.highlighted_id()
+        run = next((r for r in self.runs if str(r.get("id")) == run_id), None)
+        self.query_one("#runs-preview", Static).update(render_run_preview(run))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self.show_preview()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(self.OpenRun(event.row_key.value))

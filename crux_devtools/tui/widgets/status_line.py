@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 
 def status_text(
-    prompt: dict[str, Any] | None, example: str | None, names: list[str], budget: int | None, stale: bool, busy: str | None, target: str = "system"
+    prompt: dict[str, Any] | None, example: str | None, names: list[str], budget: int | None, stale: bool, busy: str | None, target: str = "system", custom: str | None = None
 ) -> Text:
     if prompt is None:
         return Text("No prompt selected", style="dim")
@@ -21,7 +21,10 @@ def status_text(
     text.append(f" {prompt.get('kind', 'prompt')} ", "reverse")
     text.append(" ")
     text.append(prompt.get("id", "?"), "bold")
-    if names:
+    if custom is not None:  # a recorded run's input, loaded from the run's detail
+        text.append("  input of ")
+        text.append(custom, "bold magenta")
+    elif names:
         index = names.index(example) + 1 if example in names else 1
         text.append(f"  example {example} ({index}/{len(names)})", "")
     text.append("  budget ")

@@ -1,0 +1,518 @@
+"""Pure render functions for recorded runs (SPEC section 8): the Runs list rows and a run's detail.
+
+They read run dicts as the runs store returns them (a RunSummary for the list, the whole run with its
+``steps`` for the detail) and never re-derive what the core decided. Every string that comes from the
+run (input, system text, messages, tool output, errors) goes into a ``rich.text.Text``, never parsed
+as markup.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+# The canonical tool output is what the application got, not what was sent: shown up to this many
+# characters (what the model saw, ``model_output``, and everything in ``sent`` are shown in full).
+OUTPUT_SHOWN = 1_500
+OUTPUT_LINES = 12
+# Any one text of what was sent (a part of the system text, a message, a tool's model output) is
+# shown up to this many characters: a terminal takes seconds to lay out a megabyte. The rest is
+# named, never silently dropped.
+SENT_SHOWN = 60_000
+
+STATUS_LOOK = {
+    "ok": ("✓ ok", "green"),
+    "error": ("✗ error", "bold red"),
+    "max_steps": ("▲ max_steps", "bold yellow"),
+}
+RUNG_STYLE = {"full": "green", "authored": "cyan", "summary": "yellow", "offload": "magenta", "omitted": "dim"}
+ROLE_STYLE = {"system": "blue", "user": "magenta", "assistant": "green", "tool": "cyan"}
+RUN_COLUMNS = ("Time", "Target", "Origin", "Status", "Steps", "Input tok", "Usage in/out", "Duration")
+
+
+# -- small formatters ---------------------------------------------------------------------------
+def fmt_int(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "—" if value is None else str(value)
+
+
+def fmt_time(started_at: Any, now: datetime | None = None) -> str:
+    """``14:03:07`` for a run of today (local time), ``11-28 14:03`` for an older one."""
+    try:
+        when = datetime.fromisoformat(str(started_at)).astimezone()
+    except (TypeError, ValueError):
+        return str(started_at or "?")
+    today = (now or datetime.now().astimezone()).date()
+    return when.strftime("%H:%M:%S") if when.date() == today else when.strftime("%m-%d %H:%M")
+
+
+def fmt_started(started_at: Any) -> str:
+    """``2026-11-30 09:00:00`` in local time (the recorded ISO text when it cannot be read)."""
+    try:
+        return datetime.fromisoformat(str(started_at)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except (TypeError, ValueError):
+        return str(started_at or "?")
+
+
+def fmt_duration(ms: Any) -> str:
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
+        return "—"
+    if ms < 1_000:
+        return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{int(ms // 60_000)} m {int(ms % 60_000 // 1000):02d} s"
+
+
+def fmt_usage(usage: Any) -> str:
+    """Provider-reported usage as ``in/out``, or ``—`` when the provider reported none."""
+    if not isinstance(usage, dict):
+        return "—"
+    return f"{fmt_int(usage.get('input_tokens'))}/{fmt_int(usage.get('output_tokens'))}"
+
+
+def status_text(status: Any) -> Text:
+    label, style = STATUS_LOOK.get(str(status), (str(status or "?"), "yellow"))
+    return Text(label, style=style)
+
+
+def as_json(value: Any) -> str:
+    """A value as indented JSON (a string stays itself; what JSON cannot hold shows as its repr)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def compact_json(value: Any) -> str:
+    """A value as the runtime shows it to a model: compact JSON (its repr when JSON cannot hold it)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def one_line(value: Any, limit: int = 120) -> str:
+    text = " ".join(as_json(value).split()) if not isinstance(value, str) else " ".join(value.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def capped(text: str, limit: int = OUTPUT_SHOWN, lines: int = OUTPUT_LINES) -> Text:
+    """``text`` up to ``limit`` characters and ``lines`` lines, and a line saying how much more there is."""
+    cut = len(text) if len(text) <= limit else limit
+    newlines = [i for i, ch in enumerate(text[:cut]) if ch == "\n"]
+    if len(newlines) >= lines:
+        cut = newlines[lines - 1]
+    if cut >= len(text):
+        return Text(text)
+    shown = Text(text[:cut])
+    shown.append(f"\n… {len(text) - cut:,} more characters not shown here (`crux-devtools runs --json` has them)", "dim italic")
+    return shown
+
+
+def sent_text(text: str, limit: int = SENT_SHOWN) -> Text:
+    """What was sent, in full up to ``limit`` characters; past it, a line says how much more was sent."""
+    if len(text) <= limit:
+        return Text(text)
+    shown = Text(text[:limit])
+    shown.append(f"\n… {len(text) - limit:,} more characters were sent; not shown here (`crux-devtools runs --json` has them)", "dim italic")
+    return shown
+
+
+def indent(renderable: RenderableType, left: int = 2) -> Padding:
+    return Padding(renderable, (0, 0, 0, left))
+
+
+def section(title: str, detail: str = "", style: str = "bold") -> Rule:
+    label = Text(title, style=style)
+    if detail:
+        label.append(f" · {detail}", "dim")
+    return Rule(label, align="left", style="grey50")
+
+
+# -- the Runs list --------------------------------------------------------------------------------
+def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...]:
+    """The cells of one row of the Runs table, in ``RUN_COLUMNS`` order."""
+    steps = run.get("step_count")
+    if steps is None:
+        steps = len(run.get("steps") or [])
+    input_tokens = run.get("input_tokens")
+    if input_tokens is None and run.get("steps"):
+        input_tokens = sum(((s.get("request") or {}).get("input_tokens") or 0) for s in run["steps"])
+    target = Text(str(run.get("target") or "?"), style="bold")
+    if run.get("kind") == "agent":
+        target.append(" agent", "italic cyan")
+    return (
+        Text(fmt_time(run.get("started_at"), now)),
+        target,
+        Text(str(run.get("origin") or "?"), style="dim" if run.get("origin") == "app" else "cyan"),
+        status_text(run.get("status")),
+        Text(fmt_int(steps), justify="right"),
+        Text(fmt_int(input_tokens), justify="right"),
+        Text(fmt_usage(run.get("usage")), justify="right"),
+        Text(fmt_duration(run.get("duration_ms")), justify="right"),
+    )
+
+
+def error_line(error: Any) -> Text:
+    """``KeyError: 'x'`` from an ``{type, message}`` error (or whatever else was recorded)."""
+    if isinstance(error, dict):
+        kind = error.get("type") or "Error"
+        return Text.assemble((f"{kind}: ", "bold red"), (str(error.get("message") or ""), "red"))
+    return Text(str(error), style="red")
+
+
+def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
+    """Under the table: the highlighted run's source, its error (or answer) and its input, a line each."""
+    if run is None:
+        return Text("")
+    where = str(run.get("file") or "")
+    if where and run.get("line"):
+        where += f":{run['line']}"
+    lines = [Text.assemble((str(run.get("target") or "?"), "bold"), (f"  {where}" if where else "", "dim"), (f"  model {run.get('model') or '?'}", "dim"), (f"  run {run.get('id')}", "dim"))]
+    if run.get("error"):
+        lines.append(error_line(run["error"]))
+    elif run.get("text") is not None:
+        lines.append(Text.assemble(("answer: ", "bold green"), one_line(run["text"], 400)))
+    lines.append(Text.assemble(("input: ", "dim"), one_line(run.get("input"), 400)))
+    for line in lines:
+        line.no_wrap, line.overflow = True, "ellipsis"
+    return Group(*lines)
+
+
+# -- a run's detail ---------------------------------------------------------------------------------
+def step_label(step: dict[str, Any]) -> Text:
+    """The step's line in the detail's step list: ``Step 0  ✓ 2,067 tok``."""
+    receipt = step.get("request") or {}
+    label = Text()
+    label.append(f"Step {step.get('index', '?')} ", "bold")
+    if step.get("error"):
+        label.append("✗ ", "bold red")
+    elif step.get("tool_calls"):
+        label.append("→ ", "cyan")
+    else:
+        label.append("✓ ", "green")
+    label.append(f"{fmt_int(receipt.get('input_tokens'))} tok", "dim")
+    return label
+
+
+def render_run_header(run: dict[str, Any]) -> RenderableType:
+    """The run as a whole: what ran, how it ended, on what input, and its answer or error."""
+    items: list[RenderableType] = []
+    title = Text.assemble((str(run.get("target") or "?"), "bold"), (f" {run.get('kind') or ''}", "italic cyan"), "  ", status_text(run.get("status")))
+    where = str(run.get("file") or "")
+    if where:
+        title.append(f"  {where}" + (f":{run['line']}" if run.get("line") else ""), "dim")
+    items.append(title)
+    steps = run.get("steps") or []
+    ours = sum(((s.get("request") or {}).get("input_tokens") or 0) for s in steps)
+    facts = Table.grid(padding=(0, 2))
+    for _ in range(4):
+        facts.add_column(style="dim")
+    facts.add_row(
+        Text.assemble("run ", (str(run.get("id") or "?"), "bold")),
+        Text.assemble("origin ", (str(run.get("origin") or "?"), "bold")),
+        Text.assemble("model ", (str(run.get("model") or "?"), "bold")),
+        Text.assemble("started ", (fmt_started(run.get("started_at")), "bold")),
+    )
+    facts.add_row(
+        Text.assemble("duration ", (fmt_duration(run.get("duration_ms")), "bold")),
+        Text.assemble("steps ", (str(len(steps)), "bold")),
+        Text.assemble("input tokens (ours) ", (fmt_int(ours), "bold")),
+        Text.assemble("provider usage in/out ", (fmt_usage(run.get("usage")), "bold")),
+    )
+    items.append(facts)
+    items.append(Text.assemble(("input ", "dim"), Text(one_line(run.get("input"), 1_000))))
+    error = run.get("error")
+    if error:
+        items.append(error_line(error))
+        # the traceback is shown with the step that failed; a run that failed before any step
+        # was dispatched (planning raised) shows it here
+        failed_step = any(s.get("error") for s in steps)
+        if isinstance(error, dict) and error.get("traceback") and not failed_step:
+            items.append(indent(Text(str(error["traceback"]).rstrip(), style="dim")))
+    if run.get("text") is not None:
+        items.append(Text.assemble(("answer ", "bold green"), Text(str(run["text"]))))
+    return Group(*items)
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPiece:
+    """A stretch of the sent system text: one contribution's characters, or the text between two."""
+
+    text: str
+    contribution: dict[str, Any] | None  # None: separator text that belongs to no part
+
+
+def system_pieces(system: str, contributions: list[dict[str, Any]]) -> list[SystemPiece]:
+    """Cut ``system`` (the text as sent) at each contribution's ``span``, in order, keeping every
+    character: the pieces joined give back ``system`` exactly (spans past a cut text are clipped)."""
+    spans = sorted(
+        ((int(c["span"][0]), int(c["span"][1]), c) for c in contributions if isinstance(c.get("span"), (list, tuple)) and len(c["span"]) == 2),
+        key=lambda item: (item[0], item[1]),
+    )
+    pieces: list[SystemPiece] = []
+    at = 0
+    for start, end, contribution in spans:
+        start, end = max(start, at), min(max(end, start), len(system))
+        if start > len(system):
+            continue
+        if start > at:
+            pieces.append(SystemPiece(system[at:start], None))
+        pieces.append(SystemPiece(system[start:end], contribution))
+        at = max(at, end)
+    if at < len(system):
+        pieces.append(SystemPiece(system[at:], None))
+    return pieces
+
+
+def rung_label(contribution: dict[str, Any]) -> Text:
+    """``authored (catalog-index)``, ``offload · handle ofl_…``, ``full``: the rung a part was sent at."""
+    rung = str(contribution.get("representation") or "full")
+    label = Text(rung, style=RUNG_STYLE.get(rung, "bold"))
+    if contribution.get("variant"):
+        label.append(f" ({contribution['variant']})", RUNG_STYLE.get(rung, ""))
+    if contribution.get("handle"):
+        label.append(f" · preview + handle {contribution['handle']}", "magenta")
+    return label
+
+
+def part_rule(contribution: dict[str, Any]) -> Rule:
+    title = Text(str(contribution.get("contributor") or "?"), style="bold")
+    title.append(f" · {contribution.get('kind') or '?'} · ", "dim")
+    title.append_text(rung_label(contribution))
+    title.append(f" · {fmt_int(contribution.get('tokens'))} tok", "dim")
+    if contribution.get("tools"):
+        title.append(" · tools " + ", ".join(map(str, contribution["tools"])), "dim")
+    return Rule(title, align="left", style=RUNG_STYLE.get(str(contribution.get("representation")), "blue"))
+
+
+def render_system_text(system: str, contributions: list[dict[str, Any]]) -> list[RenderableType]:
+    items: list[RenderableType] = []
+    for piece in system_pieces(system, contributions):
+        if piece.contribution is None:
+            if piece.text.strip():  # separators are blank lines; anything else is shown as it was sent
+                items.append(Rule(Text("(between parts)", style="dim"), align="left", style="grey30"))
+                items.append(indent(sent_text(piece.text)))
+            continue
+        items.append(part_rule(piece.contribution))
+        items.append(indent(sent_text(piece.text) if piece.text else Text("(empty)", style="dim")))
+    if not system:
+        items.append(indent(Text("(no system text)", style="dim")))
+    # parts that were not in the system text: omitted rungs, and the user prompt, messages and tools
+    for c in contributions:
+        if c.get("span") is None and c.get("kind") in ("context", "ladder", "prompt-system"):
+            items.append(Text.assemble("  ", (str(c.get("contributor") or "?"), "bold dim"), (" · ", "dim"), rung_label(c), (" · not in the system text", "dim")))
+    return items
+
+
+def message_text(message: dict[str, Any]) -> list[RenderableType]:
+    role = str(message.get("role") or "?")
+    head = Text(role, style=f"bold {ROLE_STYLE.get(role, '')}")
+    if message.get("tool_call_id"):
+        head.append(f" (reply to {message['tool_call_id']})", "dim")
+    if message.get("name"):
+        head.append(f" name {message['name']}", "dim")
+    items: list[RenderableType] = [head]
+    content = message.get("content")
+    if content is not None:
+        items.append(indent(sent_text(content if isinstance(content, str) else as_json(content))))
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            name, args = function.get("name"), function.get("arguments")
+        else:
+            name, args = (call or {}).get("name"), (call or {}).get("arguments")
+        items.append(indent(Text.assemble(("→ ", "cyan"), (str(name), "bold cyan"), ("(", "cyan"), Text(args if isinstance(args, str) else as_json(args)), (")", "cyan"), (f"  {call.get('id', '')}", "dim"))))
+    extra = {k: v for k, v in message.items() if k not in ("role", "content", "tool_calls", "tool_call_id", "name")}
+    if extra:
+        items.append(indent(Text(as_json(extra), style="dim")))
+    return items
+
+
+def render_tools_sent(tools: list[dict[str, Any]], tool_tokens: dict[str, Any]) -> list[RenderableType]:
+    items: list[RenderableType] = []
+    for t in tools:
+        name = str(t.get("name") or "?")
+        head = Text.assemble((name, "bold cyan"), (f" · {fmt_int(tool_tokens.get(name))} tok", "dim"))
+        items.append(head)
+        if t.get("description"):
+            items.append(indent(Text(str(t["description"]))))
+        items.append(indent(Text(as_json(t.get("parameters")), style="dim")))
+    return items
+
+
+def render_sent(step: dict[str, Any]) -> list[RenderableType]:
+    """What was sent, literally: the system text part by part with its rung, the messages, the tools."""
+    sent = step.get("sent") or {}
+    receipt = step.get("request") or {}
+    contributions = list(receipt.get("contributions") or [])
+    by_kind: dict[str, int] = {}
+    for c in contributions:
+        by_kind[str(c.get("kind"))] = by_kind.get(str(c.get("kind")), 0) + int(c.get("tokens") or 0)
+    system = str(sent.get("system") or "")
+    in_text = [c for c in contributions if c.get("span") is not None]
+    items: list[RenderableType] = [
+        section("System text", f"{len(system):,} characters · {len(in_text)} part(s)", "bold blue"),
+        *render_system_text(system, contributions),
+    ]
+    messages = sent.get("messages") or []
+    tokens = by_kind.get("messages", 0) + by_kind.get("user-prompt", 0)
+    items.append(section("Messages", f"{len(messages)} · {tokens:,} tok" if tokens else f"{len(messages)}", "bold magenta"))
+    for message in messages:
+        items.extend(message_text(message if isinstance(message, dict) else {"content": message}))
+    tools = sent.get("tools") or []
+    tool_tokens = receipt.get("tool_tokens") or {}
+    total = sum(int(v or 0) for v in tool_tokens.values()) if isinstance(tool_tokens, dict) else 0
+    items.append(section("Tools", f"{len(tools)} · {total:,} tok" if tools else "none offered", "bold cyan"))
+    items.extend(render_tools_sent(tools, tool_tokens if isinstance(tool_tokens, dict) else {}))
+    if sent.get("max_tokens") is not None:
+        items.append(Text.assemble(("max_tokens ", "dim"), (str(sent["max_tokens"]), "bold")))
+    return items
+
+
+def candidates_table(candidates: list[dict[str, Any]]) -> Table:
+    table = Table(expand=True, box=None, header_style="bold", pad_edge=False)
+    for column in ("Contributor", "Rung", "Tokens", "Request", "Result"):
+        table.add_column(column, justify="right" if column in ("Tokens", "Request") else "left")
+    for c in candidates:
+        rung = Text(str(c.get("representation") or "?"), style=RUNG_STYLE.get(str(c.get("representation")), ""))
+        if c.get("variant"):
+            rung.append(f" ({c['variant']})")
+        if c.get("selected"):
+            result = Text("selected", style="bold green")
+        else:
+            result = Text(f"rejected: {c.get('rejection_reason') or '?'}", style="dim")
+            if c.get("detail"):
+                result.append(f" — {c['detail']}", "dim italic")
+        if not c.get("available", True):
+            result.append(" (not available)", "dim")
+        table.add_row(Text(str(c.get("contributor") or "?")), rung, Text(fmt_int(c.get("tokens"))), Text(fmt_int(c.get("input_tokens"))), result)
+    return table
+
+
+def render_planner(receipt: dict[str, Any]) -> list[RenderableType]:
+    """What the planner decided and why: limits, adaptations, budget drops, candidates, warnings."""
+    limits = Text()
+    for label, key in (("input", "input_tokens"), ("max", "max_input_tokens"), ("optimize at", "optimize_at")):
+        limits.append(f"{label} ", "dim")
+        limits.append(fmt_int(receipt.get(key)), "bold")
+        limits.append("  ")
+    for label, key in (("tier", "tier"), ("token budget", "token_budget"), ("measurement", "measurement"), ("epoch", "epoch"), ("request", "id"), ("previous", "previous_request_id")):
+        if key in receipt:
+            limits.append(f"{label} ", "dim")
+            limits.append("none" if receipt[key] is None else str(receipt[key]))
+            limits.append("  ")
+    items: list[RenderableType] = [section("Planner", "what it decided and why", "bold yellow"), limits]
+    adaptations = receipt.get("adaptations") or []
+    line = Text("adaptations: ", style="dim")
+    if not adaptations:
+        line.append("none (every part at full fidelity)")
+    for n, a in enumerate(adaptations):
+        line.append(", " if n else "")
+        line.append(str(a.get("contributor") or "?"), "bold")
+        line.append(" → ")
+        line.append_text(rung_label(a))
+        line.append(f" ({fmt_int(a.get('full_tokens'))}→{fmt_int(a.get('selected_tokens'))} tok)", "dim")
+    items.append(line)
+    for d in receipt.get("dropped") or []:
+        items.append(Text.assemble(("dropped before planning: ", "red"), (str(d.get("id") or "?"), "bold red"), (f" p{d.get('priority')} · {fmt_int(d.get('tokens'))} tok · {d.get('reason') or '?'}", "red")))
+    for warning in receipt.get("warnings") or []:
+        items.append(Text.assemble(("⚠ ", "yellow"), (str(warning), "yellow")))
+    if receipt.get("candidates"):
+        items.append(candidates_table(receipt["candidates"]))
+    return items
+
+
+def render_response(step: dict[str, Any]) -> list[RenderableType]:
+    """What came back: the text, the tool calls, their results (canonical and as the model saw them), offloads."""
+    items: list[RenderableType] = [section("Response", "", "bold green")]
+    if step.get("response_text") is not None:
+        items.append(indent(sent_text(str(step["response_text"]))))
+    elif not step.get("tool_calls"):
+        items.append(indent(Text("(no text)", style="dim")))
+    for call in step.get("tool_calls") or []:
+        call = call if isinstance(call, dict) else {"name": repr(call)}
+        items.append(Text.assemble(("→ tool call ", "cyan"), (str(call.get("name") or "?"), "bold cyan"), ("(", "cyan"), Text(one_line(call.get("arguments"), 2_000)), (")", "cyan"), (f"  {call.get('id') or ''}", "dim")))
+    for result in step.get("tool_results") or []:
+        result = result if isinstance(result, dict) else {"output": result}
+        items.append(Text.assemble(("← result of ", "cyan"), (str(result.get("name") or "?"), "bold cyan"), (f"  {result.get('call_id') or ''}", "dim")))
+        output = result.get("output")
+        output_text = output if isinstance(output, str) else compact_json(output)
+        model_output = result.get("model_output")
+        if model_output is not None and str(model_output) != output_text:
+            items.append(indent(Text("output (what the application got):", style="dim")))
+            items.append(indent(capped(output_text), 4))
+            items.append(indent(Text("model_output (what the model was shown):", style="dim")))
+            items.append(indent(sent_text(str(model_output)), 4))
+        else:
+            items.append(indent(Text("output (the model was shown the same):", style="dim")))
+            items.append(indent(capped(output_text), 4))
+    for off in step.get("offloads") or []:
+        items.append(Text.assemble(("offloaded ", "magenta"), (str(off.get("handle") or "?"), "bold magenta"), (f" r{off.get('revision', '?')} · {fmt_int(off.get('byte_size'))} bytes", "magenta"), (f" · from {off.get('source')}" if off.get("source") else "", "dim")))
+    return items
+
+
+def render_step_outcome(step: dict[str, Any]) -> RenderableType:
+    """One step's tokens (ours beside the provider's), the planner's decisions, what came back, and
+    its error with traceback: the short half of a step, shown above what was sent."""
+    receipt = step.get("request") or {}
+    head = Text()
+    head.append(f" Step {step.get('index', '?')} ", "bold reverse")
+    head.append("  ")
+    head.append(f"{fmt_int(receipt.get('input_tokens'))} input tokens", "bold")
+    head.append(" (ours)", "dim")
+    usage = step.get("usage")
+    head.append("  provider usage ", "dim")
+    if isinstance(usage, dict):
+        head.append(f"in {fmt_int(usage.get('input_tokens'))} · out {fmt_int(usage.get('output_tokens'))}", "bold")
+    else:
+        head.append("not reported", "dim")
+    head.append(f"  latency {fmt_duration(step.get('latency_ms'))}", "dim")
+    items: list[RenderableType] = [head]
+    error = step.get("error")
+    items.extend(render_planner(receipt))
+    items.extend(render_response(step))
+    if error:
+        items.append(section("Error", "", "bold red"))
+        items.append(error_line(error))
+        if isinstance(error, dict) and error.get("traceback"):
+            items.append(indent(Text(str(error["traceback"]).rstrip(), style="dim")))
+    return Group(*items)
+
+
+def render_step_sent(step: dict[str, Any]) -> RenderableType:
+    title = Text()
+    title.append(f" Sent in step {step.get('index', '?')} ", "bold reverse")
+    title.append("  exactly what the model received", "dim")
+    return Group(title, *render_sent(step))
+
+
+def render_step(step: dict[str, Any]) -> RenderableType:
+    """One step in full: its outcome, then what was sent."""
+    return Group(render_step_outcome(step), Text(""), render_step_sent(step))
+
+
+def render_run_detail(run: dict[str, Any], step_index: int | None) -> RenderableType:
+    """The run's header, then the chosen step (``None``: the run has no step)."""
+    items: list[RenderableType] = [render_run_header(run)]
+    steps = run.get("steps") or []
+    if step_index is not None and 0 <= step_index < len(steps):
+        items.append(Text(""))
+        items.append(render_step(steps[step_index]))
+    elif not steps:
+        items.append(no_steps_text())
+    return Group(*items)
+
+
+def no_steps_text() -> Text:
+    return Text("No step was dispatched: the run ended before its first model call.", style="dim italic")

@@ -1,0 +1,48 @@
+"""Asked before running an agent whose model is not a ScriptedModel: it costs money and runs real tools."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmRun(ModalScreen[bool]):
+    """Dismissed with ``True`` to run, ``False`` to cancel."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Run it"),
+        Binding("n,escape", "answer(False)", "Cancel"),
+    ]
+
+    def __init__(self, target: str, model_kind: str | None) -> None:
+        super().__init__()
+        self.target = target
+        self.model_kind = model_kind
+
+    def compose(self) -> ComposeResult:
+        question = Text.assemble(("Run ", "bold"), (self.target, "bold cyan"), (" for real?", "bold"))
+        model = self.model_kind or "unknown"
+        detail = Text(
+            f"Its model is not a ScriptedModel (model kind: {model}): the run calls the model, which may cost "
+            "money, and executes the agent's real tools. It is recorded in the Runs tab."
+        )
+        with Vertical(id="confirm-box"):
+            yield Static(question, id="confirm-question")
+            yield Static(detail, id="confirm-detail")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Run (y)", variant="warning", id="confirm-yes")
+                yield Button("Cancel (n)", variant="primary", id="confirm-no")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "confirm-yes")
+
+    def action_answer(self, run: bool) -> None:
+        self.dismiss(run)
