@@ -117,21 +117,26 @@ def inspect(
 def check(directory: str, timeout: float) -> None:
     """Resolve and plan every prompt with every example; exit 1 on any error.
 
-    Each failure is printed as FILE:LINE: ErrorType: message, for editors and CI.
+    Fails on what generate would refuse or silently leave out: load errors, examples that do not
+    resolve, plans over their input limit, system text over the prompt's token_budget even after
+    drops, and match(...) keys with no case. Each failure is printed to stdout as
+    FILE:LINE: ErrorType: message, for editors and CI; warnings that do not fail go to stderr.
     """
-    from .inspector.render import failures
+    from .inspector.render import failures, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
     lines = failures(report)
     for line in lines:
         click.echo(line)
+    for line in warnings(report):
+        click.echo(line, err=True)
     examples = sum(len(p["examples"]) for p in report["prompts"])
     if lines:
         click.echo(f"{len(lines)} failure(s) in {len(report['prompts'])} prompt(s)", err=True)
         click.get_current_context().exit(1)
     if report.get("notice"):
         click.echo(report["notice"], err=True)
-    click.echo(f"ok: {len(report['prompts'])} prompt(s), {examples} example(s), no failures", err=True)
+    click.echo(f"ok: {len(report['prompts'])} prompt(s), {examples} example(s), no failures")
 
 
 @main.command()

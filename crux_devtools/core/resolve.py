@@ -50,12 +50,14 @@ class Walk:
     own_text: str
     prompt_text: str | None
     nodes: list[Node]  # output order: nested before owner; active and excluded
+    unmatched: list[str] = field(default_factory=list)  # match(...) keys that selected no case
 
 
 def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
     """Filter and resolve every entry of ``prompt`` for one validated input."""
     nodes: list[Node] = []
     active: set[int] = set()
+    unmatched: list[str] = []
 
     def exclude_subtree(entry: Any, owner: Node | None, ladder: Ladder | None, reason: str, detail: str) -> None:
         if isinstance(entry, Context):
@@ -116,6 +118,9 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                     selected = entry.cases.get(key)
                 except TypeError:  # unhashable key selects nothing
                     selected = None
+                if selected is None:
+                    cases = ", ".join(repr(k) for k in entry.cases) or "none"
+                    unmatched.append(f"match(...) in {owner_id!r} selected {key!r}, which has no case (cases: {cases}); nothing of it is sent")
                 for case_key, branch in entry.cases.items():
                     if branch is selected:
                         yield from visit(branch, owner, owner_id, ladder)
@@ -152,7 +157,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
     for index, node in enumerate(kept):
         node.index = index
         node.effective_priority = _effective(node)
-    return Walk(own_text=own, prompt_text=user, nodes=kept)
+    return Walk(own_text=own, prompt_text=user, nodes=kept, unmatched=unmatched)
 
 
 def _effective(node: Node) -> int:
@@ -344,5 +349,6 @@ def finish(
         token_budget=token_budget,
         fits=True if token_budget is None else system_tokens <= token_budget,
         tool_sources={name: source for name, (_, source) in sorted(tools.items())},
+        unmatched=list(walked.unmatched),
     )
     return resolved, inspection

@@ -107,3 +107,6 @@ class Inspection(_ToDict):
     token_budget: int | None
     fits: bool
     tool_sources: dict[str, str] = field(default_factory=dict)
+    # One sentence per match(...) whose key selected no case: nothing of it is sent, which is
+    # legal but rarely meant (``crux-devtools check`` fails on it).
+    unmatched: list[str] = field(default_factory=list)

@@ -49,6 +49,47 @@ def failures(report: dict[str, Any]) -> list[str]:
                     "message": failure.get("message", ""),
                 }
                 lines.append(failure_line(error, where + " (planning)"))
+            lines.extend(failure_line({"file": prompt["file"], "line": prompt["line"], **problem}, where) for problem in _refusals(example))
+    return lines
+
+
+def _refusals(example: dict[str, Any]) -> list[dict[str, str]]:
+    """What ``generate`` would refuse or silently leave out for this example, as error dicts."""
+    out: list[dict[str, str]] = []
+    preview = example.get("preview")
+    if preview and preview.get("status") == "over-limit":
+        reason = (preview.get("warnings") or [""])[0]
+        out.append({
+            "type": f"RequestCompositionError[{preview.get('error_code') or 'REQUEST_TOO_LARGE'}]",
+            "message": f"plan: over-limit, {preview.get('input_tokens')} of {preview.get('max_input_tokens')} input tokens; {reason}",
+        })
+    inspection = example.get("inspection")
+    if inspection and not inspection.get("fits", True):
+        out.append({
+            "type": "OverTokenBudget",
+            "message": (
+                f"the system text is {inspection['system_tokens']} tokens, over token_budget={inspection['token_budget']} "
+                "even after dropping every context it may drop; shorten the prompt's own text or raise the budget"
+            ),
+        })
+    for sentence in (inspection or {}).get("unmatched", []):
+        out.append({"type": "UnmatchedCase", "message": f"{sentence}; add a case for it or make the key one of the cases"})
+    return out
+
+
+def warnings(report: dict[str, Any]) -> list[str]:
+    """Planner warnings that do not fail ``check`` (an unprepared summary, say), one line each."""
+    lines: list[str] = []
+    for prompt in report.get("prompts", []):
+        for example in prompt.get("examples", []):
+            preview = example.get("preview")
+            if not preview or preview.get("status") == "over-limit":
+                continue
+            where = f"{prompt['file']}:{prompt['line'] or 0}: warning: {prompt['kind']} {prompt['id']!r} example {example['name']!r}"
+            over_budget = not (example.get("inspection") or {}).get("fits", True)  # already a failure
+            lines.extend(
+                f"{where}: {one_line(w)}" for w in preview.get("warnings", []) if not (over_budget and "over token_budget" in w)
+            )
     return lines
 
 

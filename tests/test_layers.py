@@ -1,0 +1,58 @@
+"""The layers import one way: core <- inspector <- (web | tui), and web and tui never each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "crux_devtools"
+
+FORBIDDEN = {
+    "core": {"inspector", "web", "tui", "cli"},
+    "inspector": {"web", "tui", "cli"},
+    "web": {"tui", "cli"},
+    "tui": {"web", "cli"},
+}
+
+
+def imported_layers(path: Path) -> set[tuple[str, int]]:
+    """The crux_devtools sub-packages a module imports (absolute or relative), with the line."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package_parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    found: set[tuple[str, int]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package_parts[: len(package_parts) - node.level + 1])
+                module = ".".join(base + ([node.module] if node.module else []))
+                names = [module] + [f"{module}.{alias.name}" for alias in node.names] if not node.module else [module]
+            else:
+                names = [node.module or ""]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "crux_devtools" and len(parts) > 1:
+                found.add((parts[1], node.lineno))
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports crux_devtools.{target}"
+        for path in sorted((PACKAGE / layer).rglob("*.py"))
+        for target, line in sorted(imported_layers(path))
+        if target in FORBIDDEN[layer]
+    ]
+    assert offences == []
+
+
+def test_the_checker_sees_relative_imports() -> None:
+    sample = PACKAGE / "web" / "app.py"
+    layers = {target for target, _line in imported_layers(sample)}
+    assert "inspector" in layers or "core" in layers
