@@ -52,6 +52,60 @@ Additive keys (engine, issue 5); front ends may ignore them:
                                                        # where a module-level context is assigned;
                                                        # None for one defined inline in a use=[...]
     ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
+
+What is sent (issue 12); the web page, the TUI and ``inspect`` read the same keys:
+    ExampleReport["status"]: "fits" | "over" | "error"
+        # the example's one status, from the plan when there is one: "over" when the plan is
+        # over-limit (nothing would be sent) or when the system text is over the prompt's
+        # token_budget even after every drop; "error" when the example or its planning failed.
+    ExampleReport["preview"]: RequestPreview.to_dict(), planned with the SAME token_budget as the
+        inspection (a context the inspection shows as dropped is not sent), with these keys:
+        ["sent"]: {"system": str, "messages": [dict], "tools": [{"name", "description",
+                   "parameters": <JSON schema>}], "max_tokens": int | None} | None
+                   # the literal request; None when over-limit. Texts over 200 KB are cut as in the
+                   # inspection (then ExampleReport["truncated"] is True); token counts stay exact.
+        ["input_tokens"]: tokens of exactly ``sent`` (system + messages + tool schemas)
+        ["contributions"][i]: {"contributor", "kind", "representation", "tokens", "tools",
+                   "span": [start, end] | None,   # this part's characters in sent["system"]
+                   "variant": str | None,          # the prefer alternative's id ("authored")
+                   "handle": str | None}           # the offload handle ("offload"); a run gets its own
+        ["tool_tokens"]: {tool name: tokens of its schema}
+        ["dropped"]: [{"id", "priority", "tokens", "reason"}]   # dropped by token_budget: not sent
+        ["token_budget"]: int | None; ["max_input_tokens"], ["optimize_at"]: the request's limits
+        ["capacity_source"]: "model" | "profile" | "resolver" | "conservative"
+        ["candidates"][i]["input_tokens"] and ["tokens"] are None for an unprepared summary:
+                   front ends say "not prepared", never "None tokens".
+    ExampleReport["summaries"]: [SummaryState]   # one per summarizable contributor of the example
+        SummaryState = {"contributor": str, "strategy": str (e.g. "extractive:0.3"),
+                        "needs_model": bool,      # hierarchical: preparing calls the model
+                        "model": str | None, "prepared": bool}
+    PromptReport["total_tokens"]: the first example's planned input tokens (preview.input_tokens);
+        the inspection's total only when that example has no plan at all.
+    PromptReport["status"]: "error" if any example failed, else the first example's status.
+    PromptReport["plan_model"]: PlanModel, the model every example of this target is planned against:
+        {"name": str | None,
+         "source": "prompt" | "agent" | "project" | "none",
+                   # prompt(..., model=...) / the agent's model / default_model in pyproject.toml /
+                   # no model named (the conservative 8k profile)
+         "label": str,            # those in words, e.g. "project default from pyproject.toml"
+         "profile": str | None,   # "pyproject.toml:LINE" when a [tool.crux-devtools.models.NAME] table
+                                  # gave the capacity, else None
+         "hint": str | None}      # how to name a model, when none is named
+        The window, reserve, margin and confidence it gave are in each example's preview.
+A project may name models in its pyproject.toml (read in the server, passed to the worker):
+    [tool.crux-devtools]
+    default_model = "NAME"                      # planned against when a prompt names no model
+    [tool.crux-devtools.models.NAME]            # a capacity profile per model name
+    context_window = 128000
+    default_output_reserve = 4096
+    counting_confidence = "estimated"           # exact | estimated | conservative
+Prepared summaries live in ``DIR/.crux/summaries.sqlite3``; every preview of the worker reads it.
+``ProjectSession.prepare_summaries(prompt_id, *, example=None, input=None, contributor=None,
+allow_models=False, token_budget=None)`` prepares the missing summaries of one example there
+(extractive ones only, unless ``allow_models``: a hierarchical summary calls its model), then
+reloads the project; it returns ``{"prepared": [{"contributor", "strategy", "tokens"}],
+"skipped": [{"contributor", "reason"}], "error": LoadError | None}``.
+
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
 ``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True,
