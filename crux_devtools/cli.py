@@ -79,6 +79,8 @@ async def _inspect(
     metavar="N",
     help="Plan each request with this input budget (max tokens): shows which ladder rungs the planner picks.",
 )
+@click.option("--resolved", is_flag=True, help="Show the system text as the resolver made it (every part in full, before planning) instead of the request as sent.")
+@click.option("--brief", is_flag=True, help="Cut long texts (parts, messages, tool schemas) to a few lines, saying how much was cut.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts) instead of text.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 def inspect(
@@ -88,10 +90,14 @@ def inspect(
     input_json: str | None,
     token_budget: int | None,
     input_budget: int | None,
+    resolved: bool,
+    brief: bool,
     as_json: bool,
     timeout: float,
 ) -> None:
-    """Print one report of the project in DIRECTORY (default: the current folder) and exit."""
+    """Print the request each example sends, for the project in DIRECTORY (default: the current
+    folder), and exit: 1 when anything printed failed (a load error, an example that fails, a plan
+    over its limit)."""
     if example is not None and input_json is not None:
         raise click.UsageError("use either --example or --input, not both")
     data = None
@@ -103,12 +109,13 @@ def inspect(
         if not isinstance(data, dict):
             raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
-    if as_json:
-        click.echo(json.dumps(report, indent=2))
-        return
-    from .inspector.render import render_report
+    from .inspector.render import failures, render_report
 
-    click.echo(render_report(report))
+    click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
+    failed = failures(report)
+    if failed:  # exit 1 when anything printed failed (the same failures `check` reports)
+        click.echo(f"{len(failed)} failure(s)", err=True)
+        click.get_current_context().exit(1)
 
 
 @main.command()

@@ -109,30 +109,49 @@ def message_text(message: dict[str, Any]) -> str:
     return str(content)
 
 
-def capacity_line(preview: dict[str, Any]) -> str:
-    """``model gpt-4o · window 128,000 · output reserve 4,096 · source: the model's own capacity``."""
-    model = preview.get("model")
-    source = preview.get("capacity_source")
-    bits = [f"model {model}" if model else "no model named"]
+def model_words(preview: dict[str, Any], plan_model: dict[str, Any] | None) -> str:
+    """Which model the plan is for: ``model gpt-4o (project default from pyproject.toml)``."""
+    name = (plan_model or {}).get("name") or preview.get("model")
+    label = (plan_model or {}).get("label")
+    if name:
+        return f"model {name} ({label})" if label else f"model {name}"
+    return label or "no model named"
+
+
+def capacity_line(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> str:
+    """``model gpt-4o (the agent's model) · window 128,000 · output reserve 4,096 · capacity source
+    model (the model's own capacity)``: the capacity profile a plan used."""
+    bits = [model_words(preview, plan_model)]
     for key, label in (("context_window", "window"), ("output_reserve", "output reserve")):
         if isinstance(preview.get(key), int):
             bits.append(f"{label} {preview[key]:,}")
+    source = preview.get("capacity_source")
     if source:
-        bits.append(f"source {source} ({CAPACITY_SOURCES.get(source, source)})")
+        bits.append(f"capacity source {source} ({CAPACITY_SOURCES.get(source, source)})")
+    if (plan_model or {}).get("profile"):
+        bits.append(f"profile at {plan_model['profile']}")  # type: ignore[index]
     return " · ".join(bits)
 
 
-def plan_status(example: dict[str, Any] | None) -> str:
-    """One word for the shown example: ``fits``, ``over-limit`` (the plan), ``over-budget`` (the
-    system text over its token_budget even after drops), ``error``, or ``no plan``."""
-    example = example or {}
-    preview = example.get("preview")
-    failure = example.get("preview_error")
-    if example.get("error") or (failure and failure.get("code") not in ("REQUEST_TOO_LARGE",)):
+def example_status(example: dict[str, Any]) -> str:
+    """The example's one status (``ExampleReport["status"]``): ``fits``, ``over`` or ``error``."""
+    if "status" in example:
+        return str(example["status"])
+    # TEMPORARY until web12's evaluate.py lands: the same rule, derived here.
+    failure = example.get("preview_error") or {}
+    if example.get("error") or (failure and failure.get("code") != "REQUEST_TOO_LARGE"):
         return "error"
-    if (preview and preview.get("status") == "over-limit") or (failure and failure.get("code") == "REQUEST_TOO_LARGE"):
-        return "over-limit"
+    if failure or (example.get("preview") or {}).get("status") == "over-limit" or not (example.get("inspection") or {}).get("fits", True):
+        return "over"
+    return "fits"
+
+
+def over_reason(example: dict[str, Any]) -> str:
+    """Why an example is ``over``, in words: the plan is over its limit, or the system text is over
+    its ``token_budget`` even after every drop."""
+    preview = example.get("preview") or {}
+    failure = example.get("preview_error") or {}
+    if preview.get("status") == "over-limit" or failure.get("code") == "REQUEST_TOO_LARGE":
+        return "over-limit: nothing would be sent"
     inspection = example.get("inspection") or {}
-    if inspection and not inspection.get("fits", True):
-        return "over-budget"
-    return str(preview.get("status", "fits")) if preview else "no plan"
+    return f"over: the system text is over its token_budget of {inspection.get('token_budget')} even after drops"
