@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from crux_devtools import Prompt, context, match, prompt, tool, when
+from crux_devtools import ModelCapacityProfile, Prompt, context, droppable, match, offloadable, prefer, preview, prompt, summarizable, tool, when
 from crux_devtools.inspector.api import SessionEvent
 
 
@@ -68,6 +68,61 @@ tone = match(
 )
 
 
+class LadderInput(BaseModel):
+    question: str
+    log_lines: int = 40
+    catalog_rows: int = 10
+
+
+lookup_sku = tool(
+    "lookup_sku",
+    description="Look up one product by SKU.",
+    parameters=Order,
+    execute=lambda p: {"sku": p.order_id},
+)
+catalog = droppable(
+    prefer(
+        context(
+            "catalog",
+            priority=70,
+            tools=[lookup_sku],
+            input=LadderInput,
+            system=lambda i: "## Catalog (complete)\n" + "\n".join(f"- NB-{n:03}: Nimbus plan {n}, {n * 10} GB, EUR {n} per month, all regions" for n in range(i.catalog_rows)),
+        ),
+        context("catalog-index", system="## Catalog (index)\nNB-000 to NB-099: call lookup_sku for details."),
+    )
+)
+sync_log = offloadable(
+    summarizable(
+        context(
+            "sync-log",
+            priority=50,
+            input=LadderInput,
+            system=lambda i: "## Sync log\n" + "\n".join(f"2026-11-29T{n // 60:02}:{n % 60:02}:00Z INFO device=laptop synced {n} files" for n in range(i.log_lines)),
+        )
+    ),
+    above_tokens=100,
+)
+examples_ctx = droppable(context("example-replies", priority=10, system="## Example replies\nCustomer: It stopped. Agent: Sign out and in again."))
+
+
+def ladder_prompt() -> Prompt:
+    """A prompt with ladders, planned against a small model: its examples send an authored
+    alternative, an offload preview (with ``read_offload``) and an omitted part."""
+    return prompt(
+        "ladder-reply",
+        system="You are Ari, a support agent for Nimbus cloud storage.",
+        input=LadderInput,
+        use=[house_rules, catalog, sync_log, examples_ctx],
+        prompt=lambda i: i.question,
+        model=ModelCapacityProfile(context_window=2048, default_output_reserve=512, counting_confidence="exact"),
+        examples={
+            "quiet": {"question": "Which plan gives me 2 TB?", "log_lines": 2},
+            "busy": {"question": "Why did my laptop stop syncing?", "log_lines": 120, "catalog_rows": 80},
+        },
+    )
+
+
 def build_prompts() -> list[Prompt]:
     """The prompts the fake project holds: one prompt with contexts, one agent-like prompt."""
     support = prompt(
@@ -92,6 +147,8 @@ def build_prompts() -> list[Prompt]:
     return [support, triage]
 
 
+# A hand-written plan without ``sent`` (tests that need an odd preview start from it); the fake
+# session's own reports carry real previews.
 PREVIEW = {
     "status": "fits",
     "model": "scripted",
@@ -137,17 +194,51 @@ RUN = {
 }
 
 
-def example_report(p: Prompt, name: str, input: dict[str, Any], token_budget: int | None = None) -> dict[str, Any]:
-    """One ``ExampleReport`` from a real inspection (the agent-like prompt also gets a preview)."""
+def summary_states(plan: dict[str, Any] | None, prepared: set[str] = frozenset()) -> list[dict[str, Any]]:  # type: ignore[assignment]
+    """``ExampleReport["summaries"]``: one per contributor with a summary rung (extractive, no model)."""
+    names = dict.fromkeys(c["contributor"] for c in (plan or {}).get("candidates") or [] if c["representation"] == "summary")
+    return [{"contributor": n, "strategy": "extractive:0.3", "needs_model": False, "model": None, "prepared": n in prepared} for n in names]
+
+
+def example_status(error: Any, inspection: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
+    """``ExampleReport["status"]`` as the engine reports it."""
+    if error is not None:
+        return "error"
+    if (plan or {}).get("status") == "over-limit" or not (inspection or {}).get("fits", True):
+        return "over"
+    return "fits"
+
+
+def example_report(p: Prompt, name: str, input: dict[str, Any], token_budget: int | None = None, input_budget: int | None = None) -> dict[str, Any]:
+    """One ``ExampleReport`` from a real inspection and a real plan (``preview``), as the engine builds it."""
+    from crux_devtools import InputBudget
+
     inspection = p.inspect(input, token_budget=token_budget).to_dict()
-    preview = PREVIEW if p.id == "triage-agent" else None
-    return {"name": name, "input": input, "error": None, "inspection": inspection, "preview": preview, "preview_error": None}
+    budget = InputBudget(max=input_budget) if input_budget is not None else None
+    plan = preview(p, input=input, token_budget=token_budget, input_budget=budget).to_dict()
+    return {
+        "name": name,
+        "input": input,
+        "error": None,
+        "status": example_status(None, inspection, plan),
+        "inspection": inspection,
+        "preview": plan,
+        "preview_error": None,
+        "summaries": summary_states(plan),
+    }
+
+
+def plan_model(p: Prompt) -> dict[str, Any]:
+    """``PromptReport["plan_model"]``: the fake's prompts name a capacity profile, or no model."""
+    if getattr(p, "model", None) is not None:
+        return {"name": None, "source": "prompt", "label": "named by the prompt (model=...)", "profile": None, "hint": None}
+    hint = "name one with prompt(..., model=...) or default_model in pyproject.toml"
+    return {"name": None, "source": "none", "label": "no model named (the conservative 8k profile)", "profile": None, "hint": hint}
 
 
 def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
     """One ``PromptReport`` for ``p`` with every example inspected, as the engine builds it."""
     examples = [example_report(p, name, data) for name, data in (p.examples or {"default": {}}).items()]
-    first = examples[0]["inspection"]
     is_agent = p.id.endswith("-agent")
     contexts = [
         {
@@ -170,8 +261,9 @@ def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
         "contexts": contexts,
         "tools": sorted(p.all_tools),
         "default_budget": None,
-        "status": "fits" if first["fits"] else "over",
-        "total_tokens": first["total_tokens"],
+        "status": examples[0]["status"],
+        "total_tokens": examples[0]["preview"]["input_tokens"],
+        "plan_model": plan_model(p),
         "has_model": is_agent,
         "examples": examples,
     }
@@ -186,6 +278,7 @@ class FakeSession:
         self.version = 1
         self.calls: list[tuple[str, Any]] = []
         self.run_delay = 0.0
+        self.prepare_result: dict[str, Any] = {"prepared": [{"contributor": "sync-log", "strategy": "extractive:0.3", "tokens": 90}], "skipped": [], "error": None}
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._report: dict[str, Any] | None = self.build_report()
 
@@ -255,7 +348,22 @@ class FakeSession:
         p = self.prompts[prompt_id]
         name = example or next(iter(p.examples or {"default": {}}))
         data = input if input is not None else (p.examples or {}).get(name, {})
-        return example_report(p, name, data, token_budget)
+        return example_report(p, name, data, token_budget, input_budget)
+
+    async def prepare_summaries(
+        self,
+        prompt_id: str,
+        *,
+        example: str | None = None,
+        input: dict[str, Any] | None = None,
+        contributor: str | None = None,
+        allow_models: bool = False,
+        token_budget: int | None = None,
+    ) -> dict[str, Any]:
+        """Records the call and answers as the engine does (the fake prepares nothing itself)."""
+        self.calls.append(("prepare_summaries", {"prompt_id": prompt_id, "example": example, "allow_models": allow_models, "token_budget": token_budget}))
+        self.emit(SessionEvent("report", self.version, "Prepared summaries", [], [prompt_id]))
+        return self.prepare_result
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
         self.calls.append(("run", {"prompt_id": prompt_id, "example": example}))

@@ -17,9 +17,9 @@ TOOLS_KIND = "tools"
 # Where the capacity profile a plan used came from, in words (``RequestPreview.capacity_source``).
 CAPACITY_SOURCES = {
     "model": "the model's own capacity",
-    "profile": "the capacity profile the prompt names",
+    "profile": "a capacity profile",
     "resolver": "the capacity resolver",
-    "conservative": "no known model: the conservative profile",
+    "conservative": "the conservative default",
 }
 
 
@@ -119,15 +119,15 @@ def model_words(preview: dict[str, Any], plan_model: dict[str, Any] | None) -> s
 
 
 def capacity_line(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> str:
-    """``model gpt-4o (the agent's model) · window 128,000 · output reserve 4,096 · capacity source
-    model (the model's own capacity)``: the capacity profile a plan used."""
+    """``model gpt-4o (the agent's model) · window 128,000 · output reserve 4,096 · capacity from
+    the model's own capacity``: the capacity profile a plan used."""
     bits = [model_words(preview, plan_model)]
     for key, label in (("context_window", "window"), ("output_reserve", "output reserve")):
         if isinstance(preview.get(key), int):
             bits.append(f"{label} {preview[key]:,}")
     source = preview.get("capacity_source")
     if source:
-        bits.append(f"capacity source {source} ({CAPACITY_SOURCES.get(source, source)})")
+        bits.append(f"capacity from {CAPACITY_SOURCES.get(source, source)}")
     if (plan_model or {}).get("profile"):
         bits.append(f"profile at {plan_model['profile']}")  # type: ignore[index]
     return " · ".join(bits)

@@ -25,9 +25,11 @@ from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, SessionChanged
 from .widgets.errors import collect_errors
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsView, StatusLine, SystemTextView, ToolsView
+from .request_actions import RequestActions
+from .widgets.request import RequestView
 
 
-class CruxTui(App[None]):
+class CruxTui(RequestActions, App[None]):
     """Prompts and agents on the left, one report in tabs on the right."""
 
     CSS_PATH = "app.tcss"
@@ -43,6 +45,9 @@ class CruxTui(App[None]):
         Binding("o", "open_source", "Open source"),
         Binding("ctrl+r", "reload", "Reload"),
         Binding("q", "quit", "Quit"),
+        Binding("v", "toggle_view", "Sent/resolved", show=False),
+        Binding("p", "prepare_summaries", "Summarize"),
+        Binding("P", "prepare_summaries(True)", "Summarize with model", show=False),
     ]
 
     def __init__(self, session: SessionLike, starting: Awaitable[None] | None = None) -> None:
@@ -69,6 +74,8 @@ class CruxTui(App[None]):
             with Vertical(id="detail"):
                 yield StatusLine(id="status")
                 with TabbedContent(id="tabs"):
+                    with TabPane("Request", id="tab-request"):
+                        yield RequestView(id="request")
                     with TabPane("System text", id="tab-system"):
                         yield SystemTextView(id="system")
                     with TabPane("Contributors", id="tab-contributors"):
@@ -155,6 +162,7 @@ class CruxTui(App[None]):
     def on_contributors_table_part_highlighted(self, message: ContributorsTable.PartHighlighted) -> None:
         self.selected_part = message.source
         self.query_one(SystemTextView).selected_part = message.source
+        self.query_one(RequestView).selected_part = message.source
 
     def show_selection(self) -> None:
         """Show the selected example: from the report, or re-evaluated when a budget is set."""
@@ -179,6 +187,7 @@ class CruxTui(App[None]):
 
     def update_part(self) -> None:
         self.query_one(SystemTextView).selected_part = self.selected_part
+        self.query_one(RequestView).selected_part = self.selected_part
         self.query_one(ContributorsTable).select_part(self.selected_part)
 
     def update_status(self) -> None:
@@ -192,6 +201,7 @@ class CruxTui(App[None]):
             "target": self.budget_target(prompt),
             "stale": bool(report.get("stale")),
             "busy": self.busy,
+            "shown": self.shown if prompt is not None else None,
         }
 
     def update_panes(self) -> None:
@@ -206,7 +216,8 @@ class CruxTui(App[None]):
             self.query_one(SystemTextView).data = self.shown
             self.query_one(ContributorsTable).data = self.shown
             self.query_one(ToolsView).data = (prompt, self.shown)
-            self.query_one(PlanningView).data = self.shown
+            self.query_one(PlanningView).data = (prompt, self.shown)
+            self.query_one(RequestView).data = (prompt, self.shown)
         self.query_one(RunsView).data = (self.runs.get(self.prompt_id or "", []), bool(prompt and prompt.get("has_model")))
         errors = collect_errors(report, self.shown)
         self.query_one(ErrorsView).data = (errors, bool(report and report.get("stale")))
