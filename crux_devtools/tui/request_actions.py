@@ -20,11 +20,12 @@ from . import report as rp
 class SummariesPrepared(Message):
     """``session.prepare_summaries`` returned ``{"prepared", "skipped", "error"}``."""
 
-    def __init__(self, prompt_id: str, result: dict[str, Any], allow_models: bool) -> None:
+    def __init__(self, prompt_id: str, result: dict[str, Any], allow_models: bool, summaries: list[dict[str, Any]]) -> None:
         super().__init__()
         self.prompt_id = prompt_id
         self.result = result
         self.allow_models = allow_models
+        self.summaries = summaries  # the example's SummaryStates when the key was pressed
 
 
 def prepared_sentence(prompt_id: str, result: dict[str, Any], allow_models: bool, summaries: list[dict[str, Any]]) -> tuple[str, str]:
@@ -61,20 +62,19 @@ class RequestActions:
         budget = self.budgets.get(prompt["id"]) if self.budget_target(prompt) == "system" else None
         self.busy = "preparing summaries" + (" with the model" if allow_models else "")
         self.update_status()
-        self.run_preparation(prompt["id"], example, allow_models, budget)
+        self.run_preparation(prompt["id"], example, allow_models, budget, list((self.shown or {}).get("summaries") or []))
 
     @work(group="prepare", exit_on_error=False)
-    async def run_preparation(self: Any, prompt_id: str, example: str | None, allow_models: bool, budget: int | None) -> None:
+    async def run_preparation(self: Any, prompt_id: str, example: str | None, allow_models: bool, budget: int | None, summaries: list[dict[str, Any]]) -> None:
         try:
             result = await self.session.prepare_summaries(prompt_id, example=example, allow_models=allow_models, token_budget=budget)
         except Exception as exc:  # the engine's own failure: said in a notification
             result = {"prepared": [], "skipped": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
-        self.post_message(SummariesPrepared(prompt_id, result, allow_models))
+        self.post_message(SummariesPrepared(prompt_id, result, allow_models, summaries))
 
     def on_summaries_prepared(self: Any, message: SummariesPrepared) -> None:
         if self.busy and self.busy.startswith("preparing"):
             self.busy = None
             self.update_status()
-        summaries = (self.shown or {}).get("summaries") or []
-        text, severity = prepared_sentence(message.prompt_id, message.result, message.allow_models, summaries)
+        text, severity = prepared_sentence(message.prompt_id, message.result, message.allow_models, message.summaries)
         self.notify(text, title="Summaries", severity=severity, markup=False)
