@@ -66,7 +66,7 @@ async def test_the_request_tab_is_first_and_shows_the_authored_alternative_and_o
         assert "catalog · ladder · authored: catalog-index · 19 tok" in text
         assert "## Catalog (index)" in text and "## Catalog (complete)" not in text
         handle = next(c["handle"] for c in preview["contributions"] if c["contributor"] == "sync-log")
-        assert f"sync-log · ladder · offload preview · handle {handle} · 252 tok" in text
+        assert f"sync-log · ladder · offload preview · 252 tok · handle {handle}" in text
         assert f'read_offload(handle="{handle}", offset, limit)' in " ".join(text.split())
         # the body holds every character of the sent system text, part by part, in order
         body = "\n".join(request_lines(app))

@@ -77,9 +77,12 @@ def plan_notes(prompt: dict[str, Any] | None, example: dict[str, Any]) -> list[R
 
 def part_rule(part: SentPart, selected: bool) -> Rule:
     style = RUNG_STYLE.get(part.representation, "blue")
-    bits = [part.contributor, part.kind, part.rung]
+    # the handle goes last: a narrow pane cuts it rather than the token count
+    bits = [part.contributor, part.kind, "offload preview" if part.representation == "offload" else part.rung]
     if part.text is not None:
         bits.append(f"{part.tokens:,} tok")
+    if part.handle:
+        bits.append(f"handle {part.handle}")
     title = Text(" · ".join(bits), style=f"{style} reverse" if selected else f"bold {style}")
     return Rule(title, align="left", style=style)
 
