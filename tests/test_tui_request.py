@@ -236,3 +236,19 @@ async def test_an_over_limit_plan_says_nothing_would_be_sent(session: FakeSessio
         text = screen_text(app)
         assert "Nothing would be sent: no plan fits the limit." in text
         assert "▲ over-limit" in text and "✓ fits" not in text
+
+
+async def test_selecting_a_context_scrolls_the_request_to_its_part(session: FakeSession) -> None:
+    app = make_tui(session)
+    async with app.run_test(size=(140, 22)) as pilot:
+        await show(pilot, "ladder-reply", "quiet")  # the full catalog: the log sits below the screen
+        app.query_one(PromptTree).select_prompt("ladder-reply")
+        await settle(pilot)
+        assert "sync-log · ladder" not in screen_text(app)
+        tree = app.query_one(PromptTree)
+        node = next(n for n in tree._shown_nodes if n.data and n.data.prompt_id == "ladder-reply" and n.data.context_id == "sync-log")
+        tree.move_cursor(node)
+        await settle(pilot)
+        assert app.query_one(RequestView).selected_part == "sync-log"
+        assert app.query_one(RequestView).scroll_y > 10
+        assert "sync-log · ladder · full" in screen_text(app)

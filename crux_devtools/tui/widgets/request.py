@@ -91,10 +91,14 @@ def section(title: str) -> Rule:
     return Rule(Text(title, style="bold"), align="left", style="bold white", characters="━")
 
 
-def system_section(preview: dict[str, Any], details: dict[str, str], selected_part: str | None) -> list[RenderableType]:
+def system_section(preview: dict[str, Any], details: dict[str, str], selected_part: str | None) -> tuple[list[RenderableType], int | None]:
+    """The system text part by part; also the index of the selected part's rule, if any."""
     parts = system_parts(preview)
     items: list[RenderableType] = [section(f"System text · {sum(p.tokens for p in parts):,} tok")]
+    selected: int | None = None
     for part in parts:
+        if part.contributor == selected_part and selected is None:
+            selected = len(items)
         items.append(part_rule(part, selected=part.contributor == selected_part))
         if part.text is None:
             items.append(Padding(Text("(nothing sent: this rung omits the part and its tools)", style="dim italic"), (0, 0, 0, 2)))
@@ -102,7 +106,7 @@ def system_section(preview: dict[str, Any], details: dict[str, str], selected_pa
         if details.get(part.contributor):  # what a memory read: a note, not sent
             items.append(Padding(Text(details[part.contributor], style="dim italic"), (0, 0, 0, 2)))
         items.append(Padding(Text(part.text), (0, 0, 0, 2)))
-    return items
+    return items, selected
 
 
 def messages_section(preview: dict[str, Any]) -> list[RenderableType]:
@@ -161,10 +165,10 @@ def nothing_sent(example: dict[str, Any]) -> list[RenderableType]:
     return items
 
 
-def render_request(prompt: dict[str, Any] | None, example: dict[str, Any] | None, selected_part: str | None = None) -> RenderableType:
-    """The whole tab as one renderable."""
+def request_items(prompt: dict[str, Any] | None, example: dict[str, Any] | None, selected_part: str | None = None) -> tuple[list[RenderableType], int | None]:
+    """The tab's renderables, and the index of the selected part's rule (to scroll to it)."""
     if not example:
-        return Text("Select a prompt on the left.", style="dim")
+        return [Text("Select a prompt on the left.", style="dim")], None
     preview = example.get("preview")
     items: list[RenderableType] = []
     if preview is not None:
@@ -172,9 +176,11 @@ def render_request(prompt: dict[str, Any] | None, example: dict[str, Any] | None
         items.extend(plan_notes(prompt, example))
     if preview is None or preview.get("sent") is None:
         items.extend(nothing_sent(example))
-        return Group(*items)
+        return items, None
     details = {p["source"]: p["detail"] for p in (example.get("inspection") or {}).get("parts") or [] if p.get("detail")}
-    items.extend(system_section(preview, details, selected_part))
+    system, index = system_section(preview, details, selected_part)
+    selected = None if index is None else len(items) + index
+    items.extend(system)
     items.extend(messages_section(preview))
     items.extend(tools_section(preview))
     max_tokens = preview["sent"].get("max_tokens")
@@ -182,11 +188,17 @@ def render_request(prompt: dict[str, Any] | None, example: dict[str, Any] | None
     items.append(Text(f"max_tokens {max_tokens:,}" if max_tokens is not None else f"max_tokens not set (output reserve {reserve:,} planned)" if isinstance(reserve, int) else "max_tokens not set", style="dim"))
     if example.get("truncated"):
         items.append(Text("Long texts were cut in this report; token counts are of the full text.", style="yellow"))
-    return Group(*items)
+    return items, selected
+
+
+def render_request(prompt: dict[str, Any] | None, example: dict[str, Any] | None, selected_part: str | None = None) -> RenderableType:
+    """The whole tab as one renderable."""
+    return Group(*request_items(prompt, example, selected_part)[0])
 
 
 class RequestView(ReportPane):
-    """``data`` is ``(PromptReport, ExampleReport)``; ``selected_part`` is highlighted."""
+    """``data`` is ``(PromptReport, ExampleReport)``; ``selected_part`` is highlighted, and the view
+    scrolls to it (a part may sit below a long one)."""
 
     selected_part: reactive[str | None] = reactive(None)
 
@@ -196,3 +208,17 @@ class RequestView(ReportPane):
 
     def watch_selected_part(self) -> None:
         self.refresh_body()
+        self.call_after_refresh(self.scroll_to_selected)
+
+    def scroll_to_selected(self) -> None:
+        """Scroll so that the selected part's rule is the first line on screen."""
+        prompt, example = self.data or (None, None)
+        items, index = request_items(prompt, example, self.selected_part)
+        if index is None:
+            return
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return
+        console = self.app.console
+        above = console.render_lines(Group(*items[:index]), console.options.update_width(width), pad=False)
+        self.scroll_to(y=len(above), animate=False)
