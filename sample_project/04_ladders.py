@@ -7,20 +7,24 @@
 - `example-replies` = droppable(...): decorative, dropped first (priority 10).
 - `house-rules` is a plain context: always sent exactly.
 
-This prompt has no model, so the conservative profile applies: max 5,292 input tokens. The examples
-change the data size; the inspector's budget box changes the limit. What each shows:
+This prompt names no model, so it is planned against the project's `default_model` from
+`pyproject.toml`: `nimbus-local`, an 8,192-token window with 2,048 tokens reserved for the answer and
+estimated counting, so max 5,702 input tokens (the inspector's Planning panel says so). The examples
+change the data size; the inspector's budget box changes the limit. What each sends (the page's
+*Request as sent*):
 
 - `quiet-day` (1 hour of log): everything at full fidelity (about 2,100 tokens); the log's offload
   rung is "below-floor" (under above_tokens=300). Budget 2,000: `example-replies` omitted. Budget
-  800: the catalog drops to its authored index (and the examples fit again). Budget 400: the catalog
-  is omitted too, and `lookup_sku` disappears with it.
-- `busy-day` (24 hours of log, about 7,000 tokens): `sync-log` is offloaded (a preview + a handle,
-  and `read_offload` is offered). Its summary rung shows "unprepared": `preview` never prepares
-  artifacts; `generate` does (lesson 5 shows a prepared summary in a run). Budget 2,000: the catalog
-  goes to its index too. Budget 800: the examples go. Budget 400: over the limit
-  (REQUEST_TOO_LARGE), since the log's reference and the house rules are required.
-- `big-catalog` (four notes per product and region): the full catalog alone is over 5,292 tokens,
-  so the authored index is sent even at the default limit.
+  800: the catalog is sent as its authored index, `catalog-index` (and the examples fit again).
+  Budget 400: the catalog is omitted too, and `lookup_sku` is no longer offered.
+- `busy-day` (24 hours of log, about 7,000 tokens): `sync-log` is sent as an offload preview (its
+  first and last lines and a handle) and `read_offload` is offered. Its summary rung says "not
+  prepared": `preview` never prepares artifacts. Press *Prepare extractive summary* in Planning (no
+  model needed; `generate` would make the same one): the summary is sent instead (about 2,100
+  tokens). Budget 2,000: the catalog goes to its index too. Budget 800: the examples go. Budget 400:
+  over the limit (REQUEST_TOO_LARGE): nothing would be sent.
+- `big-catalog` (four notes per product and region): the full catalog (about 5,350 tokens) leaves no
+  room for the rest under 5,702, so the authored index is sent even at the default limit.
 """
 
 from __future__ import annotations

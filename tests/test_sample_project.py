@@ -67,12 +67,17 @@ def test_crux_devtools_check_passes_on_the_sample_project():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_the_sample_examples_show_each_case_the_readme_tour_promises():
-    """What the tour tells a newcomer to look at is really in the report the inspector shows."""
-    import json
+def test_the_sample_examples_show_each_case_the_readme_tour_promises(tmp_path):
+    """What the tour tells a newcomer to look at is really in the report the inspector shows.
 
+    On a copy without ``.crux/``: following the tour in this checkout prepares a summary there."""
+    import json
+    import shutil
+
+    sample = tmp_path / "sample_project"
+    shutil.copytree(SAMPLE, sample, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
     exe = Path(sys.executable).with_name("crux-devtools")
-    out = subprocess.run([str(exe), "inspect", str(SAMPLE), "--json"], capture_output=True, text=True, timeout=180)
+    out = subprocess.run([str(exe), "inspect", str(sample), "--json"], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     examples = {(p["id"], ex["name"]): ex for p in report["prompts"] for ex in p["examples"]}
@@ -92,6 +97,15 @@ def test_the_sample_examples_show_each_case_the_readme_tour_promises():
     assert ("sync-log", "offload") in adapted(("ladder-reply", "busy-day"))
     assert ("catalog", "authored") in adapted(("ladder-reply", "big-catalog"))
     assert adapted(("ladder-reply", "quiet-day")) == set()
+    # Step 4 of the tour: the ladder prompt names no model, so the project default of pyproject.toml plans it,
+    # and the log's summary is there to prepare from the page.
+    ladder = next(p for p in report["prompts"] if p["id"] == "ladder-reply")
+    assert (ladder["plan_model"]["source"], ladder["plan_model"]["name"]) == ("project", "nimbus-local")
+    assert ladder["plan_model"]["profile"].startswith("pyproject.toml:")
+    assert examples[("ladder-reply", "busy-day")]["preview"]["max_input_tokens"] == 5702
+    assert examples[("ladder-reply", "busy-day")]["summaries"][0]["prepared"] is False
+    sent = examples[("ladder-reply", "big-catalog")]["preview"]["sent"]
+    assert "## Product catalog (index)" in sent["system"] and "lookup_sku" in [t["name"] for t in sent["tools"]]
     memory_text = examples[("support-with-memory", "photo-sync")]["inspection"]["system"]
     assert "left out to fit 80 tokens" in memory_text and "load_skill" in memory_text
     # Each module-level context points at the line that defines it; memory says what it read.

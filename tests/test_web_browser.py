@@ -62,7 +62,7 @@ async def test_the_sample_project_opens_and_an_example_can_be_picked(server: Liv
     async with new_page(browser) as page:
         await page.goto(server.url + "/")
         await page.click("a[href='/prompts/support-reply']")
-        await page.wait_for_selector("#system-text")
+        await page.wait_for_selector("#sent-system")
         assert await page.locator(".part[data-source='account']").count() == 1  # signed-in example
         await page.select_option("#example", "anonymous")
         await page.wait_for_selector("#report[data-example='anonymous']")
@@ -74,12 +74,16 @@ async def test_the_sample_project_opens_and_an_example_can_be_picked(server: Liv
 async def test_moving_the_budget_shows_a_context_drop(server: LiveServer, browser: Any) -> None:
     async with new_page(browser) as page:
         await page.goto(server.url + "/prompts/support-reply?example=signed-in")
-        await page.wait_for_selector("#system-text")
+        await page.wait_for_selector("#sent-system")
         assert await page.locator("#dropped").count() == 0
         await page.locator("#budget-range").fill("60")
         await page.wait_for_selector("#report[data-budget='60']")
         dropped = await page.locator("#dropped").inner_text()
         assert "product-facts" in dropped
+        assert "product-facts" in await page.locator("#not-sent").inner_text()  # dropped means not sent
+        assert await page.locator("#sent-system .part[data-source='product-facts']").count() == 0
+        await page.click("#tab-resolved")
+        await page.wait_for_selector("#report[data-view='resolved']")
         assert await page.locator(".seg-dropped").count() >= 1
         assert await page.input_value("#budget-number") == "60"
         assert "budget=60" in page.url
@@ -93,15 +97,40 @@ async def test_saving_a_file_updates_the_page_and_keeps_example_budget_and_scrol
         scroll = await page.evaluate("window.scrollY")
         source = project / "01_contexts.py"
         source.write_text(source.read_text().replace("support agent for Nimbus", "support agent for Nimbus Cloud (edited)"))
-        await page.wait_for_function("document.querySelector('#system-text').innerText.includes('(edited)')", timeout=20000)
+        await page.wait_for_function("document.querySelector('#sent-system').innerText.includes('(edited)')", timeout=20000)
         assert await page.locator("#report").get_attribute("data-example") == "anonymous"
         assert await page.locator("#report").get_attribute("data-budget") == "100"
         assert await page.input_value("#example") == "anonymous"
         assert "product-facts" in await page.locator("#dropped").inner_text()
         assert abs(await page.evaluate("window.scrollY") - scroll) < 2
         assert "(edited)" in await page.locator(".dl-add").first.inner_text()
+
+
+async def test_the_ladders_lesson_shows_an_authored_alternative_an_offload_preview_and_a_summary_as_sent(server: LiveServer, browser: Any) -> None:
+    """README tour, step 4, as a person does it."""
+    async with new_page(browser, height=1180) as page:
+        await page.goto(server.url + "/prompts/ladder-reply?example=big-catalog")
+        await page.wait_for_selector("#sent-system")
+        authored = page.locator("#sent-system .sent-part[data-source='catalog']")
+        assert await authored.get_attribute("data-rung") == "authored"
+        assert "authored: catalog-index" in await authored.locator(".part-label").inner_text()
+        assert "## Product catalog (index)" in await authored.locator(".part-text").inner_text()
+        planning = await page.locator("#planning").inner_text()
+        assert "nimbus-local" in planning and "project default from pyproject.toml" in planning
+        await page.select_option("#example", "busy-day")
+        await page.wait_for_selector("#report[data-example='busy-day']")
+        log = page.locator("#sent-system .sent-part[data-source='sync-log']")
+        assert await log.get_attribute("data-rung") == "offload"
+        assert (await log.locator(".handle").inner_text()).startswith("ofl_")
+        assert "read_offload" in await page.locator("#sent-tools").inner_text()
+        assert "not prepared" in await page.locator("#planning .rungs[data-contributor='sync-log']").inner_text()
+        await page.click("#planning .prepare-summary")
+        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='summary']", timeout=20000)
+        assert (await log.locator(".part-text").inner_text()).startswith("[summary of sync-log]")
+        assert "read_offload" not in await page.locator("#sent-tools").inner_text()
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
-            await page.set_viewport_size({"width": 1360, "height": 1180})
+            await page.goto(server.url + "/prompts/ladder-reply?example=busy-day&budget=2000&budget_for=request")
+            await page.wait_for_selector("#sent-system .sent-part[data-rung='offload']")
             await page.evaluate("window.scrollTo(0, 0)")
             await page.screenshot(path=str(REPO / "docs" / "screenshot-web.png"))
 
@@ -110,13 +139,15 @@ async def test_an_xss_payload_in_a_prompt_stays_inert_text(server: LiveServer, b
     async with new_page(browser) as page:
         dialogs: list[str] = []
         page.on("dialog", lambda d: dialogs.append(d.message))
-        await page.goto(server.url + "/prompts/xss-probe")
-        await page.wait_for_selector("#system-text")
-        text = await page.locator("#system-text").inner_text()
-        assert '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">' in text
-        assert "<script>window.__xss = 3</script>" in await page.locator("#user-prompt").inner_text()
-        assert await page.evaluate("typeof window.__xss") == "undefined"
-        assert await page.locator("#system-text img, #system-text script, #system-text b").count() == 0
+        for view in ("sent", "resolved"):
+            await page.goto(server.url + f"/prompts/xss-probe?view={view}")
+            await page.wait_for_selector(f"#report[data-view='{view}']")
+            system, prompt = ("#sent-system", "#sent-messages") if view == "sent" else ("#system-text", "#user-prompt")
+            text = await page.locator(system).inner_text()
+            assert '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">' in text
+            assert "<script>window.__xss = 3</script>" in await page.locator(prompt).inner_text()
+            assert await page.evaluate("typeof window.__xss") == "undefined"
+            assert await page.locator(f"{system} img, {system} script, {system} b").count() == 0
         assert dialogs == []
 
 
@@ -125,7 +156,7 @@ async def test_running_an_agent_shows_each_step_and_the_answer(server: LiveServe
         await page.goto(server.url + "/")
         runnable = page.locator("tr.prompt-row:has(.kind-run) a").first
         await runnable.click()
-        await page.wait_for_selector("#system-text")
+        await page.wait_for_selector("#sent-system")
         await page.click("button.run")
         await page.wait_for_selector("#run-output .step", timeout=20000)
         text = await page.inner_text("#run-output")

@@ -52,11 +52,15 @@ async def test_prompt_page_shows_each_part_with_its_source_and_the_user_prompt(c
 
 
 async def test_a_part_has_the_same_colour_in_the_text_and_the_token_bar(client: httpx.AsyncClient) -> None:
-    r = await client.get("/prompts/support-reply")
     import re
 
-    seg = re.search(r'class="seg (c-\d+) seg-active"[^>]*data-source="house-rules"', r.text)
-    part = re.search(r'class="part (c-\d+)" data-source="house-rules"', r.text)
+    sent = await client.get("/prompts/support-reply")
+    seg = re.search(r'class="seg (c-\d+)"[^>]*data-source="house-rules"', sent.text)
+    part = re.search(r'class="part sent-part (c-\d+) rung-full" data-source="house-rules"', sent.text)
+    assert seg and part and seg.group(1) == part.group(1)
+    resolved = await client.get("/prompts/support-reply?view=resolved")
+    seg = re.search(r'class="seg (c-\d+) seg-active"[^>]*data-source="house-rules"', resolved.text)
+    part = re.search(r'class="part (c-\d+)" data-source="house-rules"', resolved.text)
     assert seg and part and seg.group(1) == part.group(1)
 
 
@@ -113,9 +117,12 @@ async def test_an_unknown_prompt_is_a_404_page(client: httpx.AsyncClient) -> Non
     assert r.status_code == 404 and "No prompt or agent named" in r.text
 
 
-async def test_planning_section_says_not_available_without_a_preview(client: httpx.AsyncClient) -> None:
+async def test_planning_section_says_not_available_without_a_preview(client: httpx.AsyncClient, session: FakeSession) -> None:
+    for example in next(p for p in session.report["prompts"] if p["id"] == "support-reply")["examples"]:
+        example["preview"] = None
     r = await client.get("/prompts/support-reply")
     assert 'id="planning-unavailable"' in r.text
+    assert 'id="sent-unavailable"' in r.text  # the main panel says so too, and points at the resolved view
 
 
 async def test_diff_shows_the_change_after_a_save(client: httpx.AsyncClient, session: FakeSession) -> None:
@@ -222,8 +229,12 @@ async def test_the_system_text_card_says_when_the_planner_adapted_the_request(tm
     p = prompt("ladder", system="You answer.", use=[context("rules", system="Be brief."), droppable(big)])
     session = FakeSession(tmp_path, [p])
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as c:
-        plain = await c.get("/prompts/ladder?budget_for=request")
-        tight = await c.get("/prompts/ladder?budget_for=request&budget=100")
+        plain = await c.get("/prompts/ladder?budget_for=request&view=resolved")
+        tight = await c.get("/prompts/ladder?budget_for=request&budget=100&view=resolved")
+        sent = await c.get("/prompts/ladder?budget_for=request&budget=100")
     assert 'id="planned-note"' not in plain.text
     assert 'id="planned-note"' in tight.text
-    assert 'The planner adapted this request' in tight.text and '<span class="mono">sync-log</span> → <span class="tag">omitted</span>' in tight.text
+    assert 'The planner adapted the request' in tight.text and '<span class="mono">sync-log</span> → <span class="tag">omitted</span>' in tight.text
+    # The default view is the request as sent: the omitted log is listed as not sent, and its text is nowhere.
+    assert 'id="not-sent"' in sent.text and "omitted by the planner" in sent.text
+    assert "line of the sync log" not in sent.text.split('id="sent-system"')[1].split('id="not-sent"')[0]

@@ -88,6 +88,9 @@ class FakeSession:
         self.runs: list[dict[str, Any]] = []
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._report: dict[str, Any] | None = None
+        from crux_devtools.inspector.planning import PlanningDefaults
+
+        self.defaults = PlanningDefaults()  # no pyproject profiles; summaries in memory (a test may set a store)
         self._rebuild()
 
     # ---- SessionLike
@@ -115,12 +118,22 @@ class FakeSession:
         p = self.prompts[prompt_id]
         name = "custom" if input is not None else (example or next(iter(p.examples or {"": {}})))
         data = input if input is not None else (p.examples or {}).get(name, {})
-        report = self._example(p, name, data, token_budget)
-        if input_budget is not None and report["error"] is None:  # the real planner, as the worker runs it
-            from crux_devtools import InputBudget, preview
+        return self._example(p, name, data, token_budget, input_budget)
 
-            report["preview"] = preview(p, input=data, input_budget=InputBudget(max=input_budget)).to_dict()
-        return report
+    async def prepare_summaries(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None,
+                                contributor: str | None = None, allow_models: bool = False, token_budget: int | None = None) -> dict[str, Any]:
+        """Prepares into this session's own store with the worker's code, then "reloads"."""
+        from crux_devtools.inspector.evaluate import prepare
+
+        p = self.prompts[prompt_id]
+        name = example or next(iter(p.examples or {"": {}}))
+        data = input if input is not None else (p.examples or {}).get(name, {})
+        result = await asyncio.to_thread(  # the worker runs it synchronously, outside any event loop
+            prepare, self.root, self._target(p), data, self.defaults, contributor=contributor, allow_models=allow_models, token_budget=token_budget,
+        )
+        if result["prepared"]:
+            await self.reload()
+        return result
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
         self.runs.append({"prompt_id": prompt_id, "example": example, "input": input})
@@ -171,15 +184,21 @@ class FakeSession:
         for callback in list(self._subscribers):
             callback(event)
 
-    def _example(self, p: Any, name: str, data: dict[str, Any], budget: int | None) -> dict[str, Any]:
-        try:
-            inspection = p.inspect(data, token_budget=budget).to_dict()
-        except Exception as exc:  # mirrors the worker: a failing example is data, not a crash
-            return {"name": name, "input": data, "error": {"file": None, "line": None, "type": type(exc).__name__,
-                    "message": str(exc), "traceback": ""}, "inspection": None, "preview": None, "preview_error": None}
-        return {"name": name, "input": data, "error": None, "inspection": inspection, "preview": None, "preview_error": None}
+    def _target(self, p: Any) -> Any:
+        from crux_devtools.inspector.loader import Target
+
+        line = 10 + list(self.prompts).index(p.id)
+        return Target(p.id, "prompt", p, "prompts", "prompts.py", line)  # an "agent" here is a prompt said to have a model
+
+    def _example(self, p: Any, name: str, data: dict[str, Any], budget: int | None, input_budget: int | None = None) -> dict[str, Any]:
+        """What the worker answers: the real inspection and plan (``evaluate_example``), in process."""
+        from crux_devtools.inspector.evaluate import evaluate_example
+
+        return evaluate_example(self.root, self._target(p), name, data, token_budget=budget, input_budget=input_budget, defaults=self.defaults)
 
     def _rebuild(self) -> None:
+        from crux_devtools.inspector.evaluate import planned_tokens, status_of
+
         self.version += 1
         prompts = []
         for line, p in enumerate(self.prompts.values(), start=10):
@@ -189,8 +208,8 @@ class FakeSession:
                 "id": p.id, "kind": "agent" if p.id in self.agent_ids else "prompt", "module": "prompts", "file": "prompts.py",
                 "line": line, "input_schema": p.input_model.model_json_schema(), "contexts": [],
                 "tools": sorted((first.get("inspection") or {}).get("tools", [])), "default_budget": None,
-                "status": "error" if first["error"] else "fits", "total_tokens": (first.get("inspection") or {}).get("total_tokens", 0),
-                "has_model": p.id in self.agent_ids, "examples": examples,
+                "status": status_of(examples), "total_tokens": planned_tokens(first),
+                "has_model": p.id in self.agent_ids, "plan_model": self.defaults.plan_model(self._target(p)), "examples": examples,
             })
         body = {"version": self.version, "project": str(self.root), "generated_at": datetime.now(UTC).isoformat(),
                 "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts}

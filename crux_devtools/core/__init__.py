@@ -12,6 +12,7 @@ from .budget import (
 from .ladders import droppable, offload, offloadable, prefer, summarizable
 from .offload_store import OffloadReceipt, OffloadStore
 from .planner import apreview, preview
+from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
 from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
 from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
 from .summaries import SummaryStore, summarize
@@ -51,6 +52,9 @@ __all__ = [
     "OffloadStore",
     "apreview",
     "preview",
+    "PreparedSummary",
+    "aprepare_summaries",
+    "prepare_summaries",
     "Adaptation",
     "Candidate",
     "Contribution",

@@ -104,7 +104,8 @@ Prepared summaries live in ``DIR/.crux/summaries.sqlite3``; every preview of the
 allow_models=False, token_budget=None)`` prepares the missing summaries of one example there
 (extractive ones only, unless ``allow_models``: a hierarchical summary calls its model), then
 reloads the project; it returns ``{"prepared": [{"contributor", "strategy", "tokens"}],
-"skipped": [{"contributor", "reason"}], "error": LoadError | None}``.
+"skipped": [{"contributor", "reason", "needs_model", "model"}], "error": LoadError | None}``
+(``needs_model``: hierarchical, not prepared without ``allow_models``).
 
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
@@ -196,6 +197,22 @@ class SessionLike(Protocol):
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run an agent in the worker; returns ``{"text", "steps": [Step.to_dict()...], "error"}``."""
+        ...
+
+    async def prepare_summaries(
+        self,
+        prompt_id: str,
+        *,
+        example: str | None = None,
+        input: dict[str, Any] | None = None,
+        contributor: str | None = None,
+        allow_models: bool = False,
+        token_budget: int | None = None,
+    ) -> dict[str, Any]:
+        """Prepare an example's missing summaries in the project's summary store, then reload.
+
+        Returns ``{"prepared": [...], "skipped": [...], "error": LoadError | None}`` (see above).
+        """
         ...
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:

@@ -165,3 +165,111 @@ def scan(base: Path) -> list[ModuleRef]:
             if _IMPORTS_CRUX.search(text):
                 found.append(file_ref(base, path))
     return found
+
+
+# --- model profiles: what prompts are planned against -------------------------------------------
+
+_CONFIDENCES = ("exact", "estimated", "conservative")
+_PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence")
+
+
+def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``default_model`` and the ``[tool.crux-devtools.models.NAME]`` capacity profiles of
+    ``pyproject.toml``, checked here (the server never imports the core), as plain data for the worker::
+
+        {"default_model": str | None, "default_model_line": int | None,
+         "models": {name: {"context_window", "default_output_reserve", "counting_confidence", "line"}}}
+
+    Each bad value is a load error at ``pyproject.toml:LINE`` and is left out; an unreadable file is
+    reported by ``read_configured_modules`` already, so it gives no second error here.
+    """
+    config: dict[str, Any] = {"default_model": None, "default_model_line": None, "models": {}}
+    path = Path(root) / "pyproject.toml"
+    if not path.is_file():
+        return config, []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return config, []
+    section = data.get("tool", {}).get("crux-devtools", {})
+    if not isinstance(section, dict):
+        return config, []
+    errors: list[dict[str, Any]] = []
+    lines = _TomlLines(path)
+    default = section.get("default_model")
+    if default is not None:
+        line = lines.find("tool.crux-devtools", "default_model")
+        if isinstance(default, str) and default.strip():
+            config["default_model"], config["default_model_line"] = default.strip(), line
+        else:
+            errors.append(config_error(line, "ConfigError", f'[tool.crux-devtools] default_model must be a model name such as "gpt-4o", got {default!r}'))
+    models = section.get("models", {})
+    if not isinstance(models, dict):
+        message = "[tool.crux-devtools] models must be a table of model profiles: [tool.crux-devtools.models.NAME] with context_window = N"
+        return config, errors + [config_error(lines.find("tool.crux-devtools", "models"), "ConfigError", message)]
+    for name, table in models.items():
+        profile, error = _model_profile(name, table, lines)
+        if profile is not None:
+            config["models"][name] = profile
+        if error is not None:
+            errors.append(error)
+    return config, errors
+
+
+def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    header = f"tool.crux-devtools.models.{_toml_key(name)}"
+    where = f"[{header}]"
+    if not isinstance(table, dict):
+        return None, config_error(lines.find("tool.crux-devtools.models", name) or lines.header(header), "ConfigError", f"{where} must be a table with context_window = N, got {table!r}")
+    unknown = sorted(set(table) - set(_PROFILE_KEYS))
+    if unknown:
+        message = f"{where} has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(_PROFILE_KEYS)}"
+        return None, config_error(lines.find(header, unknown[0]), "ConfigError", message)
+    for key, low in (("context_window", 1), ("default_output_reserve", 0)):
+        value = table.get(key)
+        if value is None and key == "context_window":
+            return None, config_error(lines.header(header), "ConfigError", f"{where} needs context_window = N (the model's context window in tokens)")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 2**53 - 1):
+            kind = "a positive" if low else "a non-negative"
+            return None, config_error(lines.find(header, key), "ConfigError", f"{where} {key} must be {kind} whole number of tokens, got {value!r}")
+    confidence = table.get("counting_confidence", "estimated")
+    if confidence not in _CONFIDENCES:
+        message = f"{where} counting_confidence must be one of {', '.join(_CONFIDENCES)}, got {confidence!r}"
+        return None, config_error(lines.find(header, "counting_confidence"), "ConfigError", message)
+    window = table["context_window"]
+    reserve = table.get("default_output_reserve", min(4096, window // 4))
+    if reserve >= window:
+        message = f"{where} default_output_reserve ({reserve}) must be below context_window ({window}): no room is left for the input"
+        return None, config_error(lines.find(header, "default_output_reserve"), "ConfigError", message)
+    return {"context_window": window, "default_output_reserve": reserve, "counting_confidence": confidence, "line": lines.header(header)}, None
+
+
+def _toml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class _TomlLines:
+    """Line numbers of tables and keys in a TOML file, for error messages (a light scan, not a parser)."""
+
+    def __init__(self, path: Path) -> None:
+        self.lines = path.read_text(encoding="utf-8").splitlines()
+
+    def header(self, table: str) -> int | None:
+        wanted = table.replace(" ", "")
+        for number, text in enumerate(self.lines, start=1):
+            if text.strip().replace(" ", "") == f"[{wanted}]":
+                return number
+        return None
+
+    def find(self, table: str, key: str) -> int | None:
+        """The line of ``key = ...`` inside ``[table]``; else the table's header line."""
+        start = self.header(table)
+        if start is None:
+            return None
+        for number in range(start + 1, len(self.lines) + 1):
+            text = self.lines[number - 1].strip()
+            if text.startswith("["):
+                break
+            if re.match(rf'"?{re.escape(key)}"?\s*=', text):
+                return number
+        return start

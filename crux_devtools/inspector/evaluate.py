@@ -1,19 +1,26 @@
 """Building ``PromptReport`` and ``ExampleReport`` dicts for loaded targets. Runs only in the worker.
 
-The planning layer (``preview``) and the runtime (``Agent``, ``generate``) are looked up defensively:
-when they are missing, ``preview`` stays ``None`` and ``run`` says so.
+Every example is inspected (the resolved view) and planned (``preview``: the request as sent) with
+the same system-text budget, so a context the inspection shows as dropped is one the plan does not
+send. Plans use the project's model profiles and summary store (``planning.PlanningDefaults``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.budget import InputBudget
 from ..core.errors import RequestCompositionError
+from ..core.ladders import shape
+from ..core.planner import preview
+from ..core.preparing import prepare_summaries
+from ..core.runtime import generate
 from .errors import load_error, plain_error
 from .loader import LoadedProject, Target
+from .planning import PlanningDefaults
 
 # Texts longer than this are cut in reports (token counts stay those of the full text).
 MAX_TEXT = 200_000
@@ -26,28 +33,6 @@ def truncate(text: str | None) -> tuple[str | None, bool]:
         return text, False
     omitted = len(text) - MAX_TEXT
     return text[:MAX_TEXT] + f"\n… [truncated by crux-devtools: {omitted} more characters; token counts are of the full text]", True
-
-
-def preview_function() -> Callable[..., Any] | None:
-    """``preview`` from the planning layer, if it exists yet."""
-    try:
-        from ..core.planner import preview  # type: ignore[attr-defined]
-    except ImportError:
-        import crux_devtools
-
-        return getattr(crux_devtools, "preview", None)
-    return preview
-
-
-def generate_function() -> Callable[..., Any] | None:
-    """``generate`` from the runtime layer, if it exists yet."""
-    try:
-        from ..core.runtime import generate  # type: ignore[attr-defined]
-    except ImportError:
-        import crux_devtools
-
-        return getattr(crux_devtools, "generate", None)
-    return generate
 
 
 def default_budget(target: Target) -> int | None:
@@ -81,6 +66,66 @@ def inspection_dict(inspection: Any) -> tuple[dict[str, Any], bool]:
     return data, cut
 
 
+def preview_dict(planned: Any) -> tuple[dict[str, Any], bool]:
+    """``RequestPreview.to_dict()`` with the sent request's over-long texts cut, as ``inspection_dict``
+    does; returns whether anything was cut (token counts stay those of the full request)."""
+    data = planned.to_dict()
+    sent = data.get("sent")
+    cut = False
+    if sent is not None:
+        sent["system"], cut = truncate(sent.get("system"))
+        for message in sent.get("messages") or []:
+            if isinstance(message.get("content"), str):
+                message["content"], was = truncate(message["content"])
+                cut = cut or was
+    return data, cut
+
+
+def summary_layers(target: Target) -> dict[str, Any]:
+    """Each summarizable ladder of the target's prompt, by contributor id."""
+    layers: dict[str, Any] = {}
+    for reach in target.prompt.contexts():
+        if reach.ladder is not None:
+            sh = shape(reach.ladder)
+            if sh.summary is not None:
+                layers.setdefault(sh.id, sh.summary)
+    return layers
+
+
+def summary_states(target: Target, preview_data: dict[str, Any]) -> list[dict[str, Any]]:
+    """``ExampleReport["summaries"]``: one state per summary rung the planner considered."""
+    layers = summary_layers(target)
+    states = []
+    for candidate in preview_data.get("candidates") or []:
+        layer = layers.get(candidate["contributor"]) if candidate["representation"] == "summary" else None
+        if layer is None:
+            continue
+        states.append({
+            "contributor": candidate["contributor"],
+            "strategy": layer.strategy.key,
+            "needs_model": bool(layer.strategy.needs_model),
+            "model": getattr(layer.model, "name", None) if layer.model is not None else None,
+            "prepared": candidate["rejection_reason"] != "unprepared",
+        })
+    return states
+
+
+def example_status(report: dict[str, Any]) -> str:
+    """``"error"``, ``"over"`` (the plan is over-limit, or the system text is over the token budget
+    even after drops) or ``"fits"``: the one status every view shows for an example."""
+    if report["error"] is not None:
+        return "error"
+    failure = report["preview_error"]
+    if failure is not None:
+        return "over" if failure.get("code") in ("REQUEST_TOO_LARGE", "REPRESENTATION_UNAVAILABLE") else "error"
+    planned = report["preview"]
+    if planned is not None and planned.get("status") == "over-limit":
+        return "over"
+    if report["inspection"] is not None and not report["inspection"]["fits"]:
+        return "over"
+    return "fits"
+
+
 def input_key(prompt: Any, input: dict[str, Any], token_budget: int | None) -> tuple[int, str, int | None] | None:
     """What an inspection depends on: the prompt, the input and the budget (None: not comparable)."""
     try:
@@ -98,13 +143,17 @@ def evaluate_example(
     token_budget: int | None = None,
     input_budget: int | None = None,
     inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
+    defaults: PlanningDefaults | None = None,
 ) -> dict[str, Any]:
-    """One ``ExampleReport``: the inspection, and the planning preview when the planner exists.
+    """One ``ExampleReport``: the inspection and the plan, both under ``token_budget``.
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
     prompt, resolve each distinct input once.
     """
-    report: dict[str, Any] = {"name": name, "input": input, "error": None, "inspection": None, "preview": None, "preview_error": None, "truncated": False}
+    report: dict[str, Any] = {
+        "name": name, "input": input, "error": None, "inspection": None, "preview": None, "preview_error": None,
+        "truncated": False, "status": "error", "summaries": [],
+    }
     key = input_key(target.prompt, input, token_budget) if inspections is not None else None
     if key is not None and inspections is not None and key in inspections:
         inspected, report["truncated"] = inspections[key]
@@ -118,43 +167,57 @@ def evaluate_example(
         report["inspection"], report["truncated"] = inspection_dict(inspection)
         if key is not None and inspections is not None:
             inspections[key] = (report["inspection"], report["truncated"])
-    preview = preview_function()
-    if preview is None:
-        return report
+    kwargs = (defaults or PlanningDefaults()).preview_kwargs(target)
+    if token_budget is not None:
+        kwargs["token_budget"] = token_budget
+    if input_budget is not None:
+        kwargs["input_budget"] = InputBudget(max=input_budget)
     try:
-        kwargs: dict[str, Any] = {"input": input}
-        if input_budget is not None:
-            from ..core import InputBudget  # type: ignore[attr-defined]
-
-            kwargs["input_budget"] = InputBudget(max=input_budget)
-        report["preview"] = preview(target.obj, **kwargs).to_dict()
+        report["preview"], cut = preview_dict(preview(target.obj, input=input, **kwargs))
+        report["truncated"] = report["truncated"] or cut
+        report["summaries"] = summary_states(target, report["preview"])
     except RequestCompositionError as exc:
         report["preview_error"] = exc.to_dict()
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the planner runs user callbacks too
         report["preview_error"] = load_error(root, exc, file=target.file, line=target.line)
+    report["status"] = example_status(report)
     return report
 
 
 def status_of(examples: list[dict[str, Any]]) -> str:
-    """``"error"`` if any example failed, ``"over"`` if the first does not fit, else ``"fits"``."""
-    for example in examples:
-        if example["error"] is not None:
-            return "error"
-        failure = example["preview_error"]
-        if failure is not None and failure.get("code") not in (None, "REQUEST_TOO_LARGE"):
-            return "error"
-        if failure is not None and failure.get("code") is None:
-            return "error"
-    if not examples:
-        return "fits"
-    first = examples[0]
-    if first["inspection"] is not None and not first["inspection"]["fits"]:
-        return "over"
-    if first["preview"] is not None and first["preview"].get("status") == "over-limit":
-        return "over"
-    if first["preview_error"] is not None and first["preview_error"].get("code") == "REQUEST_TOO_LARGE":
-        return "over"
-    return "fits"
+    """``"error"`` if any example failed, else the first example's status (``"fits"`` with none)."""
+    if any(example["status"] == "error" for example in examples):
+        return "error"
+    return examples[0]["status"] if examples else "fits"
+
+
+def planned_tokens(example: dict[str, Any] | None) -> int:
+    """The list's TOKENS figure: the planned request's input tokens (the inspection's total without a plan)."""
+    if not example:
+        return 0
+    if example.get("preview") is not None:
+        return int(example["preview"]["input_tokens"])
+    return int((example.get("inspection") or {}).get("total_tokens") or 0)
+
+
+def prepare(root: Path, target: Target, input: dict[str, Any], defaults: PlanningDefaults, *, contributor: str | None = None,
+            allow_models: bool = False, token_budget: int | None = None) -> dict[str, Any]:
+    """Prepare one example's missing summaries into the project's summary store (the ``prepare`` op)."""
+    kwargs = defaults.preview_kwargs(target)
+    kwargs.pop("summary_store", None)
+    try:
+        done = prepare_summaries(
+            target.obj, input=input, summary_store=defaults.writable_store(root), allow_models=allow_models,
+            contributors=[contributor] if contributor else None, token_budget=token_budget, **kwargs,
+        )
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks and summary models may raise anything
+        return {"prepared": [], "skipped": [], "error": load_error(root, exc, file=target.file, line=target.line)}
+    prepared = [{"contributor": d.contributor, "strategy": d.strategy, "tokens": d.tokens} for d in done if d.status in ("prepared", "already-prepared")]
+    skipped = [
+        {"contributor": d.contributor, "reason": d.detail or d.status, "needs_model": d.status == "needs-model", "model": d.model}
+        for d in done if d.status in ("needs-model", "failed")
+    ]
+    return {"prepared": prepared, "skipped": skipped, "error": None}
 
 
 def _defined_at(context_lines: Mapping[int, tuple[str, int]] | None, context: Any) -> dict[str, Any]:
@@ -167,9 +230,11 @@ def prompt_report(
     target: Target,
     inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
     context_lines: Mapping[int, tuple[str, int]] | None = None,
+    defaults: PlanningDefaults | None = None,
 ) -> dict[str, Any]:
     """The ``PromptReport`` of one target with every example (``inspections``: see ``evaluate_example``;
-    ``context_lines``: where module-level contexts are defined, by ``id()``)."""
+    ``context_lines``: where module-level contexts are defined, by ``id()``; ``defaults``: the
+    project's model profiles and summary store)."""
     prompt = target.prompt
     try:
         schema = prompt.input_model.model_json_schema()
@@ -189,8 +254,7 @@ def prompt_report(
         for reach in prompt.contexts()
     ]
     budget = default_budget(target)
-    examples = [evaluate_example(root, target, name, data, input_budget=None, inspections=inspections) for name, data in example_inputs(target)]
-    first = examples[0]["inspection"] if examples and examples[0]["inspection"] else None
+    examples = [evaluate_example(root, target, name, data, inspections=inspections, defaults=defaults) for name, data in example_inputs(target)]
     note = None
     if not examples:
         note = (
@@ -208,21 +272,22 @@ def prompt_report(
         "tools": sorted(prompt.all_tools),
         "default_budget": budget,
         "status": status_of(examples),
-        "total_tokens": first["total_tokens"] if first else 0,
+        "total_tokens": planned_tokens(examples[0] if examples else None),
         "has_model": target.kind == "agent" and getattr(target.obj, "model", None) is not None,
+        "plan_model": (defaults or PlanningDefaults()).plan_model(target),
         "examples": examples,
         "note": note,
     }
 
 
-def project_report(project: LoadedProject) -> dict[str, Any]:
+def project_report(project: LoadedProject, defaults: PlanningDefaults | None = None) -> dict[str, Any]:
     """Prompts and load errors of a loaded project (the session adds version, hash and times)."""
     prompts = []
     errors = list(project.errors)
     inspections: dict[Any, tuple[dict[str, Any], bool]] = {}
     for target in project.targets:
         try:
-            prompts.append(prompt_report(project.root, target, inspections, project.context_lines))
+            prompts.append(prompt_report(project.root, target, inspections, project.context_lines, defaults))
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - keep the other prompts
             errors.append(load_error(project.root, exc, file=target.file, line=target.line))
     return {"prompts": prompts, "errors": errors}
@@ -230,12 +295,9 @@ def project_report(project: LoadedProject) -> dict[str, Any]:
 
 def run_target(root: Path, target: Target, input: dict[str, Any]) -> dict[str, Any]:
     """Run an agent with its model; returns ``{"text", "steps", "error"}``."""
-    generate = generate_function()
     if target.kind != "agent" or getattr(target.obj, "model", None) is None:
         error = plain_error("NotRunnable", f"{target.kind} {target.id!r} has no model; only agents with a model can be run", file=target.file, line=target.line)
         return {"text": None, "steps": [], "error": error}
-    if generate is None:
-        return {"text": None, "steps": [], "error": plain_error("NotAvailable", "this installation has no runtime (generate) yet")}
     try:
         result = generate(target.obj, input=input)
     except RequestCompositionError as exc:

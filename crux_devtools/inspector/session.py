@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent
-from .discovery import discover
+from .discovery import discover, read_model_config
 from .errors import plain_error
 from .history import History
 from .process import WorkerError, WorkerPool, WorkerProcess
@@ -240,11 +240,12 @@ class ProjectSession:
         started = time.perf_counter()
         try:
             discovery = await asyncio.to_thread(discover, self.root)
+            models, model_errors = await asyncio.to_thread(read_model_config, self.root)
         except OSError as exc:
             error = plain_error(type(exc).__name__, f"cannot read the project folder: {exc}")
             self._hold([], [error], files, None, 0.0, time.perf_counter() - started, False)
             return
-        errors: list[dict[str, Any]] = list(discovery.errors)
+        errors: list[dict[str, Any]] = list(discovery.errors) + model_errors
         self._files = [m.path for m in discovery.modules if m.path and not m.package]
         prompts: list[dict[str, Any]] = []
         duration_ms = 0.0
@@ -256,7 +257,8 @@ class ProjectSession:
             return
         assert worker is not None
         try:
-            answer = await worker.request({"op": "load", "root": str(self.root), "modules": [m.to_dict() for m in discovery.modules]}, self.timeout)
+            load = {"op": "load", "root": str(self.root), "modules": [m.to_dict() for m in discovery.modules], "models": models}
+            answer = await worker.request(load, self.timeout)
         except WorkerError as exc:
             errors.append(exc.error)
             await worker.close()
@@ -413,6 +415,30 @@ class ProjectSession:
         if answer["ok"]:
             return answer["result"]
         return {"text": None, "steps": [], "error": answer["error"]}
+
+    async def prepare_summaries(
+        self,
+        prompt_id: str,
+        *,
+        example: str | None = None,
+        input: dict[str, Any] | None = None,
+        contributor: str | None = None,
+        allow_models: bool = False,
+        token_budget: int | None = None,
+    ) -> dict[str, Any]:
+        """Prepare one example's missing summaries into ``DIR/.crux/summaries.sqlite3`` (extractive
+        only, unless ``allow_models``), then reload, so every view shows the summary rung measured."""
+        message = {
+            "op": "prepare", "prompt_id": prompt_id, "example": example, "input": input, "contributor": contributor,
+            "allow_models": allow_models, "token_budget": token_budget,
+        }
+        answer = await self._job(message)
+        if not answer["ok"]:
+            return {"prepared": [], "skipped": [], "error": answer["error"]}
+        result: dict[str, Any] = answer["result"]
+        if result["prepared"]:
+            await self.reload()
+        return result
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         """The system text of this prompt and example in the previous distinct report, if any.

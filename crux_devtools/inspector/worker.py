@@ -7,6 +7,8 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     <- {"id": 1, "ok": true, "result": {"prompts": [...], "errors": [...]}, "duration_ms": 12.3}
     -> {"id": 2, "op": "evaluate", "prompt_id": "x", "example": "a", "input": null, "token_budget": 100}
     -> {"id": 3, "op": "run", "prompt_id": "x", "example": null, "input": {...}}
+    -> {"id": 4, "op": "prepare", "prompt_id": "x", "example": "a", "input": null, "contributor": "log",
+        "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
 
 The protocol uses private copies of the original stdin/stdout; file descriptors 0 and 1 are then
 pointed at /dev/null and stderr, so user ``print`` or ``input()`` can never corrupt it. A worker
@@ -58,7 +60,6 @@ def warm_up() -> None:
         except ImportError as exc:
             print(f"crux-devtools worker: could not import {module.name}: {exc!r}", file=sys.stderr)
     default_counter().count("warm up")
-    evaluate.preview_function()
     loader.agent_class()
     _exercise()
 
@@ -188,10 +189,12 @@ class Worker:
 
     def __init__(self) -> None:
         self.project: Any = None
+        self.defaults: Any = None  # planning.PlanningDefaults of the loaded project
 
     def handle(self, request: dict[str, Any]) -> Any:
-        from .evaluate import evaluate_example, project_report, run_target
+        from .evaluate import evaluate_example, prepare, project_report, run_target
         from .loader import load_project
+        from .planning import PlanningDefaults
 
         op = request.get("op")
         if op == "ping":
@@ -205,17 +208,23 @@ class Worker:
             counted = track_counting()
             root = Path(request["root"])
             self.project = load_project(root, request["modules"])
-            result = project_report(self.project)
+            self.defaults = PlanningDefaults.load(root, request.get("models"))
+            result = project_report(self.project, self.defaults)
             result["preload"] = library_modules(root, set(sys.modules) - before)
             result["counted"] = counted_texts(counted)
             return result
         if self.project is None:
             raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        if op in ("evaluate", "run"):
+        if op in ("evaluate", "run", "prepare"):
             target = self.project.find(request["prompt_id"])
             name, data = self._input(target, request.get("example"), request.get("input"))
             if op == "run":
                 return run_target(self.project.root, target, data)
+            if op == "prepare":
+                return prepare(
+                    self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
+                    allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
+                )
             return evaluate_example(
                 self.project.root,
                 target,
@@ -223,8 +232,9 @@ class Worker:
                 data,
                 token_budget=request.get("token_budget"),
                 input_budget=request.get("input_budget"),
+                defaults=self.defaults,
             )
-        raise ValueError(f"unknown op {op!r}; expected load, evaluate, run or ping")
+        raise ValueError(f"unknown op {op!r}; expected load, evaluate, run, prepare or ping")
 
     def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs

@@ -22,13 +22,14 @@ from .views import (
     controls,
     diff_view,
     index_view,
+    offered_tools,
     part_views,
     report_header,
     status_chips,
     token_bar,
-    tool_sources,
 )
 from .views_planning import planning_view, run_view
+from .views_sent import sent_view
 
 router = APIRouter()
 log = logging.getLogger(__name__)
@@ -72,12 +73,13 @@ def parse_budget(raw: str | None) -> tuple[int | None, str | None]:
 
 
 async def build_prompt_view(
-    request: Request, prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str, budget_for: str | None = None
+    request: Request, prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str,
+    budget_for: str | None = None, view_name: str | None = None,
 ) -> PromptView:
     session = request.app.state.session
     report = session.report or {}
     header = report_header(report)
-    ctl = controls(prompt, example, budget, input_text, budget_for)
+    ctl = controls(prompt, example, budget, input_text, budget_for, view_name)
     view = PromptView(
         prompt=prompt,
         header=header,
@@ -105,21 +107,24 @@ async def build_prompt_view(
         except Exception as exc:  # the worker's failure becomes an error panel, never a 500
             log.warning("evaluating %s failed: %s", prompt["id"], exc)
             view.example_report = {"name": ctl.example, "input": custom or {}, "error": {"type": type(exc).__name__, "message": str(exc)}}
-    inspection = (view.example_report or {}).get("inspection")
-    view.planning = planning_view(view.example_report)
+    ex = view.example_report or {}
+    inspection = ex.get("inspection")
+    view.planning = planning_view(view.example_report, prompt.get("plan_model"))
+    # One status for the example, decided in the worker from the plan (api.py: ExampleReport["status"]).
+    view.status = str(ex.get("status") or ("error" if ex.get("error") else "fits"))
     if isinstance(inspection, dict):
         view.inspection = inspection
         view.colours = colour_map(prompt, inspection)
         view.parts = part_views(inspection, view.colours, prompt)
         view.bar = token_bar(inspection, view.parts)
-        view.tools = tool_sources(inspection)
+        view.sent = sent_view(view.example_report, view.colours, prompt)
+        view.tools, view.unsent_tools = offered_tools(inspection, view.sent)
         # Versions are compared as loaded (the report's own budget), so a slider move is not a "change".
         previous = session.previous_system(prompt["id"], ctl.example) if ctl.example and custom is None else None
         baseline = ((cached or {}).get("inspection") or {}).get("system")
         view.diff = diff_view(previous, baseline if custom is None else None)
-        view.chips = status_chips("fits" if inspection.get("fits", True) else "over", header.stale)
-    elif (view.example_report or {}).get("error"):
-        view.chips = status_chips("error", header.stale)
+    if view.example_report is not None:
+        view.chips = status_chips(view.status, header.stale)
     return view
 
 
@@ -131,17 +136,54 @@ async def prompt_page(
     budget: str | None = Query(None),
     input: str = Query(""),
     budget_for: str | None = Query(None),
+    view: str | None = Query(None),
 ) -> Response:
     report = request.app.state.session.report or {}
     prompt = find_prompt(report, prompt_id)
     if prompt is None:
-        context = {"view": index_view(report), "missing": prompt_id}
-        if wants_block(request):  # a live update after a rename: say so in place (htmx ignores a 404)
-            return render(request, "missing.html", context, block="gone")
-        return render(request, "missing.html", context, status=404)
+        return missing(request, report, prompt_id)
     value, budget_error = parse_budget(budget)
-    view = await build_prompt_view(request, prompt, example, value, input, budget_for)
-    context = {"view": view, "budget_error": budget_error}
+    page = await build_prompt_view(request, prompt, example, value, input, budget_for, view)
+    context = {"view": page, "budget_error": budget_error}
+    return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
+
+
+def missing(request: Request, report: dict[str, Any], prompt_id: str) -> Response:
+    context = {"view": index_view(report), "missing": prompt_id}
+    if wants_block(request):  # a live update after a rename: say so in place (htmx ignores a 404)
+        return render(request, "missing.html", context, block="gone")
+    return render(request, "missing.html", context, status=404)
+
+
+@router.post("/prompts/{prompt_id}/summaries", response_class=HTMLResponse)
+async def prepare_summaries(request: Request, prompt_id: str) -> Response:
+    """Prepare an example's missing summaries (extractive; a hierarchical one only with
+    ``allow_models``), then answer with the report block of the same page state."""
+    session = request.app.state.session
+    prompt = find_prompt(session.report, prompt_id)
+    if prompt is None:
+        return missing(request, session.report or {}, prompt_id)
+    form = await url_encoded_form(request)
+    value, budget_error = parse_budget(form.get("budget"))
+    budget_for = form.get("budget_for") or None
+    input_text = form.get("input", "")
+    custom = None
+    if input_text.strip():
+        custom, errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        if errors:
+            custom = None
+    ctl = controls(prompt, form.get("example") or None, value, input_text, budget_for)
+    try:
+        result = await session.prepare_summaries(
+            prompt_id, example=None if custom is not None else ctl.example, input=custom, contributor=form.get("contributor") or None,
+            allow_models=form.get("allow_models") in ("1", "true", "on"), token_budget=value if ctl.budget_for == "system" else None,
+        )
+    except Exception as exc:  # shown in the page: a failing summary model must not take it down
+        log.warning("preparing summaries of %s failed: %s", prompt_id, exc)
+        result = {"prepared": [], "skipped": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
+    prompt = find_prompt(session.report, prompt_id) or prompt  # the report the reload made
+    page = await build_prompt_view(request, prompt, ctl.example, value, input_text, budget_for, form.get("view"))
+    context = {"view": page, "budget_error": budget_error, "prepared": result, "contributor": form.get("contributor")}
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 
 

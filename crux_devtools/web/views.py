@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from ..inspector.api import default_budget_target, find_prompt
 from .input_check import FieldError
+from .views_sent import SentTool, SentView
 
 PALETTE = 10  # colours c-1 .. c-9 for contexts; c-0 is the prompt's own text
 
@@ -158,6 +159,8 @@ class Controls:
     default_budget: int | None
     budget_for: str  # "system": the resolver drops whole contexts; "request": the planner picks rungs
     query: str
+    view: str = "sent"  # "sent": the request as sent; "resolved": the resolver's view
+    tab_hrefs: dict[str, str] = field(default_factory=dict)  # each view's URL with the same state
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,10 +187,13 @@ class PromptView:
     inspection: dict[str, Any] | None
     parts: list[PartView] = field(default_factory=list)
     bar: TokenBar | None = None
-    tools: list[tuple[str, str]] = field(default_factory=list)
+    tools: list[SentTool] = field(default_factory=list)
+    unsent_tools: list[tuple[str, str]] = field(default_factory=list)  # resolved, but not in the request
     planning: Any = None
     diff: DiffView | None = None
     colours: dict[str, int] = field(default_factory=dict)
+    sent: SentView | None = None
+    status: str = "error"
 
     @property
     def active(self) -> list[PartView]:
@@ -276,8 +282,14 @@ def budget_ceiling(prompt: dict[str, Any], budget: int | None, budget_for: str) 
     return int(math.ceil(top * 1.2 / 10.0) * 10)
 
 
-def controls(prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str, budget_for: str | None = None) -> Controls:
-    """The page state; ``budget_for`` defaults to the planner for agents and prompts with ladders."""
+VIEWS = ("sent", "resolved")
+
+
+def controls(
+    prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str, budget_for: str | None = None, view: str | None = None
+) -> Controls:
+    """The page state; ``budget_for`` defaults to the planner for agents and prompts with ladders,
+    ``view`` to the request as sent."""
     examples = [str(e.get("name")) for e in prompt.get("examples") or []]
     if example not in examples:
         example = examples[0] if examples else None
@@ -289,8 +301,11 @@ def controls(prompt: dict[str, Any], example: str | None, budget: int | None, in
         default_budget = prompt.get("default_budget") or ((cached or {}).get("preview") or {}).get("max_input_tokens")
     else:
         default_budget = ((cached or {}).get("inspection") or {}).get("token_budget")
+    if view not in VIEWS:
+        view = "sent"
     state = {"example": example, "budget": budget, "budget_for": budget_for, "input": input_text or None}
-    query = urlencode({k: v for k, v in state.items() if v is not None})
+    query = urlencode({k: v for k, v in {**state, "view": None if view == "sent" else view}.items() if v is not None})
+    tab_hrefs = {v: prompt_href(str(prompt.get("id")), **state, view=None if v == "sent" else v) for v in VIEWS}
     return Controls(
         example=example,
         budget=budget,
@@ -301,12 +316,24 @@ def controls(prompt: dict[str, Any], example: str | None, budget: int | None, in
         default_budget=default_budget,
         budget_for=budget_for,
         query=query,
+        view=view,
+        tab_hrefs=tab_hrefs,
     )
 
 
 def tool_sources(inspection: dict[str, Any]) -> list[tuple[str, str]]:
     sources = inspection.get("tool_sources") or {}
     return [(name, str(sources.get(name, "<prompt>"))) for name in inspection.get("tools", [])]
+
+
+def offered_tools(inspection: dict[str, Any], sent: SentView | None) -> tuple[list[SentTool], list[tuple[str, str]]]:
+    """The tools of the sent request (with schema and cost), and those resolved but not sent (a
+    ladder omitted their context). Without a sent request, the resolved names alone."""
+    resolved = tool_sources(inspection)
+    if sent is None or sent.state != "sent":
+        return [SentTool(name, "", "", None, source) for name, source in resolved], []
+    names = {t.name for t in sent.tools}
+    return list(sent.tools), [(name, source) for name, source in resolved if name not in names]
 
 
 def diff_view(previous: str | None, current: str | None) -> DiffView:

@@ -14,12 +14,52 @@ _RUNG_ORDER = {"full": 0, "authored": 1, "summary": 2, "offload": 3, "omitted": 
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryAction:
+    """How an unprepared summary can be prepared from the page: ``needs_model`` asks for a second,
+    explicit action, since a hierarchical summary calls the model."""
+
+    contributor: str
+    strategy: str
+    needs_model: bool
+    model: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class CandidateRow:
     representation: str
     available: bool
     selected: bool
-    input_tokens: int | None
+    input_tokens: int | None  # None: not measured (an unprepared summary): shown as "not prepared"
     rejection_reason: str | None
+    variant: str | None = None
+    tokens: int | None = None
+    detail: str | None = None
+    prepare: SummaryAction | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileView:
+    """Which capacity profile the plan used, and where it came from (``PromptReport["plan_model"]``)."""
+
+    name: str | None
+    source: str  # prompt | agent | project | none
+    label: str
+    window: int | None
+    reserve: int | None
+    margin: int | None
+    confidence: str | None
+    capacity_source: str | None  # model | profile | resolver | conservative
+    profile: str | None  # "pyproject.toml:LINE"
+    hint: str | None
+
+    @property
+    def capacity_label(self) -> str:
+        return {
+            "model": "the model's own capacity",
+            "profile": "a ModelCapacityProfile given as the model",
+            "resolver": f"profile in {self.profile}" if self.profile else "the capacity resolver",
+            "conservative": "the conservative 8k profile",
+        }.get(self.capacity_source or "", self.capacity_source or "?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +81,7 @@ class PlanningView:
     adaptations: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
+    profile: ProfileView | None = None
 
 
 _LIMITS = (
@@ -63,7 +104,24 @@ def _lookup(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
-def planning_view(example_report: dict[str, Any] | None) -> PlanningView:
+def profile_view(plan_model: dict[str, Any] | None, preview: dict[str, Any]) -> ProfileView | None:
+    if not isinstance(plan_model, dict):
+        return None
+    return ProfileView(
+        name=plan_model.get("name") or preview.get("model"),
+        source=str(plan_model.get("source") or "none"),
+        label=str(plan_model.get("label") or ""),
+        window=preview.get("context_window"),
+        reserve=preview.get("output_reserve"),
+        margin=preview.get("safety_margin"),
+        confidence=preview.get("counting_confidence"),
+        capacity_source=preview.get("capacity_source"),
+        profile=plan_model.get("profile"),
+        hint=plan_model.get("hint"),
+    )
+
+
+def planning_view(example_report: dict[str, Any] | None, plan_model: dict[str, Any] | None = None) -> PlanningView:
     if not example_report:
         return PlanningView(available=False, reason="planning not available")
     preview = example_report.get("preview")
@@ -71,16 +129,26 @@ def planning_view(example_report: dict[str, Any] | None) -> PlanningView:
     if not isinstance(preview, dict):
         return PlanningView(available=False, reason="planning not available", error=error if isinstance(error, dict) else None)
     groups: dict[str, list[CandidateRow]] = {}
+    summaries = {str(s.get("contributor")): s for s in example_report.get("summaries") or [] if isinstance(s, dict)}
     for c in preview.get("candidates") or []:
         if not isinstance(c, dict):
             continue
-        groups.setdefault(str(c.get("contributor", "?")), []).append(
+        contributor, rung = str(c.get("contributor", "?")), str(c.get("representation", "?"))
+        state = summaries.get(contributor) if rung == "summary" and c.get("rejection_reason") == "unprepared" else None
+        action = None
+        if state is not None:
+            action = SummaryAction(contributor, str(state.get("strategy") or "?"), bool(state.get("needs_model")), state.get("model"))
+        groups.setdefault(contributor, []).append(
             CandidateRow(
-                representation=str(c.get("representation", "?")),
+                representation=rung,
                 available=bool(c.get("available", True)),
                 selected=bool(c.get("selected", False)),
                 input_tokens=c.get("input_tokens"),
                 rejection_reason=c.get("rejection_reason"),
+                variant=c.get("variant"),
+                tokens=c.get("tokens"),
+                detail=c.get("detail"),
+                prepare=action,
             )
         )
     contributors = [
@@ -101,6 +169,7 @@ def planning_view(example_report: dict[str, Any] | None) -> PlanningView:
         adaptations=[a for a in preview.get("adaptations") or [] if isinstance(a, dict)],
         warnings=[w if isinstance(w, str) else json.dumps(w) for w in preview.get("warnings") or []],
         error=error if isinstance(error, dict) else None,
+        profile=profile_view(plan_model, preview),
     )
 
 
