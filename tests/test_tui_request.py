@@ -188,27 +188,47 @@ async def test_v_switches_between_the_request_as_sent_and_the_resolved_system_te
         assert "## Catalog (index)" in screen_text(app)
 
 
-async def test_p_prepares_the_summaries_of_the_selected_example_and_says_what_it_did(session: FakeSession) -> None:
+async def test_p_prepares_the_summary_and_the_plan_then_sends_it(session: FakeSession) -> None:
     recorder = Recorder()
     app = make_tui(session)
     async with app.run_test(size=SIZE, message_hook=recorder, notifications=True) as pilot:
         await show(pilot, "ladder-reply", "busy")
         assert "press p to prepare it (no model needed)" in screen_text(app)
+        assert "sync-log · ladder · offload preview" in screen_text(app)
         await pilot.press("p")
         await settle(pilot)
         calls = [c[1] for c in session.calls if c[0] == "prepare_summaries"]
         assert calls == [{"prompt_id": "ladder-reply", "example": "busy", "allow_models": False, "token_budget": None}]
-        assert recorder.of(SummariesPrepared)[-1].result["prepared"][0]["contributor"] == "sync-log"
-        assert "prepared sync-log (extractive:0.3, 90 tok)" in notifications(app)
-        assert app.busy is None
-        session.prepare_result = {"prepared": [], "skipped": [{"contributor": "digest", "reason": "needs-model"}], "error": None}
-        app.shown = {**app.shown, "summaries": [{"contributor": "digest", "strategy": "hierarchical", "needs_model": True, "model": "m", "prepared": False}]}
+        [prepared] = recorder.of(SummariesPrepared)[-1].result["prepared"]
+        assert prepared["contributor"] == "sync-log" and prepared["strategy"] == "extractive:0.3"
+        assert f"prepared sync-log (extractive:0.3, {prepared['tokens']} tok)" in notifications(app)
+        assert ("reload", None) in session.calls and app.busy is None
+        # the new plan sends the summary: a higher rung than the offload preview
+        summary = next(c for c in app.shown["preview"]["contributions"] if c["contributor"] == "sync-log")
+        assert summary["representation"] == "summary"
+        text = screen_text(app)
+        assert f"sync-log · ladder · summary · {summary['tokens']} tok" in text
+        assert "not prepared" not in text
+
+
+async def test_a_summary_that_needs_its_model_is_prepared_only_with_capital_p(session: FakeSession) -> None:
+    async def needs_model(prompt_id: str, **kwargs: Any) -> dict[str, Any]:
+        session.calls.append(("prepare_summaries", kwargs))
+        if kwargs["allow_models"]:
+            return {"prepared": [{"contributor": "digest", "strategy": "hierarchical", "tokens": 40}], "skipped": [], "error": None}
+        return {"prepared": [], "skipped": [{"contributor": "digest", "reason": "needs-model", "needs_model": True, "model": "m"}], "error": None}
+
+    session.prepare_summaries = needs_model  # type: ignore[method-assign]
+    app = make_tui(session)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await show(pilot, "ladder-reply", "busy")
         await pilot.press("p")
         await settle(pilot)
         assert notifications(app)[-1] == "skipped digest: needs-model\nP prepares it with its model (this calls the model)."
         await pilot.press("P")
         await settle(pilot)
-        assert [c[1]["allow_models"] for c in session.calls if c[0] == "prepare_summaries"] == [False, False, True]
+        assert [c[1]["allow_models"] for c in session.calls if c[0] == "prepare_summaries"] == [False, True]
+        assert notifications(app)[-1] == "prepared digest (hierarchical, 40 tok)"
 
 
 async def test_a_failed_preparation_is_an_error_notification_not_a_crash(session: FakeSession) -> None:

@@ -14,7 +14,23 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from crux_devtools import ModelCapacityProfile, Prompt, context, droppable, match, offloadable, prefer, preview, prompt, summarizable, tool, when
+from crux_devtools import (
+    InputBudget,
+    ModelCapacityProfile,
+    Prompt,
+    SummaryStore,
+    context,
+    droppable,
+    match,
+    offloadable,
+    prefer,
+    aprepare_summaries,
+    preview,
+    prompt,
+    summarizable,
+    tool,
+    when,
+)
 from crux_devtools.inspector.api import SessionEvent
 
 
@@ -194,10 +210,14 @@ RUN = {
 }
 
 
-def summary_states(plan: dict[str, Any] | None, prepared: set[str] = frozenset()) -> list[dict[str, Any]]:  # type: ignore[assignment]
-    """``ExampleReport["summaries"]``: one per contributor with a summary rung (extractive, no model)."""
-    names = dict.fromkeys(c["contributor"] for c in (plan or {}).get("candidates") or [] if c["representation"] == "summary")
-    return [{"contributor": n, "strategy": "extractive:0.3", "needs_model": False, "model": None, "prepared": n in prepared} for n in names]
+def summary_states(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``ExampleReport["summaries"]``: one per summary rung the planner considered (the fake's are
+    extractive: no model)."""
+    return [
+        {"contributor": c["contributor"], "strategy": "extractive:0.3", "needs_model": False, "model": None, "prepared": c["rejection_reason"] != "unprepared"}
+        for c in (plan or {}).get("candidates") or []
+        if c["representation"] == "summary"
+    ]
 
 
 def example_status(error: Any, inspection: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
@@ -209,13 +229,14 @@ def example_status(error: Any, inspection: dict[str, Any] | None, plan: dict[str
     return "fits"
 
 
-def example_report(p: Prompt, name: str, input: dict[str, Any], token_budget: int | None = None, input_budget: int | None = None) -> dict[str, Any]:
-    """One ``ExampleReport`` from a real inspection and a real plan (``preview``), as the engine builds it."""
-    from crux_devtools import InputBudget
-
+def example_report(
+    p: Prompt, name: str, input: dict[str, Any], token_budget: int | None = None, input_budget: int | None = None, store: SummaryStore | None = None
+) -> dict[str, Any]:
+    """One ``ExampleReport`` from a real inspection and a real plan (``preview``, reading the
+    session's summary store), as the engine builds it."""
     inspection = p.inspect(input, token_budget=token_budget).to_dict()
     budget = InputBudget(max=input_budget) if input_budget is not None else None
-    plan = preview(p, input=input, token_budget=token_budget, input_budget=budget).to_dict()
+    plan = preview(p, input=input, token_budget=token_budget, input_budget=budget, summary_store=store or SummaryStore()).to_dict()
     return {
         "name": name,
         "input": input,
@@ -236,9 +257,9 @@ def plan_model(p: Prompt) -> dict[str, Any]:
     return {"name": None, "source": "none", "label": "no model named (the conservative 8k profile)", "profile": None, "hint": hint}
 
 
-def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
+def prompt_report(p: Prompt, line: int, store: SummaryStore | None = None) -> dict[str, Any]:
     """One ``PromptReport`` for ``p`` with every example inspected, as the engine builds it."""
-    examples = [example_report(p, name, data) for name, data in (p.examples or {"default": {}}).items()]
+    examples = [example_report(p, name, data, store=store) for name, data in (p.examples or {"default": {}}).items()]
     is_agent = p.id.endswith("-agent")
     contexts = [
         {
@@ -278,7 +299,7 @@ class FakeSession:
         self.version = 1
         self.calls: list[tuple[str, Any]] = []
         self.run_delay = 0.0
-        self.prepare_result: dict[str, Any] = {"prepared": [{"contributor": "sync-log", "strategy": "extractive:0.3", "tokens": 90}], "skipped": [], "error": None}
+        self.summary_store = SummaryStore()  # what prepare_summaries writes and every plan reads
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._report: dict[str, Any] | None = self.build_report()
 
@@ -290,7 +311,7 @@ class FakeSession:
             "duration_ms": 12.0,
             "stale": stale,
             "errors": errors or [],
-            "prompts": [prompt_report(p, 10 + 20 * i) for i, p in enumerate(self.prompts.values())],
+            "prompts": [prompt_report(p, 10 + 20 * i, self.summary_store) for i, p in enumerate(self.prompts.values())],
             "hash": f"h{self.version}",
         }
 
@@ -348,7 +369,7 @@ class FakeSession:
         p = self.prompts[prompt_id]
         name = example or next(iter(p.examples or {"default": {}}))
         data = input if input is not None else (p.examples or {}).get(name, {})
-        return example_report(p, name, data, token_budget, input_budget)
+        return example_report(p, name, data, token_budget, input_budget, self.summary_store)
 
     async def prepare_summaries(
         self,
@@ -360,10 +381,20 @@ class FakeSession:
         allow_models: bool = False,
         token_budget: int | None = None,
     ) -> dict[str, Any]:
-        """Records the call and answers as the engine does (the fake prepares nothing itself)."""
+        """Prepares for real (``crux_devtools.prepare_summaries`` into the session's store), then
+        reloads, as the engine does."""
         self.calls.append(("prepare_summaries", {"prompt_id": prompt_id, "example": example, "allow_models": allow_models, "token_budget": token_budget}))
-        self.emit(SessionEvent("report", self.version, "Prepared summaries", [], [prompt_id]))
-        return self.prepare_result
+        p = self.prompts[prompt_id]
+        data = input if input is not None else (p.examples or {}).get(example or next(iter(p.examples or {"default": {}})), {})
+        done = await aprepare_summaries(p, input=data, summary_store=self.summary_store, allow_models=allow_models, token_budget=token_budget)
+        result = {
+            "prepared": [{"contributor": d.contributor, "strategy": d.strategy, "tokens": d.tokens} for d in done if d.status in ("prepared", "already-prepared")],
+            "skipped": [{"contributor": d.contributor, "reason": d.detail or d.status, "needs_model": d.status == "needs-model", "model": d.model} for d in done if d.status in ("needs-model", "failed")],
+            "error": None,
+        }
+        if result["prepared"]:
+            await self.reload()
+        return result
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
         self.calls.append(("run", {"prompt_id": prompt_id, "example": example}))

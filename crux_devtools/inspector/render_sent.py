@@ -53,8 +53,9 @@ def plan_lines(prompt: dict[str, Any], preview: dict[str, Any]) -> list[str]:
     """Which model and profile the plan used, what the budget dropped, what the planner adapted."""
     plan_model = prompt.get("plan_model")
     out = [f"    planned against: {capacity_line(preview, plan_model)}"]
-    if (plan_model or {}).get("hint"):
-        out.append(f"      ({plan_model['hint']})")
+    hint = (plan_model or {}).get("hint")
+    if hint:
+        out.append(f"      ({hint})")
     dropped = preview.get("dropped") or []
     if dropped:
         shown = ", ".join(f"{d.get('id')} (priority {d.get('priority')}, {d.get('tokens')} tokens, {d.get('reason')})" for d in dropped)
@@ -127,7 +128,7 @@ def render_sent_example(prompt: dict[str, Any], example: dict[str, Any], brief: 
     out = [headline(example)]
     if example.get("input"):
         out.append(f"    input: {json.dumps(example['input'], ensure_ascii=False)}")
-    failure = example.get("preview_error")
+    failure = example.get("preview_error") or {}
     if preview is None:
         out.append(f"    plan failed: {failure.get('code') or failure.get('type')}: {' | '.join(str(failure.get('message', '')).splitlines())}")
         out.extend(f"      {d.get('contributor') or d.get('id')}: {d.get('tokens')} tokens  {d.get('message', '')}" for d in failure.get("diagnostics") or [])

@@ -126,24 +126,17 @@ def capacity_line(preview: dict[str, Any], plan_model: dict[str, Any] | None = N
         if isinstance(preview.get(key), int):
             bits.append(f"{label} {preview[key]:,}")
     source = preview.get("capacity_source")
-    if source:
+    profile = (plan_model or {}).get("profile")
+    if profile:  # a [tool.crux-devtools.models.NAME] table gave the capacity
+        bits.append(f"capacity from {profile}")
+    elif source:
         bits.append(f"capacity from {CAPACITY_SOURCES.get(source, source)}")
-    if (plan_model or {}).get("profile"):
-        bits.append(f"profile at {plan_model['profile']}")  # type: ignore[index]
     return " · ".join(bits)
 
 
 def example_status(example: dict[str, Any]) -> str:
     """The example's one status (``ExampleReport["status"]``): ``fits``, ``over`` or ``error``."""
-    if "status" in example:
-        return str(example["status"])
-    # TEMPORARY until web12's evaluate.py lands: the same rule, derived here.
-    failure = example.get("preview_error") or {}
-    if example.get("error") or (failure and failure.get("code") != "REQUEST_TOO_LARGE"):
-        return "error"
-    if failure or (example.get("preview") or {}).get("status") == "over-limit" or not (example.get("inspection") or {}).get("fits", True):
-        return "over"
-    return "fits"
+    return str(example["status"])
 
 
 def over_reason(example: dict[str, Any]) -> str:

@@ -20,17 +20,15 @@ from . import report as rp
 class SummariesPrepared(Message):
     """``session.prepare_summaries`` returned ``{"prepared", "skipped", "error"}``."""
 
-    def __init__(self, prompt_id: str, result: dict[str, Any], allow_models: bool, summaries: list[dict[str, Any]]) -> None:
+    def __init__(self, prompt_id: str, result: dict[str, Any], allow_models: bool) -> None:
         super().__init__()
         self.prompt_id = prompt_id
         self.result = result
         self.allow_models = allow_models
-        self.summaries = summaries  # the example's SummaryStates when the key was pressed
 
 
-def prepared_sentence(prompt_id: str, result: dict[str, Any], allow_models: bool, summaries: list[dict[str, Any]]) -> tuple[str, str]:
-    """The notification for a finished preparation: ``(message, severity)``; ``summaries`` are the
-    example's ``SummaryState``s (which of them need a model)."""
+def prepared_sentence(prompt_id: str, result: dict[str, Any], allow_models: bool) -> tuple[str, str]:
+    """The notification for a finished preparation: ``(message, severity)``."""
     error = result.get("error")
     if error:
         return f"Could not prepare the summaries of {prompt_id}: {error.get('type', 'Error')}: {error.get('message', '')}", "error"
@@ -38,14 +36,15 @@ def prepared_sentence(prompt_id: str, result: dict[str, Any], allow_models: bool
     lines += [f"skipped {s.get('contributor')}: {s.get('reason')}" for s in result.get("skipped") or []]
     if not lines:
         return f"{prompt_id}: no summary to prepare for this example.", "information"
-    skipped = {s.get("contributor") for s in result.get("skipped") or []}
-    if not allow_models and any(s.get("needs_model") and s.get("contributor") in skipped for s in summaries):
+    if not allow_models and any(s.get("needs_model") for s in result.get("skipped") or []):
         lines.append("P prepares it with its model (this calls the model).")
     return "\n".join(lines), "warning" if result.get("skipped") and not result.get("prepared") else "information"
 
 
 class RequestActions:
     """``v``: the request as sent / the resolved system text; ``p`` / ``P``: prepare summaries."""
+
+    busy: str | None  # set by the app: what it is doing, shown in the status line
 
     def action_toggle_view(self: Any) -> None:
         tabs = self.query_one(TabbedContent)
@@ -62,19 +61,19 @@ class RequestActions:
         budget = self.budgets.get(prompt["id"]) if self.budget_target(prompt) == "system" else None
         self.busy = "preparing summaries" + (" with the model" if allow_models else "")
         self.update_status()
-        self.run_preparation(prompt["id"], example, allow_models, budget, list((self.shown or {}).get("summaries") or []))
+        self.run_preparation(prompt["id"], example, allow_models, budget)
 
     @work(group="prepare", exit_on_error=False)
-    async def run_preparation(self: Any, prompt_id: str, example: str | None, allow_models: bool, budget: int | None, summaries: list[dict[str, Any]]) -> None:
+    async def run_preparation(self: Any, prompt_id: str, example: str | None, allow_models: bool, budget: int | None) -> None:
         try:
             result = await self.session.prepare_summaries(prompt_id, example=example, allow_models=allow_models, token_budget=budget)
         except Exception as exc:  # the engine's own failure: said in a notification
             result = {"prepared": [], "skipped": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
-        self.post_message(SummariesPrepared(prompt_id, result, allow_models, summaries))
+        self.post_message(SummariesPrepared(prompt_id, result, allow_models))
 
     def on_summaries_prepared(self: Any, message: SummariesPrepared) -> None:
         if self.busy and self.busy.startswith("preparing"):
             self.busy = None
             self.update_status()
-        text, severity = prepared_sentence(message.prompt_id, message.result, message.allow_models, message.summaries)
+        text, severity = prepared_sentence(message.prompt_id, message.result, message.allow_models)
         self.notify(text, title="Summaries", severity=severity, markup=False)
