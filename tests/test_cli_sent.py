@@ -103,7 +103,8 @@ def test_brief_cuts_long_parts_to_a_few_lines_and_says_how_much_was_cut() -> Non
     # short parts are left whole, and token counts stay those of the whole request
     short = next(h for h in full_parts if h.startswith("house-rules "))
     assert brief_parts[short] == full_parts[short]
-    assert re.search(r"input tokens \d+ of max 5292", brief.stdout).group(0) == re.search(r"input tokens \d+ of max 5292", full.stdout).group(0)
+    headline = r"input tokens \d+ of max \d+ \(fits\)"
+    assert re.findall(headline, brief.stdout) == re.findall(headline, full.stdout) != []
     assert len(brief.stdout) < len(full.stdout) / 3
 
 
@@ -136,3 +137,25 @@ def test_json_is_still_the_whole_report() -> None:
     example = report["prompts"][0]["examples"][0]
     assert set(example["preview"]["sent"]) == {"system", "messages", "tools", "max_tokens"}
     assert example["inspection"]["parts"]
+
+
+async def test_a_prepared_summary_is_printed_as_the_summary_rung_that_is_sent(tmp_path: Path) -> None:
+    import shutil
+
+    from crux_devtools.inspector.session import ProjectSession
+
+    project = tmp_path / "sample_project"
+    shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns("__pycache__", ".crux*"))
+    async with ProjectSession(project, watch=False, history=False, prewarm=False, fork=False) as session:
+        result = await session.prepare_summaries("ladder-reply", example="busy-day")
+    assert [p["contributor"] for p in result["prepared"]] == ["sync-log"], result
+    done = inspect(str(project), "--prompt", "ladder-reply", "--example", "busy-day")
+    assert done.returncode == 0, done.stderr
+    preview = preview_of(project, "ladder-reply", "busy-day")
+    summary = next(c for c in preview["contributions"] if c["contributor"] == "sync-log")
+    assert summary["representation"] == "summary"
+    assert f"    ┌─ sync-log [ladder] summary, {summary['tokens']} tokens" in done.stdout
+    start, end = summary["span"]
+    assert "\n".join(dict(printed_parts(done.stdout))[f"sync-log [ladder] summary, {summary['tokens']} tokens"]) == preview["sent"]["system"][start:end]
+    assert "    summary of sync-log (extractive:0.3): prepared" in done.stdout
+    assert "not prepared" not in done.stdout
