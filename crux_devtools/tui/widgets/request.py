@@ -206,9 +206,17 @@ class RequestView(ReportPane):
         prompt, example = self.data or (None, None)
         return render_request(prompt, example, self.selected_part)
 
-    def watch_selected_part(self) -> None:
+    def watch_selected_part(self, selected: str | None) -> None:
         self.refresh_body()
-        self.call_after_refresh(self.scroll_to_selected)
+        if selected is None:
+            self.scroll_home(animate=False)  # a prompt was selected: its request from the top
+        else:
+            self.call_after_refresh(self.scroll_to_selected)
+
+    def watch_data(self) -> None:
+        self.refresh_body()
+        if self.selected_part is not None:  # another example: find the part again
+            self.call_after_refresh(self.scroll_to_selected)
 
     def scroll_to_selected(self) -> None:
         """Scroll so that the selected part's rule is the first line on screen."""
