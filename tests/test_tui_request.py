@@ -272,3 +272,25 @@ async def test_selecting_a_context_scrolls_the_request_to_its_part(session: Fake
         assert app.query_one(RequestView).selected_part == "sync-log"
         assert app.query_one(RequestView).scroll_y > 10
         assert "sync-log · ladder · full" in screen_text(app)
+
+
+@pytest.mark.parametrize(("width", "lines"), [(136, 1), (110, 2)])
+async def test_the_status_line_keeps_its_height_while_the_project_reloads(session: FakeSession, width: int, lines: int) -> None:
+    """A status line that grew a line for "… loading" would re-lay and repaint every pane under
+    it on every save (it once cost the save-to-screen benchmark about 40 ms)."""
+    from crux_devtools.tui.widgets import StatusLine
+
+    app = make_tui(session)
+    async with app.run_test(size=(width, 40)) as pilot:
+        await settle(pilot)
+        status = app.query_one(StatusLine)
+        assert status.outer_size.height == lines
+        app.busy = "loading"
+        app.update_status()
+        await pilot.pause()
+        assert status.outer_size.height == lines
+        assert "token_budget none" in screen_text(app)
+        app.busy = None
+        app.update_status()
+        await pilot.pause()
+        assert status.outer_size.height == lines

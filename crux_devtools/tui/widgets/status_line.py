@@ -70,7 +70,9 @@ def status_text(
     shown: dict[str, Any] | None = None,
     width: int | None = None,
 ) -> Text:
-    """The line; with ``width``, it breaks between its pieces (never inside one) to fit."""
+    """The line; with ``width``, it breaks between its pieces (never inside one) to fit. What the
+    app is busy with goes last and is cut rather than wrapped, so that the line's height (and the
+    layout under it) does not change while the project reloads."""
     if prompt is None:
         return Text("No prompt selected", style="dim")
     pieces: list[Text] = []
@@ -88,9 +90,7 @@ def status_text(
     if size.plain:
         pieces.append(size)
     pieces.append(budget_words(prompt, shown, budget, target))
-    if busy:
-        pieces.append(Text(f"… {busy}", "italic dim"))
-    text = Text()
+    text = Text(no_wrap=True, overflow="ellipsis")
     column = 0
     for n, piece in enumerate(pieces):
         if n:
@@ -102,21 +102,25 @@ def status_text(
                 column += 2
         text.append(piece)
         column += piece.cell_len
+    if busy:  # never on a line of its own: the line's height stays put while the app is busy
+        text.append(f"  … {busy}", "italic dim")
     return text
 
 
 class StatusLine(Static):
-    """``data`` is the keyword arguments of ``status_text``."""
+    """``data`` is the keyword arguments of ``status_text``; the line is laid out for the widget's
+    width again when it is resized."""
 
     data: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
 
     def watch_data(self) -> None:
-        self.refresh(layout=True)
+        self.show_status()
 
     def on_resize(self) -> None:
-        self.refresh(layout=True)
+        # after this layout: an update made while the screen is laid out would not lay it out again
+        self.call_after_refresh(self.show_status)
 
-    def render(self) -> Text:
-        if not self.data:
-            return Text("")
-        return status_text(**self.data, width=max(20, self.content_size.width) if self.content_size.width else None)
+    def show_status(self) -> None:
+        # the last layout's outer size is cheap to read (content_size would ask the compositor)
+        width = self.outer_size.width - self.styles.gutter.width
+        self.update(status_text(**self.data, width=max(20, width) if width > 0 else None) if self.data else Text(""))
