@@ -294,3 +294,34 @@ async def test_the_status_line_keeps_its_height_while_the_project_reloads(sessio
         app.update_status()
         await pilot.pause()
         assert status.outer_size.height == lines
+
+
+async def test_markup_in_sent_text_tool_schemas_and_ids_is_shown_literally() -> None:
+    from pydantic import BaseModel, Field
+
+    from crux_devtools import context, prompt, tool
+
+    class Query(BaseModel):
+        q: str = Field(description="a [bold]query[/bold] [/]")
+
+    lookup = tool("look[/]up", description="Find [red]rows[/red] [/]", parameters=Query, execute=lambda p: p.q)
+    hostile = prompt(
+        "hostile[/]",
+        system="Say [bold]hi[/bold] then [/] and [@click=app.quit]quit[/].",
+        use=[context("notes[bold]", system="Notes [/] here", tools=[lookup])],
+        prompt=lambda i: "user [i]text[/i] [/]",
+    )
+    app = make_tui(FakeSession(prompts=[hostile]))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Say [bold]hi[/bold] then [/] and [@click=app.quit]quit[/]." in text
+        assert "notes[bold] · context · full" in text and "Notes [/] here" in text
+        assert "user [i]text[/i] [/]" in text
+        lines = "\n".join(request_lines(app))
+        assert "look[/]up · " in lines and "Find [red]rows[/red] [/]" in lines
+        assert '"description": "a [bold]query[/bold] [/]"' in lines
+        for tab in ("tab-tools", "tab-planning"):
+            app.query_one("#tabs").active = tab
+            await settle(pilot)
+        assert "look[/]up" in screen_text(app)  # Planning: "Tools sent: look[/]up (… tok)"
