@@ -55,6 +55,8 @@ __all__ = [
     "agenerate",
     "agent",
     "generate",
+    "RunRecorder",
+    "record_runs",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -87,6 +89,7 @@ __all__ = [
     "tool",
     "tool_call",
     "when",
+    "InputValidationError",
 ]
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-TIMEOUT_HELP = "Seconds user code may run per evaluation before the worker is killed."
+TIMEOUT_HELP = "Seconds user code may run per module import or example before the worker is killed."
 
 
 @click.group()
@@ -34,6 +34,7 @@ async def _inspect(
     token_budget: int | None,
     input_budget: int | None = None,
 ) -> dict[str, Any]:
+    from .inspector.evaluate import status_of
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
@@ -59,7 +60,9 @@ async def _inspect(
                     await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
                     for name in names
                 ]
-                chosen.append({**prompt, "examples": examples})
+                first = examples[0]["inspection"] if examples and examples[0]["inspection"] else None
+                # status and size are of the examples shown, not of the report's own examples
+                chosen.append({**prompt, "examples": examples, "status": status_of(examples), "total_tokens": first["total_tokens"] if first else 0})
             prompts = chosen
         report["prompts"] = prompts
         return report
@@ -102,12 +105,12 @@ def inspect(
         raise click.UsageError("use either --example or --input, not both")
     data = None
     if input_json is not None:
+        from .inspector.custom_input import InputError, parse_input
+
         try:
-            data = json.loads(input_json)
-        except json.JSONDecodeError as exc:
-            raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--input") from None
-        if not isinstance(data, dict):
-            raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
+            data = parse_input(input_json)
+        except InputError as exc:  # one line, exit 1: not JSON, not an object, too deep, a lone surrogate
+            raise click.ClickException(f"--input: {exc}") from None
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
     from .inspector.render import failures, render_report
 
@@ -165,3 +168,153 @@ def tui(directory: str) -> None:
     from .tui.launch import run_tui
 
     run_tui(_project(directory))
+
+
+RUN_STATUSES = ("ok", "error", "max_steps")
+
+
+def _open_runs(root: Path) -> Any:
+    """The project's runs store, read-only (a missing file is an empty store)."""
+    from .core.runstore import RunStore
+
+    return RunStore.for_project(root, create=False)
+
+
+def _store_call(call: Any) -> Any:
+    """Run one store read, turning a store fault into a clear message and exit 1."""
+    from .core.runstore import RunStoreError
+
+    try:
+        return call()
+    except RunStoreError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--target", metavar="ID", help="Only runs of this prompt or agent.")
+@click.option("--status", type=click.Choice(RUN_STATUSES), help="Only runs that ended so.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, metavar="N", help="At most N runs (the newest).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of whole runs, steps included (with --follow: one run per line).")
+@click.option("--follow", is_flag=True, help="Keep printing new runs as they are recorded, until Ctrl-C.")
+def runs(directory: str, target: str | None, status: str | None, limit: int, as_json: bool, follow: bool) -> None:
+    """List the runs recorded in DIRECTORY/.crux/runs.sqlite3, newest first.
+
+    One line per run: time, target, status, steps, input tokens sent, provider-reported usage,
+    duration, model, origin and id.
+    """
+    from .inspector.render_runs import run_line, run_table
+
+    root = _project(directory)
+    store = _open_runs(root)
+    listed = _store_call(lambda: store.list(target=target, status=status, limit=limit))
+    sizes: list[int] | None = None
+    if as_json:
+        whole = [_store_call(lambda r=r: store.get(r["id"])) or r for r in listed]
+        if not follow:
+            click.echo(json.dumps(whole, indent=2, ensure_ascii=False))
+            return
+        for run in reversed(whole):
+            click.echo(json.dumps(run, ensure_ascii=False))
+    elif listed:
+        lines, sizes = run_table(listed)
+        click.echo("\n".join(lines))
+    elif not follow:
+        click.echo(
+            f"no runs recorded in {root / '.crux' / 'runs.sqlite3'}"
+            + (" match these filters" if target or status else "; turn recording on with record_runs(...) or CRUX_DEVTOOLS_RECORD=DIR"),
+            err=True,
+        )
+    if not follow:
+        return
+    click.echo("following new runs (Ctrl-C to stop)…", err=True)
+    import time
+
+    mark, _ = _store_call(lambda: store.written_since(None))
+    try:
+        while True:
+            time.sleep(0.2)
+            mark, new = _store_call(lambda: store.written_since(mark))
+            for run in new:
+                if (target is not None and run.get("target") != target) or (status is not None and run.get("status") != status):
+                    continue
+                if as_json:
+                    click.echo(json.dumps(_store_call(lambda r=run: store.get(r["id"])) or run, ensure_ascii=False))
+                else:
+                    if sizes is None:
+                        lines, sizes = run_table([run])
+                        click.echo(lines[0])
+                    click.echo(run_line(run, sizes))
+    except KeyboardInterrupt:
+        return
+    finally:
+        store.close()
+
+
+@main.command("run")
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--prompt", "prompt_id", required=True, metavar="ID", help="The agent, or prompt with a model, to run.")
+@click.option("--example", metavar="NAME", help="Run with this example's input (default: the first example).")
+@click.option("--input", "input_json", metavar="JSON", help="Run with this input, a JSON object, instead of an example.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, metavar="SECONDS", help="Seconds the run may take before the worker is killed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole run as JSON instead of its text and summary.")
+def run_command(directory: str, prompt_id: str, example: str | None, input_json: str | None, timeout: float, as_json: bool) -> None:
+    """Run one agent (or a prompt with a model) with one example, in the worker, and record it.
+
+    Prints the final text, then a one-line summary on stderr; exits 1 when the run failed. The run is
+    recorded in DIRECTORY/.crux/runs.sqlite3 with origin "inspector", like the inspector's Run button.
+    """
+    from .inspector.render_runs import run_summary
+
+    if example is not None and input_json is not None:
+        raise click.UsageError("use either --example or --input, not both")
+    data = None
+    if input_json is not None:
+        try:
+            data = json.loads(input_json)
+        except json.JSONDecodeError as exc:
+            raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--input") from None
+        if not isinstance(data, dict):
+            raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
+    run = asyncio.run(_run_once(_project(directory), timeout, prompt_id, example, data))
+    if as_json:
+        click.echo(json.dumps(run, indent=2, ensure_ascii=False))
+    elif run.get("text") is not None:
+        click.echo(run["text"])
+    error = run.get("error")
+    if isinstance(error, dict):
+        where = f"{error['file']}:{error['line']}: " if error.get("file") and error.get("line") else ""
+        click.echo(f"{where}{error.get('type')}: {error.get('message')}", err=True)
+    click.echo(run_summary(run), err=True)
+    if run.get("status") != "ok":
+        click.get_current_context().exit(1)
+
+
+async def _run_once(root: Path, timeout: float, prompt_id: str, example: str | None, data: dict[str, Any] | None) -> dict[str, Any]:
+    from .inspector.api import find_prompt
+    from .inspector.session import ProjectSession
+
+    session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
+    try:
+        await session.start()
+        report = session.report or {}
+        prompt = find_prompt(report, prompt_id)
+        if prompt is None:
+            errors = report.get("errors") or []
+            if errors:
+                first = errors[0]
+                raise click.ClickException(f"the project did not load: {first.get('file')}:{first.get('line')}: {first['type']}: {first['message']}")
+            known = ", ".join(p["id"] for p in report.get("prompts", [])) or "none"
+            raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
+        if not prompt.get("has_model"):
+            runnable = ", ".join(p["id"] for p in report.get("prompts", []) if p.get("has_model")) or "none"
+            raise click.ClickException(
+                f"{prompt['kind']} {prompt_id!r} has no model to call; runnable: {runnable}. "
+                "Give the agent a model adapter, or the prompt model=ScriptedModel([...]) or another adapter"
+            )
+        if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
+            known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
+            raise click.ClickException(f"{prompt['kind']} {prompt_id!r} has no example {example!r}; known examples: {known}")
+        return await session.run(prompt_id, example=example, input=data)
+    finally:
+        await session.stop()

@@ -1,9 +1,19 @@
 // Glue for the inspector page: keeps the budget slider and number in step, fills the custom-input
-// editor, and shows the live-update state. Everything else is htmx attributes in the templates.
+// editor, sizes the token bar, and shows the live-update state. Everything else is htmx attributes
+// in the templates. The page's Content-Security-Policy allows no inline script or style and no
+// eval: keep behaviour here (no hx-on, no js: values) and sizes in data attributes.
 (function () {
   "use strict";
 
   function byId(id) { return document.getElementById(id); }
+
+  // The token bar's segment widths and budget mark come as data-width / data-left (percent): set
+  // through the CSS object model, which the policy allows, unlike style="" attributes.
+  function sizeBars(root) {
+    root.querySelectorAll("[data-width]").forEach(function (el) { el.style.width = el.dataset.width + "%"; });
+    root.querySelectorAll("[data-left]").forEach(function (el) { el.style.left = el.dataset.left + "%"; });
+  }
+  htmx.onLoad(sizeBars);
 
   document.addEventListener("input", function (e) {
     var range = byId("budget-range"), number = byId("budget-number");

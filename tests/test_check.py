@@ -40,3 +40,12 @@ def test_check_prints_success_on_stdout_and_warnings_on_stderr() -> None:
     assert warnings and all(line.split(":")[1].isdigit() for line in warnings)
     assert any("is not prepared" in line for line in warnings)
     assert "warning" not in result.stdout
+
+
+def test_a_callback_that_returns_none_is_reported_at_its_own_definition() -> None:
+    result = check(PROJECTS / "none_callback")
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "prompts.py:6: CallbackError: prompt 'hello' example 'default': 'greeting': system callback returned NoneType, "
+        "expected str; return a string (\"\" for no text)"
+    ]

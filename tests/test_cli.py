@@ -112,9 +112,81 @@ def test_check_fails_with_one_file_line_message_per_failure() -> None:
     code, out = run("check", str(PROJECTS / "bad_example"))
     assert code == 1
     lines = [line for line in out.splitlines() if line.startswith("prompts.py:")]
-    assert lines[0].startswith("prompts.py:15: ValidationError: prompt 'orders' example 'bad': 1 validation error")
+    assert lines[0] == "prompts.py:15: InputValidationError: prompt 'orders' example 'bad': field 'order_id': expected an integer, got 'seven'"
     assert lines[1] == "prompts.py:11: CallbackError: prompt 'loud' example 'empty': 'loud': system callback raised ValueError: no shouting allowed"
     assert "2 failure(s)" in out
+
+
+def test_an_example_typo_is_one_readable_line_per_field_with_a_suggestion() -> None:
+    code, out = run("check", str(PROJECTS / "example_typo"))
+    assert code == 1
+    assert out.splitlines()[0] == (
+        "prompts.py:19: InputValidationError: prompt 'tickets' example 'typo': "
+        "unknown field 'mesage' (did you mean 'message'?) | missing required field 'message' | "
+        "field 'count': expected an integer, got 'abc'"
+    )
+    code, out = run("inspect", str(PROJECTS / "example_typo"), "--example", "typo")
+    assert code == 1
+    assert "\n".join(out.splitlines()[3:7]) == (
+        "  example 'typo': ERROR\n"
+        "  prompts.py:19: InputValidationError:\n"
+        "    unknown field 'mesage' (did you mean 'message'?)\n"
+        "    missing required field 'message'"
+    )
+    result = CliRunner().invoke(main, ["inspect", str(PROJECTS / "example_typo"), "--example", "typo", "--json"], catch_exceptions=False)
+    assert result.exit_code == 1 and result.stderr == "1 failure(s)\n"
+    out = result.stdout
+    [example] = json.loads(out)["prompts"][0]["examples"]
+    assert example["error"] == {
+        "file": "prompts.py",
+        "line": 19,
+        "type": "InputValidationError",
+        "message": "unknown field 'mesage' (did you mean 'message'?)\nmissing required field 'message'\nfield 'count': expected an integer, got 'abc'",
+        "traceback": "",  # bad input, not a fault in code: no library traceback repeating it
+    }
+    assert "errors.pydantic.dev" not in out and "validation error for" not in out
+
+
+def test_a_failing_memory_callback_is_reported_as_that_callback_at_its_own_line() -> None:
+    code, out = run("check", str(PROJECTS / "bad_memory_query"))
+    assert code == 1
+    assert out.splitlines()[:3] == [
+        "prompts.py:16: CallbackError: prompt 'asks' example 'basic': 'raising-memory': query callback raised KeyError: 'no such field: topic'",
+        "prompts.py:19: CallbackError: prompt 'counts' example 'basic': 'number-memory': query callback returned int, "
+        "expected str or None; return the text to search the memory for (None: its newest facts)",
+        "prompts.py:27: CallbackError: prompt 'nameless' example 'basic': 'nameless-memory': namespace callback returned None, "
+        'expected a non-empty string; return the namespace to read and write, e.g. f"user:{i.user_id}"',
+    ]
+    assert "system callback" not in out
+
+
+def _real_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).parent / "crux-devtools"), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_inspect_with_an_invalid_input_field_exits_1_and_says_which_field() -> None:
+    good = str(PROJECTS / "good")
+    result = _real_cli("inspect", good, "--prompt", "support", "--input", '{"question": "Where is my order?", "tonee": "warm"}')
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "prompt support  (prompts.py:30)  status: error" in result.stdout
+    assert "  prompts.py:30: InputValidationError: unknown field 'tonee' (did you mean 'tone'?)" in result.stdout
+    assert "status: fits" not in result.stdout
+    result = _real_cli("inspect", good, "--prompt", "support", "--input", '{"question": "Where?", "expert": "maybe"}', "--json")
+    assert result.returncode == 1
+    [support] = json.loads(result.stdout)["prompts"]
+    assert support["status"] == "error"
+    assert support["examples"][0]["error"]["message"] == "field 'expert': expected true or false, got 'maybe'"
+    result = _real_cli("inspect", good, "--prompt", "support", "--input", '{"question": "Where is my order?", "tone": "warm"}')
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "status: fits" in result.stdout
+
+
+def test_inspect_exits_1_when_an_example_it_prints_failed() -> None:
+    code, out = run("inspect", str(PROJECTS / "bad_example"))
+    assert code == 1
+    assert "prompt orders  (prompts.py:14)  status: error" in out
+    code, _ = run("inspect", str(PROJECTS / "bad_example"), "--prompt", "orders", "--example", "good")
+    assert code == 0
 
 
 @pytest.mark.parametrize(

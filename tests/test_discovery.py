@@ -86,3 +86,13 @@ def test_modules_must_be_a_list_of_strings(tmp_path: Path) -> None:
 def test_a_project_folder_that_does_not_exist_raises_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError, match="nope"):
         discover(tmp_path / "nope")
+
+
+def test_a_file_saved_with_a_byte_order_mark_is_found(tmp_path: Path) -> None:
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + USES.encode("utf-8"))
+    assert names(tmp_path) == ["bom.py"]
+
+
+def test_a_configured_module_name_keeps_its_line_in_pyproject(tmp_path: Path) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.crux-devtools]\nmodules = [\n    "one",\n    "two.three",\n]\n')
+    assert [(m.name, m.line) for m in discover(tmp_path).modules] == [("one", 3), ("two.three", 4)]

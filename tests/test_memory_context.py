@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
-from crux_devtools import Memory, MemoryStore, context, default_counter, facts, memory, prompt, recent_messages
+from crux_devtools import CallbackError, Memory, MemoryStore, context, default_counter, facts, memory, prompt, recent_messages
 
 
 class User(BaseModel):
@@ -161,6 +162,8 @@ def test_bad_memory_definitions_are_rejected(store: MemoryStore) -> None:
         recent_messages("r", max_messages=0)
     with pytest.raises(ValueError, match="unique"):
         memory("m", store=store, namespace="n", blocks=[facts("f"), recent_messages("f")])
+    with pytest.raises(ValueError, match=r"facts\('f'\): limit must be a positive int"):
+        facts("f", limit=0)
 
 
 def test_an_empty_memory_adds_no_block(store: MemoryStore) -> None:
@@ -219,3 +222,64 @@ def test_the_inspection_says_what_a_memory_found_and_what_its_budget_left_out(st
 def test_a_plain_context_has_no_render_detail(store: MemoryStore) -> None:
     p = prompt("support", system="Answer.", use=[context("tone", system=lambda i: "Be brief.")])
     assert [part.detail for part in p.inspect({}).parts] == [None, None]
+
+
+def _broken_query(i: Question) -> str:
+    raise KeyError("topic")
+
+
+def _number_query(i: Question) -> int:
+    return 42
+
+
+def test_a_query_callback_that_raises_is_reported_as_the_memorys_query_callback(store: MemoryStore) -> None:
+    mem = memory("m", store=store, namespace="n", input=Question, query=_broken_query, blocks=[facts("f")])
+    p = prompt("p", use=[mem])
+    for call in (lambda: p.resolve({"question": "q"}), lambda: asyncio.run(p.ainspect({"question": "q"}))):
+        with pytest.raises(CallbackError) as info:
+            call()
+        assert (info.value.owner, info.value.callback) == ("m", "query")
+        assert str(info.value) == "'m': query callback raised KeyError: 'topic'"
+        assert isinstance(info.value.__cause__, KeyError)
+        assert info.value.location == (__file__, _broken_query.__code__.co_firstlineno)
+
+
+def test_a_query_callback_that_returns_no_text_is_reported_at_its_own_definition(store: MemoryStore) -> None:
+    mem = memory("m", store=store, namespace="n", input=Question, query=_number_query, blocks=[facts("f")])
+    with pytest.raises(CallbackError) as info:
+        prompt("p", use=[mem]).resolve({"question": "q"})
+    assert (info.value.owner, info.value.callback) == ("m", "query")
+    assert str(info.value) == (
+        "'m': query callback returned int, expected str or None; return the text to search the memory for (None: its newest facts)"
+    )
+    assert info.value.location == (__file__, _number_query.__code__.co_firstlineno)
+
+
+def test_a_namespace_callback_that_returns_no_namespace_is_reported_as_the_namespace_callback(store: MemoryStore) -> None:
+    no_namespace = lambda i: None  # noqa: E731
+    mem = memory("m", store=store, namespace=no_namespace, blocks=[facts("f")])
+    with pytest.raises(CallbackError) as info:
+        prompt("p", use=[mem]).resolve({})
+    assert (info.value.owner, info.value.callback) == ("m", "namespace")
+    assert str(info.value).startswith("'m': namespace callback returned None, expected a non-empty string")
+    assert info.value.location == (__file__, no_namespace.__code__.co_firstlineno)
+
+
+def test_an_async_query_callback_is_refused_with_a_clear_message(store: MemoryStore) -> None:
+    async def query(i: Question) -> str:
+        return "q"
+
+    mem = memory("m", store=store, namespace="n", input=Question, query=query, blocks=[facts("f")])
+    with pytest.raises(CallbackError, match="'m': query callback returned a coroutine; a memory's query callback must be a plain function"):
+        prompt("p", use=[mem]).resolve({"question": "q"})
+
+
+def test_a_bad_explicit_namespace_is_refused_when_captured_not_at_flush(store: MemoryStore) -> None:
+    mem = user_memory(store)
+    for bad, error in (("", ValueError), (5, TypeError)):  # None means "not given"
+        with pytest.raises(error, match="namespace must be a non-empty string"):
+            mem.capture([{"role": "user", "content": "hello"}], namespace=bad)  # type: ignore[arg-type]
+        with pytest.raises(error, match="namespace must be a non-empty string"):
+            mem.remember_fact("a fact", namespace=bad)  # type: ignore[arg-type]
+    assert mem.pending == 0
+    assert mem.flush() == 0

@@ -192,3 +192,105 @@ def test_two_processes_writing_a_thousand_entries_each_lose_nothing(tmp_path: Pa
 def test_the_schema_has_every_index_the_ranking_relies_on(store: MemoryStore) -> None:
     names = {row[0] for row in store._conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"entries_by_session", "entries_by_section", "entry_meta_by_section"} <= names
+
+
+@pytest.mark.parametrize(
+    ("created_at", "error", "message"),
+    [
+        (1_700_000_000_000, ValueError, r"created_at must be seconds since 1970-01-01 UTC.*got 1700000000000; it looks like milliseconds: divide by 1000"),
+        (float("inf"), ValueError, r"created_at must be .*finite number from 0 to 253402300799.*got inf"),
+        (1e20, ValueError, r"created_at must be .*got 1e\+20"),
+        (-1.0, ValueError, r"created_at must be .*from 0 to .*got -1.0"),
+        (-1e12, ValueError, r"created_at must be .*got -1000000000000.0"),
+        (float("nan"), ValueError, r"created_at must be .*got nan"),
+        ("2024-01-01", TypeError, r"created_at must be seconds since .*got str '2024-01-01'"),
+        (True, TypeError, r"created_at must be .*got bool True"),
+    ],
+)
+def test_a_timestamp_that_no_read_could_show_is_refused_when_written(
+    store: MemoryStore, created_at: object, error: type[Exception], message: str
+) -> None:
+    store.remember("s", "kept before")
+    with pytest.raises(error, match=message):
+        store.remember_many("s", [{"content": "the bad one", "created_at": created_at}])
+    assert store.count("s") == 1
+    assert [e.content for e in store.recent("s")] == ["kept before"]
+    assert [e.content for e in store.recall("s", "kept")] == ["kept before"]
+
+
+def test_timestamps_at_both_ends_of_the_range_are_written_and_read_back(store: MemoryStore) -> None:
+    store.remember_many("s", [{"content": "epoch start", "created_at": 0}, {"content": "year 9999", "created_at": 253_402_300_799}])
+    assert [e.created_at for e in store.recent("s")] == ["9999-12-31T23:59:59.000000+00:00", "1970-01-01T00:00:00.000000+00:00"]
+
+
+def test_an_entry_stored_out_of_range_by_an_older_release_does_not_break_reading_its_session(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite3"
+    with MemoryStore(path) as s:
+        s.remember("s", "old entry about invoices")
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE entries SET created_at = 1.7e12")
+    with MemoryStore(path) as s:
+        (found,) = s.recall("s", "invoices")
+        assert found.created_at == "1700000000000.0"
+        assert [e.content for e in s.recent("s")] == ["old entry about invoices"]
+
+
+@pytest.mark.parametrize("method", ["count", "recall", "recent", "get_context", "remember", "remember_many", "forget"])
+@pytest.mark.parametrize(
+    ("session_id", "error", "message"),
+    [
+        (None, TypeError, "session_id must be a non-empty string, got NoneType None"),
+        ("", ValueError, "session_id must be a non-empty string, got ''"),
+        (7, TypeError, "session_id must be a non-empty string, got int 7"),
+    ],
+)
+def test_every_method_refuses_a_missing_session_id_the_same_way(
+    store: MemoryStore, method: str, session_id: object, error: type[Exception], message: str
+) -> None:
+    calls = {
+        "count": lambda: store.count(session_id),  # type: ignore[arg-type]
+        "recall": lambda: store.recall(session_id, "x"),  # type: ignore[arg-type]
+        "recent": lambda: store.recent(session_id),  # type: ignore[arg-type]
+        "get_context": lambda: store.get_context(session_id, "x"),  # type: ignore[arg-type]
+        "remember": lambda: store.remember(session_id, "x"),  # type: ignore[arg-type]
+        "remember_many": lambda: store.remember_many(session_id, ["x"]),  # type: ignore[arg-type]
+        "forget": lambda: store.forget(session_id, "e1"),  # type: ignore[arg-type]
+    }
+    with pytest.raises(error) as info:
+        calls[method]()
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("method", ["recall", "get_context"])
+def test_a_query_that_is_not_text_is_a_type_error_naming_the_query(store: MemoryStore, method: str) -> None:
+    store.remember("s", "123 apples")
+    call = getattr(store, method)
+    with pytest.raises(TypeError, match="query must be a string or None, got int 123"):
+        call("s", 123)
+    assert call("s", None) is not None  # None means "no query", as in get_context
+
+
+@pytest.mark.parametrize("method", ["recall", "recent"])
+def test_limits_and_lanes_are_checked_the_same_way_by_every_read(store: MemoryStore, method: str) -> None:
+    call = (lambda **kw: store.recall("s", "x", **kw)) if method == "recall" else (lambda **kw: store.recent("s", **kw))
+    with pytest.raises(ValueError, match=r"limit must be a positive int \(1 to \d+\), got 0"):
+        call(limit=0)
+    with pytest.raises(TypeError, match="limit must be a positive int, got str '5'"):
+        call(limit="5")
+    with pytest.raises(ValueError, match="limit must be a positive int"):
+        call(limit=2**70)
+    if method == "recent":
+        with pytest.raises(TypeError, match="lane must be a string or None, got int 5"):
+            store.recent("s", lane=5)  # type: ignore[arg-type]
+
+
+def test_entry_values_of_the_wrong_type_are_type_errors_and_out_of_range_ones_value_errors(store: MemoryStore) -> None:
+    with pytest.raises(TypeError, match="memory entry content must be a non-empty string, got int 5"):
+        store.remember("s", 5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="importance must be a number from 0.0 to 1.0, got str 'high'"):
+        store.remember("s", "x", importance="high")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="importance must be a number from 0.0 to 1.0, got nan"):
+        store.remember("s", "x", importance=float("nan"))
+    with pytest.raises(TypeError, match="entry_id must be a non-empty string, got int 3"):
+        store.forget("s", 3)  # type: ignore[arg-type]
+    assert store.count("s") == 0

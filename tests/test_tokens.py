@@ -114,3 +114,49 @@ def test_a_damaged_or_stale_cache_is_rebuilt_and_an_unwritable_one_is_skipped(tm
     monkeypatch.setenv("CRUX_DEVTOOLS_CACHE_DIR", str(blocker / "cache"))
     assert _tokens(load_encoding(OFFLINE_ENCODING)) == reference
     assert not list(tmp_path.glob("*.tmp"))  # no half-written file left behind
+
+
+COUNT_SCRIPT = "from crux_devtools import default_counter; print(default_counter().count('hello world, the cache is fine'))"
+
+
+def _count_in_a_new_process(cache_dir) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {**os.environ, "CRUX_DEVTOOLS_CACHE_DIR": str(cache_dir)}
+    return subprocess.run([sys.executable, "-c", COUNT_SCRIPT], capture_output=True, text=True, env=env, timeout=120)
+
+
+def _flip_a_bit_in(path, marker: bytes, offset: int, bit: int = 0) -> None:
+    data = bytearray(path.read_bytes())
+    at = data.find(marker)
+    assert at >= 0 and data.count(marker) == 1, "the cache file no longer holds the marker this test damages"
+    data[at + offset] ^= 1 << bit
+    path.write_bytes(bytes(data))
+
+
+def test_a_cache_file_with_one_flipped_bit_falls_back_to_tiktoken_and_is_rewritten(tmp_path):
+    """One flipped bit in the cached table made tiktoken's Rust core panic (``PanicException``, a
+    ``BaseException``), which the fallback did not catch: every count failed. A flipped bit inside a
+    token's bytes silently changed counts. Both must fall back to tiktoken's own load and repair the file."""
+    from crux_devtools.core.tokens import OFFLINE_ENCODING
+
+    cached_file = tmp_path / f"{OFFLINE_ENCODING}.marshal"
+    fresh = _count_in_a_new_process(tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    expected = fresh.stdout.strip()
+    good = cached_file.read_bytes()
+    damages = [
+        (b"i" + (50000).to_bytes(4, "little"), 1),  # rank 50000 -> 50001: a duplicate rank, tiktoken panics
+        (b"s\x06\x00\x00\x00 world", 5),  # token b" world" -> b" vorld": loads fine, counts differ
+    ]
+    for marker, offset in damages:
+        cached_file.write_bytes(good)
+        _flip_a_bit_in(cached_file, marker, offset)
+        damaged = cached_file.read_bytes()
+        result = _count_in_a_new_process(tmp_path)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert result.stdout.strip() == expected
+        assert "panicked" not in result.stderr and "PanicException" not in result.stderr
+        assert cached_file.read_bytes() != damaged  # the damaged file was replaced by a good one
+        again = _count_in_a_new_process(tmp_path)
+        assert (again.returncode, again.stdout.strip()) == (0, expected)

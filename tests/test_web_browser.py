@@ -97,7 +97,8 @@ async def test_saving_a_file_updates_the_page_and_keeps_example_budget_and_scrol
         scroll = await page.evaluate("window.scrollY")
         source = project / "01_contexts.py"
         source.write_text(source.read_text().replace("support agent for Nimbus", "support agent for Nimbus Cloud (edited)"))
-        await page.wait_for_function("document.querySelector('#sent-system').innerText.includes('(edited)')", timeout=20000)
+        # a locator wait: the page's Content-Security-Policy forbids the string eval of wait_for_function
+        await page.locator("#sent-system").get_by_text("(edited)").first.wait_for(timeout=20000)
         assert await page.locator("#report").get_attribute("data-example") == "anonymous"
         assert await page.locator("#report").get_attribute("data-budget") == "100"
         assert await page.input_value("#example") == "anonymous"

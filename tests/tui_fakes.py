@@ -295,6 +295,7 @@ class FakeSession:
 
     def __init__(self, root: Path | None = None, prompts: list[Prompt] | None = None) -> None:
         self.root = root or Path("/project")
+        self.history_warning: str | None = None
         self.prompts = {p.id: p for p in (prompts or build_prompts())}
         self.version = 1
         self.calls: list[tuple[str, Any]] = []

@@ -77,6 +77,7 @@ class FakeSession:
 
     def __init__(self, root: Path, prompts: list[Any] | None = None, *, agent_ids: tuple[str, ...] = ()) -> None:
         self.root = Path(root)
+        self.history_warning: str | None = None
         self.prompts = {p.id: p for p in (prompts if prompts is not None else default_prompts())}
         self.agent_ids = set(agent_ids)
         self.version = 0

@@ -1,30 +1,43 @@
-"""The core resolver library. Never imports the inspector, the web app or the TUI."""
+"""The core resolver library. Never imports the inspector, the web app or the TUI.
+
+Public names load on first use (PEP 562), so a light module of the core (``runstore``, read by the
+inspector's session process) can be imported without loading pydantic, tiktoken and the planner.
+"""
 
 from __future__ import annotations
 
-from .budget import (
-    CONSERVATIVE_MODEL_CAPACITY,
-    InputBudget,
-    ModelCapacityProfile,
-    merge_input_budget,
-    resolve_model_capacity_profile,
-)
-from .ladders import droppable, offload, offloadable, prefer, summarizable
-from .offload_store import OffloadReceipt, OffloadStore
-from .planner import apreview, preview
-from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
-from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
-from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
-from .summaries import SummaryStore, summarize
-from .contexts import Conditional, Context, Match, context, match, when
-from .memory import ContextAssembly, Evidence, Memory, MemoryStore, MemoryStoreError, SectionSummary, facts, memory, recent_messages
-from .skills import Skill, skill
-from .errors import CallbackError, CruxError, Diagnostic, ErrorInfo, RequestCompositionError
-from .models import ModelError, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
-from .prompts import Prompt, prompt
-from .results import Drop, Exclusion, Inspection, Part, Resolved
-from .tokens import TiktokenCounter, TokenCounter, default_counter
-from .tools import Tool, tool
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Type checkers see the real names; at run time ``__getattr__`` loads them from ``_SOURCES``.
+    from .budget import (
+        CONSERVATIVE_MODEL_CAPACITY,
+        InputBudget,
+        ModelCapacityProfile,
+        merge_input_budget,
+        resolve_model_capacity_profile,
+    )
+    from .ladders import droppable, offload, offloadable, prefer, summarizable
+    from .offload_store import OffloadReceipt, OffloadStore
+    from .planner import apreview, preview
+    from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
+    from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
+    from .recording import RunRecorder, record_runs
+    from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
+    from .summaries import SummaryStore, summarize
+    from .contexts import Conditional, Context, Match, context, match, when
+    from .memory import ContextAssembly, Evidence, Memory, MemoryStore, MemoryStoreError, SectionSummary, facts, memory, recent_messages
+    from .skills import Skill, skill
+    from .errors import CallbackError, CruxError, Diagnostic, ErrorInfo, RequestCompositionError
+    from .models import ModelError, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .prompts import Prompt, prompt
+    from .results import Drop, Exclusion, Inspection, Part, Resolved
+    from .tokens import TiktokenCounter, TokenCounter, default_counter
+    from .tools import Tool, tool
+    from .validation import InputValidationError
 
 __all__ = [
     "ContextAssembly",
@@ -70,6 +83,8 @@ __all__ = [
     "agenerate",
     "agent",
     "generate",
+    "RunRecorder",
+    "record_runs",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -102,4 +117,56 @@ __all__ = [
     "tool",
     "tool_call",
     "when",
+    "InputValidationError",
 ]
+
+# Where each public name lives (tests/test_runstore.py checks it against the imports above).
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "budget": ("CONSERVATIVE_MODEL_CAPACITY", "InputBudget", "ModelCapacityProfile", "merge_input_budget", "resolve_model_capacity_profile",),
+    "ladders": ("droppable", "offload", "offloadable", "prefer", "summarizable",),
+    "offload_store": ("OffloadReceipt", "OffloadStore",),
+    "planner": ("apreview", "preview",),
+    "preparing": ("PreparedSummary", "aprepare_summaries", "prepare_summaries",),
+    "receipts": ("Adaptation", "Candidate", "Contribution", "Receipt", "RequestInspection", "RequestPreview", "inspect_request",),
+    "runtime": ("Agent", "GenerateResult", "PlanningSession", "Step", "ToolResult", "agenerate", "agent", "generate",),
+    "recording": ("RunRecorder", "record_runs",),
+    "summaries": ("SummaryStore", "summarize",),
+    "contexts": ("Conditional", "Context", "Match", "context", "match", "when",),
+    "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "MemoryStoreError", "SectionSummary", "facts", "memory", "recent_messages",),
+    "skills": ("Skill", "skill",),
+    "errors": ("CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "RequestCompositionError",),
+    "models": ("ModelError", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
+    "prompts": ("Prompt", "prompt",),
+    "results": ("Drop", "Exclusion", "Inspection", "Part", "Resolved",),
+    "tokens": ("TiktokenCounter", "TokenCounter", "default_counter",),
+    "tools": ("Tool", "tool",),
+    "validation": ("InputValidationError",),
+}
+_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from its module on first use, then cache it here."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
+
+class _Core(types.ModuleType):
+    """Keeps public names from being shadowed by submodules: importing the ``memory`` subpackage
+    would otherwise bind it over the public ``memory()`` function (the eager imports used to rebind it)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _MODULE_OF and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Core

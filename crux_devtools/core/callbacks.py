@@ -56,15 +56,25 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     return asyncio.run(_await())
 
 
+def _blame(exc: CallbackError, call: Call | None) -> None:
+    """Name the function behind a callback error raised on the value it returned (wrong type)."""
+    if exc.function is None and call is not None and (exc.owner, exc.callback) == (call.owner, call.callback):
+        exc.function = call.fn
+
+
 def drive_sync(gen: Resolution[T]) -> T:
     """Run a resolution generator, calling each callback synchronously."""
     value: Any = None
     error: BaseException | None = None
+    call: Call | None = None
     while True:
         try:
             call = gen.throw(error) if error is not None else gen.send(value)
         except StopIteration as stop:
             return stop.value
+        except CallbackError as exc:
+            _blame(exc, call)
+            raise
         value, error = None, None
         try:
             result = call.fn(call.arg)
@@ -81,11 +91,15 @@ async def drive_async(gen: Resolution[T]) -> T:
     """Run a resolution generator, awaiting callbacks that return awaitables."""
     value: Any = None
     error: BaseException | None = None
+    call: Call | None = None
     while True:
         try:
             call = gen.throw(error) if error is not None else gen.send(value)
         except StopIteration as stop:
             return stop.value
+        except CallbackError as exc:
+            _blame(exc, call)
+            raise
         value, error = None, None
         try:
             result = call.fn(call.arg)
@@ -99,7 +113,7 @@ async def drive_async(gen: Resolution[T]) -> T:
 
 
 def expect_text(call_owner: str, callback: str, value: Any) -> str:
-    """Check that a text callback returned a string."""
+    """Check that a text callback returned a string (the drivers then name the callback: ``_blame``)."""
     if not isinstance(value, str):
         raise CallbackError(
             call_owner,

@@ -11,11 +11,19 @@ Where: ``$CRUX_DEVTOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/crux-devtools``, els
 and modification time of the module that defines the encoding, so upgrading either package rebuilds
 it. Any failure to read or write the cache falls back to tiktoken's own loading: the cache can make a
 load faster, never different.
+
+Never different, even when the file is damaged: it starts with a SHA-256 digest of the table, checked
+before tiktoken sees a byte of it. One flipped bit could otherwise change a token's bytes (and so
+counts, silently) or make tiktoken's Rust core panic; its ``PanicException`` derives from
+``BaseException``, not ``Exception``, so building the encoding from the cache is guarded against it
+too. A file that fails any check is replaced by a freshly built one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import logging
 import marshal
 import os
 import pkgutil
@@ -25,8 +33,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 ENV_DIR = "CRUX_DEVTOOLS_CACHE_DIR"
+MAGIC = b"crux-devtools encoding cache 2\n"
+DIGEST_SIZE = hashlib.sha256().digest_size
+
+log = logging.getLogger("crux_devtools")
 
 
 def cache_dir() -> Path:
@@ -64,9 +76,17 @@ def _key(name: str, source: str) -> str:
 
 
 def _read(path: Path, key: str) -> dict[str, Any] | None:
+    """The cached constructor arguments, or ``None`` when the file is missing, damaged or stale."""
     try:
-        data = marshal.loads(path.read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    head = len(MAGIC) + DIGEST_SIZE
+    if not blob.startswith(MAGIC) or hashlib.sha256(blob[head:]).digest() != blob[len(MAGIC) : head]:
+        return None
+    try:
+        data = marshal.loads(blob[head:])
+    except (ValueError, EOFError, TypeError):
         return None
     if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("kwargs"), dict):
         return None
@@ -80,13 +100,27 @@ def _write(path: Path, key: str, kwargs: dict[str, Any]) -> None:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(payload)
+                out.write(MAGIC + hashlib.sha256(payload).digest() + payload)
             os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
     except (OSError, ValueError):
         pass  # an unwritable or full cache folder only costs speed
+
+
+def _from_cache(tiktoken: Any, path: Path, key: str) -> Any | None:
+    """The encoding built from the cache file, or ``None`` if the file cannot give a good one."""
+    kwargs = _read(path, key)
+    if kwargs is None:
+        return None
+    try:
+        return tiktoken.Encoding(**kwargs)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - tiktoken's Rust core panics with a BaseException
+        log.info("token-encoding cache %s was not usable (%s: %s); rebuilding it", path, type(exc).__name__, exc)
+        return None
 
 
 _loaded: dict[str, Any] = {}
@@ -115,12 +149,9 @@ def _build(name: str) -> Any:
     except OSError:
         return tiktoken.get_encoding(name)
     path = cache_dir() / f"{name}.marshal"
-    kwargs = _read(path, key)
-    if kwargs is not None:
-        try:
-            return tiktoken.Encoding(**kwargs)
-        except (TypeError, ValueError):
-            pass  # a table tiktoken no longer accepts: rebuild it below
-    kwargs = constructor()
+    cached = _from_cache(tiktoken, path, key)
+    if cached is not None:
+        return cached
+    kwargs = constructor()  # tiktoken's own load; the file is rewritten from what it returns
     _write(path, key, kwargs)
     return tiktoken.Encoding(**kwargs)

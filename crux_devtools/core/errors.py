@@ -10,7 +10,9 @@ raise. The tree::
 
 from __future__ import annotations
 
+import functools
 import traceback as _traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -70,16 +72,46 @@ def invalid_composition(message: str, *, contributor: str | None = None) -> Requ
 
 
 class CallbackError(CruxError):
-    """A user callback (``system``, ``prompt``, ``when``, ``match(on=...)``, ...) failed.
+    """A user callback (``system``, ``prompt``, ``when``, ``match(on=...)``, a memory's ``query``, ...) failed.
 
     The message names the owner (context or prompt id) and which callback; the original exception,
-    if any, is kept as ``__cause__``.
+    if any, is kept as ``__cause__``. ``function``, when given, is the callback itself, and
+    ``location`` where it is defined: the place to look when it returned a wrong value, which
+    leaves no frame of the user's code in the traceback.
     """
 
-    def __init__(self, owner: str, callback: str, message: str) -> None:
+    def __init__(self, owner: str, callback: str, message: str, *, function: Callable[..., Any] | None = None) -> None:
         super().__init__(f"{owner!r}: {callback} callback {message}")
         self.owner = owner
         self.callback = callback
+        self.function = function
+
+    @property
+    def location(self) -> tuple[str, int] | None:
+        """``(file, first line)`` of ``function``'s definition, if it has Python code."""
+        return defined_at(self.function)
+
+
+def defined_at(function: Any) -> tuple[str, int] | None:
+    """Where a callable's Python code starts: through ``functools.partial``, ``functools.wraps``
+    and bound methods, and ``__call__`` of a callable object. ``None`` for builtins and the like."""
+    seen: set[int] = set()
+    while function is not None and id(function) not in seen:
+        seen.add(id(function))
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            return code.co_filename, code.co_firstlineno
+        if isinstance(function, functools.partial):
+            function = function.func
+        elif hasattr(function, "__wrapped__"):
+            function = function.__wrapped__
+        elif hasattr(function, "__func__"):
+            function = function.__func__
+        elif not isinstance(function, type) and callable(function):
+            function = getattr(type(function), "__call__", None)
+        else:
+            return None
+    return None
 
 
 @dataclass(frozen=True, slots=True)

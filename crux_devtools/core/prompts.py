@@ -25,10 +25,12 @@ if TYPE_CHECKING:
     from .contexts import UseEntry
 from .errors import invalid_composition
 from .resolve import finish, walk
+from .sites import definition_site
 from .results import Inspection, Resolved
 from .schema import FieldDecl, merge_fields
 from .tokens import TokenCounter
 from .tools import Tool, normalize_tools
+from .validation import validate_model
 
 
 def check_planning_model(owner: str, value: Any) -> Any:
@@ -98,13 +100,17 @@ class Prompt:
     all_tools: dict[str, Tool] = field(default_factory=dict)
     token_budget: int | None = None
     model: Any = None
+    defined_at: tuple[str, int] | None = field(default=None, repr=False)  # (file, line) of the prompt(...) call
 
     def __repr__(self) -> str:
         return f"<Prompt {self.id!r}>"
 
     # -- input ---------------------------------------------------------------------------------
     def validate_input(self, input: Any = None) -> BaseModel:
-        """Validate a dict (or an instance of ``input_model``) into the merged model."""
+        """Validate a dict (or an instance of ``input_model``) into the merged model.
+
+        A failure raises ``InputValidationError`` (a pydantic ``ValidationError``) with one readable
+        line per field, e.g. ``unknown field 'mesage' (did you mean 'message'?)``."""
         if isinstance(input, self.input_model):
             return input
         if input is None:
@@ -113,7 +119,7 @@ class Prompt:
             input = input.model_dump()
         if not isinstance(input, Mapping):
             raise TypeError(f"prompt {self.id!r}: input must be a dict or a {self.input_model.__name__}, got {type(input).__name__}")
-        return self.input_model.model_validate(dict(input))
+        return validate_model(self.input_model, input, f"prompt {self.id!r}")
 
     def contexts(self) -> list[Reach]:
         """Every context this prompt may use, statically, in declaration order."""
@@ -244,4 +250,5 @@ def prompt(
         all_tools=all_tools,
         token_budget=check_token_budget(token_budget),
         model=check_planning_model(id, model),
+        defined_at=definition_site(),
     )

@@ -15,8 +15,18 @@ ExclusionReason = Literal["when", "when-wrapper", "match", "parent-excluded"]
 DropReason = Literal["budget", "parent-dropped"]
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def to_plain(value: Any) -> Any:
     """Turn results, models and containers into JSON-serialisable data."""
+    kind = type(value)
+    if kind in _SCALARS:  # the common case first: most leaves are plain values
+        return value
+    if kind is list or kind is tuple:
+        return [to_plain(v) for v in value]
+    if kind is dict:
+        return {str(k): to_plain(v) for k, v in value.items()}
     if hasattr(value, "to_dict") and not isinstance(value, type):
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -29,11 +29,12 @@ import itertools
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from . import recording
 from .budget import InputBudget, check_max_tokens, coerce_input_budget, model_name_of
 from .callbacks import drive_async, run_sync
 from .contexts import check_id
@@ -45,6 +46,7 @@ from .planner import Gathered, Plan, Planner, PlanOptions, Setup, check_active_t
 from .prompts import Prompt
 from .receipts import Receipt
 from .results import _ToDict
+from .sites import definition_site
 from .summaries import SummaryError, SummaryStore, default_summary_store
 from .tools import Tool
 
@@ -61,6 +63,7 @@ class Agent:
     input_budget: InputBudget | None = None
     max_tokens: int | None = None
     max_steps: int = 8
+    defined_at: tuple[str, int] | None = field(default=None, repr=False)  # (file, line) of the agent(...) call
 
     @property
     def examples(self) -> dict[str, dict[str, Any]] | None:
@@ -81,7 +84,10 @@ def agent(id: str, *, prompt: Prompt, model: Any, input_budget: Any = None, max_
         raise TypeError(f"agent {id!r}: prompt must be created with prompt(...), got {type(prompt).__name__}")
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
         raise TypeError(f"agent {id!r}: max_steps must be a positive int, got {max_steps!r}")
-    return Agent(id=id, prompt=prompt, model=model, input_budget=coerce_input_budget(input_budget), max_tokens=check_max_tokens(max_tokens), max_steps=max_steps)
+    return Agent(
+        id=id, prompt=prompt, model=model, input_budget=coerce_input_budget(input_budget), max_tokens=check_max_tokens(max_tokens),
+        max_steps=max_steps, defined_at=definition_site(),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +250,45 @@ async def agenerate(
     token_budget: int | None = None,
     capacity_resolver: Any = None,
 ) -> GenerateResult:
-    """Run the tool loop for a ``Prompt`` (with ``model=``) or an ``Agent``; see the module docstring."""
+    """Run the tool loop for a ``Prompt`` (with ``model=``) or an ``Agent``; see the module docstring.
+
+    While runs are recorded (``record_runs``), the run is written as one record, whatever its outcome.
+    """
+    args: dict[str, Any] = dict(
+        input=input, model=model, input_budget=input_budget, max_tokens=max_tokens, messages=messages, active_tools=active_tools,
+        counter=counter, summary_store=summary_store, offload_store=offload_store, session=session, max_steps=max_steps,
+        token_budget=token_budget, capacity_resolver=capacity_resolver,
+    )
+    capture = recording.begin(target, input)
+    if capture is None:
+        return await _agenerate(target, **args)
+    try:
+        result = await _agenerate(target, capture=capture, **args)
+    except BaseException as exc:
+        capture.finish(None, exc)
+        raise
+    capture.finish(result)
+    return result
+
+
+async def _agenerate(
+    target: Any,
+    *,
+    capture: recording.RunCapture | None = None,
+    input: Any = None,
+    model: Any = None,
+    input_budget: Any = None,
+    max_tokens: int | None = None,
+    messages: Sequence[dict[str, Any]] | None = None,
+    active_tools: Sequence[str] | None = None,
+    counter: Any = None,
+    summary_store: SummaryStore | None = None,
+    offload_store: OffloadStore | None = None,
+    session: PlanningSession | None = None,
+    max_steps: int | None = None,
+    token_budget: int | None = None,
+    capacity_resolver: Any = None,
+) -> GenerateResult:
     s: Setup = setup(target, model, input_budget, max_tokens, counter, capacity_resolver, token_budget)
     if s.model is None:
         raise TypeError(f"generate({s.prompt.id!r}): no model; pass model=... or use an agent with a model")
@@ -262,7 +306,10 @@ async def agenerate(
     history = check_messages(messages)
     conversation: list[dict[str, Any]] = []  # this run's assistant and tool messages
     active = check_active_tools(active_tools)
-    gathered = (await drive_async(gather(s.prompt, s.prompt.validate_input(input)))).apply_budget(s.token_budget, s.counter)
+    validated = s.prompt.validate_input(input)
+    if capture is not None:
+        capture.planned(s.model, validated)
+    gathered = (await drive_async(gather(s.prompt, validated))).apply_budget(s.token_budget, s.counter)
     model_name = model_name_of(s.model)
     steps: list[Step] = []
     support_required = False

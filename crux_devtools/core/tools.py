@@ -46,7 +46,7 @@ class Tool:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "parameters": self.parameters.model_json_schema()}
+        return {"name": self.name, "description": self.description, "parameters": parameters_schema(self.parameters)}
 
 
 def tool(

@@ -11,7 +11,7 @@ A *report* is plain JSON-serialisable data (``dict``) produced by the worker pro
       "project": str,                 # absolute project folder
       "generated_at": str,            # ISO 8601 UTC
       "duration_ms": float,           # worker evaluation time
-      "stale": bool,                  # True: the latest load failed; this is the last good report
+      "stale": bool,                  # True: some module failed to load; its last good prompts are shown
       "errors": [LoadError, ...],     # load errors of the latest attempt (shown even when stale)
       "prompts": [PromptReport, ...], # in discovery order
       "hash": str,                    # content hash of the report (history key)
@@ -52,6 +52,26 @@ Additive keys (engine, issue 5); front ends may ignore them:
                                                        # where a module-level context is assigned;
                                                        # None for one defined inline in a use=[...]
     ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
+    PromptReport["stale"]: bool        # its module failed to load: this is its last good report (issue 14);
+                                       # read it with ``is_stale`` (falls back to the report's flag)
+    PromptReport["model_kind"]: "scripted" | "real" | None
+                                       # the model a Run calls: a ScriptedModel (offline, free), any
+                                       # other adapter ("real": it costs money and runs real tools;
+                                       # ask before running), or None (nothing to call: not runnable).
+                                       # "has_model" is true exactly when model_kind is not None: an
+                                       # agent whose model is an adapter, or a prompt(..., model=adapter).
+
+Runs (issue 13, SPEC section 8). ``session.run(...)`` returns a *run*: the SPEC section 8 JSON
+(``id, target, kind, file, line, origin, started_at, duration_ms, status, error, model, input,
+text, usage, steps``) with ``origin="inspector"``, recorded in ``<project>/.crux/runs.sqlite3`` like
+any run, plus ``"recorded": bool`` (whether it reached the store; ``"record_error"`` says why not).
+A failed run has ``status="error"`` and ``error={type, message, traceback}``; a target that cannot be
+run, or a worker fault, also comes back in this shape (``id`` None, ``recorded`` False). Each Run
+starts from the definitions as loaded: a ``ScriptedModel`` is replayed from its first response.
+``session.runs()`` is the project's ``RunStore`` (``crux_devtools.core.runstore``), or ``None`` when
+the file cannot be opened (a warning is logged once). While anyone is subscribed, the session polls
+the store and emits ``SessionEvent(kind="runs", version=<store change token>, summary="1 new run:
+<target> (<status>)", runs=[new run ids, oldest first])`` within about 250 ms of any process writing.
 
 What is sent (issue 12); the web page, the TUI and ``inspect`` read the same keys:
     ExampleReport["status"]: "fits" | "over" | "error"
@@ -79,8 +99,9 @@ What is sent (issue 12); the web page, the TUI and ``inspect`` read the same key
         SummaryState = {"contributor": str, "strategy": str (e.g. "extractive:0.3"),
                         "needs_model": bool,      # hierarchical: preparing calls the model
                         "model": str | None, "prepared": bool}
-    PromptReport["total_tokens"]: the first example's planned input tokens (preview.input_tokens);
-        the inspection's total only when that example has no plan at all.
+    PromptReport["total_tokens"]: the first example's planned input tokens (preview.input_tokens; for
+        an over-limit plan, what the cheapest candidate needs); the inspection's total only when
+        that example has no plan at all.
     PromptReport["status"]: "error" if any example failed, else the first example's status.
     PromptReport["plan_model"]: PlanModel, the model every example of this target is planned against:
         {"name": str | None,
@@ -121,7 +142,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-EventKind = Literal["loading", "report", "error"]
+EventKind = Literal["loading", "report", "error", "runs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +154,19 @@ class SessionEvent:
     summary: str
     changed_files: list[str] = field(default_factory=list)
     changed_prompts: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)  # kind "runs": the ids of the new runs, oldest first
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def failed_run(target: str, error: dict[str, Any], *, input: Any = None, kind: str | None = None) -> dict[str, Any]:
+    """A run that never started (not runnable, worker fault), in the shape of a recorded run."""
+    return {
+        "id": None, "target": target, "kind": kind, "file": error.get("file"), "line": error.get("line"), "origin": "inspector",
+        "started_at": None, "duration_ms": None, "status": "error", "error": error, "model": None, "input": input,
+        "text": None, "usage": None, "steps": [], "recorded": False,
+    }
 
 
 def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[str, Any] | None:
@@ -143,6 +174,16 @@ def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[st
     if not report or prompt_id is None:
         return None
     return next((p for p in report.get("prompts", []) if p.get("id") == prompt_id), None)
+
+
+def is_stale(report: dict[str, Any] | None, prompt: dict[str, Any] | None) -> bool:
+    """Whether ``prompt`` is shown from an earlier load because its module failed to load now.
+
+    Staleness is per module (``PromptReport["stale"]``); a report without it is stale as a whole.
+    """
+    if prompt is not None and "stale" in prompt:
+        return bool(prompt["stale"])
+    return bool((report or {}).get("stale"))
 
 
 def has_ladders(prompt: dict[str, Any]) -> bool:
@@ -160,6 +201,7 @@ class SessionLike(Protocol):
     """What a front end may rely on."""
 
     root: Any  # pathlib.Path of the project
+    history_warning: str | None  # why history is off (a damaged or read-only .crux), for the UIs to show
 
     @property
     def report(self) -> dict[str, Any] | None:
@@ -196,7 +238,12 @@ class SessionLike(Protocol):
         ...
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run an agent in the worker; returns ``{"text", "steps": [Step.to_dict()...], "error"}``."""
+        """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run
+        (see "Runs" above): ``text``, ``steps`` ([Step.to_dict()...]), ``status``, ``error``, ..."""
+        ...
+
+    def runs(self) -> Any:
+        """The project's ``RunStore`` (recorded runs), or ``None`` when it cannot be opened."""
         ...
 
     async def prepare_summaries(

@@ -26,15 +26,17 @@ class ModuleRef:
     """One module to import in the worker: a file path and the module name to import it under.
 
     ``package`` is True when the name is importable the normal way (``importlib.import_module``)
-    because the file sits in a package reachable from the project root.
+    because the file sits in a package reachable from the project root. ``line`` is the line of
+    ``pyproject.toml`` that lists a configured module (where a wrong name is reported).
     """
 
     name: str
     path: str
     package: bool = False
+    line: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "path": self.path, "package": self.package}
+        return {"name": self.name, "path": self.path, "package": self.package, "line": self.line}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +132,22 @@ def _configured_ref(base: Path, entry: str) -> tuple[ModuleRef | None, dict[str,
         if path.is_file():
             return ModuleRef(entry, str(path), package=True), None
     # Not a file in the project: perhaps an installed module; the worker imports it by name.
-    return ModuleRef(entry, "", package=True), None
+    return ModuleRef(entry, "", package=True, line=_entry_line(base / "pyproject.toml", entry)), None
+
+
+def _entry_line(pyproject: Path, entry: str) -> int | None:
+    """The line of ``pyproject.toml`` listing ``entry`` in ``modules = [...]`` (else the ``modules`` line)."""
+    start = _find_line(pyproject, "modules")
+    if start is None:
+        return None
+    lines = pyproject.read_text(encoding="utf-8").splitlines()
+    for number in range(start, len(lines) + 1):
+        text = lines[number - 1]
+        if f'"{entry}"' in text or f"'{entry}'" in text:
+            return number
+        if "]" in text:
+            break
+    return start
 
 
 def file_ref(base: Path, path: Path) -> ModuleRef:
@@ -159,7 +176,8 @@ def scan(base: Path) -> list[ModuleRef]:
                 continue
             path = here / name
             try:
-                text = path.read_text(encoding="utf-8", errors="replace")
+                # utf-8-sig: a file saved with a byte-order mark still starts with its import.
+                text = path.read_text(encoding="utf-8-sig", errors="replace")
             except OSError:
                 continue
             if _IMPORTS_CRUX.search(text):

@@ -1,11 +1,13 @@
 """Turning exceptions raised by user code into ``LoadError`` dicts with the project file and line.
 
 Runs in the worker. The line is the deepest frame of the traceback (following ``__cause__``) that is
-inside the project folder, so a failing callback points at the user's code, not at the library.
+inside the project folder, so a failing callback points at the user's code, not at the library. A
+callback that returned the wrong type left no frame behind: it is located by its definition.
 """
 
 from __future__ import annotations
 
+import sys
 import traceback
 from pathlib import Path
 from typing import Any
@@ -24,12 +26,25 @@ def relative(root: Path, filename: str | None) -> str | None:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
-def _in_project(root: Path, filename: str) -> bool:
+def in_project(root: Path, filename: str) -> bool:
+    """Whether ``filename`` (of a code object) is a project file, not a library or ``<frozen ...>``."""
+    if not filename or filename.startswith("<"):
+        return False
     try:
         path = Path(filename).resolve()
     except OSError:
         return False
     return path.is_relative_to(root) and ".venv" not in path.parts and "site-packages" not in path.parts
+
+
+def _defined_at(root: Path, function: Any) -> tuple[str | None, int | None]:
+    """Where a user function is defined, when that is in the project."""
+    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    if code is None and callable(function):
+        code = getattr(getattr(type(function), "__call__", None), "__code__", None)
+    if code is None or not in_project(root, code.co_filename):
+        return None, None
+    return relative(root, code.co_filename), code.co_firstlineno
 
 
 def locate(root: Path, exc: BaseException) -> tuple[str | None, int | None]:
@@ -42,15 +57,30 @@ def locate(root: Path, exc: BaseException) -> tuple[str | None, int | None]:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         for frame in traceback.extract_tb(current.__traceback__):
-            if _in_project(root, frame.filename):
+            if in_project(root, frame.filename):
                 best = (relative(root, frame.filename), frame.lineno)
+        function = getattr(current, "function", None)  # a CallbackError about the value it returned
+        if best[0] is None and function is not None:
+            best = _defined_at(root, function)
         current = current.__cause__ or current.__context__
     return best
+
+
+def _is_input_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the core's ``InputValidationError``. Looked up in ``sys.modules``: this module
+    is also imported by the session process, which must not load pydantic and the core, and an
+    exception of that type can only exist where its module was loaded."""
+    validation = sys.modules.get("crux_devtools.core.validation")
+    return validation is not None and isinstance(exc, validation.InputValidationError)
 
 
 def load_error(root: Path, exc: BaseException, *, file: str | None = None, line: int | None = None) -> dict[str, Any]:
     """A ``LoadError`` dict for an exception; ``file``/``line`` are fallbacks when the traceback has none."""
     found_file, found_line = locate(root, exc)
+    if found_file is None and _is_input_error(exc):
+        # An example or input that does not fit the prompt's input: not a fault in code, so one
+        # readable line per field and no library traceback; ``file``/``line`` name the example.
+        return {"file": file, "line": line, "type": type(exc).__name__, "message": "\n".join(exc.problems), "traceback": ""}  # type: ignore[attr-defined]
     text = "".join(traceback.format_exception(exc))
     if len(text) > MAX_TRACEBACK:
         text = text[:MAX_TRACEBACK] + "\n… [traceback truncated]"
@@ -62,6 +92,32 @@ def load_error(root: Path, exc: BaseException, *, file: str | None = None, line:
         "message": message,
         "traceback": text,
     }
+
+
+def import_error(root: Path, exc: BaseException, ref: dict[str, Any], *, file: str | None) -> dict[str, Any]:
+    """A ``LoadError`` for a module that failed to import, saying what to do for the usual mistakes."""
+    error = load_error(root, exc, file=file, line=None)
+    name = ref.get("name", "")
+    missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if missing and not ref.get("path") and (name == missing or name.startswith(missing + ".")):
+        # A name in [tool.crux-devtools] modules that is neither a project file nor installed.
+        error.update(
+            file="pyproject.toml",
+            line=ref.get("line"),
+            message=(
+                f"module {name!r} listed in [tool.crux-devtools] modules was not found: no {name.replace('.', '/')}.py "
+                "in the project and no installed module of that name. Fix the name in pyproject.toml "
+                "(a dotted module name, or a path such as 'prompts/main.py')"
+            ),
+        )
+    elif isinstance(exc, ImportError) and (str(missing or "").startswith("crux_project") or "no known parent package" in str(exc)):
+        folder = str(Path(file).parent) if file and str(Path(file).parent) != "." else "the project folder"
+        error["message"] = (
+            f"a relative import (from . import ...) in {file or 'this module'} needs a package: "
+            f"add an empty __init__.py to {folder} (and to each folder above it inside the project), "
+            "or use an absolute import"
+        )
+    return error
 
 
 def plain_error(kind: str, message: str, *, file: str | None = None, line: int | None = None, tb: str = "") -> dict[str, Any]:

@@ -18,8 +18,9 @@ from ..core.ladders import shape
 from ..core.planner import preview
 from ..core.preparing import prepare_summaries
 from ..core.runtime import generate
+from .api import failed_run
 from .errors import load_error, plain_error
-from .loader import LoadedProject, Target
+from .loader import LoadedProject, Progress, Target
 from .planning import PlanningDefaults
 
 # Texts longer than this are cut in reports (token counts stay those of the full text).
@@ -33,6 +34,40 @@ def truncate(text: str | None) -> tuple[str | None, bool]:
         return text, False
     omitted = len(text) - MAX_TEXT
     return text[:MAX_TEXT] + f"\n… [truncated by crux-devtools: {omitted} more characters; token counts are of the full text]", True
+
+
+def runnable_model(target: Target) -> Any:
+    """The model adapter a Run of ``target`` calls (the agent's, else the one its prompt names), or ``None``."""
+    model = getattr(target.obj, "model", None) if target.kind == "agent" else target.prompt.model
+    if callable(getattr(model, "complete", None)) or callable(getattr(model, "acomplete", None)):
+        return model
+    return None
+
+
+def model_kind(target: Target) -> str | None:
+    """``"scripted"`` (a ``ScriptedModel``: offline, free), ``"real"`` (any other adapter), or ``None``."""
+    from ..core.models import ScriptedModel
+
+    model = runnable_model(target)
+    if model is None:
+        return None
+    return "scripted" if isinstance(model, ScriptedModel) else "real"
+
+
+def fresh_model(model: Any) -> Any:
+    """A ``ScriptedModel`` as it was defined (its script from the top, no requests), so every Run
+    replays the same conversation; any other model is used as it is."""
+    import copy
+    import threading
+
+    from ..core.models import ScriptedModel
+
+    if not isinstance(model, ScriptedModel):
+        return model
+    clone = copy.copy(model)
+    clone.requests = []
+    clone._lock = threading.Lock()
+    return clone
 
 
 def default_budget(target: Target) -> int | None:
@@ -231,10 +266,12 @@ def prompt_report(
     inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
     context_lines: Mapping[int, tuple[str, int]] | None = None,
     defaults: PlanningDefaults | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The ``PromptReport`` of one target with every example (``inspections``: see ``evaluate_example``;
     ``context_lines``: where module-level contexts are defined, by ``id()``; ``defaults``: the
-    project's model profiles and summary store)."""
+    project's model profiles and summary store; ``progress``: told of each example before it is
+    evaluated)."""
     prompt = target.prompt
     try:
         schema = prompt.input_model.model_json_schema()
@@ -254,7 +291,11 @@ def prompt_report(
         for reach in prompt.contexts()
     ]
     budget = default_budget(target)
-    examples = [evaluate_example(root, target, name, data, inspections=inspections, defaults=defaults) for name, data in example_inputs(target)]
+    examples = []
+    for name, data in example_inputs(target):
+        if progress is not None:
+            progress("example", target=target.id, example=name)
+        examples.append(evaluate_example(root, target, name, data, inspections=inspections, defaults=defaults))
     note = None
     if not examples:
         note = (
@@ -273,37 +314,68 @@ def prompt_report(
         "default_budget": budget,
         "status": status_of(examples),
         "total_tokens": planned_tokens(examples[0] if examples else None),
-        "has_model": target.kind == "agent" and getattr(target.obj, "model", None) is not None,
+        "has_model": runnable_model(target) is not None,
+        "model_kind": model_kind(target),
         "plan_model": (defaults or PlanningDefaults()).plan_model(target),
         "examples": examples,
         "note": note,
     }
 
 
-def project_report(project: LoadedProject, defaults: PlanningDefaults | None = None) -> dict[str, Any]:
-    """Prompts and load errors of a loaded project (the session adds version, hash and times)."""
+def project_report(project: LoadedProject, defaults: PlanningDefaults | None = None, *, skip: set[str] = frozenset(), progress: Progress | None = None) -> dict[str, Any]:  # type: ignore[assignment]
+    """Prompts and load errors of a loaded project (the session adds version, hash and times).
+
+    Targets whose id is in ``skip`` are left out (another worker reported them, or they hung one).
+    With ``progress``, each target's report (or the error that stopped it) is sent as it is made,
+    not in the result; the result's errors are then only those no module or target owns.
+    """
     prompts = []
-    errors = list(project.errors)
+    errors = list(project.errors) if progress is not None else [*project.import_errors, *project.errors]
     inspections: dict[Any, tuple[dict[str, Any], bool]] = {}
     for target in project.targets:
+        if target.id in skip:
+            continue
+        if progress is not None:
+            progress("target", target=target.id, kind=target.kind, module=target.ref, file=target.file, line=target.line)
+        report, error = None, None
         try:
-            prompts.append(prompt_report(project.root, target, inspections, project.context_lines, defaults))
+            report = prompt_report(project.root, target, inspections, project.context_lines, defaults, progress=progress)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - keep the other prompts
-            errors.append(load_error(project.root, exc, file=target.file, line=target.line))
+            error = load_error(project.root, exc, file=target.file, line=target.line)
+        if progress is not None:
+            progress("report", target=target.id, prompt=report, error=error)
+        elif report is not None:
+            prompts.append(report)
+        elif error is not None:
+            errors.append(error)
     return {"prompts": prompts, "errors": errors}
 
 
-def run_target(root: Path, target: Target, input: dict[str, Any]) -> dict[str, Any]:
-    """Run an agent with its model; returns ``{"text", "steps", "error"}``."""
-    if target.kind != "agent" or getattr(target.obj, "model", None) is None:
-        error = plain_error("NotRunnable", f"{target.kind} {target.id!r} has no model; only agents with a model can be run", file=target.file, line=target.line)
-        return {"text": None, "steps": [], "error": error}
-    try:
-        result = generate(target.obj, input=input)
-    except RequestCompositionError as exc:
-        return {"text": None, "steps": [], "error": {**plain_error(type(exc).__name__, str(exc)), **exc.to_dict()}}
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user tools and models may raise anything
-        return {"text": None, "steps": [], "error": load_error(root, exc, file=target.file, line=target.line)}
-    steps = [s.to_dict() if hasattr(s, "to_dict") else repr(s) for s in getattr(result, "steps", [])]
-    text, _ = truncate(getattr(result, "text", None))
-    return {"text": text, "steps": steps, "error": None}
+def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any = None) -> dict[str, Any]:
+    """Run an agent (or a prompt with a model adapter) once; returns the whole run (SPEC section 8).
+
+    The run is recorded with ``origin="inspector"`` through ``recorder`` (a ``RunRecorder`` for the
+    project's store) and written before this returns. A failure is a run with ``status="error"``.
+    """
+    from ..core.recording import recording_scope, relative_file
+    from ..core.runstore import storable
+
+    model = runnable_model(target)
+    if model is None:
+        message = f"{target.kind} {target.id!r} has no model to call; give the agent a model adapter, or the prompt model=ScriptedModel([...]) or another adapter"
+        return failed_run(target.id, plain_error("NotRunnable", message, file=target.file, line=target.line), input=input, kind=target.kind)
+    written_before = recorder.written if recorder is not None else 0
+    with recording_scope(origin="inspector", recorder=recorder) as scope:
+        try:
+            generate(target.obj, input=input, model=fresh_model(model))
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - user tools and models may raise anything
+            if not scope.runs:  # it failed before the run began: nothing was recorded
+                return failed_run(target.id, load_error(root, exc, file=target.file, line=target.line), input=input, kind=target.kind)
+    run = relative_file(scope.runs[-1], root)
+    recorded = recorder is not None and recorder.enabled and recorder.written > written_before
+    why = "recording is off" if recorder is None else (recorder.failure or "the run was not written")
+    out: dict[str, Any] = storable(run)
+    out["recorded"] = recorded
+    if not recorded:
+        out["record_error"] = why
+    return out

@@ -35,8 +35,7 @@ class ForkedWorker(WorkerProcess):
         output: tuple[asyncio.StreamReader, asyncio.StreamWriter],
         exited: asyncio.Future[int],
     ) -> None:
-        super().__init__(root, pid, reader, writer, greeted=True)
-        self.exited = exited
+        super().__init__(root, pid, reader, writer, greeted=True, exited=exited)
         self.output, self._output_writer = output
         self._drain = asyncio.ensure_future(self._drain_into_tail(self.output))
 
@@ -44,6 +43,11 @@ class ForkedWorker(WorkerProcess):
         with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
             await asyncio.wait_for(self._drain, 1.0)
         self._output_writer.close()
+
+    async def _settle_output(self) -> None:
+        # The fork server reports the exit as soon as it reaps the child; its output may still be in flight.
+        with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._drain), 0.5)
 
 
 class ForkServer:

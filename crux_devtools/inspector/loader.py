@@ -18,6 +18,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
@@ -25,7 +26,9 @@ from typing import Any
 
 from ..core.contexts import Context
 from ..core.prompts import Prompt
-from .errors import load_error, plain_error, relative
+from .errors import import_error, plain_error, relative
+
+Progress = Callable[..., None]  # ``Channel.emit``: progress events for the session (see ``wire.py``)
 
 
 def agent_class() -> type | None:
@@ -48,6 +51,7 @@ class Target:
     file: str
     line: int | None
     example_lines: dict[str, int] = field(default_factory=dict)
+    ref: str = ""  # the name of the discovered module it was found in (``ModuleRef.name``)
 
     @property
     def prompt(self) -> Prompt:
@@ -60,7 +64,8 @@ class LoadedProject:
 
     root: Path
     targets: list[Target] = field(default_factory=list)
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    import_errors: list[dict[str, Any]] = field(default_factory=list)  # one per module that failed
+    errors: list[dict[str, Any]] = field(default_factory=list)  # the others (duplicate ids)
     # id() of each context assigned at module level -> (file relative to the root, line)
     context_lines: dict[int, tuple[str, int]] = field(default_factory=dict)
 
@@ -209,19 +214,31 @@ def _same_file(a: str | None, b: str) -> bool:
         return False
 
 
-def load_project(root: Path, modules: list[dict[str, Any]]) -> LoadedProject:
-    """Import every module and collect its targets; an error in one module does not stop the others."""
+def load_project(root: Path, modules: list[dict[str, Any]], *, skip: set[str] = frozenset(), progress: Progress | None = None) -> LoadedProject:  # type: ignore[assignment]
+    """Import every module (but those named in ``skip``) and collect its targets; an error in one
+    module does not stop the others. ``progress`` hears of each import as it starts and ends."""
     project = LoadedProject(root)
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     agent_type = agent_class()
     loaded: list[tuple[dict[str, Any], Any]] = []
     for ref in modules:
+        if ref["name"] in skip:
+            continue
         file = relative(root, ref["path"]) if ref["path"] else None
+        if progress is not None:
+            progress("import", module=ref["name"])
+        error = None
         try:
-            loaded.append((ref, import_module(ref)))
+            module = import_module(ref)
         except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - user code may raise anything
-            project.errors.append(load_error(root, exc, file=file, line=None))
+            error = import_error(root, exc, ref, file=file)
+            project.import_errors.append(error)
+        else:
+            loaded.append((ref, module))
+            file = relative(root, getattr(module, "__file__", None)) or file
+        if progress is not None:
+            progress("imported", module=ref["name"], file=file, error=error)
     seen: dict[int, Target] = {}
     by_id: dict[str, Target] = {}
     trees = {id(module): _tree(getattr(module, "__file__", None) or ref["path"]) for ref, module in loaded}
@@ -239,7 +256,7 @@ def load_project(root: Path, modules: list[dict[str, Any]]) -> LoadedProject:
                     continue
                 if claim_defined and attr not in lines:
                     continue
-                target = Target(str(value.id), kind, value, module.__name__, relative(root, path) or "", lines.get(attr))
+                target = Target(str(value.id), kind, value, module.__name__, relative(root, path) or "", lines.get(attr), ref=ref["name"])
                 target.example_lines = example_lines(tree, target.line)
                 if target.id in by_id:
                     first = by_id[target.id]

@@ -3,7 +3,12 @@
 Every project version is loaded in a fresh interpreter (user modules are never re-imported in a
 used one). To keep edit-to-report fast, ``WorkerPool`` keeps one spare worker pre-warmed: started
 ahead of time, with the library, pydantic and tiktoken imported and the encoding loaded, waiting
-for its first job. A timed-out or crashed worker is killed with its whole process group.
+for its first job. A timed-out or crashed worker is killed with its whole process group, and so is
+the group of a worker that ended by itself (user code may have left children in it). Workers also
+die with the server's process (``PR_SET_PDEATHSIG``, set in the worker).
+
+A request may be answered by progress events first (see ``wire.py``): the timeout applies to each
+step between two of them, so a slow project is not a hung one.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,8 @@ log = logging.getLogger(__name__)
 READY_TIMEOUT = 60.0
 STREAM_LIMIT = 256 * 1024 * 1024
 STDERR_TAIL = 8_000
+STDERR_KEEP = 256 * 1024  # characters of a worker's stderr kept for error reports and stack dumps
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL}
 
 
 class WorkerError(Exception):
@@ -36,6 +44,24 @@ class WorkerError(Exception):
 
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def exit_description(code: int | None) -> str:
+    """How a worker ended, in words: its exit code, the signal that killed it, or that it is unknown."""
+    if code is None:
+        return (
+            "the worker process stopped answering and its exit status could not be read "
+            "(user code may have closed the worker's connection, called os._exit or crashed the interpreter)"
+        )
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        if -code in CRASH_SIGNALS:
+            return f"the worker process was killed by {name}: a crash in native code (a C extension, ctypes)"
+        return f"the worker process was killed by {name} (out of memory, or killed from outside)"
+    return f"the worker process exited with code {code} (user code may have called os._exit)"
 
 
 def hang_location(root: Path, stack: str) -> tuple[str | None, int | None]:
@@ -55,7 +81,33 @@ def worker_command(*extra: str) -> list[str]:
 
 def worker_env() -> dict[str, str]:
     # No .pyc files: a file saved twice within one second with the same size would load stale bytecode.
-    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+    # The parent's pid lets a starting worker check that its parent is still alive (see die_with_parent).
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "CRUX_DEVTOOLS_PARENT": str(os.getpid())}
+
+
+class StderrTail:
+    """The last ``STDERR_KEEP`` characters a worker wrote to stderr, with positions to read from."""
+
+    def __init__(self) -> None:
+        self.chunks: collections.deque[str] = collections.deque()
+        self.kept = 0
+        self.total = 0
+
+    def append(self, text: str) -> None:
+        self.chunks.append(text)
+        self.kept += len(text)
+        self.total += len(text)
+        while self.kept - len(self.chunks[0]) >= STDERR_KEEP:
+            self.kept -= len(self.chunks.popleft())
+
+    def text(self) -> str:
+        return "".join(self.chunks)
+
+    def since(self, mark: int) -> str:
+        """What was written after position ``mark`` (a past ``total``), as far as it is still kept."""
+        text = self.text()
+        start = mark - (self.total - len(text))
+        return text[max(0, start):]
 
 
 class WorkerProcess:
@@ -65,16 +117,29 @@ class WorkerProcess:
     ``ForkedWorker`` (forked from the pre-warmed fork server, a Unix socket).
     """
 
-    def __init__(self, root: Path, pid: int, reader: asyncio.StreamReader, writer: Any, *, greeted: bool) -> None:
+    def __init__(
+        self,
+        root: Path,
+        pid: int,
+        reader: asyncio.StreamReader,
+        writer: Any,
+        *,
+        greeted: bool,
+        exited: asyncio.Future[int] | None = None,
+    ) -> None:
         self.root = root
         self.pid = pid
         self.reader = reader
         self.writer = writer
         self.lock = asyncio.Lock()
-        self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.exited: asyncio.Future[int] = exited if exited is not None else asyncio.get_running_loop().create_future()
         self._killed = False
+        self._group_killed = False
         self._next_id = 0
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+        self.stderr = StderrTail()
+        # The last ``os._exit`` user code called in this worker, as the worker reported it.
+        self.exit_call: dict[str, Any] | None = None
+        self.exited.add_done_callback(lambda _: self.kill_group())
         if greeted:
             self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._ready.set_result(None)
@@ -83,19 +148,22 @@ class WorkerProcess:
 
     def stderr_text(self) -> str:
         """The last of what the worker wrote to stderr (user prints, crashes, stack dumps)."""
-        return "".join(self.stderr_tail)
+        return self.stderr.text()
 
     async def _drain_into_tail(self, stream: asyncio.StreamReader) -> None:
         """Read the worker's stderr until it closes, keeping the tail for error reports."""
         while True:
-            chunk = await stream.read(4096)
+            chunk = await stream.read(65536)
             if not chunk:
                 return
-            self.stderr_tail.append(chunk.decode("utf-8", errors="replace"))
+            self.stderr.append(chunk.decode("utf-8", errors="replace"))
 
     # -- what subclasses provide --------------------------------------------------------------
     async def _cleanup(self) -> None:
         """Release transport resources after the worker is dead."""
+
+    async def _settle_output(self) -> None:
+        """Wait (briefly) until the dead worker's stderr is read to its end."""
 
     # -- common --------------------------------------------------------------------------------
     @property
@@ -111,11 +179,29 @@ class WorkerProcess:
     async def _read_line(self) -> str:
         line = await self.reader.readline()
         if not line:
-            code: int | str = "unknown"
-            with contextlib.suppress(asyncio.TimeoutError):
-                code = await asyncio.wait_for(asyncio.shield(self.exited), 1.0)
-            raise self._failure("WorkerExited", f"the worker process exited with code {code} (user code may have called os._exit or crashed the interpreter)")
+            raise await self._exit_failure()
         return line.decode("utf-8")
+
+    async def _exit_failure(self) -> WorkerError:
+        """The error for a worker that ended while answering: how, and where user code was."""
+        code: int | None = None
+        with contextlib.suppress(asyncio.TimeoutError):
+            code = await asyncio.wait_for(asyncio.shield(self.exited), 1.0)
+        called = self.exit_call
+        if called is not None and (code is None or code >= 0):
+            message = f"user code called os._exit({called.get('code')}): the worker process exited with code {called.get('code')}"
+            failure = self._failure("WorkerExited", message)
+            failure.error["file"], failure.error["line"] = called.get("file"), called.get("line")
+            return failure
+        await self._settle_output()
+        failure = self._failure("WorkerExited", exit_description(code))
+        # A crash's stack dump (faulthandler), read by the time the exit is known. The stderr reader
+        # may have read it before the progress event that preceded it: look at the whole tail.
+        text = self.stderr.text()
+        dump = text[text.rfind("Fatal Python error") :] if "Fatal Python error" in text else ""
+        if dump:
+            failure.error["file"], failure.error["line"] = hang_location(self.root, dump)
+        return failure
 
     def _failure(self, kind: str, message: str) -> WorkerError:
         tail = self.stderr_text()[-STDERR_TAIL:]
@@ -128,56 +214,101 @@ class WorkerProcess:
             self.kill()
             raise self._failure("WorkerTimeout", f"the worker did not start within {READY_TIMEOUT:.0f} s") from None
 
-    async def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one request and wait up to ``timeout`` seconds for its answer; kill the worker on timeout."""
+    async def request(
+        self,
+        message: dict[str, Any],
+        timeout: float,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and return its answer; kill the worker when user code hangs.
+
+        Progress events sent before the answer go to ``on_event``; each one starts a new step, and
+        ``timeout`` (seconds) bounds each step. A worker that ends or hangs raises ``WorkerError``.
+        """
         async with self.lock:
             await self.wait_ready()
             if not self.alive:
                 raise self._failure("WorkerExited", "the worker process is no longer running")
             self._next_id += 1
+            self.exit_call = None
             payload = {**message, "id": self._next_id}
             try:
                 self.writer.write((json.dumps(payload) + "\n").encode("utf-8"))
                 await self.writer.drain()
             except (BrokenPipeError, ConnectionResetError):
                 raise self._failure("WorkerExited", "the worker process closed its input") from None
-            try:
-                line = await asyncio.wait_for(self._read_line(), timeout)
-            except asyncio.TimeoutError:
-                stack = await self._dump_stack()
-                self.kill()
-                what = message.get("op", "request")
-                failure = self._failure(
-                    "TimeoutError",
-                    f"user code did not finish within {timeout:g} s ({what}); the worker was killed. "
-                    "Look for an infinite loop or a blocking call, or raise --timeout",
-                )
-                failure.error["file"], failure.error["line"] = hang_location(self.root, stack)
-                failure.error["traceback"] = stack or failure.error["traceback"]
-                raise failure from None
-            return json.loads(line)
+            while True:
+                try:
+                    raw = await asyncio.wait_for(self.reader.readline(), timeout)
+                except asyncio.TimeoutError:
+                    raise await self._timed_out(message, timeout) from None
+                if not raw:  # outside the step's deadline: learning how it ended takes up to a second
+                    raise await self._exit_failure()
+                answer = self._parse(raw.decode("utf-8", errors="replace"))
+                if "event" not in answer:
+                    return answer
+                if answer.get("event") == "exit":
+                    self.exit_call = answer
+                if on_event is not None:
+                    on_event(answer)
+
+    def _parse(self, line: str) -> dict[str, Any]:
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            self.kill()
+            raise self._failure("MalformedReport", f"the worker sent {line[:200]!r}, not a JSON object; was crux_devtools changed by user code?")
+        return answer
+
+    async def _timed_out(self, message: dict[str, Any], timeout: float) -> WorkerError:
+        stack = await self._dump_stack()
+        self.kill()
+        what = message.get("op", "request")
+        failure = self._failure(
+            "TimeoutError",
+            f"user code did not finish within {timeout:g} s ({what}); the worker was killed. "
+            "Look for an infinite loop or a blocking call, or raise --timeout",
+        )
+        failure.error["file"], failure.error["line"] = hang_location(self.root, stack)
+        failure.error["traceback"] = stack or failure.error["traceback"]
+        return failure
 
     async def _dump_stack(self) -> str:
         """Ask a hung worker where it is (faulthandler on SIGUSR1) before killing it."""
-        before = len(self.stderr_text())
+        before = self.stderr.total
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGUSR1)
         for _ in range(30):
             await asyncio.sleep(0.01)
-            text = self.stderr_text()[before:]
+            text = self.stderr.since(before)
             if "File " in text and text.rstrip().endswith(">"):
                 break
-        return self.stderr_text()[before:]
+        return self.stderr.since(before)
 
     def kill(self) -> None:
         """Hard-kill the worker and anything user code started in its process group."""
         if self._killed or self.exited.done():
+            self.kill_group()
             return
         self._killed = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+        self.kill_group()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(self.pid, signal.SIGKILL)
+
+    def kill_group(self) -> None:
+        """Kill what is left in the worker's process group (children user code started), once.
+
+        Also called as soon as the worker is seen to end by itself: its children may live on
+        (e.g. one forked with detached output before ``os._exit``). The group id is the worker's
+        pid, which the kernel does not hand out again while the group has members.
+        """
+        if self._group_killed:
+            return
+        self._group_killed = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
 
     async def close(self) -> None:
         self.kill()

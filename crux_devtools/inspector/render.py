@@ -96,7 +96,11 @@ def warnings(report: dict[str, Any]) -> list[str]:
 
 
 def render_error(error: dict[str, Any], *, traceback: bool = True) -> str:
-    out = [f"  {failure_line(error)}"]
+    lines = [line.strip() for line in str(error.get("message", "")).splitlines() if line.strip()]
+    if len(lines) > 1:  # e.g. one line per bad field of an input: kept one per line
+        out = [f"  {location(error)}: {error.get('type', 'Error')}:", *(f"    {line}" for line in lines)]
+    else:
+        out = [f"  {failure_line(error)}"]
     if traceback and error.get("traceback"):
         out.append(textwrap.indent(error["traceback"].rstrip(), "    "))
     return "\n".join(out)

@@ -2,8 +2,12 @@
 
 The web app and the TUI are thin adapters over it (see ``api.py`` for the contract). The session's
 process never imports user code: discovery reads files, and every import, inspection, preview and
-run happens in a worker process (``process.py``). Changes are coalesced: while one evaluation runs,
-any number of further changes make at most one more.
+run happens in a worker process (``process.py``), module by module (``loading.py``). Changes are
+coalesced: while one evaluation runs, any number of further changes make at most one more.
+
+Staleness is per module: a module that fails to load keeps its last good prompts in the report,
+each marked ``"stale": true`` and still answered (budget, custom input) by the worker that loaded
+them; the other modules' prompts are current.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .api import SessionEvent
+from .api import SessionEvent, failed_run, find_prompt
 from .discovery import discover, read_model_config
 from .errors import plain_error
-from .history import History
+from .history import open_history
+from .loading import LoadOutcome, load_project
 from .process import WorkerError, WorkerPool, WorkerProcess
 
 log = logging.getLogger(__name__)
@@ -65,6 +70,23 @@ def report_texts(report: dict[str, Any] | None, limit: int = 2_000) -> list[str]
     return list(texts)[:limit]
 
 
+def _runs_changes(store: Any, token: int | None, mark: int | None) -> tuple[int, int | None, SessionEvent | None]:
+    """The store's change token and write mark now, and the event to send if it changed (in a thread)."""
+    now = store.change_token()
+    if token is None or now == token:
+        if token is None:
+            mark, _ = store.written_since(None)
+        return now, mark, None
+    mark, new = store.written_since(mark)
+    if new:
+        listed = ", ".join(f"{r.get('target')} ({r.get('status')})" for r in new[-3:])
+        more = f"{len(new) - 3} more, " if len(new) > 3 else ""
+        summary = f"{len(new)} new run{'s' if len(new) != 1 else ''}: {more}{listed}"
+    else:
+        summary = "Recorded runs changed"
+    return now, mark, SessionEvent("runs", now, summary, runs=[str(r.get("id")) for r in new])
+
+
 class ProjectSession:
     """The inspector's one service: the latest report of the project in ``root``, kept live.
 
@@ -84,6 +106,7 @@ class ProjectSession:
         history: bool = True,
         prewarm: bool = True,
         fork: bool = True,
+        runs_poll: float = 0.1,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -92,13 +115,15 @@ class ProjectSession:
         self.debounce = debounce
         self.watch = watch
         self.prewarm = prewarm
-        self.history = History(self.root) if history else None
+        # a damaged file or a read-only .crux: no history, one warning (the UIs show it too)
+        self.history, self.history_warning = open_history(self.root) if history else (None, None)
         self._report: dict[str, Any] | None = None
-        self._last_good: dict[str, Any] | None = None
         self._version = 0
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._pool = WorkerPool(self.root, prewarm=prewarm, fork=fork)
-        self._worker: WorkerProcess | None = None
+        self._worker: WorkerProcess | None = None  # holds the current version of the healthy modules
+        self._owners: dict[str, WorkerProcess] = {}  # stale prompt id -> the worker holding its last good version
+        self._known: dict[str, list[dict[str, Any]]] = {}  # module name -> its prompts when it last loaded
         self._dirty = False
         self._pending_files: set[str] = set()
         self._runner: asyncio.Future[None] | None = None
@@ -111,9 +136,12 @@ class ProjectSession:
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
         self._files: list[str] = []  # the project's module files, compiled ahead by the spare
         self._hashes: dict[str, str] = {}
-        self._good_hashes: dict[str, str] = {}
-        self._recent: list[dict[str, Any]] = []  # distinct good reports, newest last (no history file)
+        self._recent: list[dict[str, Any]] = []  # distinct reports, newest last (no history file)
         self.evaluations = 0
+        self.runs_poll = runs_poll
+        self._runs: Any = None  # the project's RunStore, opened on first use
+        self._runs_warned = False
+        self._runs_task: asyncio.Task[None] | None = None
 
     # -- reading -------------------------------------------------------------------------------
     @property
@@ -122,6 +150,7 @@ class ProjectSession:
 
     def subscribe(self, callback: Callable[[SessionEvent], Any]) -> Callable[[], None]:
         self._subscribers.append(callback)
+        self._watch_runs()
 
         def unsubscribe() -> None:
             with contextlib.suppress(ValueError):
@@ -160,6 +189,7 @@ class ProjectSession:
             # so a save right after ``start()`` is seen.
             for _ in range(3):
                 await asyncio.sleep(0)
+        self._watch_runs()
 
     async def stop(self) -> None:
         if self._stop is not None:
@@ -172,13 +202,19 @@ class ProjectSession:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
+        if self._runs_task is not None:
+            self._runs_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runs_task
+            self._runs_task = None
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
-        if self._worker is not None:
-            await self._worker.close()
-            self._worker = None
+        for worker in {id(w): w for w in [self._worker, *self._owners.values()] if w is not None}.values():
+            await worker.close()
+        self._worker = None
+        self._owners = {}
         await self._pool.close()
         for worker in list(self._retiring):
             await worker.close()
@@ -188,6 +224,9 @@ class ProjectSession:
         if self.history is not None:
             self.history.close()
             self.history = None
+        if self._runs is not None:
+            self._runs.close()
+            self._runs = None
 
     async def __aenter__(self) -> ProjectSession:
         await self.start()
@@ -243,83 +282,85 @@ class ProjectSession:
             models, model_errors = await asyncio.to_thread(read_model_config, self.root)
         except OSError as exc:
             error = plain_error(type(exc).__name__, f"cannot read the project folder: {exc}")
-            self._hold([], [error], files, None, 0.0, time.perf_counter() - started, False)
+            outcome = LoadOutcome([], [error], {}, frozenset(self._known), None)
+            self._hold(outcome, list(self._known), [], files, time.perf_counter() - started, False)
             return
-        errors: list[dict[str, Any]] = list(discovery.errors) + model_errors
         self._files = [m.path for m in discovery.modules if m.path and not m.package]
-        prompts: list[dict[str, Any]] = []
-        duration_ms = 0.0
-        try:
-            worker: WorkerProcess | None = await self._pool.take()
-        except OSError as exc:
-            errors.append(plain_error("WorkerError", f"cannot start a worker process ({exc}); check the Python environment"))
-            self._hold(prompts, errors, files, None, duration_ms, time.perf_counter() - started, bool(discovery.modules))
-            return
-        assert worker is not None
-        try:
-            load = {"op": "load", "root": str(self.root), "modules": [m.to_dict() for m in discovery.modules], "models": models}
-            answer = await worker.request(load, self.timeout)
-        except WorkerError as exc:
-            errors.append(exc.error)
-            await worker.close()
-            worker = None
-        else:
-            duration_ms = answer.get("duration_ms", 0.0)
-            if answer["ok"]:
-                prompts = answer["result"]["prompts"]
-                errors.extend(answer["result"]["errors"])
-                self._preload = answer["result"].get("preload", [])
-                self._counted = answer["result"].get("counted")
-            else:
-                errors.append(answer["error"])
-        self._hold(prompts, errors, files, worker, duration_ms, time.perf_counter() - started, bool(discovery.modules))
+        outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout, models)
+        if outcome.worker is not None:
+            self._preload, self._counted = outcome.preload, outcome.counted
+        names = [m.name for m in discovery.modules]
+        self._hold(outcome, names, list(discovery.errors) + model_errors, files, time.perf_counter() - started, bool(discovery.modules))
         # The next change's worker warms up while the person edits, primed with this load's libraries,
         # the texts it counted (token counts are cached by content: unchanged parts then cost nothing)
         # and the project's files compiled as they are now (an unchanged file is not compiled again).
         spare = await self._pool.warm()
         if spare is not None:
-            counted = self._counted or {"texts": report_texts(self._last_good), "separated": []}
+            counted = self._counted or {"texts": report_texts(self._report), "separated": []}
             message = {"op": "prime", "root": str(self.root), "modules": self._preload, "files": self._files, **counted}
             self._spawn(self._prime(spare, message))
 
+    def _merge(self, outcome: LoadOutcome, names: list[str]) -> tuple[list[dict[str, Any]], dict[str, WorkerProcess]]:
+        """This load's prompts, plus the last good prompts of its broken modules (marked stale).
+
+        Returns the prompts in module order and, for each stale one, the worker that holds it.
+        """
+        current = {p["id"] for p in outcome.prompts}
+        module_of = dict(outcome.owners)
+        stale: list[dict[str, Any]] = []
+        owners: dict[str, WorkerProcess] = {}
+        for name in names:
+            if name not in outcome.broken:
+                continue
+            for prompt in self._known.get(name, []):
+                if prompt["id"] in current or prompt["id"] in module_of:
+                    continue
+                holder = self._owners.get(prompt["id"], self._worker)
+                stale.append({**prompt, "stale": True})
+                module_of[prompt["id"]] = name
+                if holder is not None:
+                    owners[prompt["id"]] = holder
+        # What each healthy module holds now is its last good version from here on.
+        known = {name: self._known[name] for name in names if name in outcome.broken and name in self._known}
+        for name in names:
+            if name not in outcome.broken:
+                known[name] = [p for p in outcome.prompts if outcome.owners.get(p["id"]) == name]
+        self._known = known
+        rank = {name: i for i, name in enumerate(names)}
+        fresh = [{**p, "stale": False} for p in outcome.prompts]
+        prompts = sorted([*fresh, *stale], key=lambda p: (rank.get(module_of.get(p["id"], ""), len(rank)), p.get("line") or 0))
+        return prompts, owners
+
     def _hold(
         self,
-        prompts: list[dict[str, Any]],
+        outcome: LoadOutcome,
+        names: list[str],
         errors: list[dict[str, Any]],
         files: list[str],
-        worker: WorkerProcess | None,
-        duration_ms: float,
         elapsed: float,
         found_modules: bool,
     ) -> None:
         before = self._hashes
         self._version += 1
+        errors = [*errors, *outcome.errors]
         good = not errors
-        if good or self._last_good is None:
-            hashes = prompt_hashes(prompts)
-            report = {
-                "version": self._version,
-                "project": str(self.root),
-                "generated_at": datetime.now(UTC).isoformat(),
-                "duration_ms": duration_ms,
-                "stale": False,
-                "errors": errors,
-                "prompts": prompts,
-                "hash": content_hash(hashes, errors),
-                "notice": None if prompts or errors else EMPTY_NOTICE.format(root=self.root),
-                "modules_found": found_modules,
-            }
-            self._swap_worker(worker)
-            self._hashes = hashes
-            if good:
-                self._last_good = report
-                self._good_hashes = hashes
-                self._remember(report)
-        else:
-            report = {**self._last_good, "version": self._version, "stale": True, "errors": errors}
-            self._hashes = self._good_hashes
-            if worker is not None:
-                self._retire(worker)
+        prompts, owners = self._merge(outcome, names)
+        hashes = prompt_hashes(prompts)
+        report = {
+            "version": self._version,
+            "project": str(self.root),
+            "generated_at": datetime.now(UTC).isoformat(),
+            "duration_ms": outcome.duration_ms,
+            "stale": any(p["stale"] for p in prompts),
+            "errors": errors,
+            "prompts": prompts,
+            "hash": content_hash(hashes, errors),
+            "notice": None if prompts or errors else EMPTY_NOTICE.format(root=self.root),
+            "modules_found": found_modules,
+        }
+        self._swap_workers(outcome.worker, owners)
+        self._hashes = hashes
+        self._remember(report)
         self._report = report
         if self.history is not None:  # off the event loop: the report is shown first
             write = asyncio.ensure_future(asyncio.to_thread(self.history.record, report, ok=good, errors=errors, changed_files=files))
@@ -337,7 +378,7 @@ class ProjectSession:
             where = f"{first['file']}:{first['line']}: " if first.get("file") else ""
             summary = f"{where}{first['type']}: {first['message']}".splitlines()[0][:300]
             if report["stale"]:
-                summary += " (showing the last good report)"
+                summary += " (its module's last good prompts are shown, marked stale)"
             self._emit(SessionEvent("error", self._version, summary, changed_files=files, changed_prompts=changed))
 
     def _written(self, write: asyncio.Future[None]) -> None:
@@ -350,10 +391,14 @@ class ProjectSession:
             return
         self._recent = [r for r in self._recent if r["hash"] != report["hash"]][-19:] + [report]
 
-    def _swap_worker(self, worker: WorkerProcess | None) -> None:
-        old, self._worker = self._worker, worker
-        if old is not None and old is not worker:
-            self._retire(old)
+    def _swap_workers(self, worker: WorkerProcess | None, owners: dict[str, WorkerProcess]) -> None:
+        """Hold the new worker and the owners of stale prompts; retire every other worker."""
+        before = [self._worker, *self._owners.values()]
+        self._worker, self._owners = worker, owners
+        keep = {id(w) for w in [worker, *owners.values()] if w is not None}
+        for old in {id(w): w for w in before if w is not None}.values():
+            if id(old) not in keep:
+                self._retire(old)
 
     def _retire(self, worker: WorkerProcess) -> None:
         """Close a worker once its current job (if any) is answered."""
@@ -375,12 +420,21 @@ class ProjectSession:
 
     # -- jobs in the worker --------------------------------------------------------------------
     async def _job(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Send a job to the worker holding the current project; ``{"ok", "result" | "error"}``."""
-        if self._worker is None or not self._worker.alive:
+        """Send a job to the worker holding the prompt (the current project, or the last good version
+        of a stale prompt's module); ``{"ok", "result" | "error"}``."""
+        prompt_id = str(message.get("prompt_id"))
+        if prompt_id not in self._owners and (self._worker is None or not self._worker.alive):
             self._worker = None
             await self.reload()
-        worker = self._worker
-        if worker is None:
+        worker = self._owners.get(prompt_id) or self._worker
+        if worker is None or not worker.alive:
+            prompt = find_prompt(self._report, prompt_id)
+            if prompt is not None and prompt.get("stale"):
+                why = (
+                    f"{prompt.get('kind', 'prompt')} {prompt_id!r} is shown as it was when {prompt.get('file')} last loaded, "
+                    "and that version can no longer be evaluated; fix the module's load error to evaluate it again"
+                )
+                return {"ok": False, "error": plain_error("StaleError", why, file=prompt.get("file"), line=prompt.get("line"))}
             errors = (self._report or {}).get("errors") or [plain_error("LoadError", "the project could not be loaded")]
             return {"ok": False, "error": errors[0]}
         try:
@@ -388,8 +442,13 @@ class ProjectSession:
         except WorkerError as exc:
             if self._worker is worker:
                 self._worker = None
+            self._owners = {k: w for k, w in self._owners.items() if w is not worker}
             await worker.close()
-            return {"ok": False, "error": exc.error}
+            error = exc.error
+            prompt = find_prompt(self._report, prompt_id)
+            if not error.get("file") and prompt is not None:
+                error = {**error, "file": prompt.get("file"), "line": prompt.get("line")}
+            return {"ok": False, "error": error}
 
     async def evaluate(
         self,
@@ -410,11 +469,59 @@ class ProjectSession:
         return {"name": name, "input": input or {}, "error": answer["error"], "inspection": None, "preview": None, "preview_error": None, "truncated": False}
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Run an agent in the worker; returns ``{"text", "steps", "error"}``."""
+        """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run, recorded
+        in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs")."""
         answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input})
         if answer["ok"]:
             return answer["result"]
-        return {"text": None, "steps": [], "error": answer["error"]}
+        return failed_run(prompt_id, answer["error"], input=input)
+
+    # -- recorded runs -------------------------------------------------------------------------
+    def runs(self) -> Any:
+        """The project's ``RunStore`` (``.crux/runs.sqlite3``), or ``None`` when it cannot be opened
+        (corrupt, newer schema, unreadable: logged once). A missing file is an empty store."""
+        from ..core.runstore import RunStore, RunStoreError
+
+        if self._runs is None:
+            self._runs = RunStore.for_project(self.root, create=False)
+        try:
+            self._runs.change_token()
+        except RunStoreError as exc:
+            if not self._runs_warned:
+                self._runs_warned = True
+                log.warning("recorded runs are not shown: %s", exc)
+            return None
+        self._runs_warned = False
+        return self._runs
+
+    def _watch_runs(self) -> None:
+        """Poll the runs store while anyone listens (started on subscribe, ended when nobody does)."""
+        if self._runs_task is not None and not self._runs_task.done() or not self._subscribers:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # subscribed outside the event loop: ``start`` begins polling
+        self._runs_task = asyncio.ensure_future(self._poll_runs())
+
+    async def _poll_runs(self) -> None:
+        from ..core.runstore import RunStore, RunStoreError
+
+        token: int | None = None
+        mark: int | None = None
+        while self._subscribers:
+            if self._runs is None:
+                self._runs = RunStore.for_project(self.root, create=False)
+            try:
+                token, mark, event = await asyncio.to_thread(_runs_changes, self._runs, token, mark)
+            except RunStoreError as exc:  # corrupt or unreadable: say so once, keep polling (it may be fixed)
+                if not self._runs_warned:
+                    self._runs_warned = True
+                    log.warning("recorded runs are not shown: %s", exc)
+                event = None
+            if event is not None:
+                self._emit(event)
+            await asyncio.sleep(self.runs_poll)
 
     async def prepare_summaries(
         self,
@@ -448,13 +555,14 @@ class ProjectSession:
         """
         from .history import system_of
 
-        if self._last_good is None:
+        shown = self._report
+        if shown is None:
             return None
-        now = system_of(self._last_good, prompt_id, example)
+        now = system_of(shown, prompt_id, example)
         for report in reversed(self._recent[:-1]):
             text = system_of(report, prompt_id, example)
             if text is not None and text != now:
                 return text
         if self.history is not None:
-            return self.history.previous_system(self._last_good["hash"], prompt_id, example, now)
+            return self.history.previous_system(shown["hash"], prompt_id, example, now)
         return None

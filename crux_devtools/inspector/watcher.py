@@ -6,11 +6,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger(__name__)
 STEP_MS = 5  # quiet time (ms) after the last event before a batch is yielded
+POLL_SECONDS = 0.5  # the fallback when watchfiles cannot watch the project (a name that is not UTF-8)
 IGNORED_PARTS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", ".venv", ".crux", ".git"})
 # Files user code itself may write while being imported: reacting to them would reload forever.
 IGNORED_SUFFIXES = (
@@ -46,15 +51,57 @@ async def watch(
     the session within about 5-10 ms rather than a whole debounce window.
     """
     from watchfiles import awatch
+    from watchfiles._rust_notify import WatchfilesRustInternalError
 
     def keep(_change: Any, path: str) -> bool:
         return is_relevant(root, path)
 
     debounce_ms = max(1, int(debounce * 1000))
     step = min(STEP_MS, debounce_ms)
-    async for changes in awatch(root, watch_filter=keep, debounce=debounce_ms, step=step, stop_event=stop, recursive=True):
-        files = sorted({str(Path(path).relative_to(root)) for _, path in changes})
+    try:
+        async for changes in awatch(root, watch_filter=keep, debounce=debounce_ms, step=step, stop_event=stop, recursive=True):
+            files = sorted({str(Path(path).relative_to(root)) for _, path in changes})
+            if files:
+                await _call(on_change, files)
+    except* WatchfilesRustInternalError as group:
+        # watchfiles stops at the first event under a name that is not UTF-8 (it cannot decode it),
+        # and any listing of that folder makes one: poll instead, for the rest of the session.
+        log.warning("watching %s by polling every %g s: %s", root, POLL_SECONDS, group.exceptions[0])
+        await poll(root, on_change, stop)
+
+
+async def poll(root: Path, on_change: Callable[[list[str]], Awaitable[Any] | Any], stop: asyncio.Event, interval: float = POLL_SECONDS) -> None:
+    """The fallback watcher: compare each relevant file's size and modification time every ``interval``."""
+    before = await asyncio.to_thread(snapshot, root)
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), interval)
+            return
+        after = await asyncio.to_thread(snapshot, root)
+        files = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+        before = after
         if files:
-            result = on_change(files)
-            if asyncio.iscoroutine(result):
-                await result
+            await _call(on_change, files)
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """``relative path -> (mtime_ns, size)`` of every relevant file under ``root``."""
+    found: dict[str, tuple[int, int]] = {}
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [d for d in subfolders if is_relevant(root, os.path.join(folder, d))]
+        for name in names:
+            path = os.path.join(folder, name)
+            if not is_relevant(root, path):
+                continue
+            try:
+                stat = os.stat(path)
+            except OSError:  # gone since the listing
+                continue
+            found[os.path.relpath(path, root)] = (stat.st_mtime_ns, stat.st_size)
+    return found
+
+
+async def _call(on_change: Callable[[list[str]], Awaitable[Any] | Any], files: list[str]) -> None:
+    result = on_change(files)
+    if asyncio.iscoroutine(result):
+        await result

@@ -10,9 +10,17 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     -> {"id": 4, "op": "prepare", "prompt_id": "x", "example": "a", "input": null, "contributor": "log",
         "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
 
+With ``"progress": true`` a load also reports each step as it starts (importing a module,
+evaluating a prompt, one example) and streams each prompt's report (see ``wire.py``), so when user
+code hangs or kills the worker the session knows which module or prompt did it, and loads the rest
+in a fresh worker (``skip_modules``, ``skip_targets``).
+
 The protocol uses private copies of the original stdin/stdout; file descriptors 0 and 1 are then
-pointed at /dev/null and stderr, so user ``print`` or ``input()`` can never corrupt it. A worker
-loads one project version only: the session starts a fresh one for every change.
+pointed at /dev/null and stderr, so user ``print`` or ``input()`` can never corrupt it. Stack dumps
+(faulthandler: a crash, or SIGUSR1 before a hung worker is killed) go to a private copy of stderr, so
+user code closing fd 2 cannot hide them. A worker loads one project version only: the session starts
+a fresh one for every change. It dies with its parent (``PR_SET_PDEATHSIG``), and runs in its own
+process group, which the session kills when the worker ends.
 """
 
 from __future__ import annotations
@@ -22,9 +30,87 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
+
+# The real ``os._exit``: user code gets a wrapper that first tells the session where it was called.
+_os_exit = os._exit
+# Where stack dumps go: a private copy of stderr, at a fixed number so a forked child can re-point it.
+DUMP_FD = 99
+PARENT_ENV = "CRUX_DEVTOOLS_PARENT"
+
+
+def die_with_parent(parent: int | None) -> None:
+    """Have the kernel kill this process when its parent dies (Linux), even if user code hangs.
+
+    The parent may already be gone by the time the request is made: then leave now.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError) as exc:
+            print(f"crux-devtools worker: cannot follow the parent's death ({exc!r})", file=sys.stderr)
+    if parent is not None and os.getppid() != parent:
+        _os_exit(1)
+
+
+class Channel:
+    """The protocol's output: answers, and progress events of the request being answered.
+
+    Events may come from user threads (``os._exit``), hence the lock.
+    """
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.request_id: Any = None
+        self.root: Path | None = None
+        self.pid = os.getpid()
+        self.progress = False
+        self._lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        text = json.dumps(message, default=repr) + "\n"
+        with self._lock:
+            self.out.write(text)
+            self.out.flush()
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """A progress event of the current request (only when the session asked for them)."""
+        if self.progress:
+            self.send({"id": self.request_id, "event": event, **fields})
+
+
+_channel: Channel | None = None
+
+
+def _reporting_exit(status: int) -> NoReturn:
+    """``os._exit`` as user code sees it: say where it was called, then exit."""
+    channel = _channel
+    if channel is not None and os.getpid() == channel.pid:
+        try:
+            file, line = _caller_location(channel.root)
+            channel.send({"id": channel.request_id, "event": "exit", "code": int(status), "file": file, "line": line})
+        except Exception:  # noqa: BLE001, S110 - exiting must not fail; the session then says "exited"
+            pass
+    _os_exit(status)
+
+
+def _caller_location(root: Path | None) -> tuple[str | None, int | None]:
+    import traceback
+
+    from .errors import in_project, relative
+
+    stack = traceback.extract_stack(sys._getframe(2))
+    if root is not None:
+        for frame in reversed(stack):
+            if in_project(root, frame.filename):
+                return relative(root, frame.filename), frame.lineno
+    return (stack[-1].filename, stack[-1].lineno) if stack else (None, None)
 
 
 def _private_streams() -> tuple[IO[str], IO[str]]:
@@ -115,12 +201,14 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
     from .loader import precompile
 
     imported = 0
+    before = set(sys.modules)
     for name in modules:
         try:
             importlib.import_module(name)
             imported += 1
         except Exception as exc:  # noqa: BLE001 - it fails again in the load, and is reported there
             print(f"crux-devtools worker: could not pre-import {name}: {exc!r}", file=sys.stderr)
+    _primed_files.update(library_files(set(sys.modules) - before))
     counter = default_counter()
     for text in texts:
         counter.count(text)
@@ -133,6 +221,48 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
     gc.collect()
     gc.freeze()
     return {"modules": imported, "texts": len(texts), "separated": len(separated or []), "files": compiled}
+
+
+# Source files of the libraries a spare pre-imported, with their (mtime_ns, size) at that time.
+_primed_files: dict[str, tuple[int, int]] = {}
+
+
+def _stdlib_dirs() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple(os.path.realpath(paths[key]) + os.sep for key in ("stdlib", "platstdlib") if key in paths)
+
+
+def library_files(names: set[str]) -> dict[str, tuple[int, int]]:
+    """The source files of these modules that may change while the spare waits (not the stdlib)."""
+    stdlib = _stdlib_dirs()
+    found: dict[str, tuple[int, int]] = {}
+    for name in names:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if not isinstance(path, str) or os.path.realpath(path).startswith(stdlib):
+            continue
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        found[path] = (info.st_mtime_ns, info.st_size)
+    return found
+
+
+class StaleWorker(RuntimeError):
+    """A library this spare pre-imported has changed since: the session must use a fresh worker."""
+
+
+def check_primed_files() -> None:
+    """Raise ``StaleWorker`` if a library pre-imported by ``prime`` changed on disk since."""
+    for path, (mtime, size) in _primed_files.items():
+        try:
+            info = os.stat(path)
+        except OSError:
+            raise StaleWorker(f"{path} was removed after this worker imported it") from None
+        if (info.st_mtime_ns, info.st_size) != (mtime, size):
+            raise StaleWorker(f"{path} changed after this worker imported it")
 
 
 COUNTED_LIMIT = 4_000_000  # characters of counted texts handed to the next worker
@@ -187,8 +317,10 @@ def counted_texts(tracked: tuple[UsedKeys, UsedKeys] | None) -> dict[str, list[A
 class Worker:
     """Holds the loaded project between requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, channel: Channel) -> None:
         self.project: Any = None
+        self.channel = channel
+        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
         self.defaults: Any = None  # planning.PlanningDefaults of the loaded project
 
     def handle(self, request: dict[str, Any]) -> Any:
@@ -204,12 +336,17 @@ class Worker:
         if op == "load":
             if self.project is not None:
                 raise RuntimeError("this worker already holds a project; start a fresh worker for a new load")
+            check_primed_files()
             before = set(sys.modules)
             counted = track_counting()
             root = Path(request["root"])
-            self.project = load_project(root, request["modules"])
+            self.channel.root = root
+            self.channel.progress = bool(request.get("progress"))
+            emit = self.channel.emit if self.channel.progress else None
+            self.project = load_project(root, request["modules"], skip=set(request.get("skip_modules") or ()), progress=emit)
             self.defaults = PlanningDefaults.load(root, request.get("models"))
-            result = project_report(self.project, self.defaults)
+            result = project_report(self.project, self.defaults, skip=set(request.get("skip_targets") or ()), progress=emit)
+            result["order"] = [target.id for target in self.project.targets]
             result["preload"] = library_modules(root, set(sys.modules) - before)
             result["counted"] = counted_texts(counted)
             return result
@@ -219,7 +356,11 @@ class Worker:
             target = self.project.find(request["prompt_id"])
             name, data = self._input(target, request.get("example"), request.get("input"))
             if op == "run":
-                return run_target(self.project.root, target, data)
+                if self.recorder is None:
+                    from crux_devtools.core.recording import RunRecorder
+
+                    self.recorder = RunRecorder(self.project.root)
+                return run_target(self.project.root, target, data, self.recorder)
             if op == "prepare":
                 return prepare(
                     self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
@@ -260,11 +401,15 @@ def respond(out: IO[str], message: dict[str, Any]) -> None:
 
 def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
     """Answer requests until the session closes the connection."""
-    worker = Worker()
+    global _channel
+    channel = _channel = Channel(proto_out)
+    worker = Worker(channel)
     for line in proto_in:
         if not line.strip():
             continue
         request = json.loads(line)
+        channel.request_id = request.get("id")
+        channel.progress = False
         started = time.perf_counter()
         try:
             result = worker.handle(request)
@@ -275,10 +420,10 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
             root = worker.project.root if worker.project is not None else Path(request.get("root", ".")).resolve()
             message = {"id": request.get("id"), "ok": False, "error": load_error(root, exc)}
         message["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        respond(proto_out, message)
+        channel.send(message)
 
 
-def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int]) -> None:
+def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int], zygote_pid: int) -> None:
     """In a child of the fork server: become a worker talking over the session's Unix socket.
 
     The child starts its own session (process group), so killing it kills what user code started.
@@ -288,6 +433,7 @@ def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int]) -> None:
     import socket
 
     os.setsid()
+    die_with_parent(zygote_pid)
     for fd in zygote_fds:
         os.close(fd)
     output = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -295,6 +441,7 @@ def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int]) -> None:
     output.sendall((json.dumps({"stderr": request["token"]}) + "\n").encode("utf-8"))
     os.dup2(output.fileno(), 1)
     os.dup2(output.fileno(), 2)
+    os.dup2(output.fileno(), DUMP_FD)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(request["socket"])
     proto_in = sock.makefile("r", encoding="utf-8")
@@ -339,25 +486,32 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
             if not line.strip():
                 continue
             request = json.loads(line)
+            zygote_pid = os.getpid()
             pid = os.fork()
             if pid == 0:
                 code = 0
                 try:
-                    forked_child(request, (proto_in_fd, proto_out.fileno()))
+                    forked_child(request, (proto_in_fd, proto_out.fileno()), zygote_pid)
                 except BaseException:  # noqa: BLE001 - a child must never return into the zygote loop
                     import traceback
 
                     traceback.print_exc()
                     code = 1
                 finally:
-                    os._exit(code)
+                    _os_exit(code)
             respond(proto_out, {"forked": pid, "token": request["token"]})
 
 
 def main() -> None:
+    parent = os.environ.get(PARENT_ENV)
+    die_with_parent(int(parent) if parent and parent.isdigit() else None)
     proto_in, proto_out = _private_streams()
-    # A hung job is asked for its stack (SIGUSR1) before it is killed, to report file and line.
-    faulthandler.register(signal.SIGUSR1, file=2, all_threads=False)
+    # A hung job is asked for its stack (SIGUSR1) before it is killed, to report file and line; a
+    # crash (segfault, abort) dumps it too. Both go to a private copy of stderr.
+    os.dup2(2, DUMP_FD)
+    faulthandler.enable(file=DUMP_FD, all_threads=False)
+    faulthandler.register(signal.SIGUSR1, file=DUMP_FD, all_threads=False)
+    os._exit = _reporting_exit
     warm_up()
     respond(proto_out, {"ready": True, "pid": os.getpid()})
     if "--zygote" in sys.argv[1:]:
@@ -366,7 +520,7 @@ def main() -> None:
         serve(proto_in, proto_out)
     # The session is gone: leave now, even if user code started threads that never end.
     sys.stderr.flush()
-    os._exit(0)
+    _os_exit(0)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from typing import Any
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
@@ -93,6 +94,9 @@ class CruxTui(RequestActions, App[None]):
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
         self._unsubscribe = self.session.subscribe(lambda event: self.post_message(SessionChanged(event)))
+        history_warning = getattr(self.session, "history_warning", None)  # a session-like may predate it
+        if history_warning:
+            self.notify(history_warning, title="Running without history", severity="warning", timeout=20)
         if self.session.report is not None:
             self.show_report()
         self.start_session()
@@ -112,9 +116,19 @@ class CruxTui(RequestActions, App[None]):
             self._stopped = True
             await self.session.stop()
 
+    def notify(
+        self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None, markup: bool = False
+    ) -> None:
+        """A toast. Unlike Textual's default, ``message`` is never parsed as markup: notifications
+        carry ids, file names and error messages from the user's project, where ``[/]`` is text."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
     # -- session events ------------------------------------------------------------------------
     def on_session_changed(self, message: SessionChanged) -> None:
         event: SessionEvent | None = message.event
+        if event is not None and event.kind == "runs":  # a recorded run: the report did not change
+            self.notify(event.summary, title="Runs")
+            return
         if event is not None and event.kind != "loading":
             self.announce(event)
         if event is not None and event.kind == "loading":
@@ -199,7 +213,7 @@ class CruxTui(RequestActions, App[None]):
             "names": rp.example_names(prompt) if prompt else [],
             "budget": self.budgets.get(self.prompt_id or ""),
             "target": self.budget_target(prompt),
-            "stale": bool(report.get("stale")),
+            "stale": rp.is_stale(report, prompt),
             "busy": self.busy,
             "shown": self.shown if prompt is not None else None,
         }

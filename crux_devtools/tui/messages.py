@@ -24,6 +24,8 @@ class SessionChanged(Message):
         """
         if not isinstance(message, SessionChanged):
             return False
+        if (message.event is not None and message.event.kind == "runs") != (self.event is not None and self.event.kind == "runs"):
+            return False  # news of runs never hides a report, nor a report news of runs
         if self.event is None or self.event.kind != "error":
             return True
         return message.event is not None and message.event.kind == "error"

@@ -12,6 +12,7 @@ from typing import Any
 # Re-exported: the TUI reads reports through this module.
 from ..inspector.api import default_budget_target as default_budget_target
 from ..inspector.api import find_prompt as find_prompt
+from ..inspector.api import is_stale as is_stale
 
 BUDGET_STEP = 0.10  # one ``+``/``-`` press moves the budget by 10% of the current total
 
@@ -73,8 +74,11 @@ def step_budget(
 
 
 def prompt_status(prompt: dict[str, Any], stale: bool) -> str:
-    """``fits``, ``over``, ``error`` or ``stale`` (the last good report after a failed load)."""
-    if stale:
+    """``fits``, ``over``, ``error`` or ``stale`` (its module failed to load: its last good report).
+
+    ``stale`` is the report's flag, used when the prompt does not say (``PromptReport["stale"]``).
+    """
+    if prompt.get("stale", stale):
         return "stale"
     return str(prompt.get("status", "error"))
 

@@ -12,9 +12,12 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 
 from ..inspector.api import SessionLike
 from . import routes_api, routes_events, routes_pages
+from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
-from .security import LocalOnlyMiddleware, allowed_host_set
+from .security import LocalOnlyMiddleware, SecurityHeadersMiddleware, allowed_host_set
+from .slow_clients import BodyDeadline
+from .views import prompt_href
 
 
 def make_templates() -> Jinja2Blocks:
@@ -24,7 +27,10 @@ def make_templates() -> Jinja2Blocks:
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=finalize,  # report text may hold surrogates (non-UTF-8 file names): shown as U+FFFD
     )
+    env.filters["urlencode"] = url_quote
+    env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
     return Jinja2Blocks(env=env)
 
 
@@ -59,5 +65,7 @@ def create_app(
     app.include_router(routes_pages.router)
     app.include_router(routes_api.router)
     app.include_router(routes_events.router)
+    app.add_middleware(BodyDeadline)  # a request body that never finishes gets 408, not a hung route
     app.add_middleware(LocalOnlyMiddleware, allowed_hosts=allowed_host_set(bound_host, allowed_hosts))
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost: on every response, refusals included
     return app

@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..inspector.custom_input import InputError, parse_input
+
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -30,13 +32,14 @@ class FieldError:
 
 
 def parse_and_check(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, list[FieldError]]:
-    """Parse ``text`` as a JSON object and check it against ``schema``; returns (value, errors)."""
+    """Parse ``text`` as a JSON object and check it against ``schema``; returns (value, errors).
+
+    Input that cannot be used at all (not JSON, not an object, nested too deeply, a lone surrogate)
+    is one error for the whole input or the field that holds the problem."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, [FieldError("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
-    if not isinstance(value, dict):
-        return None, [FieldError("", f"the input must be a JSON object, not {type(value).__name__}")]
+        value = parse_input(text)
+    except InputError as exc:
+        return None, [FieldError(exc.field, exc.message)]
     errors = check_object(value, schema, schema, "")
     return (value if not errors else None), errors
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 
-from ..inspector.api import find_prompt
-from .views import prompt_href
+from ..inspector.api import is_stale
+from .display import SafeJSONResponse, displayable
+from .views import lookup_prompt, prompt_href
 
 router = APIRouter(prefix="/api")
 
@@ -31,22 +32,23 @@ def summary(p: dict[str, Any], stale: bool) -> dict[str, Any]:
 
 
 @router.get("/prompts")
-async def list_prompts(request: Request) -> list[dict[str, Any]]:
+async def list_prompts(request: Request) -> SafeJSONResponse:
     report = request.app.state.session.report or {}
-    stale = bool(report.get("stale"))
-    return [summary(p, stale) for p in report.get("prompts", [])]
+    return SafeJSONResponse([summary(p, is_stale(report, p)) for p in report.get("prompts", [])])
 
 
-@router.get("/prompts/{prompt_id}")
-async def get_prompt(request: Request, prompt_id: str) -> dict[str, Any]:
+@router.get("/prompt")
+async def get_prompt_by_query(request: Request, id: str = Query(...)) -> SafeJSONResponse:
+    """``/api/prompt?id=..``: for ids that cannot be a path segment (``.``, ``..``)."""
+    return await get_prompt(request, id)
+
+
+@router.get("/prompts/{prompt_id:path}")
+async def get_prompt(request: Request, prompt_id: str) -> SafeJSONResponse:
     report = request.app.state.session.report or {}
-    found = find_prompt(report, prompt_id)
+    found = lookup_prompt(report, prompt_id)
     if found is None:
         known = ", ".join(str(p.get("id")) for p in report.get("prompts", [])) or "none"
-        raise HTTPException(404, f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
-    return {
-        **found,
-        "version": report.get("version"),
-        "stale": bool(report.get("stale")),
-        "errors": report.get("errors") or [],
-    }
+        raise HTTPException(404, displayable(f"no prompt or agent with id {prompt_id!r}; known ids: {known}"))
+    body = {**found, "version": report.get("version"), "stale": is_stale(report, found), "errors": report.get("errors") or []}
+    return SafeJSONResponse(body)

@@ -13,7 +13,8 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from ..inspector.api import find_prompt
+from ..inspector.api import find_prompt, is_stale
+from .display import raw_query_value
 from .input_check import parse_and_check
 from .source import source_excerpt
 from .views import (
@@ -22,6 +23,7 @@ from .views import (
     controls,
     diff_view,
     index_view,
+    lookup_prompt,
     offered_tools,
     part_views,
     report_header,
@@ -83,7 +85,7 @@ async def build_prompt_view(
     view = PromptView(
         prompt=prompt,
         header=header,
-        chips=status_chips(str(prompt.get("status", "error")), header.stale),
+        chips=status_chips(str(prompt.get("status", "error")), is_stale(report, prompt)),
         controls=ctl,
         input_errors=[],
         example_report=None,
@@ -124,26 +126,33 @@ async def build_prompt_view(
         baseline = ((cached or {}).get("inspection") or {}).get("system")
         view.diff = diff_view(previous, baseline if custom is None else None)
     if view.example_report is not None:
-        view.chips = status_chips(view.status, header.stale)
+        view.chips = status_chips(view.status, is_stale(report, prompt))
     return view
 
 
-@router.get("/prompts/{prompt_id}", response_class=HTMLResponse)
-async def prompt_page(
-    request: Request,
-    prompt_id: str,
-    example: str | None = Query(None),
-    budget: str | None = Query(None),
-    input: str = Query(""),
-    budget_for: str | None = Query(None),
-    view: str | None = Query(None),
-) -> Response:
+@router.get("/prompts/{prompt_id:path}", response_class=HTMLResponse)
+async def prompt_page(request: Request, prompt_id: str) -> Response:
+    """One prompt's report; ``prompt_id`` may hold ``/`` (links encode it as ``%2F``)."""
+    return await show_prompt(request, prompt_id)
+
+
+@router.get("/prompt", response_class=HTMLResponse)
+async def prompt_page_by_query(request: Request, id: str = Query(...)) -> Response:
+    """``/prompt?id=..``: the page of a prompt whose id a browser cannot keep in a path (``.``, ``..``)."""
+    return await show_prompt(request, id)
+
+
+async def show_prompt(request: Request, prompt_id: str) -> Response:
+    """The page (or, for htmx, its report block); the page state comes from the query string."""
+    query = request.query_params
     report = request.app.state.session.report or {}
-    prompt = find_prompt(report, prompt_id)
+    prompt = lookup_prompt(report, prompt_id)
     if prompt is None:
         return missing(request, report, prompt_id)
-    value, budget_error = parse_budget(budget)
-    page = await build_prompt_view(request, prompt, example, value, input, budget_for, view)
+    value, budget_error = parse_budget(query.get("budget"))
+    page = await build_prompt_view(
+        request, prompt, query.get("example"), value, query.get("input", ""), query.get("budget_for"), query.get("view")
+    )
     context = {"view": page, "budget_error": budget_error}
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 
@@ -155,12 +164,21 @@ def missing(request: Request, report: dict[str, Any], prompt_id: str) -> Respons
     return render(request, "missing.html", context, status=404)
 
 
-@router.post("/prompts/{prompt_id}/summaries", response_class=HTMLResponse)
+@router.post("/prompts/{prompt_id:path}/summaries", response_class=HTMLResponse)
 async def prepare_summaries(request: Request, prompt_id: str) -> Response:
+    return await prepare_and_show(request, prompt_id)
+
+
+@router.post("/prompt/summaries", response_class=HTMLResponse)
+async def prepare_summaries_by_query(request: Request, id: str = Query(...)) -> Response:
+    return await prepare_and_show(request, id)
+
+
+async def prepare_and_show(request: Request, prompt_id: str) -> Response:
     """Prepare an example's missing summaries (extractive; a hierarchical one only with
     ``allow_models``), then answer with the report block of the same page state."""
     session = request.app.state.session
-    prompt = find_prompt(session.report, prompt_id)
+    prompt = lookup_prompt(session.report, prompt_id)
     if prompt is None:
         return missing(request, session.report or {}, prompt_id)
     form = await url_encoded_form(request)
@@ -175,22 +193,32 @@ async def prepare_summaries(request: Request, prompt_id: str) -> Response:
     ctl = controls(prompt, form.get("example") or None, value, input_text, budget_for)
     try:
         result = await session.prepare_summaries(
-            prompt_id, example=None if custom is not None else ctl.example, input=custom, contributor=form.get("contributor") or None,
+            prompt["id"], example=None if custom is not None else ctl.example, input=custom, contributor=form.get("contributor") or None,
             allow_models=form.get("allow_models") in ("1", "true", "on"), token_budget=value if ctl.budget_for == "system" else None,
         )
     except Exception as exc:  # shown in the page: a failing summary model must not take it down
         log.warning("preparing summaries of %s failed: %s", prompt_id, exc)
         result = {"prepared": [], "skipped": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
-    prompt = find_prompt(session.report, prompt_id) or prompt  # the report the reload made
+    prompt = lookup_prompt(session.report, prompt_id) or prompt  # the report the reload made
     page = await build_prompt_view(request, prompt, ctl.example, value, input_text, budget_for, form.get("view"))
     context = {"view": page, "budget_error": budget_error, "prepared": result, "contributor": form.get("contributor")}
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 
 
-@router.post("/prompts/{prompt_id}/run", response_class=HTMLResponse)
+@router.post("/prompts/{prompt_id:path}/run", response_class=HTMLResponse)
 async def run_prompt(request: Request, prompt_id: str) -> Response:
+    return await run_and_show(request, prompt_id)
+
+
+@router.post("/prompt/run", response_class=HTMLResponse)
+async def run_prompt_by_query(request: Request, id: str = Query(...)) -> Response:
+    return await run_and_show(request, id)
+
+
+async def run_and_show(request: Request, prompt_id: str) -> Response:
+    """Run an agent with the form's example or custom input; the run panel shows every step."""
     session = request.app.state.session
-    prompt = find_prompt(session.report, prompt_id)
+    prompt = lookup_prompt(session.report, prompt_id)
     if prompt is None:
         return render(request, "_run.html", {"run": None, "problem": f"no prompt or agent with id {prompt_id!r}"}, status=404)
     if not prompt.get("has_model"):
@@ -205,7 +233,7 @@ async def run_prompt(request: Request, prompt_id: str) -> Response:
             problem = "; ".join(f"{e.field or 'input'}: {e.message}" for e in errors)
             return render(request, "_run.html", {"run": None, "problem": problem}, status=422)
     try:
-        result = await session.run(prompt_id, example=example, input=custom)
+        result = await session.run(prompt["id"], example=example, input=custom)
     except Exception as exc:  # shown in the run panel: a failing agent must not take the page down
         log.warning("running %s failed: %s", prompt_id, exc)
         result = {"text": None, "steps": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
@@ -215,5 +243,7 @@ async def run_prompt(request: Request, prompt_id: str) -> Response:
 @router.get("/source", response_class=HTMLResponse)
 async def source(request: Request, file: str = Query(...), line: int | None = Query(None)) -> Response:
     session = request.app.state.session
-    excerpt = source_excerpt(session.root, file, line)
+    # the file name's exact bytes (links percent-encode them), so a non-UTF-8 name opens its file
+    name = raw_query_value(request.scope.get("query_string", b""), "file") or file
+    excerpt = source_excerpt(session.root, name, line)
     return render(request, "source.html", {"excerpt": excerpt}, status=200 if excerpt.lines else 404)

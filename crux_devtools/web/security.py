@@ -72,6 +72,49 @@ class LocalOnlyMiddleware:
         return parts.scheme in ("http", "https") and host_name(parts.netloc) in self.allowed_hosts
 
 
+# Only the page's own files: no inline script or style, no eval, nothing from elsewhere, and no
+# framing by any page (clickjacking the Run button). Browsers ignore frame-ancestors in a <meta>.
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "font-src 'self'",
+        "form-action 'self'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+    )
+)
+SECURITY_HEADERS = (
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-frame-options", b"DENY"),  # for browsers without frame-ancestors
+    (b"x-content-type-options", b"nosniff"),
+)
+
+
+class SecurityHeadersMiddleware:
+    """Add ``SECURITY_HEADERS`` to every HTTP response: pages, JSON, static files, errors."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                names = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(name, value) for name, value in SECURITY_HEADERS if name not in names]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 def cross_site_subresource(headers: dict[str, str]) -> bool:
     """A foreign page fetching or embedding us (evaluating user code with its input); a link is fine."""
     return headers.get("sec-fetch-site") == "cross-site" and headers.get("sec-fetch-mode", "navigate") != "navigate"

@@ -14,6 +14,7 @@ import click
 import uvicorn
 
 from .paths import vendor_missing
+from .slow_clients import RequestHeadDeadline
 
 PORT_ATTEMPTS = 20
 
@@ -72,8 +73,7 @@ def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, o
         click.echo(f"Port {binding.moved_from} is busy; using {binding.port} instead.")
     click.echo(f"crux-devtools inspector for {session.root}")
     click.echo(f"Serving at {binding.url}  (Ctrl-C to stop)")
-    config = uvicorn.Config(app, host=binding.host, port=binding.port, log_level="warning", timeout_graceful_shutdown=5)
-    server = InspectorServer(config)
+    server = InspectorServer(server_config(app, binding))
     if open_browser and not can_open_browser():
         click.echo("No graphical display here: open the URL above in your browser (or pass --no-open).")
         open_browser = False
@@ -84,6 +84,20 @@ def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, o
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: stopping is the normal end
         pass
     click.echo("Stopped.")
+
+
+def server_config(app: Any, binding: Binding) -> uvicorn.Config:
+    """uvicorn's settings for the inspector: quiet, a short graceful stop, and deadlines for clients
+    that never finish a request (see ``slow_clients``)."""
+    return uvicorn.Config(
+        app,
+        host=binding.host,
+        port=binding.port,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=5,
+        http=RequestHeadDeadline,
+    )
 
 
 class InspectorServer(uvicorn.Server):

@@ -19,7 +19,9 @@ class SourceExcerpt:
 
 
 def resolve_inside(root: Path, relative: str) -> Path | None:
-    """The file ``relative`` names under ``root``, or None when it would leave the project."""
+    """The file ``relative`` names under ``root``, or None when it would leave the project.
+
+    Raises ``OSError`` when the name cannot be looked up at all (too long, a loop of links)."""
     if not relative or "\x00" in relative or Path(relative).is_absolute():
         return None
     base = Path(root).resolve()
@@ -30,14 +32,18 @@ def resolve_inside(root: Path, relative: str) -> Path | None:
 
 
 def source_excerpt(root: Path, relative: str, line: int | None) -> SourceExcerpt:
-    target = resolve_inside(root, relative)
-    if target is None:
-        return SourceExcerpt(relative, line, problem="this file is outside the project (or hidden), so it is not shown")
-    if target.suffix not in READABLE_SUFFIXES or not target.is_file():
-        return SourceExcerpt(relative, line, problem="no such source file in the project")
-    if target.stat().st_size > MAX_BYTES:
-        return SourceExcerpt(relative, line, problem="the file is too large to show")
-    text = target.read_text(encoding="utf-8", errors="replace").splitlines()
+    """Lines around ``line`` of a project file; a file that cannot be shown gives a ``problem``."""
+    try:
+        target = resolve_inside(root, relative)
+        if target is None:
+            return SourceExcerpt(relative, line, problem="this file is outside the project (or hidden), so it is not shown")
+        if target.suffix not in READABLE_SUFFIXES or not target.is_file():
+            return SourceExcerpt(relative, line, problem="no such source file in the project")
+        if target.stat().st_size > MAX_BYTES:
+            return SourceExcerpt(relative, line, problem="the file is too large to show")
+        text = target.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:  # a name too long for the file system, a link loop, no permission
+        return SourceExcerpt(relative, line, problem=f"cannot read this file: {exc.strerror or exc}")
     if line is None:
         start, end = 1, len(text)
     else:

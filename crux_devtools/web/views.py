@@ -11,9 +11,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
-from ..inspector.api import default_budget_target, find_prompt
+from ..inspector.api import default_budget_target, find_prompt, is_stale
+from .display import displayable
 from .input_check import FieldError
 from .views_sent import SentTool, SentView
 
@@ -79,12 +80,31 @@ def report_header(report: dict[str, Any]) -> ReportHeader:
     )
 
 
-def prompt_href(prompt_id: str, **query: Any) -> str:
-    params = {k: v for k, v in query.items() if v not in (None, "")}
-    from urllib.parse import quote
+# A browser resolves these path segments away, even percent-encoded (``/prompts/%2e%2e`` is ``/``).
+DOT_SEGMENTS = frozenset({".", ".."})
 
-    base = f"/prompts/{quote(prompt_id, safe='')}"
+
+def prompt_href(prompt_id: str, suffix: str = "", **query: Any) -> str:
+    """The page of a prompt (``suffix="/run"``: its run endpoint); any id round-trips.
+
+    The id is one path segment with every reserved character encoded (``a/b`` is ``a%2Fb``; the
+    routes take ``{id:path}``). ``.`` and ``..`` cannot be a path segment at all, so they go in the
+    query: ``/prompt?id=..``. Surrogates (never in a URL) are U+FFFD, which ``lookup_prompt`` accepts.
+    """
+    shown = displayable(prompt_id)
+    params = {k: v for k, v in query.items() if v not in (None, "")}
+    if shown in DOT_SEGMENTS:
+        return f"/prompt{suffix}?{urlencode({'id': shown, **params})}"
+    base = f"/prompts/{quote(shown, safe='')}{suffix}"
     return f"{base}?{urlencode(params)}" if params else base
+
+
+def lookup_prompt(report: dict[str, Any] | None, prompt_id: str) -> dict[str, Any] | None:
+    """The prompt a URL names: by its id, else by the id as ``prompt_href`` showed it."""
+    found = find_prompt(report, prompt_id)
+    if found is None and report:
+        found = next((p for p in report.get("prompts", []) if displayable(str(p.get("id"))) == prompt_id), None)
+    return found
 
 
 def index_view(report: dict[str, Any]) -> IndexView:
@@ -96,7 +116,7 @@ def index_view(report: dict[str, Any]) -> IndexView:
             module=p.get("module", ""),
             file=p.get("file", ""),
             line=p.get("line"),
-            chips=status_chips(p.get("status", "error"), header.stale),
+            chips=status_chips(p.get("status", "error"), is_stale(report, p)),
             total_tokens=int(p.get("total_tokens") or 0),
             examples=len(p.get("examples") or []),
             has_model=bool(p.get("has_model")),
@@ -194,6 +214,11 @@ class PromptView:
     colours: dict[str, int] = field(default_factory=dict)
     sent: SentView | None = None
     status: str = "error"
+
+    @property
+    def href(self) -> str:
+        """This prompt's page, its id quoted whole (an id may hold "/" or "?")."""
+        return prompt_href(str(self.prompt.get("id")))
 
     @property
     def active(self) -> list[PartView]:
@@ -303,7 +328,7 @@ def controls(
         default_budget = ((cached or {}).get("inspection") or {}).get("token_budget")
     if view not in VIEWS:
         view = "sent"
-    state = {"example": example, "budget": budget, "budget_for": budget_for, "input": input_text or None}
+    state: dict[str, Any] = {"example": example, "budget": budget, "budget_for": budget_for, "input": input_text or None}
     query = urlencode({k: v for k, v in {**state, "view": None if view == "sent" else view}.items() if v is not None})
     tab_hrefs = {v: prompt_href(str(prompt.get("id")), **state, view=None if v == "sent" else v) for v in VIEWS}
     return Controls(

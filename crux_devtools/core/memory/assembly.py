@@ -15,11 +15,12 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .checks import check_lane, check_query, check_session
 from .query import fts_phrase, or_phrases, query_terms
 from .results import ContextAssembly, SectionSummary
 from .schema import slot_range
 from .scoring import Helper, Hit, Scope, Scored, fingerprint, ranked, score, score_in_new_transaction, top
-from .store import check_session, session_slot
+from .store import session_slot
 from .sections import SECTION_ORDER, SECTION_RANK, SECTION_TITLES, check_entry_types, check_sections, section_for
 
 if TYPE_CHECKING:
@@ -71,11 +72,9 @@ def assemble(
 ) -> ContextAssembly:
     budget = check_budget(max_token_budget)
     allowed = scope(mode, sections, entry_types, include_working_memory)
-    if query is not None and not isinstance(query, str):
-        raise TypeError(f"query must be a string or None, got {type(query).__name__}")
     check_session(session_id)
-    if lane is not None and not isinstance(lane, str):
-        raise TypeError(f"lane must be a string or None, got {type(lane).__name__}")
+    check_query(query)
+    check_lane(lane)
     if not allowed:
         return _empty("no_evidence", budget)
     terms = query_terms(query)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..contexts import check_id
+from .checks import check_limit
 from .results import ContextAssembly
 from .store import MemoryStore
 
@@ -178,6 +179,10 @@ def facts(
         raise TypeError(f"facts({id!r}): embed must be a function from text to a vector, got {type(embed).__name__}")
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
         raise TypeError(f"facts({id!r}): max_tokens must be an int >= 0 (0 means no limit), got {max_tokens!r}")
+    try:
+        check_limit(limit)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"facts({id!r}): {exc}") from None
     if extract is not None and not callable(extract):
         raise TypeError(f"facts({id!r}): extract must be a function from messages to fact strings")
     return Facts(id=id, embed=embed, max_tokens=max_tokens, limit=limit, extract=extract)

@@ -12,6 +12,7 @@ memory was last read, unless a namespace or input is given explicitly.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -22,8 +23,11 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from ..contexts import Context, check_id, check_input_model, check_priority
+from ..errors import CallbackError, CruxError
 from ..tools import Tool, tool
+from ..validation import validate_model
 from .blocks import Facts, RecentMessages
+from .checks import check_text
 from .store import MemoryStore
 
 Namespace = str | Callable[[Any], Any]
@@ -66,20 +70,59 @@ class Memory(Context):
     state: MemoryState = field(default_factory=lambda: MemoryState("memory"))
 
     # -- rendering -----------------------------------------------------------------------------
+    def _call(self, callback: str, function: Callable[[Any], Any], input: Any) -> Any:
+        """Call the ``namespace`` or ``query`` callback; a failure names that callback of this memory
+        (not the ``system`` text it is read for)."""
+        try:
+            value = function(input)
+        except CruxError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - user code: re-raised with the memory and callback named
+            raise CallbackError(self.id, callback, f"raised {type(exc).__name__}: {exc}", function=function) from exc
+        if inspect.isawaitable(value):
+            if inspect.iscoroutine(value):
+                value.close()  # never awaited: close it instead of leaving a warning behind
+            raise CallbackError(
+                self.id,
+                callback,
+                f"returned a coroutine; a memory's {callback} callback must be a plain function, not async def",
+                function=function,
+            )
+        return value
+
     def namespace_for(self, input: Any) -> str:
         """The namespace for one validated input (a string, or the namespace callback's result)."""
-        value = self.namespace(input) if callable(self.namespace) else self.namespace
+        if not callable(self.namespace):
+            return self.namespace
+        value = self._call("namespace", self.namespace, input)
         if not isinstance(value, str) or not value:
-            raise ValueError(f"memory {self.id!r}: namespace must be a non-empty string, got {value!r}")
+            raise CallbackError(
+                self.id,
+                "namespace",
+                f"returned {value!r}, expected a non-empty string; return the namespace to read and write, e.g. f\"user:{{i.user_id}}\"",
+                function=self.namespace,
+            )
+        return value
+
+    def query_for(self, input: Any) -> str | None:
+        """What the facts block searches for: the ``query`` string, the callback's result, or ``None``."""
+        if not callable(self.query):
+            return self.query
+        value = self._call("query", self.query, input)
+        if value is not None and not isinstance(value, str):
+            raise CallbackError(
+                self.id,
+                "query",
+                f"returned {type(value).__name__}, expected str or None; return the text to search the memory for (None: its newest facts)",
+                function=self.query,
+            )
         return value
 
     def render(self, input: Any) -> str:
         """The memory block for ``input``: each block's text, joined by a blank line."""
         namespace = self.namespace_for(input)
         self.state.set(namespace)
-        query = self.query(input) if callable(self.query) else self.query
-        if query is not None and not isinstance(query, str):
-            raise TypeError(f"memory {self.id!r}: query must be a string or None, got {type(query).__name__}")
+        query = self.query_for(input)
         assert self.store is not None
         rendered = [block.render_with_detail(self.store, namespace, query) for block in self.blocks]
         self.state.detail.set(f"namespace {namespace!r}: " + "; ".join(detail for _, detail in rendered))
@@ -93,9 +136,9 @@ class Memory(Context):
     # -- writing -------------------------------------------------------------------------------
     def _target(self, namespace: str | None, input: Any) -> str:
         if namespace is not None:
-            return namespace
+            return check_text("namespace", namespace)  # now, not when flush() writes it
         if input is not None:
-            return self.namespace_for(_as_input(self.input, input))
+            return self.namespace_for(_as_input(self.input, input, self.id))
         if isinstance(self.namespace, str) and self.namespace:
             return self.namespace
         current = self.state.get()
@@ -145,13 +188,13 @@ class Memory(Context):
         return self.store.remember(self._target(namespace, None), fact, entry_type="fact")
 
 
-def _as_input(model: type[BaseModel] | None, input: Any) -> Any:
+def _as_input(model: type[BaseModel] | None, input: Any, memory_id: str) -> Any:
     if isinstance(input, BaseModel):
         return input
     if not isinstance(input, Mapping):
         raise TypeError(f"input must be a dict or a pydantic model instance, got {type(input).__name__}")
     if model is not None:
-        return model.model_validate(dict(input))
+        return validate_model(model, input, f"memory {memory_id!r}")
     return SimpleNamespace(**input)
 
 

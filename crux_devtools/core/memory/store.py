@@ -19,6 +19,17 @@ from typing import Any
 
 from ..errors import CruxError
 from ..tokens import TokenCounter, default_counter
+from .checks import (
+    check_content,
+    check_created_at,
+    check_entry_type,
+    check_importance,
+    check_lane,
+    check_limit,
+    check_query,
+    check_session,
+    check_text,
+)
 from .query import fts_query
 from .results import ContextAssembly, Evidence
 from .schema import MAX_SEQ, SCHEMA_VERSION, migrate, slot_range
@@ -42,7 +53,12 @@ def render_line(content: str) -> str:
 
 
 def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="microseconds")
+    """``created_at`` as ISO 8601 UTC. Writes are checked (``check_created_at``); a value stored out
+    of range by an older release reads back as the number itself instead of failing the read."""
+    try:
+        return datetime.fromtimestamp(ts, UTC).isoformat(timespec="microseconds")
+    except (OverflowError, ValueError, OSError):
+        return repr(float(ts))
 
 
 class MemoryStore:
@@ -184,22 +200,14 @@ class MemoryStore:
             item = {"content": item}
         if not isinstance(item, Mapping):
             raise TypeError(f"memory entries must be strings or dicts with 'content', got {type(item).__name__}")
-        content = item.get("content")
-        if not isinstance(content, str) or not content.strip():
-            raise ValueError(f"memory entry content must be a non-empty string, got {content!r}")
-        entry_type = item.get("entry_type", "fact")
-        if not isinstance(entry_type, str) or not entry_type.strip():
-            raise ValueError(f"entry_type must be a non-empty string, got {entry_type!r}")
-        lane = item.get("lane")
-        if lane is not None and not isinstance(lane, str):
-            raise TypeError(f"lane must be a string or None, got {type(lane).__name__}")
-        importance = item.get("importance", 0.5)
-        if isinstance(importance, bool) or not isinstance(importance, (int, float)) or not 0.0 <= importance <= 1.0:
-            raise ValueError(f"importance must be a number from 0.0 to 1.0, got {importance!r}")
+        content = check_content(item.get("content"))
+        entry_type = check_entry_type(item.get("entry_type", "fact"))
+        lane = check_lane(item.get("lane"))
+        importance = check_importance(item.get("importance", 0.5))
         created_at = item.get("created_at")
-        created = time.time() if created_at is None else float(created_at)
+        created = time.time() if created_at is None else check_created_at(created_at)
         tokens = self.counter.count(render_line(content) + "\n")
-        return (uuid.uuid4().hex, session_id, content, entry_type, section_for(entry_type), lane, float(importance), created, tokens)
+        return (uuid.uuid4().hex, session_id, content, entry_type, section_for(entry_type), lane, importance, created, tokens)
 
     def remember(self, session_id: str, content: str, *, entry_type: str = "fact", lane: str | None = None, importance: float = 0.5) -> str:
         """Store one entry in ``session_id`` and return its id. Unknown entry types go to ``other``."""
@@ -230,6 +238,8 @@ class MemoryStore:
 
     def forget(self, session_id: str, entry_id: str) -> bool:
         """Delete one entry of ``session_id``; returns whether it existed."""
+        check_session(session_id)
+        check_text("entry_id", entry_id)
         with self._writing("forget") as conn:
             cur = conn.execute("DELETE FROM entries WHERE session_id = ? AND entry_id = ?", (session_id, entry_id))
             return cur.rowcount > 0
@@ -237,15 +247,16 @@ class MemoryStore:
     # -- reading ---------------------------------------------------------------------------------
     def count(self, session_id: str) -> int:
         """How many entries ``session_id`` holds."""
+        check_session(session_id)
         with self._reading("count") as conn:
             return int(conn.execute("SELECT count(*) FROM entries WHERE session_id = ?", (session_id,)).fetchone()[0])
 
     def recall(self, session_id: str, query: str, *, limit: int = 10) -> list[Evidence]:
         """The ``limit`` entries of ``session_id`` that best match ``query`` (bm25), best first.
-        A query with no word in it, or no match, returns ``[]``."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-            raise ValueError(f"limit must be a positive int, got {limit!r}")
-        match = fts_query(query)
+        A query with no word in it (or ``None``), or no match, returns ``[]``."""
+        check_session(session_id)
+        check_limit(limit)
+        match = fts_query(check_query(query))
         if match is None:
             return []
         with self._reading("recall") as conn:
@@ -263,8 +274,9 @@ class MemoryStore:
 
     def recent(self, session_id: str, *, limit: int = 10, entry_types: Sequence[str] | None = None, lane: str | None = None) -> list[Evidence]:
         """The ``limit`` most recent entries of ``session_id``, newest first."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-            raise ValueError(f"limit must be a positive int, got {limit!r}")
+        check_session(session_id)
+        check_limit(limit)
+        check_lane(lane)
         sql = "SELECT entry_id, content, entry_type, section, created_at FROM entries WHERE session_id = ?"
         params: list[Any] = [session_id]
         types = check_entry_types(entry_types)
@@ -313,12 +325,6 @@ def session_slot(conn: sqlite3.Connection, session_id: str) -> int | None:
     """The rowid slot of ``session_id`` (see ``schema.slot_range``), or ``None`` if it never stored anything."""
     row = conn.execute("SELECT slot FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     return None if row is None else int(row[0])
-
-
-def check_session(session_id: Any) -> str:
-    if not isinstance(session_id, str) or not session_id:
-        raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
-    return session_id
 
 
 __all__ = ["MEMORY", "SCHEMA_VERSION", "MemoryStore", "MemoryStoreError"]

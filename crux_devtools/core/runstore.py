@@ -1,0 +1,709 @@
+"""Recorded runs in ``<project>/.crux/runs.sqlite3``: what the application really sent, step by step.
+
+One SQLite file per project, in WAL mode with a busy timeout, written with ``BEGIN IMMEDIATE``, so
+several processes (the application, inspectors, the CLI) may write and read at once and lose
+nothing. The schema is versioned with ``PRAGMA user_version`` like the memory store's.
+
+A run is the JSON shape of SPEC section 8. ``write`` never trusts it: any value that is not JSON
+(an object, a set, bytes, NaN, a non-string key) is stored as its ``repr``, and a string longer
+than ``TEXT_CAP`` characters is cut, ending with a marker that names its true size. Every SQLite
+failure is translated once, here, into a ``RunStoreError`` that names the file and says what to do.
+
+This module imports only the standard library (and ``errors``), so the inspector's light session
+process can read the store without loading pydantic, tiktoken or the planner.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import CruxError
+
+RUNS_FILE = Path(".crux") / "runs.sqlite3"
+TEXT_CAP = 1_000_000  # characters kept of any one string in a run
+SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
+MAX_DEPTH = 64  # deeper nesting is stored as a repr
+RUN_STATUSES = ("ok", "error", "max_steps")
+RUN_ORIGINS = ("app", "inspector")
+
+# Version 1. ``seq`` is the write order (never reused); listing order is ``started`` (seconds since
+# the epoch, from ``started_at``) then ``seq``, newest first, through one index per filter. ``runs``
+# holds only what filters and counts read (narrow rows: a count reads a few bytes per run); each
+# run's summary JSON is in ``run_summaries`` and its steps in ``steps``, read only for the page shown.
+_V1 = """
+CREATE TABLE runs (
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id           TEXT    NOT NULL UNIQUE,
+    started      REAL    NOT NULL,
+    target       TEXT    NOT NULL,
+    status       TEXT    NOT NULL,
+    origin       TEXT    NOT NULL,
+    step_count   INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL
+);
+CREATE INDEX runs_newest ON runs (started, seq);
+CREATE INDEX runs_by_target ON runs (target, started, seq);
+CREATE INDEX runs_by_target_status ON runs (target, status, started, seq);
+CREATE INDEX runs_by_status ON runs (status, started, seq);
+CREATE INDEX runs_by_origin ON runs (origin, started, seq);
+CREATE TABLE run_summaries (
+    seq      INTEGER PRIMARY KEY,
+    summary  TEXT    NOT NULL
+);
+CREATE TABLE run_counts (
+    target  TEXT    NOT NULL,
+    status  TEXT    NOT NULL,
+    origin  TEXT    NOT NULL,
+    n       INTEGER NOT NULL,
+    PRIMARY KEY (target, status, origin)
+) WITHOUT ROWID;
+CREATE TRIGGER runs_counted AFTER INSERT ON runs BEGIN
+    INSERT INTO run_counts (target, status, origin, n) VALUES (new.target, new.status, new.origin, 1)
+        ON CONFLICT (target, status, origin) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER runs_uncounted AFTER DELETE ON runs BEGIN
+    UPDATE run_counts SET n = n - 1 WHERE target = old.target AND status = old.status AND origin = old.origin;
+    DELETE FROM run_counts WHERE target = old.target AND status = old.status AND origin = old.origin AND n <= 0;
+END;
+CREATE TABLE steps (
+    id       INTEGER PRIMARY KEY,
+    run_seq  INTEGER NOT NULL,
+    idx      INTEGER NOT NULL,
+    data     TEXT    NOT NULL
+);
+CREATE INDEX steps_by_run ON steps (run_seq, idx);
+CREATE VIRTUAL TABLE runs_fts USING fts5 (
+    target, model, input, text, error,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE meta (
+    key    TEXT PRIMARY KEY,
+    value  INTEGER NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('writes', 0);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class RunStoreError(CruxError):
+    """The runs database cannot be used: corrupt, locked, unwritable or from a newer release."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"runs store {path!r}: {message}")
+        self.path = path
+
+
+# -- making any run storable ---------------------------------------------------------------------
+def cut_text(text: str, cap: int = TEXT_CAP) -> str:
+    """``text`` itself, or its first ``cap`` characters and a marker naming its true size."""
+    if len(text) <= cap:
+        return text
+    return text[:cap] + f"\n… [cut by crux_devtools: {len(text):,} characters in all, the first {cap:,} kept]"
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception as exc:  # noqa: BLE001 - a broken __repr__ must not stop a run being stored
+        return f"<{type(value).__name__} object: repr() raised {type(exc).__name__}>"
+
+
+def storable(value: Any, cap: int = TEXT_CAP) -> Any:
+    """``value`` as JSON data: containers rebuilt, strings capped, anything else its ``repr``.
+
+    Objects with ``to_dict()`` or ``model_dump()`` (results, pydantic models) are converted first;
+    a conversion that raises, a cycle, or nesting deeper than ``MAX_DEPTH`` becomes a ``repr``.
+    Never raises.
+    """
+    return _storable(value, cap, 0, set())
+
+
+def _storable(value: Any, cap: int, depth: int, active: set[int]) -> Any:
+    if value is None or value is True or value is False or type(value) is int:
+        return value
+    if type(value) is str:
+        return value if len(value) <= cap else cut_text(value, cap)
+    if type(value) is float:
+        return value if math.isfinite(value) else repr(value)
+    if depth >= MAX_DEPTH:
+        return cut_text(_repr(value), cap)
+    if isinstance(value, (dict, list, tuple)):
+        if id(value) in active:
+            return f"<cycle: {type(value).__name__}>"
+        active.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {(k if type(k) is str else _key(k)): _storable(v, cap, depth + 1, active) for k, v in value.items()}
+            return [_storable(v, cap, depth + 1, active) for v in value]
+        finally:
+            active.discard(id(value))
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _storable(float(value), cap, depth, active)
+    if isinstance(value, str):
+        return _storable(str(value), cap, depth, active)
+    for convert in ("to_dict", "model_dump"):
+        method = getattr(type(value), convert, None)
+        if callable(method) and not isinstance(value, type):
+            try:
+                converted = value.model_dump(mode="json") if convert == "model_dump" else method(value)
+            except Exception:  # noqa: BLE001 - fall back to the repr below
+                break
+            return _storable(converted, cap, depth + 1, active)
+    if isinstance(value, (set, frozenset)):
+        items = [_storable(v, cap, depth + 1, active) for v in value]
+        try:
+            return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+        except Exception:  # noqa: BLE001
+            return items
+    return cut_text(_repr(value), cap)
+
+
+def _key(key: Any) -> str:
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key) if not isinstance(key, float) or math.isfinite(key) else repr(key)
+    return key if isinstance(key, str) else _repr(key)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _utf8(text: str) -> str:
+    """``text`` as SQLite can store it: a lone surrogate (bytes decoded with surrogateescape) becomes
+    its ``\\udcXX`` escape, which inside a JSON string reads back as the same character."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def stored_json(value: Any) -> str:
+    """``value`` as the JSON text ``write`` stores: ``storable(value)``, taking the fast path when the
+    value is already plain JSON so short that no string in it can reach ``TEXT_CAP``."""
+    try:
+        text = _dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is None or len(text) > TEXT_CAP:
+        text = _dumps(storable(value))
+    return _utf8(text)
+
+
+# -- search --------------------------------------------------------------------------------------
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _match_expr(text: str) -> str | None:
+    """A free-text query as an FTS5 expression: every word, quoted (inert), as a prefix, all required."""
+    terms: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        for part in word.split("_"):  # "_" separates words for FTS5's tokenizer too
+            if part:
+                terms.setdefault(part, None)
+    if not terms:
+        return None
+    return " ".join('"' + t.replace('"', '""') + '"*' for t in list(terms)[:32])
+
+
+def _search_text(value: Any) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else _dumps(value)
+    return text[:SEARCH_CAP]
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, Mapping):
+        return f"{error.get('type') or ''} {error.get('message') or ''}".strip()
+    return _search_text(error)
+
+
+# -- run fields ----------------------------------------------------------------------------------
+def iso_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _started(run: dict[str, Any]) -> float:
+    """``started_at`` as seconds since the epoch; a missing or unreadable one becomes now."""
+    value = run.get("started_at")
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            return parsed.timestamp()
+        except ValueError:
+            pass
+    run["started_at"] = iso_now()
+    return time.time()
+
+
+def _input_tokens(steps: list[Any]) -> int:
+    total = 0
+    for step in steps:
+        request = step.get("request") if isinstance(step, dict) else None
+        tokens = request.get("input_tokens") if isinstance(request, dict) else None
+        if type(tokens) is int:
+            total += tokens
+    return total
+
+
+class RunStore:
+    """The recorded runs of one project, newest first. Safe to share between threads.
+
+    ``create=False`` opens an existing file read-mostly: a missing file then behaves as an empty
+    store (``list() == []``, ``get()`` is ``None``), and is picked up as soon as a writer creates
+    it. ``busy_timeout`` (seconds) is how long a write waits for another writer before it fails.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True, busy_timeout: float = 5.0) -> None:
+        self.path = os.fspath(path)
+        self.create = create
+        self._busy_timeout = busy_timeout
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+        self._readonly = False
+        if create:
+            self._open()
+
+    @classmethod
+    def for_project(cls, root: str | os.PathLike[str], *, create: bool = True, busy_timeout: float = 5.0) -> RunStore:
+        """The store of the project in ``root``: ``root/.crux/runs.sqlite3``."""
+        return cls(Path(root) / RUNS_FILE, create=create, busy_timeout=busy_timeout)
+
+    # -- opening -----------------------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection | None:
+        """The connection, opened on first need; ``None`` while a ``create=False`` file is missing."""
+        if self._closed:
+            raise RunStoreError(self.path, "the store is closed")
+        if self._conn is not None:
+            return self._conn
+        if not self.create and not os.path.exists(self.path):
+            return None
+        if self.create:
+            self._make_folder()
+        with self._translate("open"):
+            conn = self._connect()
+            try:
+                self._migrate(conn)
+            except BaseException:
+                conn.close()
+                raise
+        self._conn = conn
+        return conn
+
+    def _make_folder(self) -> None:
+        folder = Path(self.path).parent
+        existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise RunStoreError(self.path, f"{str(existing)!r} is a file, not a folder; remove or rename it so runs can be recorded there")
+        try:
+            new = not folder.exists()
+            folder.mkdir(parents=True, exist_ok=True)
+            if new and folder.name == ".crux":
+                (folder / ".gitignore").write_text("*\n", encoding="utf-8")  # keep recorded runs out of git
+        except OSError as exc:
+            raise RunStoreError(self.path, f"cannot create the folder {str(folder)!r} ({exc.strerror or exc}); check that it is writable") from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self._busy_timeout)
+        except sqlite3.OperationalError:
+            if self.create:
+                raise
+            return self._connect_readonly()
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError(f"could not switch to WAL mode (got {mode!r})")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if self.create or not _is_readonly(exc):
+                raise
+            return self._connect_readonly()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """A read-only view of a file this process cannot write (e.g. in a read-only folder)."""
+        uri = Path(os.path.abspath(self.path)).as_uri() + "?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=self._busy_timeout)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error:
+            # WAL needs a writable -shm file; an immutable snapshot still shows what was committed.
+            conn = sqlite3.connect(uri.replace("mode=ro", "immutable=1"), uri=True, isolation_level=None, check_same_thread=False)
+        self._readonly = True
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise RunStoreError(
+                self.path,
+                f"schema version {version} is newer than this release of crux_devtools supports ({SCHEMA_VERSION}); "
+                "upgrade crux_devtools (or record into another folder)",
+            )
+        if version == SCHEMA_VERSION or (not self.create and version == 0):
+            return  # a brand-new file being created by a writer right now reads as empty
+        while version < SCHEMA_VERSION:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                (version,) = conn.execute("PRAGMA user_version").fetchone()
+                if version < SCHEMA_VERSION:
+                    for statement in _split(MIGRATIONS[version]):
+                        conn.execute(statement)
+                    version += 1
+                    conn.execute(f"PRAGMA user_version = {version}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _ready(self, conn: sqlite3.Connection) -> bool:
+        """Whether the file has its tables (a ``create=False`` view of a file still being created may not)."""
+        if self.create:
+            return True
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise RunStoreError(self.path, f"schema version {version} is newer than this release of crux_devtools supports ({SCHEMA_VERSION}); upgrade crux_devtools")
+        return version >= 1
+
+    # -- plumbing ----------------------------------------------------------------------------
+    @contextmanager
+    def _translate(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(action, exc) from exc
+
+    def _error(self, action: str, exc: sqlite3.Error) -> RunStoreError:
+        text = str(exc)
+        low = text.lower()
+        if "locked" in low or "busy" in low:
+            hint = f"the database is locked by another process (waited {self._busy_timeout:g} s); retry later"
+        elif "not a database" in low or "malformed" in low or "corrupt" in low:
+            hint = f"the file is not a valid runs database ({text}); move it aside or delete it and a new one is created"
+        elif "readonly" in low or "read-only" in low:
+            hint = f"the file or its folder is read-only ({text}); make it writable or record into another folder"
+        elif "unable to open" in low:
+            hint = f"cannot open the file ({text}); check that its folder exists and is writable"
+        elif "no such module: fts5" in low:
+            hint = "this Python's SQLite has no FTS5 module; recording runs needs SQLite built with FTS5"
+        else:
+            hint = text
+        return RunStoreError(self.path, f"{action} failed: {hint}")
+
+    @contextmanager
+    def _reading(self, action: str) -> Iterator[sqlite3.Connection | None]:
+        """One read transaction (a consistent snapshot even while others write); ``None`` when empty."""
+        with self._lock:
+            conn = self._open()
+            with self._translate(action):
+                if conn is None or not self._ready(conn):
+                    yield None
+                    return
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    conn.execute("COMMIT")
+
+    @contextmanager
+    def _writing(self, action: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if not self.create:
+                raise RunStoreError(self.path, f"{action} failed: the store was opened with create=False (read-only)")
+            conn = self._open()
+            assert conn is not None
+            with self._translate(action):
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the connection. Further calls raise ``RunStoreError``."""
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RunStore({self.path!r})"
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the file (``PRAGMA user_version``); 0 for a missing file."""
+        with self._lock:
+            conn = self._open()
+            if conn is None:
+                return 0
+            with self._translate("read the schema version"):
+                return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- writing -----------------------------------------------------------------------------
+    def write(self, run: Mapping[str, Any], *, keep: int | None = None) -> str:
+        """Store one whole run (SPEC section 8 shape) and return its id.
+
+        Writing a run whose id is already stored replaces it. With ``keep``, only the newest
+        ``keep`` runs remain afterwards (older ones go with their steps), in the same transaction.
+        """
+        if not isinstance(run, Mapping):
+            raise TypeError(f"a run must be a dict, got {type(run).__name__}")
+        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+            raise ValueError(f"keep must be a positive int or None, got {keep!r}")
+        data = dict(run)
+        steps = data.pop("steps", None) or []
+        if not isinstance(steps, list):
+            steps = [steps]
+        data = storable(data)
+        run_id = data.get("id")
+        if not isinstance(run_id, str) or not run_id:
+            run_id = data["id"] = new_run_id()
+        started = _started(data)
+        target = _utf8(str(data.get("target") or ""))
+        status = _utf8(str(data.get("status") or "ok"))
+        origin = _utf8(str(data.get("origin") or "app"))
+        data["target"], data["status"], data["origin"] = target, status, origin
+        step_count, input_tokens = len(steps), _input_tokens(steps)
+        summary = _utf8(_dumps(data))  # already made storable above
+        step_rows = [stored_json(step) for step in steps]
+        search = tuple(_utf8(t) for t in (target, _search_text(data.get("model")), _search_text(data.get("input")), _search_text(data.get("text")), _error_text(data.get("error"))))
+        with self._writing("write a run") as conn:
+            old = conn.execute("SELECT seq FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if old is not None:
+                self._delete(conn, [old[0]])
+            cur = conn.execute(
+                "INSERT INTO runs (id, started, target, status, origin, step_count, input_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, started, target, status, origin, step_count, input_tokens),
+            )
+            seq = cur.lastrowid
+            conn.execute("INSERT INTO run_summaries (seq, summary) VALUES (?, ?)", (seq, summary))
+            conn.executemany("INSERT INTO steps (run_seq, idx, data) VALUES (?, ?, ?)", [(seq, i, row) for i, row in enumerate(step_rows)])
+            conn.execute("INSERT INTO runs_fts (rowid, target, model, input, text, error) VALUES (?, ?, ?, ?, ?, ?)", (seq, *search))
+            if keep is not None:
+                self._prune(conn, keep)
+            conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'writes'")
+        return run_id
+
+    def prune(self, keep: int) -> int:
+        """Delete all but the newest ``keep`` runs (with their steps); returns how many went."""
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise ValueError(f"keep must be a non-negative int, got {keep!r}")
+        with self._writing("prune runs") as conn:
+            gone = self._prune(conn, keep)
+            if gone:
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'writes'")
+        return gone
+
+    @staticmethod
+    def _prune(conn: sqlite3.Connection, keep: int) -> int:
+        (total,) = conn.execute("SELECT coalesce(sum(n), 0) FROM run_counts").fetchone()
+        if total <= keep:
+            return 0
+        victims = [row[0] for row in conn.execute("SELECT seq FROM runs ORDER BY started, seq LIMIT ?", (total - keep,))]
+        RunStore._delete(conn, victims)
+        return len(victims)
+
+    @staticmethod
+    def _delete(conn: sqlite3.Connection, seqs: list[int]) -> None:
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            conn.execute(f"DELETE FROM steps WHERE run_seq IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM runs_fts WHERE rowid IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM run_summaries WHERE seq IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM runs WHERE seq IN ({marks})", chunk)
+
+    # -- reading -----------------------------------------------------------------------------
+    @staticmethod
+    def _where(target: str | None, status: str | None, origin: str | None, text: str | None) -> tuple[str, list[Any]]:
+        """The WHERE clause and its arguments for the filters of ``list`` and ``count``."""
+        clauses: list[str] = []
+        args: list[Any] = []
+        for column, value in (("target", target), ("status", status), ("origin", origin)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        if text is not None and text.strip():
+            expr = _match_expr(text)
+            if expr is None:
+                # Only punctuation: fall back to a plain substring test on the summary.
+                clauses.append("seq IN (SELECT seq FROM run_summaries WHERE instr(lower(summary), ?) > 0)")
+                args.append(text.strip().lower())
+            else:
+                clauses.append("seq IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?)")
+                args.append(expr)
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+    def list(
+        self,
+        *,
+        target: str | None = None,
+        status: str | None = None,
+        origin: str | None = None,
+        text: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        """Run summaries, newest first: each run without ``steps``, plus ``step_count`` and ``input_tokens``.
+
+        ``text`` matches words (as prefixes) of the target, model, input, final text and error.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be a non-negative int, got {limit!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"offset must be a non-negative int, got {offset!r}")
+        clause, args = self._where(target, status, origin, text)
+        with self._reading("list runs") as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(
+                f"SELECT seq, step_count, input_tokens FROM runs{clause} ORDER BY started DESC, seq DESC LIMIT ? OFFSET ?",
+                (*args, limit, offset),
+            ).fetchall()
+            rows = self._with_summaries(conn, rows)
+        out = []
+        for summary, step_count, input_tokens in rows:
+            run = json.loads(summary)
+            run["step_count"] = step_count
+            run["input_tokens"] = input_tokens
+            out.append(run)
+        return out
+
+    @staticmethod
+    def _with_summaries(conn: sqlite3.Connection, rows: builtins.list[tuple[int, int, int]]) -> builtins.list[tuple[str, int, int]]:
+        """``(summary, step_count, input_tokens)`` for ``(seq, step_count, input_tokens)`` rows, in order."""
+        if not rows:
+            return []
+        marks = ",".join("?" * len(rows))
+        found = dict(conn.execute(f"SELECT seq, summary FROM run_summaries WHERE seq IN ({marks})", [r[0] for r in rows]).fetchall())
+        return [(found[seq], steps, tokens) for seq, steps, tokens in rows if seq in found]
+
+    def count(self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None) -> int:
+        """How many runs match the filters (the same filters as ``list``).
+
+        Without ``text`` the answer comes from a small table of counts per target, status and origin,
+        so it costs the same with 100 runs or 100,000.
+        """
+        if text is not None and text.strip():
+            clause, args = self._where(target, status, origin, text)
+            sql = f"SELECT count(*) FROM runs{clause}"
+        else:
+            clause, args = self._where(target, status, origin, None)
+            sql = f"SELECT coalesce(sum(n), 0) FROM run_counts{clause}"
+        with self._reading("count runs") as conn:
+            if conn is None:
+                return 0
+            return int(conn.execute(sql, args).fetchone()[0])
+
+    def targets(self) -> builtins.list[str]:
+        """Every target that has a recorded run, sorted (for a filter menu)."""
+        with self._reading("list targets") as conn:
+            if conn is None:
+                return []
+            return [row[0] for row in conn.execute("SELECT DISTINCT target FROM run_counts ORDER BY target")]
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        """The whole run with its steps, or ``None`` when no run has that id."""
+        with self._reading("read a run") as conn:
+            if conn is None:
+                return None
+            row = conn.execute("SELECT r.seq, s.summary FROM runs r JOIN run_summaries s ON s.seq = r.seq WHERE r.id = ?", (run_id,)).fetchone()
+            if row is None:
+                return None
+            steps = [json.loads(data) for (data,) in conn.execute("SELECT data FROM steps WHERE run_seq = ? ORDER BY idx", (row[0],))]
+        run = json.loads(row[1])
+        run["steps"] = steps
+        return run
+
+    def written_since(self, mark: int | None, *, limit: int = 100) -> tuple[int, builtins.list[dict[str, Any]]]:
+        """Runs written after ``mark`` (oldest first, as summaries) and the new mark.
+
+        ``mark=None`` returns the current mark and no runs: start there, then pass the mark back
+        to learn what other processes wrote since (``--follow``, live updates). Runs written
+        beyond ``limit`` are skipped (the mark still moves past them).
+        """
+        with self._reading("read new runs") as conn:
+            if conn is None:
+                return (0 if mark is None else mark), []
+            (top,) = conn.execute("SELECT coalesce(max(seq), 0) FROM runs").fetchone()
+            if mark is None or top <= mark:
+                return max(top, mark or 0), []
+            rows = conn.execute("SELECT seq, step_count, input_tokens FROM runs WHERE seq > ? ORDER BY seq DESC LIMIT ?", (mark, limit)).fetchall()
+            rows = self._with_summaries(conn, rows)
+        out = []
+        for summary, step_count, input_tokens in reversed(rows):
+            run = json.loads(summary)
+            run["step_count"], run["input_tokens"] = step_count, input_tokens
+            out.append(run)
+        return top, out
+
+    def change_token(self) -> int:
+        """A number that grows whenever any process writes (or prunes) runs; cheap to poll."""
+        with self._reading("read the change token") as conn:
+            if conn is None:
+                return 0
+            row = conn.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()
+            return int(row[0]) if row else 0
+
+
+def _is_readonly(exc: sqlite3.Error) -> bool:
+    low = str(exc).lower()
+    return any(word in low for word in ("readonly", "read-only", "unable to open", "attempt to write", "could not switch"))
+
+
+def new_run_id() -> str:
+    """A fresh run id: sortable by time, unique across processes."""
+    return f"{time.time_ns() // 1000:x}-{uuid.uuid4().hex[:8]}"
+
+
+def _split(script: str) -> list[str]:
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out
+
+
+__all__ = ["RUNS_FILE", "RunStore", "RunStoreError", "TEXT_CAP", "cut_text", "new_run_id", "storable"]
