@@ -34,7 +34,7 @@ async def _inspect(
     token_budget: int | None,
     input_budget: int | None = None,
 ) -> dict[str, Any]:
-    from .inspector.evaluate import status_of
+    from .inspector.evaluate import planned_tokens, status_of
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
@@ -60,9 +60,9 @@ async def _inspect(
                     await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
                     for name in names
                 ]
-                first = examples[0]["inspection"] if examples and examples[0]["inspection"] else None
-                # status and size are of the examples shown, not of the report's own examples
-                chosen.append({**prompt, "examples": examples, "status": status_of(examples), "total_tokens": first["total_tokens"] if first else 0})
+                # status and size (the first example's planned input tokens) are of the examples shown
+                first = examples[0] if examples else None
+                chosen.append({**prompt, "examples": examples, "status": status_of(examples), "total_tokens": planned_tokens(first)})
             prompts = chosen
         report["prompts"] = prompts
         return report

@@ -168,7 +168,7 @@ def render_prompt(prompt: dict[str, Any], *, resolved: bool = False, brief: bool
     """One prompt: by default each example as sent; ``resolved``: as the resolver made it."""
     where = f"{prompt['file']}:{prompt['line'] or 0}"
     if resolved:
-        out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {prompt['total_tokens']} tokens"]
+        out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {prompt['total_tokens']} input tokens as planned"]
     else:
         out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {len(prompt['examples'])} example(s)"]
     if prompt.get("note"):
