@@ -81,7 +81,7 @@ async def test_clicking_a_prompt_on_the_list_opens_that_prompt(server: LiveServe
         # the controls' htmx request goes to the same prompt, and the pushed URL reopens it
         await page.select_option("#example", "second")
         await page.wait_for_selector("#report[data-example='second']")
-        assert "two" in await page.locator("#user-prompt").inner_text()
+        assert "two" in await page.locator("#sent-messages").inner_text()
         await page.reload()
         await page.wait_for_selector("#report[data-example='second']")
         assert await page.locator("h1.mono").inner_text() == prompt_id
@@ -93,4 +93,4 @@ async def test_run_reaches_an_agent_with_an_awkward_id(server: LiveServer, brows
         await page.goto(server.url + prompt_href(prompt_id))
         await page.click("button.run")
         await page.wait_for_selector("#run-output .step", timeout=10000)
-        assert session.runs[-1]["prompt_id"] == prompt_id
+        assert session.run_calls[-1]["prompt_id"] == prompt_id

@@ -135,7 +135,7 @@ async def test_diff_shows_the_change_after_a_save(client: httpx.AsyncClient, ses
 async def test_run_shows_each_step_with_tool_calls_results_and_offloads(client: httpx.AsyncClient, session: FakeSession) -> None:
     r = await client.post("/prompts/support-reply/run", data={"example": "billing"})
     assert r.status_code == 200
-    assert session.runs == [{"prompt_id": "support-reply", "example": "billing", "input": None}]
+    assert session.run_calls == [{"prompt_id": "support-reply", "example": "billing", "input": None}]
     assert "step 0" in r.text and "step 1" in r.text and "lookup_order" in r.text
     assert "INV-1042" in r.text and "off_1" in r.text and "receipt req-2" in r.text
 

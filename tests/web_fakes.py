@@ -86,7 +86,7 @@ class FakeSession:
         self.history: list[dict[str, Any]] = []
         self.started = False
         self.evaluations: list[dict[str, Any]] = []
-        self.runs: list[dict[str, Any]] = []
+        self.run_calls: list[dict[str, Any]] = []
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._report: dict[str, Any] | None = None
         from crux_devtools.inspector.planning import PlanningDefaults
@@ -137,7 +137,7 @@ class FakeSession:
         return result
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.runs.append({"prompt_id": prompt_id, "example": example, "input": input})
+        self.run_calls.append({"prompt_id": prompt_id, "example": example, "input": input})
         receipt = {"id": "req-1", "model": "scripted", "input_tokens": 120, "max_input_tokens": 5292, "optimize_at": 5292,
                    "measurement": "exact", "adaptations": [], "warnings": [], "epoch": 1, "previous_request_id": None}
         return {
@@ -152,6 +152,10 @@ class FakeSession:
             ],
             "error": None,
         }
+
+    def runs(self) -> Any:
+        """The recorded runs' store: none here (``web_runs_fakes.RecordingSession`` has a real one)."""
+        return None
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         current = self._system_of(self._report, prompt_id, example)
@@ -212,6 +216,8 @@ class FakeSession:
                 "status": status_of(examples), "total_tokens": planned_tokens(first),
                 "has_model": p.id in self.agent_ids, "plan_model": self.defaults.plan_model(self._target(p)), "examples": examples,
             })
+        for entry in prompts:  # the fake's agents run a ScriptedModel: Run needs no confirmation
+            entry["model_kind"] = "scripted" if entry["has_model"] else None
         body = {"version": self.version, "project": str(self.root), "generated_at": datetime.now(UTC).isoformat(),
                 "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts}
         body["hash"] = hashlib.sha256(json.dumps(prompts, sort_keys=True).encode()).hexdigest()[:16]

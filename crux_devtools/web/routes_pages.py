@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from ..inspector.api import find_prompt, is_stale
 from .display import raw_query_value
 from .input_check import parse_and_check
+from .runs_access import recent_runs
 from .source import source_excerpt
 from .views import (
     PromptView,
@@ -32,6 +33,7 @@ from .views import (
 )
 from .views_planning import planning_view, run_view
 from .views_sent import sent_view
+from .views_runs import needs_confirmation, run_href, status_chip
 
 router = APIRouter()
 log = logging.getLogger(__name__)
@@ -153,7 +155,9 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
     page = await build_prompt_view(
         request, prompt, query.get("example"), value, query.get("input", ""), query.get("budget_for"), query.get("view")
     )
-    context = {"view": page, "budget_error": budget_error}
+    context: dict[str, Any] = {"view": page, "budget_error": budget_error}
+    if not wants_block(request):  # the full page shows the recent runs at once (no shift when they load)
+        context["recent"] = await recent_runs(request.app.state.session, prompt["id"])
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 
 
@@ -224,6 +228,9 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
     if not prompt.get("has_model"):
         return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
     form = await url_encoded_form(request)
+    if needs_confirmation(prompt) and form.get("confirm") != "yes":  # a second click, on the confirm button
+        context = {"prompt_id": prompt_id, "model": prompt.get("model"), "run_href": request.scope.get("raw_path", b"").decode("latin-1") or request.url.path}  # the confirm posts back here
+        return render(request, "_run_confirm.html", context)
     example = form.get("example") or None
     input_text = form.get("input", "")
     custom = None
@@ -237,7 +244,10 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
     except Exception as exc:  # shown in the run panel: a failing agent must not take the page down
         log.warning("running %s failed: %s", prompt_id, exc)
         result = {"text": None, "steps": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
-    return render(request, "_run.html", {"run": run_view(result), "problem": None})
+    link = run_href(str(result["id"])) if result.get("id") and result.get("recorded", True) else None
+    context = {"run": run_view(result), "problem": None, "run_link": link, "record_error": result.get("record_error"),
+               "status": status_chip(result["status"]) if result.get("status") else None}
+    return render(request, "_run.html", context)
 
 
 @router.get("/source", response_class=HTMLResponse)

@@ -1,0 +1,165 @@
+"""Recorded runs (SPEC section 8): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
+
+The store is read through ``runs_access`` (in a thread; a store that cannot be opened is a banner,
+never a 500).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from ..core.runstore import RunStore, RunStoreError
+from .routes_pages import render, wants_block
+from .runs_access import open_store, recent_runs
+from .views import report_header
+from .views_run import RunMissing, run_detail
+from .views_runs import (
+    ORIGINS,
+    PAGE_SIZE,
+    STATUSES,
+    parse_filters,
+    runs_list_view,
+)
+
+router = APIRouter()
+T = TypeVar("T")
+API_MAX_LIMIT = 1000
+
+
+async def read(store: RunStore, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await asyncio.to_thread(call, *args, **kwargs)
+
+
+def known_targets(request: Request) -> list[str]:
+    report = request.app.state.session.report or {}
+    return [str(p.get("id")) for p in report.get("prompts", [])]
+
+
+@router.get("/runs", response_class=HTMLResponse)
+async def runs_page(
+    request: Request,
+    target: str | None = Query(None),
+    status: str | None = Query(None),
+    origin: str | None = Query(None),
+    q: str | None = Query(None),
+    text: str | None = Query(None, description="the same as q"),
+    page: str | None = Query(None),
+) -> Response:
+    report = request.app.state.session.report or {}
+    header = report_header(report)
+    filters, problems = parse_filters(target, status, origin, q or text, page)
+    store, unavailable = open_store(request.app.state.session)
+    summaries: list[dict[str, Any]] = []
+    total = 0
+    targets = known_targets(request)
+    if store is not None:
+        try:
+            total, stored_targets = await asyncio.to_thread(lambda: (store.count(**filters.store_args()), store.targets()))
+            last_page = max(1, -(-total // PAGE_SIZE))
+            if filters.page > last_page:
+                problems.append(f"page {filters.page} is past the last page ({last_page}); showing page {last_page}")
+                filters = parse_filters(filters.target, filters.status, filters.origin, filters.text, str(last_page))[0]
+            summaries = await read(store, store.list, limit=PAGE_SIZE, offset=(filters.page - 1) * PAGE_SIZE, **filters.store_args())
+            targets += [t for t in stored_targets if t not in targets]
+        except RunStoreError as exc:
+            unavailable = str(exc)
+    view = runs_list_view(header, filters, summaries, total, targets, problems)
+    view.unavailable = unavailable
+    return render(request, "runs.html", {"view": view}, block="runs_list" if wants_block(request) else None)
+
+
+@router.get("/runs/recent", response_class=HTMLResponse)
+async def recent_runs_panel(request: Request, target: str = Query(...)) -> Response:
+    """The prompt page's "Recent runs" line (an htmx fragment, refetched on every ``runs`` event)."""
+    recent = await recent_runs(request.app.state.session, target)
+    return render(request, "_recent_runs.html", {"recent": recent})
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+async def run_page(request: Request, run_id: str) -> Response:
+    report = request.app.state.session.report or {}
+    header = report_header(report)
+    store, unavailable = open_store(request.app.state.session)
+    run = None
+    if store is not None:
+        try:
+            run = await read(store, store.get, run_id)
+        except RunStoreError as exc:
+            unavailable = str(exc)
+    if run is None:
+        context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
+        return render(request, "run.html", context, status=404 if unavailable is None else 503)
+    view = run_detail(header, run, set(known_targets(request)), getattr(request.app.state.session, "root", None))
+    return render(request, "run.html", {"view": view, "missing": None})
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def bad_request(message: str) -> JSONResponse:
+    return JSONResponse({"detail": message}, status_code=400)
+
+
+def parse_count(raw: str | None, name: str, default: int, low: int, high: int | None) -> tuple[int, str | None]:
+    if raw is None or raw.strip() == "":
+        return default, None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if value < low or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        return default, f"{name} must be a whole number {span}, got {raw!r}"
+    return value, None
+
+
+@router.get("/api/runs")
+async def api_runs(
+    request: Request,
+    target: str | None = Query(None),
+    status: str | None = Query(None),
+    origin: str | None = Query(None),
+    q: str | None = Query(None),
+    text: str | None = Query(None, description="the same as q"),
+    limit: str | None = Query(None),
+    offset: str | None = Query(None),
+) -> Response:
+    """Run summaries, newest first (no ``steps``); ``X-Total-Count`` says how many match."""
+    if status and status not in STATUSES:
+        return bad_request(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    if origin and origin not in ORIGINS:
+        return bad_request(f"origin must be one of {', '.join(ORIGINS)}, got {origin!r}")
+    how_many, problem = parse_count(limit, "limit", PAGE_SIZE, 1, API_MAX_LIMIT)
+    if problem:
+        return bad_request(problem)
+    skip, problem = parse_count(offset, "offset", 0, 0, None)
+    if problem:
+        return bad_request(problem)
+    store, unavailable = open_store(request.app.state.session)
+    if store is None:
+        return JSONResponse({"detail": unavailable}, status_code=503)
+    filters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or text or None}
+    try:
+        runs, total = await asyncio.to_thread(lambda: (store.list(limit=how_many, offset=skip, **filters), store.count(**filters)))
+    except RunStoreError as exc:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+    return JSONResponse(runs, headers={"X-Total-Count": str(total)})
+
+
+@router.get("/api/runs/{run_id}")
+async def api_run(request: Request, run_id: str) -> Response:
+    store, unavailable = open_store(request.app.state.session)
+    if store is None:
+        return JSONResponse({"detail": unavailable}, status_code=503)
+    try:
+        run = await read(store, store.get, run_id)
+    except RunStoreError as exc:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+    if run is None:
+        return JSONResponse({"detail": f"no recorded run with id {run_id!r}; GET /api/runs lists them"}, status_code=404)
+    return JSONResponse(run)

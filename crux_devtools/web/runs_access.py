@@ -1,0 +1,45 @@
+"""Reading the session's run store from the web app: one place that opens it and says why it cannot.
+
+The store (``session.runs()``) is one SQLite file that other processes write while pages are open.
+Reads run in a thread (the store is thread-safe), so a slow disk never stalls the event loop that
+streams live updates. A store that cannot be opened is a sentence for a banner, never a 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ..core.runstore import RunStore, RunStoreError
+from .views_runs import RECENT, RecentRuns, RunFilters, run_row
+
+log = logging.getLogger(__name__)
+
+
+def open_store(session: Any) -> tuple[RunStore | None, str | None]:
+    """The session's run store, or why there is none (said in a sentence the page shows)."""
+    opener = getattr(session, "runs", None)
+    if not callable(opener):
+        return None, "this inspector session does not record runs"
+    try:
+        store = opener()
+    except Exception as exc:  # a broken store is a banner on the page, never a crash
+        log.warning("opening the run store failed: %s", exc)
+        return None, f"the run store cannot be opened: {exc}"
+    if store is None:
+        return None, "the run store (.crux/runs.sqlite3) cannot be opened; the server log says why"
+    return store, None
+
+
+async def recent_runs(session: Any, target: str) -> RecentRuns:
+    """A prompt's newest few runs and how many it has in all (the prompt page's "Recent runs")."""
+    store, unavailable = open_store(session)
+    rows, total = [], 0
+    if store is not None:
+        try:
+            summaries, total = await asyncio.to_thread(lambda: (store.list(target=target, limit=RECENT), store.count(target=target)))
+            rows = [run_row(s) for s in summaries]
+        except RunStoreError as exc:
+            unavailable = str(exc)
+    return RecentRuns(target=target, rows=rows, total=total, all_href=f"/runs?{RunFilters(target=target).query()}", unavailable=unavailable)
