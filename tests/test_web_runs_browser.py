@@ -9,6 +9,7 @@ its runs must show up on the open pages without a reload.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -83,6 +84,17 @@ with record_runs(project):
 '''
 
 
+async def until(page: Any, expression: str, *, arg: Any = None, timeout: float = 10.0) -> None:
+    """Poll ``expression`` in the page until it is true. Playwright's ``wait_for_function`` evaluates
+    its predicate with a string eval inside the page, which the page's Content-Security-Policy
+    forbids; ``evaluate`` goes through the debugging protocol, which the policy does not govern."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not (await page.evaluate(expression, arg) if arg is not None else await page.evaluate(expression)):
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"not true after {timeout} s: {expression}")
+        await asyncio.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def chat() -> Iterator[ChatServer]:
     with ChatServer() as server:
@@ -148,7 +160,7 @@ async def test_runs_recorded_by_another_process_appear_on_the_open_runs_page(
         await page.evaluate("window.__still_here = true")  # gone if the page reloads
         script_answers(chat, 2)
         app = start_app(tmp_path, project, chat, ["Was INV-1042 charged twice?", "Is INV-1042 paid?"])
-        await page.wait_for_function(f"document.querySelectorAll('tr.run-row').length >= {before + 2}", timeout=30000)
+        await until(page, f"document.querySelectorAll('tr.run-row').length >= {before + 2}", timeout=30)
         assert [r["text"] for r in finish(app)] == ["INV-1042 was paid once."] * 2
         assert await page.evaluate("window.__still_here") is True
         newest = page.locator("tr.run-row").first
@@ -185,7 +197,7 @@ async def test_a_recorded_step_opens_in_the_prompt_view_with_the_same_input(
         await page.wait_for_selector("#report")
         assert "/prompts/order-agent?" in page.url
         assert json.loads(await page.input_value("#input")) == {"question": question}
-        assert question in await page.locator("#user-prompt").inner_text()
+        assert question in await page.locator("#sent-messages").inner_text()
         assert await page.evaluate("typeof window.__xss") == "undefined" and dialogs == []
 
 
@@ -198,9 +210,9 @@ async def test_the_prompt_pages_recent_runs_update_live(server: LiveServer, brow
         first_before = await page.locator("#recent-runs .recent-run").first.get_attribute("data-id") if before else None
         script_answers(chat, 1, answer="Recent and live.")
         finish(start_app(tmp_path, project, chat, ["One more question"], pause=0))
-        await page.wait_for_function(
-            "(old) => { const a = document.querySelector('#recent-runs .recent-run'); return a && a.dataset.id !== old; }",
-            arg=first_before or "", timeout=20000,
+        await until(
+            page, "(old) => { const a = document.querySelector('#recent-runs .recent-run'); return !!a && a.dataset.id !== old; }",
+            arg=first_before or "", timeout=20,
         )
         assert "Recent and live." in (await page.locator("#recent-runs .recent-run").first.get_attribute("title") or "")
 
@@ -210,7 +222,7 @@ async def test_run_on_a_real_model_agent_asks_first_then_records_and_links_the_r
 ) -> None:
     async with new_page(browser) as page:
         await page.goto(server.url + "/prompts/order-agent")
-        await page.wait_for_selector("#system-text")
+        await page.wait_for_selector("#sent-system")
         asked = len(chat.received)
         await page.click("button.run")
         await page.wait_for_selector("#run-confirm")
@@ -269,13 +281,13 @@ async def test_the_filters_narrow_the_list_in_place_and_keep_it_in_the_url(serve
         await page.wait_for_selector("tr.run-row")
         await page.evaluate("window.__still_here = true")
         await page.select_option("#run-status", "error")
-        await page.wait_for_function("[...document.querySelectorAll('tr.run-row')].every((tr) => tr.dataset.status === 'error')")
+        await until(page, "[...document.querySelectorAll('tr.run-row')].every((tr) => tr.dataset.status === 'error')")
         assert await page.locator("tr.run-row").count() >= 1
         assert "status=error" in page.url
         await page.select_option("#run-status", "")
         await page.fill("#run-q", "inspector")  # words of the answer "Run from the inspector."
-        await page.wait_for_function(
-            "() => { const rows = document.querySelectorAll('tr.run-row'); return rows.length === 1 && rows[0].innerText.includes('Run from the inspector.'); }"
+        await until(
+            page, "() => { const rows = document.querySelectorAll('tr.run-row'); return rows.length === 1 && rows[0].innerText.includes('Run from the inspector.'); }"
         )
         assert "q=inspector" in page.url
         assert await page.evaluate("window.__still_here") is True  # never a full reload
