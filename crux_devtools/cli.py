@@ -34,7 +34,7 @@ async def _inspect(
     token_budget: int | None,
     input_budget: int | None = None,
 ) -> dict[str, Any]:
-    from .inspector.evaluate import status_of
+    from .inspector.evaluate import planned_tokens, status_of
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
@@ -60,9 +60,9 @@ async def _inspect(
                     await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
                     for name in names
                 ]
-                first = examples[0]["inspection"] if examples and examples[0]["inspection"] else None
-                # status and size are of the examples shown, not of the report's own examples
-                chosen.append({**prompt, "examples": examples, "status": status_of(examples), "total_tokens": first["total_tokens"] if first else 0})
+                # status and size (the first example's planned input tokens) are of the examples shown
+                first = examples[0] if examples else None
+                chosen.append({**prompt, "examples": examples, "status": status_of(examples), "total_tokens": planned_tokens(first)})
             prompts = chosen
         report["prompts"] = prompts
         return report
@@ -82,6 +82,8 @@ async def _inspect(
     metavar="N",
     help="Plan each request with this input budget (max tokens): shows which ladder rungs the planner picks.",
 )
+@click.option("--resolved", is_flag=True, help="Show the system text as the resolver made it (every part in full, before planning) instead of the request as sent.")
+@click.option("--brief", is_flag=True, help="Cut long texts (parts, messages, tool schemas) to a few lines, saying how much was cut.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts) instead of text.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 def inspect(
@@ -91,10 +93,14 @@ def inspect(
     input_json: str | None,
     token_budget: int | None,
     input_budget: int | None,
+    resolved: bool,
+    brief: bool,
     as_json: bool,
     timeout: float,
 ) -> None:
-    """Print one report of the project in DIRECTORY (default: the current folder) and exit."""
+    """Print the request each example sends, for the project in DIRECTORY (default: the current
+    folder), and exit: 1 when anything printed failed (a load error, an example that fails, a plan
+    over its limit)."""
     if example is not None and input_json is not None:
         raise click.UsageError("use either --example or --input, not both")
     data = None
@@ -108,7 +114,7 @@ def inspect(
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
     from .inspector.render import failures, render_report
 
-    click.echo(json.dumps(report, indent=2) if as_json else render_report(report))
+    click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
     failed = failures(report)
     if failed:  # exit 1 when anything printed failed (the same failures `check` reports)
         click.echo(f"{len(failed)} failure(s)", err=True)

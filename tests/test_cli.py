@@ -22,8 +22,8 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_inspect_prints_parts_tokens_exclusions_and_tools() -> None:
-    code, out = run("inspect", str(PROJECTS / "good"), "--prompt", "support")
+def test_inspect_resolved_prints_parts_tokens_exclusions_and_tools() -> None:
+    code, out = run("inspect", str(PROJECTS / "good"), "--prompt", "support", "--resolved")
     assert code == 0
     assert "prompt support  (prompts.py:30)  status: fits" in out
     assert "┌─ <prompt> [prompt] 6 tokens" in out
@@ -35,7 +35,7 @@ def test_inspect_prints_parts_tokens_exclusions_and_tools() -> None:
 
 
 def test_inspect_says_what_a_memory_read_and_what_the_planner_adapted() -> None:
-    code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "support-with-memory")
+    code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "support-with-memory", "--resolved")
     assert code == 0
     header = next(i for i, line in enumerate(out.splitlines()) if line.startswith("    ┌─ customer-memory [memory"))
     assert out.splitlines()[header + 1] == (
@@ -43,7 +43,13 @@ def test_inspect_says_what_a_memory_read_and_what_the_planner_adapted() -> None:
     )
     code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "ladder-reply")
     assert code == 0
-    assert "      adapted sync-log -> offload: 6922 -> 270 tokens" in out
+    assert "    adapted sync-log -> offload: 6922 -> 270 tokens" in out
+    code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "support-with-memory")
+    assert code == 0
+    header = next(i for i, line in enumerate(out.splitlines()) if line.startswith("    ┌─ customer-memory [memory"))
+    assert out.splitlines()[header + 1] == (
+        "    ╎ (namespace 'user:dana': recent: the last 2 messages (at most 6); facts: 2 matching facts, all shown)"
+    )
 
 
 def test_inspect_with_an_input_budget_plans_each_request_under_it() -> None:
@@ -61,6 +67,10 @@ def test_inspect_with_an_input_budget_plans_each_request_under_it() -> None:
 
 def test_inspect_with_a_token_budget_shows_what_is_dropped() -> None:
     code, out = run("inspect", str(PROJECTS / "good"), "--prompt", "support", "--example", "expert", "--token-budget", "12")
+    assert code == 0
+    assert "    dropped before planning (token_budget 12): expert (priority 20, 8 tokens, budget)" in out
+    assert "┌─ expert" not in out and "lookup" not in out  # a dropped context takes its tool with it
+    code, out = run("inspect", str(PROJECTS / "good"), "--prompt", "support", "--example", "expert", "--token-budget", "12", "--resolved")
     assert code == 0
     assert "budget 12, fits" in out
     assert "dropped: expert (priority 20, 8 tokens, budget)" in out

@@ -46,6 +46,14 @@ async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def resolved_view(pilot: Pilot[Any]) -> None:
+    """``v``: from the request as sent (the first tab) to the resolved system text."""
+    await settle(pilot)
+    if pilot.app.query_one("#tabs").active != "tab-system":
+        await pilot.press("v")
+        await settle(pilot)
+
+
 class Recorder:
     """A ``message_hook``: every message the app dispatched, in order."""
 
@@ -69,7 +77,7 @@ async def test_first_screen_lists_every_prompt_with_its_status_and_contexts(sess
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         text = screen_text(app)
-        assert "✓ support-reply 129 tok" in text
+        assert "✓ support-reply 194 tok" in text  # the first example's planned input tokens
         assert "✓ triage-agent agent" in text
         assert "└─ ● product_facts p60" in text  # nested under billing
         assert "○ tone_email ? p50" in text  # excluded for the first example, conditional
@@ -88,6 +96,7 @@ async def test_selecting_a_prompt_posts_prompt_selected_and_shows_its_parts(sess
         selected = recorder.of(PromptTree.PromptSelected)
         assert selected[-1].prompt_id == "triage-agent"
         assert selected[-1].context_id is None
+        await resolved_view(pilot)
         text = screen_text(app)
         assert "agent  triage-agent  example default (1/1)" in text
         assert "Sort the ticket into billing, account or other." in text
@@ -125,7 +134,13 @@ async def test_lowering_the_budget_drops_the_lowest_priority_context(session: Fa
         evaluated = recorder.of(ExampleEvaluated)
         assert [m.budget for m in evaluated] == [110, 99]
         text = screen_text(app)
-        assert "budget 99" in text
+        assert "token_budget 99 (set)" in text
+        # the request as sent (the first tab) says what the budget dropped: it is not sent
+        assert "dropped before planning (token_budget 99): product_facts p60 17 tok," in text
+        assert "billing p30 67 tok" in text
+        assert "billing · context" not in text
+        await resolved_view(pilot)
+        text = screen_text(app)
         assert "billing · context · p30 · dropped (budget) · 67 tok" in text
         assert "product_facts · context · p60→30 · dropped (parent-dropped)" in text
         assert "├─ ▼ ✂ billing p30" in text  # the tree marks the drop too
@@ -143,11 +158,12 @@ async def test_raising_and_clearing_the_budget_restores_the_full_text(session: F
         await pilot.press("plus")
         await settle(pilot)
         assert app.budgets["support-reply"] == 99 + 10
+        await resolved_view(pilot)
         assert "dropped (budget)" in screen_text(app)
         await pilot.press("0")
         await settle(pilot)
         text = screen_text(app)
-        assert "budget none" in text
+        assert "token_budget none" in text
         assert "dropped (budget)" not in text
         assert "billing · context · p30 · 67 tok" in text
 
@@ -158,15 +174,15 @@ async def test_an_agents_budget_keys_limit_the_request_and_b_switches_to_the_sys
         await settle(pilot)
         app.query_one(PromptTree).select_prompt("triage-agent")
         await settle(pilot)
-        assert "budget none · request" in screen_text(app)
+        assert "input 33 of 5,292 ✓ fits" in screen_text(app) and "input budget none" in screen_text(app)
         await pilot.press("minus")  # from the planned request's limit, 5292: -530
         await settle(pilot)
         calls = [c[1] for c in session.calls if c[0] == "evaluate"]
         assert calls[-1] == {"prompt_id": "triage-agent", "example": "default", "token_budget": None, "input_budget": 4762}
-        assert "budget 4762 · request" in screen_text(app)
+        assert "input 33 of 4,762 ✓ fits" in screen_text(app) and "input budget 4,762 (set)" in screen_text(app)
         await pilot.press("b")
         await settle(pilot)
-        assert "budget none · system" in screen_text(app)
+        assert "token_budget none" in screen_text(app)
         assert notifications(app)[-1] == "Budget keys now limit the system text"
         await pilot.press("minus")  # now from the system text's tokens
         await settle(pilot)
@@ -192,7 +208,7 @@ async def test_next_example_switches_the_match_branch(session: FakeSession) -> N
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("e")
-        await settle(pilot)
+        await resolved_view(pilot)
         text = screen_text(app)
         assert "example anonymous (2/2)" in text
         assert "Write a complete, formal email." in text
@@ -221,11 +237,19 @@ async def test_tools_tab_names_sources_and_planning_tab_says_when_there_is_no_pl
         await settle(pilot)
         app.query_one("#tabs").active = "tab-tools"
         await settle(pilot)
+        tokens = session.report["prompts"][0]["examples"][0]["preview"]["tool_tokens"]["lookup_order"]
         row = next(line for line in detail_lines(app) if "lookup_order" in line)
-        assert "billing" in row and "yes" in row
+        assert "billing" in row and "yes" in row and row.rstrip().endswith(str(tokens))
+        broken = session.report["prompts"][0]["examples"][0]
+        broken["preview"], broken["preview_error"] = None, {"code": "INVALID_COMPOSITION", "message": "no plan"}
+        app.query_one(PromptTree).select_prompt("triage-agent")
+        await settle(pilot)
+        app.query_one(PromptTree).select_prompt("support-reply")
+        await settle(pilot)
         app.query_one("#tabs").active = "tab-planning"
         await settle(pilot)
         assert "planning not available" in screen_text(app)
+        assert "INVALID_COMPOSITION: no plan" in screen_text(app)
 
 
 async def test_running_an_agent_shows_its_receipts_per_step_and_a_plain_prompt_cannot_run(session: FakeSession) -> None:
@@ -370,7 +394,7 @@ async def test_a_prompt_that_failed_to_evaluate_shows_its_error(session: FakeSes
     report = session.build_report()
     broken = report["prompts"][1]
     broken["status"] = "error"
-    broken["examples"] = [{"name": "default", "input": {}, "error": {"file": "support.py", "line": 3, "type": "ZeroDivisionError", "message": "division by zero", "traceback": "Traceback ..."}, "inspection": None, "preview": None, "preview_error": None}]
+    broken["examples"] = [{"name": "default", "input": {}, "status": "error", "error": {"file": "support.py", "line": 3, "type": "ZeroDivisionError", "message": "division by zero", "traceback": "Traceback ..."}, "inspection": None, "preview": None, "preview_error": None, "summaries": []}]
     session._report = report
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
@@ -379,8 +403,11 @@ async def test_a_prompt_that_failed_to_evaluate_shows_its_error(session: FakeSes
         await settle(pilot)
         text = screen_text(app)
         assert "✗ triage-agent agent error" in text
-        assert "No inspection for this example (see the Errors tab)." in text
+        assert "example default (1/1)  ✗ error" in text  # the status line
+        assert "No request: this example failed (see the Errors tab)." in text
         assert "Errors (1)" in text
+        await resolved_view(pilot)
+        assert "No inspection for this example (see the Errors tab)." in screen_text(app)
 
 
 def test_importing_the_package_does_not_load_textual() -> None:
@@ -413,13 +440,23 @@ def test_budget_steps_are_a_tenth_of_the_current_total_and_never_below_one() -> 
     assert step_budget({"inspection": None}, None, -1) is None
 
 
-def test_status_line_shows_the_prompts_default_budget_when_none_is_chosen() -> None:
+def test_status_line_names_the_budget_in_force_and_never_says_none_when_there_is_one() -> None:
     from crux_devtools.tui.widgets.status_line import status_text
 
-    prompt = {"id": "budgeted-reply", "kind": "prompt", "default_budget": 150}
-    assert "budget 150 (default)" in status_text(prompt, "a", ["a"], None, False, None).plain
-    assert "budget 90" in status_text(prompt, "a", ["a"], 90, False, None).plain
-    assert "budget none" in status_text({"id": "p"}, None, [], None, False, None).plain
+    shown = {"status": "fits", "inspection": {"token_budget": 150, "fits": True}, "preview": {"input_tokens": 222, "max_input_tokens": 5292, "status": "fits"}}
+    prompt = {"id": "budgeted-reply", "kind": "prompt", "default_budget": None}
+    line = status_text(prompt, "a", ["a"], None, False, None, "system", shown).plain
+    assert "input 222 of 5,292 ✓ fits  token_budget 150 (prompt)" in line
+    assert "token_budget 90 (set)" in status_text(prompt, "a", ["a"], 90, False, None, "system", shown).plain
+    agent = {"id": "support-agent", "kind": "agent", "default_budget": 4000}
+    assert "input budget 4,000 (agent)" in status_text(agent, "a", ["a"], None, False, None, "request", shown).plain
+    assert "input budget none" in status_text({"id": "p"}, None, [], None, False, None, "request").plain
+    over = {**shown, "status": "over", "inspection": {"token_budget": 10, "fits": False}}
+    line = status_text(prompt, "a", ["a"], None, False, None, "system", over).plain
+    assert "▲ over token_budget" in line and "fits" not in line
+    too_big = {"status": "over", "inspection": {"fits": True}, "preview": {"input_tokens": 9000, "max_input_tokens": 5292, "status": "over-limit"}}
+    line = status_text(prompt, "a", ["a"], None, False, None, "system", too_big).plain
+    assert "input 9,000 of 5,292 ▲ over-limit" in line and "fits" not in line
 
 
 async def test_a_new_report_that_leaves_the_shown_prompt_unchanged_does_not_redraw_its_panes(session: FakeSession, monkeypatch: pytest.MonkeyPatch) -> None:

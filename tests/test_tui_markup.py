@@ -92,10 +92,24 @@ class MarkupSession(FakeSession):
 
 def markup_preview() -> dict[str, Any]:
     candidates = [{**c, "contributor": CTX_ID, "representation": "full[/]"} for c in PREVIEW["candidates"]]
+    own = "Check the list [/] carefully."
+    sent = {
+        "system": f"{own}\n\n{SYSTEM}",
+        "messages": [{"role": "user[/]", "content": "user [i]text[/i] [/]"}],
+        "tools": [{"name": TOOL_NAME, "description": "find [b]rows[/b] [/]", "parameters": {"title": "Q[/]", "type": "object"}}],
+        "max_tokens": None,
+    }
+    contributions = [
+        {"contributor": "<prompt>", "kind": "prompt-system", "representation": "full", "tokens": 7, "tools": [], "span": [0, len(own)], "variant": None, "handle": None},
+        {"contributor": CTX_ID, "kind": "ladder", "representation": "offload", "tokens": 9, "tools": [], "span": [len(own) + 2, len(sent["system"])], "variant": None, "handle": "ofl[/]"},
+    ]
     return {
         **PREVIEW,
         "model": "gpt[/]",
         "status": "fits",
+        "sent": sent,
+        "contributions": contributions,
+        "tool_tokens": {TOOL_NAME: 12},
         "candidates": candidates,
         "adaptations": [{"contributor": CTX_ID, "representation": "summary[/]", "full_tokens": 9, "selected_tokens": 3}],
         "tools": [TOOL_NAME],
@@ -117,10 +131,13 @@ async def test_markup_in_ids_errors_and_text_is_shown_literally_in_every_pane() 
         assert f"✓ {AGENT_ID} agent" in text  # the tree
         assert f"{CTX_ID}" in text
         assert f"agent  {AGENT_ID}  example ex[/]" in text  # the status line
-        assert "Say [bold]hi[/bold], then [/] and [@click=app.quit]quit[/]." in text  # the system text
+        assert "Say [bold]hi[/bold], then [/] and [@click=app.quit]quit[/]." in text  # the system text as sent
         assert "user [i]text[/i] [/]" in text  # the user prompt
         assert "/proj[/]ect" in text  # the header's sub-title
+        assert f"{CTX_ID} · ladder · offload preview · 9 tok · handle ofl[/]" in text  # the Request tab
+        assert "user[/]" in text and "find [b]rows[/b] [/]" in text and '"title": "Q[/]"' in text
         for tab, expected in (
+            ("tab-system", ["Say [bold]hi[/bold], then [/] and [@click=app.quit]quit[/].", "user [i]text[/i] [/]"]),
             ("tab-contributors", [CTX_ID]),
             ("tab-tools", [TOOL_NAME, CTX_ID]),
             ("tab-planning", ["gpt[/]", "full[/]", "summary[/]", "careful [/]", "ctx[/]", "too big [/]", "over[/]limit"]),

@@ -1,13 +1,16 @@
 """The TUI over the real ProjectSession and the real sample project (a Textual pilot, no fakes).
 
-With CRUX_UPDATE_SCREENSHOT=1 it also refreshes the README's screenshot, docs/screenshot-tui.svg.
+With CRUX_UPDATE_SCREENSHOT=1 it also refreshes the README's screenshot, docs/screenshot-tui.svg, and
+the text capture docs/tui-screen.txt: ladder-reply's busy-day request as sent, at its offload preview.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -15,9 +18,14 @@ from rich.console import Console
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.widgets import PromptTree, StatusLine
+from crux_devtools.tui.widgets.prompt_tree import NodeRef
 from crux_devtools.tui.widgets.system_text import render_system
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def screen_text(app: Any) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,8 +45,6 @@ async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path:
         svg = app.export_screenshot()
         for prompt_id in ids:
             assert prompt_id in svg
-        if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
-            (REPO / "docs" / "screenshot-tui.svg").write_text(svg)
         # "o" on a context defined at module level names its own line, not the prompt's.
         monkeypatch.delenv("EDITOR", raising=False)
         await pilot.press("down")  # the first prompt's first context: house-rules, from shared.py
@@ -65,5 +71,23 @@ async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path:
         console = Console(width=140, record=True, color_system=None)
         console.print(render_system(shown, None))
         assert f"of max {budget:,} tokens" in console.export_text()
+        # The request as sent, at the default limit: busy-day offloads its log; the cursor on
+        # sync-log scrolls the Request tab to the preview and its handle (the README's screenshot).
+        await pilot.press("0")
+        await pilot.press("e")
+        tree = app.query_one(PromptTree)
+        tree.move_cursor(next(n for n in tree._shown_nodes if n.data == NodeRef("ladder-reply", "sync-log")))
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.busy is None and "offload preview" in screen_text(app):
+                break
+        text = screen_text(app)
+        assert app.example_names["ladder-reply"] == "busy-day"
+        assert re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", text)
+        if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
+            app.sub_title = "sample_project"  # not this test's temporary folder
+            await pilot.pause(0.1)
+            (REPO / "docs" / "screenshot-tui.svg").write_text(app.export_screenshot())
+            (REPO / "docs" / "tui-screen.txt").write_text("\n".join(line.rstrip() for line in screen_text(app).splitlines()) + "\n")
         await pilot.press("q")
     await session.stop()

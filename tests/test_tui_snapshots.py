@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from tui_fakes import FakeSession  # noqa: E402
+from tui_fakes import FakeSession, build_prompts, ladder_prompt  # noqa: E402
 
 from crux_devtools.tui import make_tui  # noqa: E402
 
@@ -27,7 +27,7 @@ async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-def test_first_screen_shows_the_tree_and_the_system_text(snap_compare: Any) -> None:
+def test_first_screen_shows_the_tree_and_the_request_as_sent(snap_compare: Any) -> None:
     assert snap_compare(make_tui(FakeSession()), terminal_size=SIZE, run_before=settle)
 
 
@@ -110,3 +110,43 @@ def test_a_runs_detail_shows_the_step_list_and_the_step(snap_compare: Any, tmp_p
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_request_tab_shows_the_authored_alternative_and_the_offload_preview(snap_compare: Any) -> None:
+    async def busy_ladder(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        pilot.app.query_one("PromptTree").select_prompt("ladder-reply")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+
+    session = FakeSession(prompts=[*build_prompts(), ladder_prompt()])
+    assert snap_compare(make_tui(session), terminal_size=(120, 44), run_before=busy_ladder)
+
+
+def test_tools_tab_shows_each_tools_schema_and_cost(snap_compare: Any) -> None:
+    async def tools(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        pilot.app.query_one("PromptTree").select_prompt("ladder-reply")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        pilot.app.query_one("#tabs").active = "tab-tools"
+        await settle(pilot)
+
+    session = FakeSession(prompts=[*build_prompts(), ladder_prompt()])
+    assert snap_compare(make_tui(session), terminal_size=SIZE, run_before=tools)
+
+
+def test_planning_tab_names_the_capacity_profile_and_its_limits(snap_compare: Any) -> None:
+    async def planning(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        pilot.app.query_one("PromptTree").select_prompt("ladder-reply")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        pilot.app.query_one("#tabs").active = "tab-planning"
+        await settle(pilot)
+
+    session = FakeSession(prompts=[*build_prompts(), ladder_prompt()])
+    assert snap_compare(make_tui(session), terminal_size=(120, 44), run_before=planning)

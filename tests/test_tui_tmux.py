@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,19 @@ class Terminal:
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "t", "--", *keys)
+
+    def settle(self, before: str, timeout: float = 10.0) -> None:
+        """Wait until the screen (styles included) differs from ``before`` and then holds still
+        for 0.2 s: one key's effects have all been drawn."""
+        deadline = time.monotonic() + timeout
+        last, since = before, time.monotonic()
+        while time.monotonic() < deadline:
+            now = self.tmux("capture-pane", "-p", "-e", "-t", "t")
+            if now != last:
+                last, since = now, time.monotonic()
+            elif now != before and time.monotonic() - since > 0.2:
+                return
+            time.sleep(0.03)
 
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "t"], capture_output=True, check=False).returncode == 0
@@ -73,9 +87,10 @@ def terminal(project: Path) -> Iterator[Terminal]:
 
 
 def test_the_real_tui_shows_the_sample_project_updates_live_and_quits(terminal: Terminal, project: Path) -> None:
-    screen = terminal.wait_for(lambda s: "support-reply" in s and "System text" in s)
+    screen = terminal.wait_for(lambda s: "support-reply" in s and "Request" in s and "System text" in s)
     assert "example signed-in" in screen
-    assert "tokens · budget none" in screen
+    assert "token_budget none" in screen  # the status line
+    assert re.search(r"input \d+ of max 5,702 tokens · ✓ fits", screen)  # the request as sent
 
     terminal.keys("-")
     terminal.wait_for(lambda s: "budget " in s and "budget none" not in s)
@@ -87,7 +102,39 @@ def test_the_real_tui_shows_the_sample_project_updates_live_and_quits(terminal: 
     (project / "01_contexts.py").write_text((project / "01_contexts.py").read_text() + "\ndef broken(:\n")
     screen = terminal.wait_for(lambda s: "STALE" in s and "Errors (1)" in s)
     assert "support-reply" in screen  # the last good view stays
-    assert "tokens · budget" in screen
+    assert "of max 5,702 tokens" in screen
 
     terminal.keys("q")
     terminal.wait_for(lambda s: "support-reply" not in s, timeout=10)
+
+
+def test_the_real_tui_shows_an_authored_alternative_an_offload_preview_and_a_summary_it_prepared(terminal: Terminal, project: Path) -> None:
+    terminal.wait_for(lambda s: "support-reply" in s and "Request" in s)
+    for _ in range(60):  # down the tree, one node at a time (the highlight moves), to the prompt with ladders
+        if " prompt  ladder-reply " in terminal.screen():
+            break
+        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
+        terminal.keys("Down")
+        terminal.settle(before)
+    terminal.wait_for(lambda s: " prompt  ladder-reply " in s and "example quiet-day" in s)
+    terminal.keys("e", "e")
+    screen = terminal.wait_for(lambda s: "example big-catalog" in s and "authored: catalog-index" in s)
+    assert "catalog · ladder · authored: catalog-index" in screen
+    assert "## Product catalog (index)" in screen
+
+    terminal.keys("e")  # back to quiet-day, then busy-day, and down onto sync-log: the view scrolls to it
+    terminal.wait_for(lambda s: "example quiet-day" in s)
+    terminal.keys("e")
+    terminal.wait_for(lambda s: "example busy-day" in s)
+    for _ in range(3):  # house-rules, catalog, sync-log
+        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
+        terminal.keys("Down")
+        terminal.settle(before)
+    screen = terminal.wait_for(lambda s: "sync-log · ladder · offload preview" in s)
+    assert re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", screen)
+    assert "[sync-log is offloaded: lines, 16762 characters." in screen
+
+    terminal.keys("p")  # prepare the extractive summary: the plan now sends it
+    screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s, timeout=30)
+    assert "offload preview" not in screen
+    assert (project / ".crux" / "summaries.sqlite3").exists()

@@ -23,7 +23,25 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from crux_devtools import Prompt, ScriptedModel, context, generate, match, prompt, tool, when
+from crux_devtools import (
+    InputBudget,
+    ModelCapacityProfile,
+    Prompt,
+    ScriptedModel,
+    SummaryStore,
+    context,
+    droppable,
+    generate,
+    match,
+    offloadable,
+    prefer,
+    aprepare_summaries,
+    preview,
+    prompt,
+    summarizable,
+    tool,
+    when,
+)
 from crux_devtools.core.runstore import RunStore
 from crux_devtools.inspector.api import SessionEvent
 
@@ -78,6 +96,61 @@ tone = match(
 )
 
 
+class LadderInput(BaseModel):
+    question: str
+    log_lines: int = 40
+    catalog_rows: int = 10
+
+
+lookup_sku = tool(
+    "lookup_sku",
+    description="Look up one product by SKU.",
+    parameters=Order,
+    execute=lambda p: {"sku": p.order_id},
+)
+catalog = droppable(
+    prefer(
+        context(
+            "catalog",
+            priority=70,
+            tools=[lookup_sku],
+            input=LadderInput,
+            system=lambda i: "## Catalog (complete)\n" + "\n".join(f"- NB-{n:03}: Nimbus plan {n}, {n * 10} GB, EUR {n} per month, all regions" for n in range(i.catalog_rows)),
+        ),
+        context("catalog-index", system="## Catalog (index)\nNB-000 to NB-099: call lookup_sku for details."),
+    )
+)
+sync_log = offloadable(
+    summarizable(
+        context(
+            "sync-log",
+            priority=50,
+            input=LadderInput,
+            system=lambda i: "## Sync log\n" + "\n".join(f"2026-11-29T{n // 60:02}:{n % 60:02}:00Z INFO device=laptop synced {n} files" for n in range(i.log_lines)),
+        )
+    ),
+    above_tokens=100,
+)
+examples_ctx = droppable(context("example-replies", priority=10, system="## Example replies\nCustomer: It stopped. Agent: Sign out and in again."))
+
+
+def ladder_prompt() -> Prompt:
+    """A prompt with ladders, planned against a small model: its examples send an authored
+    alternative, an offload preview (with ``read_offload``) and an omitted part."""
+    return prompt(
+        "ladder-reply",
+        system="You are Ari, a support agent for Nimbus cloud storage.",
+        input=LadderInput,
+        use=[house_rules, catalog, sync_log, examples_ctx],
+        prompt=lambda i: i.question,
+        model=ModelCapacityProfile(context_window=2048, default_output_reserve=512, counting_confidence="exact"),
+        examples={
+            "quiet": {"question": "Which plan gives me 2 TB?", "log_lines": 2},
+            "busy": {"question": "Why did my laptop stop syncing?", "log_lines": 120, "catalog_rows": 80},
+        },
+    )
+
+
 def build_prompts() -> list[Prompt]:
     """The prompts the fake project holds: one prompt with contexts, one agent-like prompt."""
     support = prompt(
@@ -102,6 +175,8 @@ def build_prompts() -> list[Prompt]:
     return [support, triage]
 
 
+# A hand-written plan without ``sent`` (tests that need an odd preview start from it); the fake
+# session's own reports carry real previews.
 PREVIEW = {
     "status": "fits",
     "model": "scripted",
@@ -184,17 +259,56 @@ def recorded_run(
     }
 
 
-def example_report(p: Prompt, name: str, input: dict[str, Any], token_budget: int | None = None) -> dict[str, Any]:
-    """One ``ExampleReport`` from a real inspection (the agent-like prompt also gets a preview)."""
+def summary_states(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``ExampleReport["summaries"]``: one per summary rung the planner considered (the fake's are
+    extractive: no model)."""
+    return [
+        {"contributor": c["contributor"], "strategy": "extractive:0.3", "needs_model": False, "model": None, "prepared": c["rejection_reason"] != "unprepared"}
+        for c in (plan or {}).get("candidates") or []
+        if c["representation"] == "summary"
+    ]
+
+
+def example_status(error: Any, inspection: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
+    """``ExampleReport["status"]`` as the engine reports it."""
+    if error is not None:
+        return "error"
+    if (plan or {}).get("status") == "over-limit" or not (inspection or {}).get("fits", True):
+        return "over"
+    return "fits"
+
+
+def example_report(
+    p: Prompt, name: str, input: dict[str, Any], token_budget: int | None = None, input_budget: int | None = None, store: SummaryStore | None = None
+) -> dict[str, Any]:
+    """One ``ExampleReport`` from a real inspection and a real plan (``preview``, reading the
+    session's summary store), as the engine builds it."""
     inspection = p.inspect(input, token_budget=token_budget).to_dict()
-    preview = PREVIEW if p.id == "triage-agent" else None
-    return {"name": name, "input": input, "error": None, "inspection": inspection, "preview": preview, "preview_error": None}
+    budget = InputBudget(max=input_budget) if input_budget is not None else None
+    plan = preview(p, input=input, token_budget=token_budget, input_budget=budget, summary_store=store or SummaryStore()).to_dict()
+    return {
+        "name": name,
+        "input": input,
+        "error": None,
+        "status": example_status(None, inspection, plan),
+        "inspection": inspection,
+        "preview": plan,
+        "preview_error": None,
+        "summaries": summary_states(plan),
+    }
 
 
-def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
+def plan_model(p: Prompt) -> dict[str, Any]:
+    """``PromptReport["plan_model"]``: the fake's prompts name a capacity profile, or no model."""
+    if getattr(p, "model", None) is not None:
+        return {"name": None, "source": "prompt", "label": "named by the prompt (model=...)", "profile": None, "hint": None}
+    hint = "name one with prompt(..., model=...) or default_model in pyproject.toml"
+    return {"name": None, "source": "none", "label": "no model named (the conservative 8k profile)", "profile": None, "hint": hint}
+
+
+def prompt_report(p: Prompt, line: int, store: SummaryStore | None = None) -> dict[str, Any]:
     """One ``PromptReport`` for ``p`` with every example inspected, as the engine builds it."""
-    examples = [example_report(p, name, data) for name, data in (p.examples or {"default": {}}).items()]
-    first = examples[0]["inspection"]
+    examples = [example_report(p, name, data, store=store) for name, data in (p.examples or {"default": {}}).items()]
     is_agent = p.id.endswith("-agent")
     contexts = [
         {
@@ -217,8 +331,9 @@ def prompt_report(p: Prompt, line: int) -> dict[str, Any]:
         "contexts": contexts,
         "tools": sorted(p.all_tools),
         "default_budget": None,
-        "status": "fits" if first["fits"] else "over",
-        "total_tokens": first["total_tokens"],
+        "status": examples[0]["status"],
+        "total_tokens": examples[0]["preview"]["input_tokens"],
+        "plan_model": plan_model(p),
         "has_model": is_agent,
         "model_kind": "scripted" if is_agent else None,
         "examples": examples,
@@ -236,6 +351,7 @@ class FakeSession:
         self.version = 1
         self.calls: list[tuple[str, Any]] = []
         self.run_delay = 0.0
+        self.summary_store = SummaryStore()  # what prepare_summaries writes and every plan reads
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._report: dict[str, Any] | None = self.build_report()
 
@@ -247,7 +363,7 @@ class FakeSession:
             "duration_ms": 12.0,
             "stale": stale,
             "errors": errors or [],
-            "prompts": [prompt_report(p, 10 + 20 * i) for i, p in enumerate(self.prompts.values())],
+            "prompts": [prompt_report(p, 10 + 20 * i, self.summary_store) for i, p in enumerate(self.prompts.values())],
             "hash": f"h{self.version}",
         }
 
@@ -307,7 +423,32 @@ class FakeSession:
         p = self.prompts[prompt_id]
         name = example or next(iter(p.examples or {"default": {}}))
         data = input if input is not None else (p.examples or {}).get(name, {})
-        return example_report(p, name, data, token_budget)
+        return example_report(p, name, data, token_budget, input_budget, self.summary_store)
+
+    async def prepare_summaries(
+        self,
+        prompt_id: str,
+        *,
+        example: str | None = None,
+        input: dict[str, Any] | None = None,
+        contributor: str | None = None,
+        allow_models: bool = False,
+        token_budget: int | None = None,
+    ) -> dict[str, Any]:
+        """Prepares for real (``crux_devtools.prepare_summaries`` into the session's store), then
+        reloads, as the engine does."""
+        self.calls.append(("prepare_summaries", {"prompt_id": prompt_id, "example": example, "allow_models": allow_models, "token_budget": token_budget}))
+        p = self.prompts[prompt_id]
+        data = input if input is not None else (p.examples or {}).get(example or next(iter(p.examples or {"default": {}})), {})
+        done = await aprepare_summaries(p, input=data, summary_store=self.summary_store, allow_models=allow_models, token_budget=token_budget)
+        result = {
+            "prepared": [{"contributor": d.contributor, "strategy": d.strategy, "tokens": d.tokens} for d in done if d.status in ("prepared", "already-prepared")],
+            "skipped": [{"contributor": d.contributor, "reason": d.detail or d.status, "needs_model": d.status == "needs-model", "model": d.model} for d in done if d.status in ("needs-model", "failed")],
+            "error": None,
+        }
+        if result["prepared"]:
+            await self.reload()
+        return result
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
         self.calls.append(("run", {"prompt_id": prompt_id, "example": example} if input is None else {"prompt_id": prompt_id, "input": input}))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from .render_sent import body, candidate_tokens, render_sent_example
+
 RULE = "-" * 72
 
 
@@ -104,7 +106,8 @@ def render_error(error: dict[str, Any], *, traceback: bool = True) -> str:
     return "\n".join(out)
 
 
-def render_example(example: dict[str, Any]) -> str:
+def render_example(example: dict[str, Any], brief: bool = False) -> str:
+    """One example as the resolver made it (``inspect --resolved``): every part in full, before planning."""
     out: list[str] = []
     inspection = example.get("inspection")
     if example.get("error"):
@@ -132,11 +135,11 @@ def render_example(example: dict[str, Any]) -> str:
         out.append(f"    ┌─ {header}")
         if part.get("detail"):  # what a memory read, and what its budget left out
             out.append(f"    │ ({part['detail']})")
-        out.extend(f"    │ {line}" for line in (part["text"] or "").splitlines() or [""])
+        out.extend(body(part["text"] or "", brief))
     out.append("    └─")
     if inspection.get("prompt"):
         out.append("    user prompt:")
-        out.extend(f"    │ {line}" for line in inspection["prompt"].splitlines())
+        out.extend(body(inspection["prompt"], brief))
     for exclusion in inspection["excluded_contexts"]:
         out.append(f"    excluded: {exclusion['id']} ({exclusion['reason']}) {exclusion['detail']}")
     for drop in inspection["dropped_contexts"]:
@@ -154,29 +157,35 @@ def render_example(example: dict[str, Any]) -> str:
             )
         for candidate in preview.get("candidates") or []:
             mark = "selected" if candidate.get("selected") else (candidate.get("rejection_reason") or "-")
-            out.append(f"      candidate {candidate.get('contributor')} @ {candidate.get('representation')}: {candidate.get('input_tokens')} tokens, {mark}")
+            out.append(f"      candidate {candidate.get('contributor')} @ {candidate.get('representation')}: {candidate_tokens(candidate)}, {mark}")
     if example.get("preview_error"):
         failure = example["preview_error"]
         out.append(f"    plan failed: {failure.get('code') or failure.get('type')}: {one_line(failure.get('message', ''))}")
     return "\n".join(out)
 
 
-def render_prompt(prompt: dict[str, Any]) -> str:
+def render_prompt(prompt: dict[str, Any], *, resolved: bool = False, brief: bool = False) -> str:
+    """One prompt: by default each example as sent; ``resolved``: as the resolver made it."""
     where = f"{prompt['file']}:{prompt['line'] or 0}"
-    out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {prompt['total_tokens']} tokens"]
+    if resolved:
+        out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {prompt['total_tokens']} input tokens as planned"]
+    else:
+        out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {len(prompt['examples'])} example(s)"]
     if prompt.get("note"):
         out.append(f"  {prompt['note']}")
-    out.extend(render_example(example) for example in prompt["examples"])
+    for example in prompt["examples"]:
+        sent = None if resolved else render_sent_example(prompt, example, brief)
+        out.append(sent if sent is not None else render_example(example, brief))
     return "\n".join(out)
 
 
-def render_report(report: dict[str, Any]) -> str:
-    """The whole report as text: load errors first, then each prompt."""
+def render_report(report: dict[str, Any], *, resolved: bool = False, brief: bool = False) -> str:
+    """The whole report as text: load errors first, then each prompt (as sent, or ``resolved``)."""
     out = [f"project {report['project']}: {len(report['prompts'])} prompt(s)" + (" [STALE: showing the last good report]" if report.get("stale") else "")]
     if report.get("errors"):
         out.append("load errors:")
         out.extend(render_error(e) for e in report["errors"])
     if report.get("notice"):
         out.append(report["notice"])
-    out.extend(render_prompt(p) for p in report["prompts"])
+    out.extend(render_prompt(p, resolved=resolved, brief=brief) for p in report["prompts"])
     return "\n".join(out)

@@ -27,9 +27,11 @@ from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
 from .runs_tab import RunsTabApp, as_run, was_recorded
 from .widgets.errors import collect_errors
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
+from .request_actions import RequestActions
+from .widgets.request import RequestView
 
 
-class CruxTui(RunsTabApp):
+class CruxTui(RequestActions, RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
 
     CSS_PATH = ["app.tcss", "runs.tcss"]
@@ -45,6 +47,9 @@ class CruxTui(RunsTabApp):
         Binding("o", "open_source", "Open source"),
         Binding("ctrl+r", "reload", "Reload"),
         Binding("q", "quit", "Quit"),
+        Binding("v", "toggle_view", "Sent/resolved", show=False),
+        Binding("p", "prepare_summaries", "Summarize"),
+        Binding("P", "prepare_summaries(True)", "Summarize with model", show=False),
         *RunsTabApp.RUNS_BINDINGS,
     ]
 
@@ -71,6 +76,8 @@ class CruxTui(RunsTabApp):
             with Vertical(id="detail"):
                 yield StatusLine(id="status")
                 with TabbedContent(id="tabs"):
+                    with TabPane("Request", id="tab-request"):
+                        yield RequestView(id="request")
                     with TabPane("System text", id="tab-system"):
                         yield SystemTextView(id="system")
                     with TabPane("Contributors", id="tab-contributors"):
@@ -174,6 +181,7 @@ class CruxTui(RunsTabApp):
     def on_contributors_table_part_highlighted(self, message: ContributorsTable.PartHighlighted) -> None:
         self.selected_part = message.source
         self.query_one(SystemTextView).selected_part = message.source
+        self.query_one(RequestView).selected_part = message.source
 
     def show_selection(self) -> None:
         """Show the selected example: from the report, or re-evaluated when a budget is set."""
@@ -202,6 +210,7 @@ class CruxTui(RunsTabApp):
 
     def update_part(self) -> None:
         self.query_one(SystemTextView).selected_part = self.selected_part
+        self.query_one(RequestView).selected_part = self.selected_part
         self.query_one(ContributorsTable).select_part(self.selected_part)
 
     def update_status(self) -> None:
@@ -216,6 +225,7 @@ class CruxTui(RunsTabApp):
             "target": self.budget_target(prompt),
             "stale": rp.is_stale(report, prompt),
             "busy": self.busy,
+            "shown": self.shown if prompt is not None else None,
         }
 
     def update_panes(self) -> None:
@@ -230,7 +240,8 @@ class CruxTui(RunsTabApp):
             self.query_one(SystemTextView).data = self.shown
             self.query_one(ContributorsTable).data = self.shown
             self.query_one(ToolsView).data = (prompt, self.shown)
-            self.query_one(PlanningView).data = self.shown
+            self.query_one(PlanningView).data = (prompt, self.shown)
+            self.query_one(RequestView).data = (prompt, self.shown)
         errors = collect_errors(report, self.shown)
         self.query_one(ErrorsView).data = (errors, bool(report and report.get("stale")))
         self.query_one(TabbedContent).get_tab("tab-errors").label = f"Errors ({len(errors)})" if errors else "Errors"

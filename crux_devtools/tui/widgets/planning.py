@@ -1,6 +1,7 @@
-"""The "Planning" tab: the request plan (``RequestPreview.to_dict()``), read defensively.
+"""The "Planning" tab: the request plan (``RequestPreview.to_dict()``): the capacity profile it used,
+the derived limits (the same list as the web page), drops, adaptations, summaries, candidate rungs.
 
-The planning layer may be absent (plain prompts, or an engine without it): then the tab says so.
+An example whose planning failed has no plan: then the tab says so and shows the error.
 """
 
 from __future__ import annotations
@@ -11,47 +12,52 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ...inspector.sent import capacity_line
 from .pane import ReportPane
+from .request import RUNG_STYLE
 
-LIMIT_KEYS = (
-    "model",
-    "tier",
-    "input_tokens",
-    "optimize_at",
-    "max_input_tokens",
-    "context_window",
-    "output_reserve",
-    "safety_margin",
-    "overhead",
-    "counting_confidence",
-    "measurement",
+# The derived limits, in the order and with the names the web page uses.
+LIMITS = (
+    ("context_window", "context window"),
+    ("output_reserve", "output reserve"),
+    ("safety_margin", "safety margin"),
+    ("overhead", "overhead"),
+    ("max_input_tokens", "max input"),
+    ("optimize_at", "optimize_at"),
+    ("measurement", "measurement"),
+    ("capacity_source", "capacity source"),
 )
 
 
-def key_values(values: dict[str, Any], keys: tuple[str, ...] | None = None) -> Table:
+def limits_table(preview: dict[str, Any]) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim")
     table.add_column(style="bold")
-    for key in keys or tuple(values):
-        if key in values and not isinstance(values[key], (dict, list)):
-            table.add_row(Text(key.replace("_", " ")), Text(str(values[key])))
+    for key, label in LIMITS:
+        value = preview.get(key)
+        table.add_row(Text(label), Text(f"{value:,}" if isinstance(value, int) else str(value) if value is not None else "—"))
     return table
+
+
+def candidate_cells(c: dict[str, Any]) -> tuple[Text, Text]:
+    """The rung's own tokens and the request's with it; an unprepared summary has neither yet."""
+    if c.get("input_tokens") is None:
+        word = "not prepared" if c.get("rejection_reason") == "unprepared" else "not available"
+        return Text(word, style="cyan"), Text("—", style="dim")
+    own = c.get("tokens")
+    return Text("—" if own is None else f"{own:,}", justify="right"), Text(f"{c['input_tokens']:,}", justify="right")
 
 
 def candidates_table(candidates: list[dict[str, Any]]) -> Table:
     table = Table(title="Candidates", title_justify="left", expand=True, box=None, header_style="bold")
-    for column in ("Contributor", "Rung", "Tokens", "Available", "Result"):
-        table.add_column(column)
+    for column in ("Contributor", "Rung", "Tokens", "Request", "Result"):
+        table.add_column(column, justify="right" if column in ("Tokens", "Request") else "left")
     for c in candidates:
         reason = c.get("rejection_reason")
         result = Text("selected", style="bold green") if c.get("selected") else Text(f"rejected: {reason or '?'}", style="dim")
-        table.add_row(
-            Text(str(c.get("contributor", "?"))),
-            Text(str(c.get("representation", "?"))),
-            Text("—" if c.get("input_tokens") is None else str(c["input_tokens"])),
-            Text("yes" if c.get("available", True) else "no"),
-            result,
-        )
+        rung = str(c.get("representation", "?")) + (f": {c['variant']}" if c.get("variant") else "")
+        own, request = candidate_cells(c)
+        table.add_row(Text(str(c.get("contributor", "?"))), Text(rung, style=RUNG_STYLE.get(str(c.get("representation")), "")), own, request, result)
     return table
 
 
@@ -73,7 +79,7 @@ def render_error(error: dict[str, Any]) -> Text:
     return text
 
 
-def render_planning(example: dict[str, Any] | None) -> RenderableType:
+def render_planning(example: dict[str, Any] | None, prompt: dict[str, Any] | None = None) -> RenderableType:
     preview = (example or {}).get("preview")
     error = (example or {}).get("preview_error")
     if not preview:
@@ -82,15 +88,29 @@ def render_planning(example: dict[str, Any] | None) -> RenderableType:
             items.append(render_error(error))
         return Group(*items)
     status = preview.get("status", "?")
+    plan_model = (prompt or {}).get("plan_model") or {}
     items = [
-        Text.assemble(("Plan: ", "bold"), (status, "bold green" if status == "fits" else "bold red")),
-        Text("Derived limits", style="bold underline"),
-        key_values(preview.get("limits") or preview, None if preview.get("limits") else LIMIT_KEYS),
+        Text.assemble(
+            ("Plan: ", "bold"), (str(status), "bold green" if status == "fits" else "bold red"),
+            (f" · input {preview.get('input_tokens', 0):,} of max {preview.get('max_input_tokens', 0):,} tokens", ""),
+            (f" · tier {preview.get('tier')}" if preview.get("tier") else "", "dim"),
+        ),
+        Text.assemble(("Capacity profile: ", "bold"), Text(capacity_line(preview, plan_model))),
     ]
+    if plan_model.get("hint"):
+        items.append(Text(str(plan_model["hint"]), style="dim italic"))
+    items += [Text("Derived limits", style="bold underline"), limits_table(preview)]
+    dropped = preview.get("dropped") or []
+    if dropped:
+        items.append(Text(f"Dropped before planning (token_budget {preview.get('token_budget')}): " + ", ".join(f"{d.get('id')} (p{d.get('priority')}, {d.get('tokens')} tok, {d.get('reason')})" for d in dropped), style="red"))
     adaptations = preview.get("adaptations") or []
-    items.append(Text("Adaptations: " + (", ".join(f"{a.get('contributor')} → {a.get('representation')} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)" for a in adaptations) or "none (full fidelity)")))
+    items.append(Text("Adaptations: " + (", ".join(f"{a.get('contributor')} → {a.get('representation')}{': ' + a['variant'] if a.get('variant') else ''} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)" for a in adaptations) or "none (full fidelity)")))
+    for s in (example or {}).get("summaries") or []:
+        state = "prepared" if s.get("prepared") else "not prepared (" + ("P prepares it with its model" if s.get("needs_model") else "p prepares it, no model needed") + ")"
+        items.append(Text(f"Summary of {s.get('contributor')} ({s.get('strategy')}): {state}", style="cyan"))
+    costs = preview.get("tool_tokens") or {}
     if preview.get("tools"):
-        items.append(Text("Tools offered: " + ", ".join(map(str, preview["tools"]))))
+        items.append(Text("Tools sent: " + ", ".join(f"{name} ({costs[name]:,} tok)" if name in costs else str(name) for name in preview["tools"])))
     for warning in preview.get("warnings") or []:
         items.append(Text(f"⚠ {warning}", style="yellow"))
     if preview.get("candidates"):
@@ -103,7 +123,8 @@ def render_planning(example: dict[str, Any] | None) -> RenderableType:
 
 
 class PlanningView(ReportPane):
-    """``data`` is an ``ExampleReport``."""
+    """``data`` is ``(PromptReport, ExampleReport)``."""
 
     def render_data(self) -> RenderableType:
-        return render_planning(self.data)
+        prompt, example = self.data or (None, None)
+        return render_planning(example, prompt)

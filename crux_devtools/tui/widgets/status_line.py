@@ -1,4 +1,5 @@
-"""One line above the tabs: which prompt, example and budget are shown, and whether it is stale."""
+"""One line above the tabs: which prompt and example are shown, the sent request's size against its
+limit, and the budget in force (what ``+``/``-`` change), and whether the report is stale."""
 
 from __future__ import annotations
 
@@ -8,43 +9,121 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from ...inspector.sent import example_status
 
-def status_text(
-    prompt: dict[str, Any] | None, example: str | None, names: list[str], budget: int | None, stale: bool, busy: str | None, target: str = "system", custom: str | None = None
-) -> Text:
-    if prompt is None:
-        return Text("No prompt selected", style="dim")
+
+def request_size(shown: dict[str, Any] | None) -> Text:
+    """``input 2,238 of 5,292 ✓ fits``: the planned request of the example on screen, with the one
+    status of that example (so the line never says ``over`` beside ``fits``)."""
+    if not shown:
+        return Text("")
+    status = example_status(shown)
+    preview = shown.get("preview") or {}
     text = Text()
-    if stale:
-        text.append(" ◌ STALE: last load failed ", "bold black on yellow")
+    if preview:
+        text.append("input ", "dim")
+        text.append(f"{preview.get('input_tokens', 0):,}", "bold")
+        text.append(" of ", "dim")
+        text.append(f"{preview.get('max_input_tokens', 0):,}", "bold")
         text.append(" ")
-    text.append(f" {prompt.get('kind', 'prompt')} ", "reverse")
-    text.append(" ")
-    text.append(prompt.get("id", "?"), "bold")
-    if custom is not None:  # a recorded run's input, loaded from the run's detail
-        text.append("  input of ")
-        text.append(custom, "bold magenta")
-    elif names:
-        index = names.index(example) + 1 if example in names else 1
-        text.append(f"  example {example} ({index}/{len(names)})", "")
-    text.append("  budget ")
-    default = prompt.get("default_budget")
+    if status == "fits":
+        text.append("✓ fits", "green")
+    elif status == "over":
+        over_limit = preview.get("status") == "over-limit" or (shown.get("preview_error") or {}).get("code") == "REQUEST_TOO_LARGE"
+        text.append("▲ over-limit" if over_limit else "▲ over token_budget", "bold red")
+    else:
+        text.append("✗ error", "bold red")
+    return text
+
+
+def budget_words(prompt: dict[str, Any], shown: dict[str, Any] | None, budget: int | None, target: str) -> Text:
+    """What the budget keys limit and the value in force: ``input budget 4,000 (agent)`` for the
+    whole request, ``token_budget 150 (prompt)`` for the system text; ``(set)`` when chosen here."""
+    name = "input budget" if target == "request" else "token_budget"
+    text = Text(f"{name} ", "dim")
     if budget is not None:
-        text.append(str(budget), "bold cyan")
-    elif default is not None:
-        text.append(f"{default} (default)", "cyan")
+        text.append(f"{budget:,}", "bold cyan")
+        text.append(" (set)", "cyan")
+        return text
+    if target == "request":
+        default = prompt.get("default_budget") if prompt.get("kind") == "agent" else None
+        origin = "agent"
+    else:
+        default = ((shown or {}).get("inspection") or {}).get("token_budget")
+        origin = "prompt"
+    if default is not None:
+        text.append(f"{default:,}", "cyan")
+        text.append(f" ({origin})", "dim")
     else:
         text.append("none", "dim")
-    text.append(" · request" if target == "request" else " · system", "dim")
-    if busy:
+    return text
+
+
+def status_text(
+    prompt: dict[str, Any] | None,
+    example: str | None,
+    names: list[str],
+    budget: int | None,
+    stale: bool,
+    busy: str | None,
+    target: str = "system",
+    shown: dict[str, Any] | None = None,
+    width: int | None = None,
+    custom: str | None = None,
+) -> Text:
+    """The line; with ``width``, it breaks between its pieces (never inside one) to fit. What the
+    app is busy with goes last and is cut rather than wrapped, so that the line's height (and the
+    layout under it) does not change while the project reloads."""
+    if prompt is None:
+        return Text("No prompt selected", style="dim")
+    pieces: list[Text] = []
+    if stale:
+        pieces.append(Text(" ◌ STALE: last load failed ", "bold black on yellow"))
+    who = Text()
+    who.append(f" {prompt.get('kind', 'prompt')} ", "reverse")
+    who.append(" ")
+    who.append(str(prompt.get("id", "?")), "bold")
+    pieces.append(who)
+    if custom is not None:  # a recorded run's input, loaded from the run's detail
+        pieces.append(Text.assemble("input of ", (custom, "bold magenta")))
+    elif names:
+        index = names.index(example) + 1 if example in names else 1
+        pieces.append(Text(f"example {example} ({index}/{len(names)})"))
+    size = request_size(shown)
+    if size.plain:
+        pieces.append(size)
+    pieces.append(budget_words(prompt, shown, budget, target))
+    text = Text(no_wrap=True, overflow="ellipsis")
+    column = 0
+    for n, piece in enumerate(pieces):
+        if n:
+            if width is not None and column + 2 + piece.cell_len > width:
+                text.append("\n")
+                column = 0
+            else:
+                text.append("  ")
+                column += 2
+        text.append(piece)
+        column += piece.cell_len
+    if busy:  # never on a line of its own: the line's height stays put while the app is busy
         text.append(f"  … {busy}", "italic dim")
     return text
 
 
 class StatusLine(Static):
-    """``data`` is the keyword arguments of ``status_text``."""
+    """``data`` is the keyword arguments of ``status_text``; the line is laid out for the widget's
+    width again when it is resized."""
 
     data: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
 
     def watch_data(self) -> None:
-        self.update(status_text(**self.data) if self.data else Text(""))
+        self.show_status()
+
+    def on_resize(self) -> None:
+        # after this layout: an update made while the screen is laid out would not lay it out again
+        self.call_after_refresh(self.show_status)
+
+    def show_status(self) -> None:
+        # the last layout's outer size is cheap to read (content_size would ask the compositor)
+        width = self.outer_size.width - self.styles.gutter.width
+        self.update(status_text(**self.data, width=max(20, width) if width > 0 else None) if self.data else Text(""))

@@ -1,0 +1,157 @@
+"""``crux-devtools inspect``'s default view: the request as sent, part by part (plain text).
+
+Reads report dicts only. ``brief`` cuts long texts to a few lines and says how much was cut; token
+counts are always those of the whole request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, example_status, message_text, over_reason, system_parts, tokens_of
+
+BRIEF_LINES = 4  # lines kept of a long text under --brief
+BRIEF_WIDTH = 160  # characters kept of a long line under --brief
+BAR = "    │ "
+
+
+def body(text: str, brief: bool, prefix: str = BAR) -> list[str]:
+    """``text`` as boxed lines; under ``brief``, at most ``BRIEF_LINES`` lines of at most
+    ``BRIEF_WIDTH`` characters, with a line saying how much was cut."""
+    lines = text.splitlines() or [""]
+    hidden = lines[BRIEF_LINES:] if brief and len(lines) > BRIEF_LINES + 1 else []
+    out = []
+    for line in lines[: len(lines) - len(hidden)]:
+        if brief and len(line) > BRIEF_WIDTH:
+            line = f"{line[:BRIEF_WIDTH]} … (+{len(line) - BRIEF_WIDTH:,} characters, --brief)"
+        out.append(prefix + line)
+    if hidden:
+        chars = sum(len(line) + 1 for line in hidden)
+        out.append(f"{prefix}… {len(hidden):,} more lines ({chars:,} characters) not shown (--brief)")
+    return out
+
+
+def candidate_tokens(candidate: dict[str, Any]) -> str:
+    """A candidate's request size, or ``not prepared`` for a summary that does not exist yet."""
+    if candidate.get("input_tokens") is None:
+        return "not prepared" if candidate.get("rejection_reason") == "unprepared" else "not available"
+    return f"{candidate['input_tokens']} tokens"
+
+
+def headline(example: dict[str, Any]) -> str:
+    """``example 'busy-day': input tokens 2238 of max 5292 (fits)``."""
+    preview = example.get("preview") or {}
+    status = example_status(example)
+    word = over_reason(example) if status == "over" else status
+    if preview:
+        return f"  example {example['name']!r}: input tokens {preview.get('input_tokens')} of max {preview.get('max_input_tokens')} ({word})"
+    return f"  example {example['name']!r}: no plan ({word})"
+
+
+def plan_lines(prompt: dict[str, Any], preview: dict[str, Any]) -> list[str]:
+    """Which model and profile the plan used, what the budget dropped, what the planner adapted."""
+    plan_model = prompt.get("plan_model")
+    out = [f"    planned against: {capacity_line(preview, plan_model)}"]
+    hint = (plan_model or {}).get("hint")
+    if hint:
+        out.append(f"      ({hint})")
+    dropped = preview.get("dropped") or []
+    if dropped:
+        shown = ", ".join(f"{d.get('id')} (priority {d.get('priority')}, {d.get('tokens')} tokens, {d.get('reason')})" for d in dropped)
+        out.append(f"    dropped before planning (token_budget {preview.get('token_budget')}): {shown}")
+    for a in preview.get("adaptations") or []:
+        rung = f"authored: {a['variant']}" if a.get("variant") else a.get("representation")
+        out.append(f"    adapted {a.get('contributor')} -> {rung}: {a.get('full_tokens')} -> {a.get('selected_tokens')} tokens")
+    for warning in preview.get("warnings") or []:
+        out.append(f"    warning: {warning}")
+    return out
+
+
+def sent_lines(preview: dict[str, Any], brief: bool, parts: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    """The literal request: system text part by part, messages, tools with their schemas.
+
+    Inside a part, ``│`` lines are the text sent; a ``╎`` line is a note that is not sent (what a
+    memory read). ``parts``: the inspection's parts by source, for their kind and note.
+    """
+    sent = preview["sent"]
+    out = ["    system text as sent:"]
+    for part in system_parts(preview):
+        resolved = (parts or {}).get(part.contributor) or {}
+        kind = resolved.get("kind", part.kind) if part.kind == "context" else part.kind  # memory, skill
+        if part.text is None:
+            out.append(f"    ┌─ {part.contributor} [{kind}] {part.rung}")
+            continue
+        out.append(f"    ┌─ {part.contributor} [{kind}] {part.rung}, {part.tokens} tokens")
+        if resolved.get("detail"):
+            out.append(f"    ╎ ({resolved['detail']})")
+        out.extend(body(part.text, brief))
+    out.append("    └─")
+    messages = sent.get("messages") or []
+    out.append(f"    messages ({len(messages)}, {tokens_of(preview, MESSAGE_KINDS)} tokens):" if messages else "    messages: none")
+    for message in messages:
+        out.append(f"    ┌─ {message.get('role', '?')}")
+        out.extend(body(message_text(message), brief))
+        for call in message.get("tool_calls") or []:
+            out.extend(body(f"tool call: {json.dumps(call, ensure_ascii=False)}", brief))
+    if messages:
+        out.append("    └─")
+    tools = sent.get("tools") or []
+    tool_tokens = preview.get("tool_tokens") or {}
+    out.append(f"    tools ({len(tools)}, {tokens_of(preview, (TOOLS_KIND,))} tokens):" if tools else "    tools: none")
+    for t in tools:
+        cost = f", {tool_tokens[t['name']]} tokens" if t.get("name") in tool_tokens else ""
+        out.append(f"    ┌─ {t.get('name')}{cost}: {t.get('description', '')}")
+        schema = json.dumps(t.get("parameters"), ensure_ascii=False) if brief else json.dumps(t.get("parameters"), indent=2, ensure_ascii=False)
+        out.extend(body(schema, brief))
+    if tools:
+        out.append("    └─")
+    out.append(f"    max_tokens: {sent['max_tokens']}" if sent.get("max_tokens") is not None else f"    max_tokens: not set (output reserve {preview.get('output_reserve')} planned)")
+    return out
+
+
+def summary_lines(example: dict[str, Any]) -> list[str]:
+    """The summary rungs of this example: prepared or not (never ``None tokens``)."""
+    out = []
+    for s in example.get("summaries") or []:
+        state = "prepared" if s.get("prepared") else "not prepared"
+        needs = " (needs its model to prepare)" if s.get("needs_model") and not s.get("prepared") else ""
+        out.append(f"    summary of {s.get('contributor')} ({s.get('strategy')}): {state}{needs}")
+    return out
+
+
+def render_sent_example(prompt: dict[str, Any], example: dict[str, Any], brief: bool) -> str | None:
+    """One example as sent, or ``None`` when it has no plan at all (the caller shows the resolved view)."""
+    preview = example.get("preview")
+    if example.get("error") or (preview is None and example.get("preview_error") is None):
+        return None
+    out = [headline(example)]
+    if example.get("input"):
+        out.append(f"    input: {json.dumps(example['input'], ensure_ascii=False)}")
+    failure = example.get("preview_error") or {}
+    if preview is None:
+        out.append(f"    plan failed: {failure.get('code') or failure.get('type')}: {' | '.join(str(failure.get('message', '')).splitlines())}")
+        out.extend(f"      {d.get('contributor') or d.get('id')}: {d.get('tokens')} tokens  {d.get('message', '')}" for d in failure.get("diagnostics") or [])
+        return "\n".join(out)
+    out.extend(plan_lines(prompt, preview))
+    inspection = example.get("inspection") or {}
+    for exclusion in inspection.get("excluded_contexts") or []:
+        out.append(f"    excluded: {exclusion.get('id')} ({exclusion.get('reason')}) {exclusion.get('detail') or ''}".rstrip())
+    for sentence in inspection.get("unmatched") or []:
+        out.append(f"    FAILED: {sentence}")
+    if preview.get("sent") is None:
+        out.append("    nothing would be sent: no plan fits the limit (--resolved shows the system text)")
+        out.extend(f"      {d.get('contributor') or d.get('id')}: {d.get('tokens')} tokens  {d.get('message', '')}" for d in preview.get("diagnostics") or [])
+    else:
+        out.extend(sent_lines(preview, brief, {p["source"]: p for p in inspection.get("parts") or []}))
+    out.extend(summary_lines(example))
+    rungs = [c for c in preview.get("candidates") or []]
+    if rungs:
+        out.append("    candidates:")
+        for c in rungs:
+            mark = "selected" if c.get("selected") else f"rejected ({c.get('rejection_reason') or '-'})"
+            rung = f"authored: {c['variant']}" if c.get("variant") else c.get("representation")
+            out.append(f"      {c.get('contributor')} @ {rung}: {candidate_tokens(c)}, {mark}")
+    if example.get("truncated"):
+        out.append("    note: long texts were truncated in this report; token counts are of the full text")
+    return "\n".join(out)

@@ -1,0 +1,79 @@
+"""Actions of the app about the request as sent: switch between the sent and resolved views, and
+prepare an example's summaries so the summary rung can be seen and picked.
+
+A mixin of ``CruxTui`` (its keys are in ``CruxTui.BINDINGS``). Preparing runs in a worker that ends
+by posting ``SummariesPrepared``; the session reloads the project afterwards, so the new plan
+arrives as an ordinary session event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.message import Message
+from textual.widgets import TabbedContent
+
+from . import report as rp
+
+
+class SummariesPrepared(Message):
+    """``session.prepare_summaries`` returned ``{"prepared", "skipped", "error"}``."""
+
+    def __init__(self, prompt_id: str, result: dict[str, Any], allow_models: bool) -> None:
+        super().__init__()
+        self.prompt_id = prompt_id
+        self.result = result
+        self.allow_models = allow_models
+
+
+def prepared_sentence(prompt_id: str, result: dict[str, Any], allow_models: bool) -> tuple[str, str]:
+    """The notification for a finished preparation: ``(message, severity)``."""
+    error = result.get("error")
+    if error:
+        return f"Could not prepare the summaries of {prompt_id}: {error.get('type', 'Error')}: {error.get('message', '')}", "error"
+    lines = [f"prepared {p.get('contributor')} ({p.get('strategy')}, {p.get('tokens')} tok)" for p in result.get("prepared") or []]
+    lines += [f"skipped {s.get('contributor')}: {s.get('reason')}" for s in result.get("skipped") or []]
+    if not lines:
+        return f"{prompt_id}: no summary to prepare for this example.", "information"
+    if not allow_models and any(s.get("needs_model") for s in result.get("skipped") or []):
+        lines.append("P prepares it with its model (this calls the model).")
+    return "\n".join(lines), "warning" if result.get("skipped") and not result.get("prepared") else "information"
+
+
+class RequestActions:
+    """``v``: the request as sent / the resolved system text; ``p`` / ``P``: prepare summaries."""
+
+    busy: str | None  # set by the app: what it is doing, shown in the status line
+
+    def action_toggle_view(self: Any) -> None:
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "tab-system" if tabs.active == "tab-request" else "tab-request"
+
+    def action_prepare_summaries(self: Any, allow_models: bool = False) -> None:
+        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        if prompt is None:
+            return
+        if any(w.group == "prepare" and w.is_running for w in self.workers):
+            self.notify("Summaries are already being prepared.", severity="warning")
+            return
+        example = self.example_names.get(prompt["id"])
+        budget = self.budgets.get(prompt["id"]) if self.budget_target(prompt) == "system" else None
+        self.busy = "preparing summaries" + (" with the model" if allow_models else "")
+        self.update_status()
+        self.run_preparation(prompt["id"], example, allow_models, budget)
+
+    @work(group="prepare", exit_on_error=False)
+    async def run_preparation(self: Any, prompt_id: str, example: str | None, allow_models: bool, budget: int | None) -> None:
+        try:
+            result = await self.session.prepare_summaries(prompt_id, example=example, allow_models=allow_models, token_budget=budget)
+        except Exception as exc:  # the engine's own failure: said in a notification
+            result = {"prepared": [], "skipped": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
+        self.post_message(SummariesPrepared(prompt_id, result, allow_models))
+
+    def on_summaries_prepared(self: Any, message: SummariesPrepared) -> None:
+        if self.busy and self.busy.startswith("preparing"):
+            self.busy = None
+            self.update_status()
+        text, severity = prepared_sentence(message.prompt_id, message.result, message.allow_models)
+        self.notify(text, title="Summaries", severity=severity, markup=False)

@@ -1,0 +1,232 @@
+"""The "Request" tab: the request as sent (``preview["sent"]``), part by part with its rung.
+
+The system text is cut at each contribution's ``span``; every character shown under a part is a
+character sent. Then the messages, and every tool with its description, JSON schema and tokens.
+User text is always a ``rich.text.Text`` (never parsed as markup).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.text import Text
+from textual.reactive import reactive
+
+from ...inspector.sent import (
+    MESSAGE_KINDS,
+    TOOLS_KIND,
+    SentPart,
+    capacity_line,
+    example_status,
+    message_text,
+    over_reason,
+    system_parts,
+    tokens_of,
+)
+from .pane import ReportPane
+
+# One colour per rung, the same in the rules here and in the Planning tab.
+RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
+
+
+def headline(example: dict[str, Any]) -> Text:
+    """``input 2,238 of max 5,292 tokens · ✓ fits``, and on a second line where they go:
+    ``system 2,018 · messages 15 · tools 205``."""
+    preview = example.get("preview") or {}
+    status = example_status(example)
+    line = Text.assemble(
+        ("input ", "dim"), (f"{preview.get('input_tokens', 0):,}", "bold"),
+        (" of max ", "dim"), (f"{preview.get('max_input_tokens', 0):,}", "bold"), (" tokens · ", "dim"),
+    )
+    if status == "fits":
+        line.append("✓ fits", "bold green")
+    else:
+        line.append(f"▲ {over_reason(example)}" if status == "over" else "✗ error", "bold red")
+    if preview.get("sent") is not None:
+        system = sum(p.tokens for p in system_parts(preview))
+        line.append(f"\nsystem {system:,} · messages {tokens_of(preview, MESSAGE_KINDS):,} · tools {tokens_of(preview, (TOOLS_KIND,)):,}", "dim")
+    return line
+
+
+def plan_notes(prompt: dict[str, Any] | None, example: dict[str, Any]) -> list[RenderableType]:
+    """The model the plan is for, what the budget dropped, what the planner adapted, summaries."""
+    preview = example.get("preview") or {}
+    items: list[RenderableType] = [Text.assemble(("planned against ", "dim"), Text(capacity_line(preview, (prompt or {}).get("plan_model")), style="dim"))]
+    dropped = preview.get("dropped") or []
+    if dropped:
+        line = Text(f"dropped before planning (token_budget {preview.get('token_budget')}): ", style="red")
+        line.append(Text(", ".join(f"{d.get('id')} p{d.get('priority')} {d.get('tokens')} tok" for d in dropped), style="bold red"))
+        items.append(line)
+    adaptations = preview.get("adaptations") or []
+    if adaptations:
+        line = Text("adapted: ", style="yellow")
+        for n, a in enumerate(adaptations):
+            rung = f"authored: {a['variant']}" if a.get("variant") else str(a.get("representation"))
+            line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
+        items.append(line)
+    missing = [s for s in example.get("summaries") or [] if not s.get("prepared")]
+    for s in missing:
+        how = "press P (calls its model)" if s.get("needs_model") else "press p to prepare it (no model needed)"
+        items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): not prepared; {how}", style="cyan"))
+    return items
+
+
+def part_rule(part: SentPart, selected: bool) -> Rule:
+    style = RUNG_STYLE.get(part.representation, "blue")
+    # the handle goes last: a narrow pane cuts it rather than the token count
+    bits = [part.contributor, part.kind, "offload preview" if part.representation == "offload" else part.rung]
+    if part.text is not None:
+        bits.append(f"{part.tokens:,} tok")
+    if part.handle:
+        bits.append(f"handle {part.handle}")
+    title = Text(" · ".join(bits), style=f"{style} reverse" if selected else f"bold {style}")
+    return Rule(title, align="left", style=style)
+
+
+def section(title: str) -> Rule:
+    return Rule(Text(title, style="bold"), align="left", style="bold white", characters="━")
+
+
+def system_section(preview: dict[str, Any], details: dict[str, str], selected_part: str | None) -> tuple[list[RenderableType], int | None]:
+    """The system text part by part; also the index of the selected part's rule, if any."""
+    parts = system_parts(preview)
+    items: list[RenderableType] = [section(f"System text · {sum(p.tokens for p in parts):,} tok")]
+    selected: int | None = None
+    for part in parts:
+        if part.contributor == selected_part and selected is None:
+            selected = len(items)
+        items.append(part_rule(part, selected=part.contributor == selected_part))
+        if part.text is None:
+            items.append(Padding(Text("(nothing sent: this rung omits the part and its tools)", style="dim italic"), (0, 0, 0, 2)))
+            continue
+        if details.get(part.contributor):  # what a memory read: a note, not sent
+            items.append(Padding(Text(details[part.contributor], style="dim italic"), (0, 0, 0, 2)))
+        items.append(Padding(Text(part.text), (0, 0, 0, 2)))
+    return items, selected
+
+
+def messages_section(preview: dict[str, Any]) -> list[RenderableType]:
+    messages = preview["sent"].get("messages") or []
+    items: list[RenderableType] = [section(f"Messages · {len(messages)} · {tokens_of(preview, MESSAGE_KINDS):,} tok")]
+    if not messages:
+        items.append(Text("  none", style="dim"))
+    for message in messages:
+        items.append(Rule(Text(str(message.get("role", "?")), style="bold magenta"), align="left", style="magenta"))
+        items.append(Padding(Text(message_text(message)), (0, 0, 0, 2)))
+        for call in message.get("tool_calls") or []:
+            items.append(Padding(Text(f"tool call: {json.dumps(call, ensure_ascii=False)}", style="cyan"), (0, 0, 0, 2)))
+    return items
+
+
+def schema_text(parameters: Any) -> Text:
+    """A tool's JSON schema, pretty-printed, as plain text (never markup)."""
+    return Text(json.dumps(parameters, indent=2, ensure_ascii=False), style="green")
+
+
+def tool_block(tool: dict[str, Any], tokens: int | None) -> list[RenderableType]:
+    cost = f" · {tokens:,} tok" if tokens is not None else ""
+    return [
+        Rule(Text(f"{tool.get('name', '?')}{cost}", style="bold"), align="left", style="green"),
+        Padding(Text(str(tool.get("description") or "(no description)"), style="italic"), (0, 0, 0, 2)),
+        Padding(schema_text(tool.get("parameters")), (0, 0, 0, 2)),
+    ]
+
+
+def tools_section(preview: dict[str, Any]) -> list[RenderableType]:
+    tools = preview["sent"].get("tools") or []
+    costs = preview.get("tool_tokens") or {}
+    items: list[RenderableType] = [section(f"Tools · {len(tools)} · {tokens_of(preview, (TOOLS_KIND,)):,} tok")]
+    if not tools:
+        items.append(Text("  none", style="dim"))
+    for tool in tools:
+        items.extend(tool_block(tool, costs.get(tool.get("name"))))
+    return items
+
+
+def nothing_sent(example: dict[str, Any]) -> list[RenderableType]:
+    """Why there is no request: the example failed, planning failed, or no plan fits."""
+    preview = example.get("preview")
+    failure = example.get("preview_error")
+    if example.get("error"):
+        return [Text("No request: this example failed (see the Errors tab).", style="bold red")]
+    if preview is None and failure is None:
+        return [Text("No plan for this example: see the System text tab.", style="dim italic")]
+    items: list[RenderableType] = [Text("Nothing would be sent: no plan fits the limit.", style="bold red")]
+    source = preview if preview is not None else failure
+    if failure is not None and preview is None:
+        items.append(Text(f"{failure.get('code') or failure.get('type')}: {failure.get('message', '')}", style="red"))
+    for diag in (source or {}).get("diagnostics") or []:
+        items.append(Text(f"  {diag.get('contributor') or diag.get('id')}: {diag.get('tokens', '?')} tok  {diag.get('message', '')}", style="red"))
+    items.append(Text("Raise the budget (+), or see Planning and System text.", style="dim"))
+    return items
+
+
+def request_items(prompt: dict[str, Any] | None, example: dict[str, Any] | None, selected_part: str | None = None) -> tuple[list[RenderableType], int | None]:
+    """The tab's renderables, and the index of the selected part's rule (to scroll to it)."""
+    if not example:
+        return [Text("Select a prompt on the left.", style="dim")], None
+    preview = example.get("preview")
+    items: list[RenderableType] = []
+    if preview is not None:
+        items.append(headline(example))
+        items.extend(plan_notes(prompt, example))
+    if preview is None or preview.get("sent") is None:
+        items.extend(nothing_sent(example))
+        return items, None
+    details = {p["source"]: p["detail"] for p in (example.get("inspection") or {}).get("parts") or [] if p.get("detail")}
+    system, index = system_section(preview, details, selected_part)
+    selected = None if index is None else len(items) + index
+    items.extend(system)
+    items.extend(messages_section(preview))
+    items.extend(tools_section(preview))
+    max_tokens = preview["sent"].get("max_tokens")
+    reserve = preview.get("output_reserve")
+    items.append(Text(f"max_tokens {max_tokens:,}" if max_tokens is not None else f"max_tokens not set (output reserve {reserve:,} planned)" if isinstance(reserve, int) else "max_tokens not set", style="dim"))
+    if example.get("truncated"):
+        items.append(Text("Long texts were cut in this report; token counts are of the full text.", style="yellow"))
+    return items, selected
+
+
+def render_request(prompt: dict[str, Any] | None, example: dict[str, Any] | None, selected_part: str | None = None) -> RenderableType:
+    """The whole tab as one renderable."""
+    return Group(*request_items(prompt, example, selected_part)[0])
+
+
+class RequestView(ReportPane):
+    """``data`` is ``(PromptReport, ExampleReport)``; ``selected_part`` is highlighted, and the view
+    scrolls to it (a part may sit below a long one)."""
+
+    selected_part: reactive[str | None] = reactive(None)
+
+    def render_data(self) -> RenderableType:
+        prompt, example = self.data or (None, None)
+        return render_request(prompt, example, self.selected_part)
+
+    def watch_selected_part(self, selected: str | None) -> None:
+        self.refresh_body()
+        if selected is None:
+            self.scroll_home(animate=False)  # a prompt was selected: its request from the top
+        else:
+            self.call_after_refresh(self.scroll_to_selected)
+
+    def watch_data(self) -> None:
+        self.refresh_body()
+        if self.selected_part is not None:  # another example: find the part again
+            self.call_after_refresh(self.scroll_to_selected)
+
+    def scroll_to_selected(self) -> None:
+        """Scroll so that the selected part's rule is the first line on screen."""
+        prompt, example = self.data or (None, None)
+        items, index = request_items(prompt, example, self.selected_part)
+        if index is None:
+            return
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return
+        console = self.app.console
+        above = console.render_lines(Group(*items[:index]), console.options.update_width(width), pad=False)
+        self.scroll_to(y=len(above), animate=False)
