@@ -591,11 +591,14 @@ class RunStore:
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValueError(f"offset must be a non-negative int, got {offset!r}")
         clause, args = self._where(target, status, origin, text)
+        # With a text filter, walk the newest-first index and test each run against the (once
+        # materialised) matches, so a page stops after `limit` rows however many runs match.
+        table = "runs INDEXED BY runs_newest" if text is not None and text.strip() else "runs"
         with self._reading("list runs") as conn:
             if conn is None:
                 return []
             rows = conn.execute(
-                f"SELECT seq, step_count, input_tokens FROM runs{clause} ORDER BY started DESC, seq DESC LIMIT ? OFFSET ?",
+                f"SELECT seq, step_count, input_tokens FROM {table}{clause} ORDER BY started DESC, seq DESC LIMIT ? OFFSET ?",
                 (*args, limit, offset),
             ).fetchall()
             rows = self._with_summaries(conn, rows)
@@ -622,7 +625,10 @@ class RunStore:
         Without ``text`` the answer comes from a small table of counts per target, status and origin,
         so it costs the same with 100 runs or 100,000.
         """
-        if text is not None and text.strip():
+        expr = _match_expr(text) if text is not None and text.strip() else None
+        if expr is not None and target is None and status is None and origin is None:
+            sql, args = "SELECT count(*) FROM runs_fts WHERE runs_fts MATCH ?", [expr]  # one row per run
+        elif text is not None and text.strip():
             clause, args = self._where(target, status, origin, text)
             sql = f"SELECT count(*) FROM runs{clause}"
         else:
