@@ -1,13 +1,17 @@
-"""The request as sent, read from a report's ``preview`` (``RequestPreview.to_dict()``).
+"""The request as sent, read from a report's ``preview`` (``RequestPreview.to_dict()``) or a recorded
+run step (``step["sent"]`` with its receipt ``step["request"]``).
 
-The CLI and the TUI show the same thing: the literal ``sent`` request, its system text cut part by
-part at each contribution's ``span``, with the rung each part was sent at. These functions only read
-what the core decided; nothing here re-plans or re-counts.
+Every surface (the CLI, the TUI's Request tab and run detail, the web prompt page and run page)
+shows the same thing: the literal ``sent`` request, its system text cut part by part at each
+contribution's ``span``, with the rung each part was sent at. The cutting is done once, here
+(``cut_system``); the surfaces only add their looks (colours, CSS classes, Rich styles). These
+functions only read what the core decided; nothing here re-plans or re-counts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 # Contributions outside the system text: the user prompt and passed messages, and the tool schemas.
@@ -23,10 +27,19 @@ CAPACITY_SOURCES = {
 }
 
 
+UNATTRIBUTED = "(unattributed)"
+
+
 @dataclass(frozen=True, slots=True)
 class SentPart:
     """One part of the sent system text (``text``), or a contributor whose rung sent nothing
-    (``text`` is ``None``: an omitted rung)."""
+    (``text`` is ``None``: an omitted rung).
+
+    ``contribution`` is the contribution the part was cut for, as the report or run holds it (a
+    surface reads what else it shows from it); ``None`` for text that no span covers, which is
+    named ``(unattributed)``. ``span`` is the contribution's recorded ``(start, end)``; ``text`` is
+    ``system[start:end]`` clipped so that no character shows twice and none past the text's end.
+    """
 
     contributor: str
     kind: str
@@ -35,6 +48,13 @@ class SentPart:
     text: str | None
     variant: str | None = None
     handle: str | None = None
+    span: tuple[int, int] | None = None
+    contribution: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def attributed(self) -> bool:
+        """False for text that no contribution's span covers."""
+        return self.contribution is not None
 
     @property
     def rung(self) -> str:
@@ -54,44 +74,87 @@ def sent_request(example: dict[str, Any] | None) -> dict[str, Any] | None:
     return ((example or {}).get("preview") or {}).get("sent")
 
 
+def span_of(contribution: dict[str, Any]) -> tuple[int, int] | None:
+    """A contribution's ``span`` as ``(start, end)``; ``None`` when it has none (or not two integers)."""
+    span = contribution.get("span")
+    if isinstance(span, (list, tuple)) and len(span) == 2 and all(isinstance(x, int) for x in span):
+        return int(span[0]), int(span[1])
+    return None
+
+
+def _part(contribution: dict[str, Any], text: str | None, span: tuple[int, int] | None) -> SentPart:
+    return SentPart(
+        contributor=str(contribution.get("contributor", "?")),
+        kind=str(contribution.get("kind", "")),
+        representation=str(contribution.get("representation", "")),
+        tokens=int(contribution.get("tokens") or 0),
+        text=text,
+        variant=contribution.get("variant"),
+        handle=contribution.get("handle"),
+        span=span,
+        contribution=contribution,
+    )
+
+
+def _unattributed(text: str) -> SentPart:
+    return SentPart(UNATTRIBUTED, "text", "full", 0, text)
+
+
+def cut_system(system: str, contributions: Iterable[dict[str, Any]]) -> list[SentPart]:
+    """``system`` (the text as sent) cut at each contribution's ``span``, in text order, keeping
+    every character: the parts' texts joined give back ``system`` exactly.
+
+    The text between (and after) the spans, the blank separators included, comes as unattributed
+    parts (``contribution`` ``None``). Spans are clipped so that no character is in two parts and
+    none is past the end (a stored text may have been cut); a part whose span starts past the end
+    has the empty text. Contributions without a span are not parts.
+    """
+    spanned = sorted(
+        ((span, c) for c in contributions if (span := span_of(c)) is not None),
+        key=lambda item: item[0],
+    )
+    parts: list[SentPart] = []
+    at = 0
+    for (start, end), contribution in spanned:
+        clipped_start = max(start, at)
+        clipped_end = min(max(end, clipped_start), len(system))
+        gap_end = min(clipped_start, len(system))
+        if gap_end > at:
+            parts.append(_unattributed(system[at:gap_end]))
+        parts.append(_part(contribution, system[clipped_start:clipped_end], (start, end)))
+        at = max(at, gap_end, clipped_end)
+    if at < len(system):
+        parts.append(_unattributed(system[at:]))
+    return parts
+
+
 def system_parts(preview: dict[str, Any]) -> list[SentPart]:
-    """The sent system text, part by part in text order, each with its contributor and rung.
+    """The sent system text, part by part in text order, each with its contributor and rung; an
+    omitted rung (``text`` ``None``) stands after the part before it in the plan.
 
     Text that no contribution claims (there should be none but the blank lines between parts) is
     shown as an ``(unattributed)`` part, so that every character sent is on screen.
     """
     sent = preview.get("sent") or {}
     system = str(sent.get("system") or "")
-    keyed: list[tuple[float, int, SentPart]] = []
-    claimed: list[tuple[int, int]] = []
-    last = -1.0
-    for index, c in enumerate(preview.get("contributions") or []):
-        if c.get("kind") in MESSAGE_KINDS or c.get("kind") == TOOLS_KIND:
-            continue
-        span = c.get("span")
-        common = {
-            "contributor": str(c.get("contributor", "?")),
-            "kind": str(c.get("kind", "")),
-            "representation": str(c.get("representation", "")),
-            "tokens": int(c.get("tokens") or 0),
-            "variant": c.get("variant"),
-            "handle": c.get("handle"),
-        }
-        if span is not None:
-            start, end = int(span[0]), int(span[1])
-            claimed.append((start, end))
-            last = float(start)
-            keyed.append((last, index, SentPart(text=system[start:end], **common)))
+    contributions = [
+        c for c in preview.get("contributions") or [] if c.get("kind") not in MESSAGE_KINDS and c.get("kind") != TOOLS_KIND
+    ]
+    parts = [p for p in cut_system(system, contributions) if p.attributed or (p.text or "").strip()]
+    # each omitted rung goes after the part of the last contribution with a span before it
+    after: dict[int, list[SentPart]] = {}
+    previous: int | None = None
+    for c in contributions:
+        if span_of(c) is not None:
+            previous = id(c)
         elif c.get("representation") == "omitted":
-            keyed.append((last + 0.5, index, SentPart(text=None, **common)))
-    position = 0
-    for start, end in sorted(claimed) + [(len(system), len(system))]:
-        gap = system[position:start]
-        if gap.strip():
-            keyed.append((float(position), -1, SentPart("(unattributed)", "text", "full", 0, gap)))
-        position = max(position, end)
-    keyed.sort(key=lambda item: (item[0], item[1]))
-    return [part for _, _, part in keyed]
+            after.setdefault(-1 if previous is None else previous, []).append(_part(c, None, None))
+    ordered = list(after.get(-1, []))
+    for part in parts:
+        ordered.append(part)
+        if part.contribution is not None:
+            ordered.extend(after.pop(id(part.contribution), []))
+    return ordered
 
 
 def tokens_of(preview: dict[str, Any], kinds: tuple[str, ...]) -> int:

@@ -9,7 +9,6 @@ as markup.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +17,8 @@ from rich.padding import Padding
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
+
+from ..inspector.sent import SentPart, cut_system
 
 # The canonical tool output is what the application got, not what was sent: shown up to this many
 # characters (what the model saw, ``model_output``, and everything in ``sent`` are shown in full).
@@ -245,34 +246,12 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
     return Group(*items)
 
 
-@dataclass(frozen=True, slots=True)
-class SystemPiece:
-    """A stretch of the sent system text: one contribution's characters, or the text between two."""
-
-    text: str
-    contribution: dict[str, Any] | None  # None: separator text that belongs to no part
-
-
-def system_pieces(system: str, contributions: list[dict[str, Any]]) -> list[SystemPiece]:
-    """Cut ``system`` (the text as sent) at each contribution's ``span``, in order, keeping every
-    character: the pieces joined give back ``system`` exactly (spans past a cut text are clipped)."""
-    spans = sorted(
-        ((int(c["span"][0]), int(c["span"][1]), c) for c in contributions if isinstance(c.get("span"), (list, tuple)) and len(c["span"]) == 2),
-        key=lambda item: (item[0], item[1]),
-    )
-    pieces: list[SystemPiece] = []
-    at = 0
-    for start, end, contribution in spans:
-        start, end = max(start, at), min(max(end, start), len(system))
-        if start > len(system):
-            continue
-        if start > at:
-            pieces.append(SystemPiece(system[at:start], None))
-        pieces.append(SystemPiece(system[start:end], contribution))
-        at = max(at, end)
-    if at < len(system):
-        pieces.append(SystemPiece(system[at:], None))
-    return pieces
+def system_pieces(system: str, contributions: list[dict[str, Any]]) -> list[SentPart]:
+    """``system`` (the text as sent) cut at each contribution's ``span`` by ``inspector.sent.cut_system``,
+    in order, keeping every character: the pieces joined give back ``system`` exactly (spans past a
+    cut text are clipped, and one that starts past its end is left out). A piece's ``contribution``
+    is ``None`` for separator text that belongs to no part."""
+    return [part for part in cut_system(system, contributions) if part.span is None or part.span[0] <= len(system)]
 
 
 def rung_label(contribution: dict[str, Any]) -> Text:
@@ -299,13 +278,14 @@ def part_rule(contribution: dict[str, Any]) -> Rule:
 def render_system_text(system: str, contributions: list[dict[str, Any]]) -> list[RenderableType]:
     items: list[RenderableType] = []
     for piece in system_pieces(system, contributions):
+        text = piece.text or ""
         if piece.contribution is None:
-            if piece.text.strip():  # separators are blank lines; anything else is shown as it was sent
+            if text.strip():  # separators are blank lines; anything else is shown as it was sent
                 items.append(Rule(Text("(between parts)", style="dim"), align="left", style="grey30"))
-                items.append(indent(sent_text(piece.text)))
+                items.append(indent(sent_text(text)))
             continue
         items.append(part_rule(piece.contribution))
-        items.append(indent(sent_text(piece.text) if piece.text else Text("(empty)", style="dim")))
+        items.append(indent(sent_text(text) if text else Text("(empty)", style="dim")))
     if not system:
         items.append(indent(Text("(no system text)", style="dim")))
     # parts that were not in the system text: omitted rungs, and the user prompt, messages and tools

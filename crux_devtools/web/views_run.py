@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..inspector.sent import cut_system
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 from .views_runs import capped, fmt_ms, fmt_started, status_chip, usage_pair
@@ -208,46 +209,34 @@ def replay_href(target: str, value: Any) -> str | None:
 
 
 def system_parts(system: str, contributions: list[dict[str, Any]], colours: dict[str, int]) -> list[SentPart]:
-    """The system text cut at each contribution's span; any text no span covers is shown too."""
-    spanned = []
-    for c in contributions:
-        span = c.get("span")
-        if isinstance(span, (list, tuple)) and len(span) == 2 and all(isinstance(x, int) for x in span):
-            spanned.append((int(span[0]), int(span[1]), c))
-    spanned.sort(key=lambda item: item[0])
+    """The system text cut at each contribution's span (``inspector.sent.cut_system``), with the
+    page's colours; any text no span covers is shown too."""
+    cut = cut_system(system, contributions)
     parts: list[SentPart] = []
-    cursor = 0
-
-    def loose(start: int, end: int) -> None:
-        if end > start and system[start:end].strip():
-            text, hidden = capped(system[start:end])
-            parts.append(SentPart("(not attributed)", "text", "full", None, text, hidden, 0, None, None, []))
-
-    for start, end, c in spanned:
-        start, end = max(start, cursor), max(min(end, len(system)), 0)
-        loose(cursor, start)
-        contributor = str(c.get("contributor", "?"))
-        text, hidden = capped(system[start:end])
+    for piece in cut:
+        text, hidden = capped(piece.text or "")
+        c = piece.contribution
+        if c is None:
+            if (piece.text or "").strip():
+                parts.append(SentPart("(not attributed)", "text", "full", None, text, hidden, 0, None, None, []))
+            continue
         parts.append(
             SentPart(
-                contributor=contributor,
+                contributor=piece.contributor,
                 kind=str(c.get("kind", "context")),
                 representation=str(c.get("representation", "full")),
                 tokens=c.get("tokens") if isinstance(c.get("tokens"), int) else None,
                 text=text,
                 hidden=hidden,
-                colour=_colour_of(colours, contributor),
-                variant=c.get("variant"),
-                handle=c.get("handle"),
+                colour=_colour_of(colours, piece.contributor),
+                variant=piece.variant,
+                handle=piece.handle,
                 tools=[str(t) for t in c.get("tools") or []],
             )
         )
-        cursor = max(cursor, end)
-    loose(cursor, len(system))
-    if not spanned and system:
-        parts = []
+    if system and not any(piece.attributed for piece in cut):
         text, hidden = capped(system)
-        parts.append(SentPart("(system text)", "text", "full", None, text, hidden, 0, None, None, []))
+        parts = [SentPart("(system text)", "text", "full", None, text, hidden, 0, None, None, [])]
     return parts
 
 

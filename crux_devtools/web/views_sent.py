@@ -2,7 +2,8 @@
 
 The core decided everything: ``sent`` is the literal request, each ``Contribution.span`` says which
 characters of ``sent["system"]`` a part is and at which rung it was sent, ``tool_tokens`` what each
-tool's schema costs. This module only cuts the text at those spans and formats it.
+tool's schema costs. The text is cut at those spans by ``inspector.sent.cut_system`` (the one cut
+every surface shows); this module adds the page's colours, definition sites and notes.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..inspector.sent import cut_system
 
 _SYSTEM_KINDS = ("prompt-system", "context", "ladder")
 SUPPORT_TOOL = "read_offload"
@@ -155,29 +158,28 @@ def sent_view(example_report: dict[str, Any] | None, colours: dict[str, int], pr
         view.message = next(iter(planned.get("warnings") or []), "")
         return view
     view.max_tokens = sent.get("max_tokens")
-    system = str(sent.get("system") or "")
+    in_system = [c for c in contributions if str(c.get("kind")) in _SYSTEM_KINDS]
     for c in contributions:
-        source, kind, rung = str(c.get("contributor")), str(c.get("kind")), str(c.get("representation"))
-        tokens = int(c.get("tokens") or 0)
+        source, kind, tokens = str(c.get("contributor")), str(c.get("kind")), int(c.get("tokens") or 0)
         if kind in _SYSTEM_KINDS:
             view.system_tokens += tokens
-            span = c.get("span")
-            if rung == "omitted" or not span:
-                if rung == "omitted":
-                    view.not_sent.append(NotSent(source, "omitted by the planner (its ladder allows it)", None, owned.get(source, []), colours.get(source, 0)))
-                continue
-            start, end = int(span[0]), int(span[1])
-            file, line = where.get(source, (None, None))
-            view.parts.append(
-                SentPart(
-                    source, kind, rung, system[start:end], tokens, colours.get(source, 0), c.get("variant"), c.get("handle"),
-                    list(c.get("tools") or []), file, line, details.get(source) if rung == "full" else None,
-                )
-            )
+            if c.get("representation") == "omitted":
+                view.not_sent.append(NotSent(source, "omitted by the planner (its ladder allows it)", None, owned.get(source, []), colours.get(source, 0)))
         elif kind == "tools":
             view.tool_tokens += tokens
         else:
             view.message_tokens += tokens
+    for part in cut_system(str(sent.get("system") or ""), in_system):
+        if part.contribution is None or part.representation == "omitted":
+            continue  # the blank lines between parts; an omitted rung is listed as not sent
+        file, line = where.get(part.contributor, (None, None))
+        view.parts.append(
+            SentPart(
+                part.contributor, part.kind, part.representation, part.text or "", part.tokens, colours.get(part.contributor, 0),
+                part.variant, part.handle, list(part.contribution.get("tools") or []), file, line,
+                details.get(part.contributor) if part.representation == "full" else None,
+            )
+        )
     for drop in planned.get("dropped") or []:
         if isinstance(drop, dict):
             reason = "dropped by the prompt's token_budget" if drop.get("reason") == "budget" else "dropped with its owner (token_budget)"
