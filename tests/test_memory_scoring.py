@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from crux_devtools import MemoryStore
-from crux_devtools.core.memory.schema import _V1, SCHEMA_VERSION, _split, slot_range
+from crux_devtools.core.memory.schema import _V1, SCHEMA_VERSION, slot_range
+from crux_devtools.core.migrations import split_script
 
 assembly = importlib.import_module("crux_devtools.core.memory.assembly")
 REPO = Path(__file__).resolve().parents[1]
@@ -122,7 +123,7 @@ def test_each_session_owns_one_rowid_range(tmp_path: Path) -> None:
 
 def _version_1_file(path: Path) -> None:
     raw = sqlite3.connect(path, isolation_level=None)
-    for statement in _split(_V1):
+    for statement in split_script(_V1):
         raw.execute(statement)
     raw.execute("PRAGMA user_version = 1")
     rows = []

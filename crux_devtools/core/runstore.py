@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CruxError
+from .migrations import apply_migrations
 
 RUNS_FILE = Path(".crux") / "runs.sqlite3"
 TEXT_CAP = 1_000_000  # characters kept of any one string in a run
@@ -371,19 +372,7 @@ class RunStore:
             )
         if version == SCHEMA_VERSION or (not self.create and version == 0):
             return  # a brand-new file being created by a writer right now reads as empty
-        while version < SCHEMA_VERSION:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                (version,) = conn.execute("PRAGMA user_version").fetchone()
-                if version < SCHEMA_VERSION:
-                    for statement in _split(MIGRATIONS[version]):
-                        conn.execute(statement)
-                    version += 1
-                    conn.execute(f"PRAGMA user_version = {version}")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        apply_migrations(conn, MIGRATIONS)
 
     def _ready(self, conn: sqlite3.Connection) -> bool:
         """Whether the file has its tables (a ``create=False`` view of a file still being created may not)."""
@@ -698,18 +687,6 @@ def _is_readonly(exc: sqlite3.Error) -> bool:
 def new_run_id() -> str:
     """A fresh run id: sortable by time, unique across processes."""
     return f"{time.time_ns() // 1000:x}-{uuid.uuid4().hex[:8]}"
-
-
-def _split(script: str) -> list[str]:
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            out.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        out.append(buf.strip())
-    return out
 
 
 __all__ = ["RUNS_FILE", "RunStore", "RunStoreError", "TEXT_CAP", "cut_text", "new_run_id", "storable"]

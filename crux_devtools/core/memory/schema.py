@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from ..migrations import apply_migrations
 from .sections import SECTION_ORDER
 
 # Version 1: entries plus an external-content FTS5 index kept in sync by triggers. (Its covering index
@@ -133,32 +134,5 @@ def migrate(conn: sqlite3.Connection) -> int:
         raise sqlite3.DatabaseError(
             f"memory schema version {version} is newer than this release supports ({SCHEMA_VERSION}); upgrade crux_devtools"
         )
-    start = version
-    while version < SCHEMA_VERSION:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            (version,) = conn.execute("PRAGMA user_version").fetchone()
-            if version < SCHEMA_VERSION:
-                for statement in _split(MIGRATIONS[version]):
-                    conn.execute(statement)
-                version += 1
-                conn.execute(f"PRAGMA user_version = {version}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    return start
-
-
-def _split(script: str) -> list[str]:
-    # executescript() would commit our transaction; split on statement ends instead (triggers keep
-    # their inner statements because sqlite3.complete_statement needs the closing END;).
-    out, buf = [], ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            out.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        out.append(buf.strip())
-    return out
+    apply_migrations(conn, MIGRATIONS)
+    return version
