@@ -69,6 +69,7 @@ __all__ = [
     "Exclusion",
     "Inspection",
     "Match",
+    "Model",
     "ModelError",
     "ModelRequest",
     "ModelResponse",
@@ -90,6 +91,9 @@ __all__ = [
     "tool_call",
     "when",
     "InputValidationError",
+    "OffloadError",
+    "RunStoreError",
+    "SummaryError",
 ]
 
 if TYPE_CHECKING:

@@ -29,10 +29,21 @@ if TYPE_CHECKING:
     from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
     from .summaries import SummaryStore, summarize
     from .contexts import Conditional, Context, Match, context, match, when
-    from .memory import ContextAssembly, Evidence, Memory, MemoryStore, MemoryStoreError, SectionSummary, facts, memory, recent_messages
+    from .memory import ContextAssembly, Evidence, Memory, MemoryStore, SectionSummary, facts, memory, recent_messages
     from .skills import Skill, skill
-    from .errors import CallbackError, CruxError, Diagnostic, ErrorInfo, RequestCompositionError
-    from .models import ModelError, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .errors import (
+        CallbackError,
+        CruxError,
+        Diagnostic,
+        ErrorInfo,
+        MemoryStoreError,
+        ModelError,
+        OffloadError,
+        RequestCompositionError,
+        RunStoreError,
+        SummaryError,
+    )
+    from .models import Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
     from .prompts import Prompt, prompt
     from .results import Drop, Exclusion, Inspection, Part, Resolved
     from .tokens import TiktokenCounter, TokenCounter, default_counter
@@ -97,6 +108,7 @@ __all__ = [
     "Exclusion",
     "Inspection",
     "Match",
+    "Model",
     "ModelError",
     "ModelRequest",
     "ModelResponse",
@@ -118,6 +130,9 @@ __all__ = [
     "tool_call",
     "when",
     "InputValidationError",
+    "OffloadError",
+    "RunStoreError",
+    "SummaryError",
 ]
 
 # Where each public name lives (tests/test_runstore.py checks it against the imports above).
@@ -132,10 +147,13 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "recording": ("RunRecorder", "record_runs",),
     "summaries": ("SummaryStore", "summarize",),
     "contexts": ("Conditional", "Context", "Match", "context", "match", "when",),
-    "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "MemoryStoreError", "SectionSummary", "facts", "memory", "recent_messages",),
+    "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "SectionSummary", "facts", "memory", "recent_messages",),
     "skills": ("Skill", "skill",),
-    "errors": ("CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "RequestCompositionError",),
-    "models": ("ModelError", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
+    "errors": (
+        "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
+        "RequestCompositionError", "RunStoreError", "SummaryError",
+    ),
+    "models": ("Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
     "prompts": ("Prompt", "prompt",),
     "results": ("Drop", "Exclusion", "Inspection", "Part", "Resolved",),
     "tokens": ("TiktokenCounter", "TokenCounter", "default_counter",),

@@ -1,11 +1,26 @@
-"""Errors raised by the core.
+"""Every error the library raises on purpose, in one module.
 
 Expected outcomes (an excluded or dropped context) are data in an ``Inspection``; only real faults
-raise. The tree::
+raise. Catch ``CruxError`` for all of them, or one branch of the tree::
 
     CruxError
     ├── RequestCompositionError      code: INVALID_COMPOSITION | REQUEST_TOO_LARGE | REPRESENTATION_UNAVAILABLE
-    └── CallbackError                a user callback raised or returned the wrong type
+    ├── CallbackError                a user callback raised or returned the wrong type
+    ├── ModelError                   kind: transport | http | timeout | malformed | exhausted
+    ├── SummaryError                 a summary model failed or answered without text
+    ├── OffloadError                 an offloaded value cannot be stored or read
+    ├── MemoryStoreError             the memory database cannot be used
+    ├── RunStoreError                the runs database cannot be used
+    └── InputValidationError         an input does not fit a prompt's input model
+
+``InputValidationError`` is also a ``pydantic.ValidationError``, so it is defined in
+``validation.py`` (this module stays importable without pydantic: the inspector's light session
+process reads the runs store through it). Every other class is defined here; the modules that raise
+them (``models``, ``summaries``, ``offload_store``, ``memory.store``, ``runstore``) re-import them.
+``tests/test_errors.py`` checks this drawing against the real class hierarchy.
+
+Every error pickles with its attributes (``kind``, ``code``, ``path``, ...), so it survives a trip
+through ``multiprocessing`` or ``concurrent.futures``.
 """
 
 from __future__ import annotations
@@ -14,14 +29,39 @@ import functools
 import traceback as _traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 CompositionCode = Literal["REQUEST_TOO_LARGE", "INVALID_COMPOSITION", "REPRESENTATION_UNAVAILABLE"]
-COMPOSITION_CODES: tuple[str, ...] = ("REQUEST_TOO_LARGE", "INVALID_COMPOSITION", "REPRESENTATION_UNAVAILABLE")
+COMPOSITION_CODES: tuple[CompositionCode, ...] = get_args(CompositionCode)
+
+ModelErrorKind = Literal["transport", "http", "timeout", "malformed", "exhausted"]
+"""Why a model could not answer; the one definition of the names (``MODEL_ERROR_KINDS`` is derived):
+
+- ``"transport"``: the server could not be reached (connection refused, DNS, TLS, reset);
+- ``"http"``: the server answered with an error status (``ModelError.status`` holds it);
+- ``"timeout"``: no answer within the adapter's timeout;
+- ``"malformed"``: an answer came back but is not one (not the provider's format, no text and no
+  tool calls, or tool-call arguments that are not a JSON object);
+- ``"exhausted"``: the adapter has nothing left to answer with (a ``ScriptedModel``, or a replay of
+  recorded answers, past its last answer).
+"""
+MODEL_ERROR_KINDS: tuple[ModelErrorKind, ...] = get_args(ModelErrorKind)
 
 
 class CruxError(Exception):
     """Base class of every error the library raises on purpose."""
+
+    def __reduce__(self) -> Any:
+        # The default pickles only ``args`` and calls ``cls(*args)``, which fails for a subclass
+        # whose constructor takes other arguments, and drops attributes such as ``kind``.
+        return _restore, (type(self), self.args, dict(self.__dict__))
+
+
+def _restore(cls: type[CruxError], args: tuple[Any, ...], state: dict[str, Any]) -> CruxError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,3 +176,46 @@ class ErrorInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class ModelError(CruxError):
+    """A model could not produce an answer; ``kind`` (required) is one of ``MODEL_ERROR_KINDS``.
+
+    ``status`` is the HTTP status for ``kind="http"``, else ``None``; ``model`` names the adapter.
+    An adapter raises it for every fault on the way to or from its provider (see docs/models.md).
+    """
+
+    def __init__(self, message: str, *, kind: ModelErrorKind, status: int | None = None, model: str | None = None) -> None:
+        if kind not in MODEL_ERROR_KINDS:
+            raise ValueError(f"unknown model error kind {kind!r}; expected one of {', '.join(MODEL_ERROR_KINDS)}")
+        super().__init__(message)
+        self.kind: ModelErrorKind = kind
+        self.status = status
+        self.model = model
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": str(self), "status": self.status, "model": self.model}
+
+
+class SummaryError(CruxError):
+    """A summary could not be produced (the summary model failed or answered without text)."""
+
+
+class OffloadError(CruxError):
+    """An offloaded value cannot be stored or read (unknown handle, wrong namespace, bad range)."""
+
+
+class MemoryStoreError(CruxError):
+    """The memory database cannot be used: corrupt, locked, unreadable or from a newer release."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"memory store {path!r}: {message}")
+        self.path = path
+
+
+class RunStoreError(CruxError):
+    """The runs database cannot be used: corrupt, locked, unwritable or from a newer release."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"runs store {path!r}: {message}")
+        self.path = path

@@ -26,6 +26,7 @@ from typing import Any, Literal, overload
 from .contexts import Conditional, Context, Match
 from .entries import Ladder
 from .errors import invalid_composition
+from .models.base import is_model
 from .summaries import ExtractiveStrategy, HierarchicalStrategy, SummaryStrategy, summarize
 from .tools import Tool
 
@@ -245,8 +246,8 @@ def summarizable(
         raise TypeError(f"summarizable(strategy=...) must be summarize.extractive() or summarize.hierarchical(), got {strategy!r}")
     if strategy.needs_model and model is None:
         raise invalid_composition("summarizable(strategy=summarize.hierarchical()) needs model=<a model adapter>")
-    if model is not None and not callable(getattr(model, "acomplete", None)):
-        raise TypeError(f"summarizable(model=...) must be a model adapter with acomplete(), got {type(model).__name__}")
+    if model is not None and not is_model(model):
+        raise TypeError(f"summarizable(model=...) must be a model adapter (with complete() or acomplete()), got {type(model).__name__}")
     return Summarizable(source=inner, model=model, strategy=strategy, on_miss=on_miss)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .errors import CruxError
+from .errors import OffloadError
 from .results import _ToDict
 from .tokens import TiktokenCounter, TokenCounter, default_counter
 from .tools import Tool, tool
@@ -33,10 +33,6 @@ from .tools import Tool, tool
 PREVIEW_TOKENS = 256
 READ_OFFLOAD = "read_offload"
 DEFAULT_READ_LIMIT = 4000
-
-
-class OffloadError(CruxError):
-    """An offloaded value cannot be stored or read (unknown handle, wrong namespace, bad range)."""
 
 
 @dataclass(frozen=True, slots=True)

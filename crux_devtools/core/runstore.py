@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import CruxError
+from .errors import RunStoreError
 from .migrations import apply_migrations
 
 RUNS_FILE = Path(".crux") / "runs.sqlite3"
@@ -99,14 +99,6 @@ INSERT INTO meta (key, value) VALUES ('writes', 0);
 
 MIGRATIONS: tuple[str, ...] = (_V1,)
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class RunStoreError(CruxError):
-    """The runs database cannot be used: corrupt, locked, unwritable or from a newer release."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"runs store {path!r}: {message}")
-        self.path = path
 
 
 # -- making any run storable ---------------------------------------------------------------------

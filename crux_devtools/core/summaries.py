@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import CruxError
+from .errors import CruxError, SummaryError
 from .results import _ToDict
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+(?=\S)|\n")  # sentences, and lines (logs, lists)
@@ -38,10 +38,6 @@ SUMMARY_SYSTEM = (
     "Summarize the text you are given for another model that must answer questions from it. "
     "Keep names, numbers, identifiers and decisions exactly; drop repetition. Answer with the summary only."
 )
-
-
-class SummaryError(CruxError):
-    """A summary could not be produced (the summary model failed or answered without text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +110,7 @@ class HierarchicalStrategy(_ToDict):
         return out
 
     async def summarize_with(self, model: Any, text: str) -> str:
-        """Summarize ``text`` with ``model`` (its ``acomplete``); raises ``SummaryError`` on failure."""
+        """Summarize ``text`` with ``model`` (its ``acomplete``, else ``complete``); raises ``SummaryError`` on failure."""
         parts = [await _ask(model, chunk) for chunk in self.chunks(text)]
         if len(parts) <= 1:
             return parts[0] if parts else ""
@@ -122,12 +118,12 @@ class HierarchicalStrategy(_ToDict):
 
 
 async def _ask(model: Any, text: str) -> str:
-    from .models import ModelRequest  # the model layer is optional for extractive summaries
+    from .models.base import ModelRequest, acall  # the model layer is optional for extractive summaries
 
     request = ModelRequest(system=SUMMARY_SYSTEM, messages=[{"role": "user", "content": text}], tools=[])
     name = getattr(model, "name", type(model).__name__)
     try:
-        response = await model.acomplete(request)
+        response = await acall(model, request)
     except CruxError as exc:
         raise SummaryError(f"summary model {name!r} failed: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - any adapter fault becomes one clear error

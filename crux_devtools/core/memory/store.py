@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from ..errors import CruxError
+from ..errors import MemoryStoreError
 from ..tokens import TokenCounter, default_counter
 from .checks import (
     check_content,
@@ -37,14 +37,6 @@ from .scoring import Helper, prepare as prepare_scoring
 from .sections import check_entry_types, section_for
 
 MEMORY = ":memory:"
-
-
-class MemoryStoreError(CruxError):
-    """The memory database cannot be used: corrupt, locked, unreadable or from a newer release."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"memory store {path!r}: {message}")
-        self.path = path
 
 
 def render_line(content: str) -> str:

@@ -1,266 +1,24 @@
-"""Model adapters: what the agent loop sends to a model and what it gets back.
+"""``OpenAICompatibleModel``: the chat-completions wire format over httpx, which OpenAI, vLLM, the
+llama.cpp server and Ollama all accept, and ``parse_chat_completion``, its answer parser.
 
-Two adapters share one small surface (``name``, ``capacity``, ``complete``, ``acomplete``,
-``to_dict``):
-
-- ``ScriptedModel`` replays fixed answers offline and records every request, for tests and demos.
-- ``OpenAICompatibleModel`` speaks the chat-completions wire format over httpx, which OpenAI, vLLM,
-  the llama.cpp server and Ollama all accept.
-
-Every fault on the way to or from a model (transport, HTTP status, timeout, malformed answer, a
-scripted model running dry) is a ``ModelError`` whose ``kind`` says which.
+Every fault on the way to or from the server (transport, HTTP status, timeout, malformed answer) is
+a ``ModelError`` whose ``kind`` says which. httpx is imported on first use, so that
+``import crux_devtools`` stays light.
 """
 
 from __future__ import annotations
 
-import copy
-import itertools
 import json
 import os
-import threading
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
+from ..errors import ModelError
+from .base import ModelRequest, ModelResponse, ToolCall, capacity_dict, jsonable_message, tool_call
 
 if TYPE_CHECKING:
     import httpx
 
-from .errors import CruxError
-from .tools import Tool
-
-ModelErrorKind = Literal["transport", "http", "timeout", "malformed", "exhausted"]
-MODEL_ERROR_KINDS: tuple[str, ...] = ("transport", "http", "timeout", "malformed", "exhausted")
-
 _BODY_EXCERPT_CHARS = 200
-_call_ids = itertools.count(1)
-_call_ids_lock = threading.Lock()
-
-
-class ModelError(CruxError):
-    """A model could not produce an answer: ``kind`` is one of ``MODEL_ERROR_KINDS``.
-
-    ``status`` is the HTTP status for ``kind="http"``, else ``None``; ``model`` names the adapter.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        kind: ModelErrorKind = "malformed",
-        status: int | None = None,
-        model: str | None = None,
-    ) -> None:
-        if kind not in MODEL_ERROR_KINDS:
-            raise ValueError(f"unknown model error kind {kind!r}; expected one of {', '.join(MODEL_ERROR_KINDS)}")
-        super().__init__(message)
-        self.kind: ModelErrorKind = kind
-        self.status = status
-        self.model = model
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": str(self), "status": self.status, "model": self.model}
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One tool the model asks to run: ``arguments`` are already decoded from JSON."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any]
-
-    def to_message(self) -> dict[str, Any]:
-        """This call in the OpenAI ``tool_calls`` shape, as an assistant message carries it."""
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)},
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "arguments": copy.deepcopy(self.arguments)}
-
-
-def _next_call_id() -> str:
-    with _call_ids_lock:
-        return f"call_{next(_call_ids)}"
-
-
-def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:
-    """Build a ``ToolCall``; without ``id`` it gets the next ``call_<n>`` of this process."""
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"tool_call name must be a non-empty string, got {name!r}")
-    if arguments is not None and not isinstance(arguments, Mapping):
-        raise TypeError(f"tool_call {name!r}: arguments must be a dict or None, got {type(arguments).__name__}")
-    if id is not None and (not isinstance(id, str) or not id):
-        raise ValueError(f"tool_call {name!r}: id must be a non-empty string or None, got {id!r}")
-    return ToolCall(id=id or _next_call_id(), name=name, arguments=dict(arguments or {}))
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
-    """What one provider call sends: system text, chat messages (OpenAI format) and offered tools."""
-
-    system: str
-    messages: list[dict[str, Any]]
-    tools: list[Tool]
-    max_tokens: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The wire shape: messages as JSON values, each tool as its name, description and JSON schema."""
-        return {
-            "system": self.system,
-            "messages": [_jsonable_message(m) for m in self.messages],
-            "tools": [t.to_dict() for t in self.tools],
-            "max_tokens": self.max_tokens,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ModelResponse:
-    """A model's answer: text, tool calls, or (rarely) both.
-
-    ``usage`` is what the provider reported, as ``{"input_tokens", "output_tokens"}``, or ``None``
-    when it reported nothing (a scripted model reports nothing: it has no tokenizer of its own).
-    """
-
-    text: str | None
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    usage: dict[str, int] | None = None
-
-    def to_message(self) -> dict[str, Any]:
-        """The assistant message to append to the conversation before feeding tool results back."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.text}
-        if self.tool_calls:
-            message["tool_calls"] = [c.to_message() for c in self.tool_calls]
-        return message
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "tool_calls": [c.to_dict() for c in self.tool_calls], "usage": dict(self.usage) if self.usage else None}
-
-
-@runtime_checkable
-class Model(Protocol):
-    """What the agent loop needs from a model adapter."""
-
-    name: str
-    capacity: Any
-
-    def complete(self, request: ModelRequest) -> ModelResponse: ...
-
-    async def acomplete(self, request: ModelRequest) -> ModelResponse: ...
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-
-def _capacity_dict(capacity: Any) -> Any:
-    if capacity is None:
-        return None
-    to_dict = getattr(capacity, "to_dict", None)
-    return to_dict() if callable(to_dict) else repr(capacity)
-
-
-def _jsonable_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A message with ``ToolCall`` objects and non-text content turned into wire-format values."""
-    out: dict[str, Any] = {}
-    for key, value in message.items():
-        if key == "tool_calls" and value is not None:
-            out[key] = [c.to_message() if isinstance(c, ToolCall) else c for c in value]
-        elif key == "content" and not (value is None or isinstance(value, (str, list))):
-            out[key] = json.dumps(value, ensure_ascii=False, default=str)
-        else:
-            out[key] = value
-    return out
-
-
-# --- ScriptedModel -------------------------------------------------------------------------------
-
-
-ScriptedResponse = str | Sequence[ToolCall] | ModelResponse
-
-
-class ScriptedModel:
-    """Replays scripted answers in order, fully offline, and keeps every request in ``.requests``.
-
-    Each response is a string (a text answer), a list of ``ToolCall`` (the model asks for those
-    tools) or a ready ``ModelResponse``. A call after the last response raises ``ModelError``
-    (``kind="exhausted"``); that request is still recorded.
-    """
-
-    def __init__(self, responses: Iterable[ScriptedResponse], *, name: str = "scripted", capacity: Any = None) -> None:
-        if isinstance(responses, (str, bytes)):
-            raise TypeError("ScriptedModel responses must be a list of answers, not a single string; wrap it: [text]")
-        self.name = name
-        self.capacity = capacity
-        self._responses: list[ModelResponse] = [_scripted(i, r) for i, r in enumerate(responses)]
-        self.requests: list[ModelRequest] = []
-        self._lock = threading.Lock()
-
-    @property
-    def remaining(self) -> int:
-        """How many scripted answers are left."""
-        return max(0, len(self._responses) - len(self.requests))
-
-    def complete(self, request: ModelRequest) -> ModelResponse:
-        """Record ``request`` and return the next scripted answer."""
-        snapshot = ModelRequest(
-            system=request.system,
-            messages=copy.deepcopy(list(request.messages)),
-            tools=list(request.tools),
-            max_tokens=request.max_tokens,
-        )
-        with self._lock:
-            index = len(self.requests)
-            self.requests.append(snapshot)
-        if index >= len(self._responses):
-            raise ModelError(
-                f"scripted model ran out of responses after {len(self._responses)} calls; "
-                f"add more responses to ScriptedModel({self.name!r}) or lower max_steps",
-                kind="exhausted",
-                model=self.name,
-            )
-        return self._responses[index]
-
-    async def acomplete(self, request: ModelRequest) -> ModelResponse:
-        """Same as ``complete``; nothing here blocks."""
-        return self.complete(request)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": "scripted",
-            "name": self.name,
-            "responses": len(self._responses),
-            "calls": len(self.requests),
-            "capacity": _capacity_dict(self.capacity),
-        }
-
-    def __repr__(self) -> str:
-        return f"ScriptedModel(name={self.name!r}, responses={len(self._responses)}, calls={len(self.requests)})"
-
-
-def _scripted(index: int, response: Any) -> ModelResponse:
-    if isinstance(response, ModelResponse):
-        return response
-    if isinstance(response, str):
-        return ModelResponse(text=response, tool_calls=[])
-    if isinstance(response, Sequence) and not isinstance(response, bytes):
-        calls = list(response)
-        if not calls:
-            raise ValueError(f"scripted response #{index} is an empty list; give a text answer or at least one tool_call(...)")
-        for call in calls:
-            if not isinstance(call, ToolCall):
-                raise TypeError(
-                    f"scripted response #{index} must hold tool_call(...) values, got {type(call).__name__}"
-                )
-        return ModelResponse(text=None, tool_calls=calls)
-    raise TypeError(
-        f"scripted response #{index} must be a string, a list of tool_call(...) or a ModelResponse, "
-        f"got {type(response).__name__}"
-    )
-
-
-# --- OpenAICompatibleModel -----------------------------------------------------------------------
 
 
 class OpenAICompatibleModel:
@@ -313,7 +71,7 @@ class OpenAICompatibleModel:
         """The JSON body sent for ``request`` (no secrets: the key travels in a header)."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "system", "content": request.system}, *(_jsonable_message(m) for m in request.messages)],
+            "messages": [{"role": "system", "content": request.system}, *(jsonable_message(m) for m in request.messages)],
         }
         if request.tools:
             body["tools"] = [t.json_schema() for t in request.tools]
@@ -409,7 +167,7 @@ class OpenAICompatibleModel:
             "model": self.model,
             "base_url": self.base_url,
             "timeout": self.timeout,
-            "capacity": _capacity_dict(self.capacity),
+            "capacity": capacity_dict(self.capacity),
         }
 
     def __repr__(self) -> str:
