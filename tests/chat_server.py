@@ -62,7 +62,8 @@ def wire_tool_call(name: str | None, arguments: str, *, id: str = "call_srv_1") 
 class ChatServer:
     """The server; use as a context manager or call ``start()``/``stop()``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, route: str = "/v1/chat/completions") -> None:
+        self.route = route  # the one path answered (another provider's format lives at another path)
         self.received: list[ReceivedRequest] = []
         self._answers: deque[ScriptedAnswer] = deque()
         self._lock = threading.Lock()
@@ -100,6 +101,10 @@ class ChatServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> ChatServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -148,7 +153,7 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 body = raw.decode("utf-8", "replace")
             headers = {k.lower(): v for k, v in self.headers.items()}
             answer = server._record(ReceivedRequest(path=self.path, headers=headers, body=body))
-            if self.path != "/v1/chat/completions":
+            if self.path != server.route:
                 answer = ScriptedAnswer(status=404, body=f"no route {self.path}", content_type="text/plain")
             if answer.delay and server._stopping.wait(answer.delay):
                 return

@@ -162,9 +162,9 @@ async def acall(model: Any, request: ModelRequest) -> ModelResponse:
     return result
 
 
-def is_model(value: Any) -> bool:
-    """Whether ``value`` can be called as a model (it has ``complete`` or ``acomplete``)."""
-    return callable(getattr(value, "complete", None)) or callable(getattr(value, "acomplete", None))
+def is_model(model: Any) -> bool:
+    """Whether ``model`` can be called as a model (it has ``complete`` or ``acomplete``)."""
+    return callable(getattr(model, "complete", None)) or callable(getattr(model, "acomplete", None))
 
 
 def capacity_dict(capacity: Any) -> Any:
