@@ -19,6 +19,11 @@ process reads the runs store through it). Every other class is defined here; the
 them (``models``, ``summaries``, ``offload_store``, ``memory.store``, ``runstore``) re-import them.
 ``tests/test_errors.py`` checks this drawing against the real class hierarchy.
 
+Outside the tree: a wrong argument to a public function (a wrong type, an unknown option) raises the
+built-in ``TypeError`` or ``ValueError`` with a message saying what to pass, and the inspector's
+own faults (a worker that died, a malformed worker report) are its own classes, translated at its
+edge into an error panel or a CLI message.
+
 Every error pickles with its attributes (``kind``, ``code``, ``path``, ...), so it survives a trip
 through ``multiprocessing`` or ``concurrent.futures``.
 """
@@ -52,8 +57,8 @@ class CruxError(Exception):
     """Base class of every error the library raises on purpose."""
 
     def __reduce__(self) -> Any:
-        # The default pickles only ``args`` and calls ``cls(*args)``, which fails for a subclass
-        # whose constructor takes other arguments, and drops attributes such as ``kind``.
+        # The default unpickles with ``cls(*args)``, which fails for a subclass whose constructor
+        # takes other arguments (``ModelError``'s required ``kind=``, ``RunStoreError(path, message)``).
         return _restore, (type(self), self.args, dict(self.__dict__))
 
 
