@@ -91,7 +91,12 @@ def row_ids(page: str) -> list[str]:
 def headings(page: str) -> list[tuple[str, str]]:
     """(module, count text) of each group heading, in order."""
     found = re.findall(r'<span class="mono strong group-name">(.*?)</span>.*?<span class="count group-count">(.*?)</span>', page, re.S)
-    return [(html.unescape(m), c) for m, c in found]
+    return [(text_of(m), c) for m, c in found]
+
+
+def text_of(fragment: str) -> str:
+    """The text a browser shows for an HTML fragment (tags such as <mark> dropped, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
 def facet_counts(page: str) -> dict[str, int]:
@@ -178,14 +183,29 @@ async def test_a_search_that_matches_nothing_says_so_and_offers_to_clear_the_fil
 
 
 async def test_a_hostile_module_name_and_prompt_id_are_escaped_in_the_heading_the_row_and_the_search_box(client: httpx.AsyncClient) -> None:
-    for query in ({}, {"q": "onerror"}, {"q": HOSTILE_MODULE}):
+    page = (await client.get("/")).text
+    assert '<span class="mono strong group-name">&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod</span>' in page
+    for query in ({}, {"q": "onerror"}, {"q": "<script>"}, {"q": HOSTILE_MODULE}):
         page = (await client.get("/", params=query)).text
         assert "<img src=x" not in page and "<script>window" not in page
-        assert '<span class="mono strong group-name">&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod</span>' in page
+        assert (HOSTILE_MODULE, "1") in headings(page)
         assert 'data-module="&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod"' in page
         assert HOSTILE_ID in row_ids(page)
+    marked = (await client.get("/", params={"q": "onerror"})).text
+    assert '&lt;img src=x <mark>onerror</mark>=&#34;window.__xss=1&#34;&gt;mod</span>' in marked  # the mark is ours, the text escaped
+    tag = (await client.get("/", params={"q": "<script>"})).text
+    assert '<mark>&lt;script&gt;</mark>window.__xss=2&lt;/script&gt;&#34;id</a>' in tag
     searched = (await client.get("/", params={"q": HOSTILE_MODULE})).text
     assert 'value="&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod"' in searched
+
+
+async def test_the_words_searched_for_are_marked_in_ids_module_headings_and_files(client: httpx.AsyncClient) -> None:
+    page = (await client.get("/", params={"q": "Refund PY"})).text
+    assert '><mark>refund</mark>-reply</a>' in page and '><mark>refund</mark>-audit</a>' in page
+    assert '<span class="mono strong group-name">billing.<mark>refund</mark>s</span>' in page
+    assert 'billing/<mark>refund</mark>s.<mark>py</mark><span class="dim">:' in page
+    plain = (await client.get("/")).text
+    assert "<mark>" not in plain
 
 
 async def test_the_search_is_a_plain_get_form_that_htmx_submits_in_place(client: httpx.AsyncClient) -> None:

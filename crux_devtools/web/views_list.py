@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from markupsafe import Markup, escape
+
+from .display import displayable
 from .views import IndexView, PromptRow, ReportHeader, index_view
 
 # The statuses a row shows (views.status_chips): the prompt's own status, and "stale" beside it.
@@ -71,6 +74,11 @@ class ListView:
     def clear_href(self) -> str:
         return "/"
 
+    @property
+    def words(self) -> list[str]:
+        """The search's words, as ``matches`` compares them (for ``marked``)."""
+        return self.filters.q.casefold().split()
+
 
 def parse_list_filters(q: str | None, status: str | None) -> tuple[ListFilters, list[str]]:
     """The filters from the query string; a bad value is dropped with a sentence saying why."""
@@ -96,6 +104,30 @@ def matches(row: PromptRow, words: list[str]) -> bool:
     """Every word (case-insensitive) is in the row's id, module or file."""
     haystack = f"{row.id}\n{row.module}\n{row.file}".casefold()
     return all(word in haystack for word in words)
+
+
+def marked(text: str, words: list[str]) -> Markup:
+    """``text`` escaped, with each stretch a search word matched in ``<mark>`` (no marks when case
+    folding changes the text's length, as with "ß": the positions would not line up)."""
+    shown = displayable(text)
+    folded = shown.casefold()
+    if not words or len(folded) != len(shown):
+        return escape(shown)
+    hits = [False] * len(shown)
+    for word in words:
+        start = folded.find(word)
+        while word and start != -1:
+            hits[start:start + len(word)] = [True] * len(word)
+            start = folded.find(word, start + 1)
+    out, i = [], 0
+    while i < len(shown):
+        j = i
+        while j < len(shown) and hits[j] == hits[i]:
+            j += 1
+        piece = escape(shown[i:j])
+        out.append(Markup("<mark>%s</mark>") % piece if hits[i] else piece)
+        i = j
+    return Markup("").join(out)
 
 
 def list_view(report: dict[str, Any], filters: ListFilters, problems: list[str] | None = None) -> ListView:
