@@ -3,7 +3,8 @@
 // - "Clear the filter" also empties the search box (it lives outside the swapped list);
 // - a module group closed by hand stays closed across live updates (sessionStorage), unless the
 //   list is filtered (then every group with a match is shown open);
-// - "expand all" / "collapse all" (shown only with script).
+// - "expand all" / "collapse all" (shown only with script);
+// - a search or filter typed while scrolled down shows its first matches (back to the top).
 // The search itself is a plain GET form that htmx submits as one types (templates/index.html).
 (function () {
   "use strict";
@@ -77,6 +78,15 @@
       });
       if (!filtered()) { saveClosed(all); }
     }
+  });
+
+  // A new search or filter shows its first matches: back to the top when the list was scrolled past
+  // (a live update keeps the scroll, as everywhere else).
+  document.addEventListener("htmx:afterSwap", function (e) {
+    var listing = byId("listing"), from = e.detail.requestConfig && e.detail.requestConfig.elt;
+    if (!listing || !e.detail.target || e.detail.target.id !== "listing") { return; }
+    if (from && from.classList && from.classList.contains("live-hook")) { return; }
+    if (listing.getBoundingClientRect().top < 0) { window.scrollTo(0, 0); }
   });
 
   // On every (re)render of the list: close what was closed by hand, show the group toggles.
