@@ -136,3 +136,22 @@ async def test_a_module_group_closed_by_hand_stays_closed_after_a_live_report(se
         await page.reload()
         await page.wait_for_selector("#listing")
         assert await page.evaluate(f"document.querySelector(\"{group}\").open") is True
+
+
+async def test_without_javascript_the_search_is_a_plain_form_and_the_filters_are_links(server: LiveServer, browser: Any) -> None:
+    context = await browser.new_context(java_script_enabled=False, viewport={"width": 1360, "height": 900})
+    try:
+        page = await context.new_page()
+        await page.goto(server.url + "/")
+        await page.fill("#list-q", "memory")
+        await page.press("#list-q", "Enter")  # the browser submits the GET form: a new page
+        await page.wait_for_url("**/?q=memory*")
+        assert await rows(page) == ["support-with-memory"]
+        await page.click("#listing a.facet-over")
+        await page.wait_for_url("**/?q=memory&status=over")
+        assert await rows(page) == []
+        await page.click("#list-clear")
+        await page.wait_for_url(server.url + "/")
+        assert len(await rows(page)) >= len(EVERY)
+    finally:
+        await context.close()
