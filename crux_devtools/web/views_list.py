@@ -67,10 +67,6 @@ class ListView:
     problems: list[str]
 
     @property
-    def rows(self) -> list[PromptRow]:
-        return [row for group in self.groups for row in group.rows]
-
-    @property
     def clear_href(self) -> str:
         return "/"
 
@@ -96,8 +92,10 @@ def parse_list_filters(q: str | None, status: str | None) -> tuple[ListFilters, 
 
 
 def row_statuses(row: PromptRow) -> set[str]:
-    """The filter keys a row answers to: its status chip's key, and "stale" when it is stale."""
-    return {chip.css.removeprefix("chip-") for chip in row.chips}
+    """The filter keys a row answers to: its status (an unknown one shows as an error chip, so it
+    counts as "error"), and "stale" when it is shown from an earlier load."""
+    own = row.status if row.status in ("fits", "over", "error") else "error"
+    return {own, "stale"} if row.stale else {own}
 
 
 def matches(row: PromptRow, words: list[str]) -> bool:
