@@ -18,6 +18,7 @@ from .paths import asset_dir
 from .security import LocalOnlyMiddleware, SecurityHeadersMiddleware, allowed_host_set
 from .slow_clients import BodyDeadline
 from .views import prompt_href
+from .views_list import marked
 
 
 def make_templates() -> Jinja2Blocks:
@@ -30,6 +31,7 @@ def make_templates() -> Jinja2Blocks:
         finalize=finalize,  # report text may hold surrogates (non-UTF-8 file names): shown as U+FFFD
     )
     env.filters["urlencode"] = url_quote
+    env.filters["marked"] = marked  # search words in <mark>, the rest escaped
     env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
     return Jinja2Blocks(env=env)
 

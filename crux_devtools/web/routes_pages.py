@@ -31,6 +31,7 @@ from .views import (
     status_chips,
     token_bar,
 )
+from .views_list import list_view, parse_list_filters
 from .views_planning import planning_view, run_view
 from .views_sent import sent_view
 from .views_runs import needs_confirmation, run_href, status_chip
@@ -58,10 +59,19 @@ async def url_encoded_form(request: Request) -> dict[str, str]:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def index(request: Request) -> Response:
+async def index(request: Request, q: str | None = Query(None), status: str | None = Query(None)) -> Response:
+    """The prompt list, narrowed by ``q`` (id, module, file) and ``status``; grouped by module.
+
+    An htmx request (a search as one types, a status filter, a live update) gets the list block, and
+    ``HX-Replace-Url`` keeps the address bar on the page's state, so it can be shared or reloaded."""
     report = request.app.state.session.report or {}
-    view = index_view(report)
-    return render(request, "index.html", {"view": view}, block="listing" if wants_block(request) else None)
+    filters, problems = parse_list_filters(q, status)
+    view = list_view(report, filters, problems)
+    if wants_block(request):
+        response = render(request, "index.html", {"view": view}, block="listing")
+        response.headers["HX-Replace-Url"] = filters.href()
+        return response
+    return render(request, "index.html", {"view": view})
 
 
 def parse_budget(raw: str | None) -> tuple[int | None, str | None]:

@@ -49,6 +49,8 @@ class PromptRow:
     examples: int
     has_model: bool
     href: str
+    status: str = "error"  # the report's status ("fits" | "over" | "error"), what the list filters on
+    stale: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,8 @@ def index_view(report: dict[str, Any]) -> IndexView:
             examples=len(p.get("examples") or []),
             has_model=bool(p.get("has_model")),
             href=prompt_href(p["id"]),
+            status=str(p.get("status", "error")),
+            stale=is_stale(report, p),
         )
         for p in report.get("prompts", [])
     ]
