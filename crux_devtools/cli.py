@@ -40,7 +40,7 @@ async def _inspect(
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        report = dict(session.report or {})
+        report: dict[str, Any] = dict(session.report or {})
         prompts = report.get("prompts", [])
         if prompt_id is not None:
             prompts = [p for p in prompts if p["id"] == prompt_id]
@@ -297,17 +297,18 @@ async def _run_once(root: Path, timeout: float, prompt_id: str, example: str | N
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        report = session.report or {}
+        report = session.report
+        prompts = report["prompts"] if report is not None else []
         prompt = find_prompt(report, prompt_id)
         if prompt is None:
-            errors = report.get("errors") or []
+            errors = report["errors"] if report is not None else []
             if errors:
                 first = errors[0]
-                raise click.ClickException(f"the project did not load: {first.get('file')}:{first.get('line')}: {first['type']}: {first['message']}")
-            known = ", ".join(p["id"] for p in report.get("prompts", [])) or "none"
+                raise click.ClickException(f"the project did not load: {first['file']}:{first['line']}: {first['type']}: {first['message']}")
+            known = ", ".join(p["id"] for p in prompts) or "none"
             raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
-        if not prompt.get("has_model"):
-            runnable = ", ".join(p["id"] for p in report.get("prompts", []) if p.get("has_model")) or "none"
+        if not prompt["has_model"]:
+            runnable = ", ".join(p["id"] for p in prompts if p["has_model"]) or "none"
             raise click.ClickException(
                 f"{prompt['kind']} {prompt_id!r} has no model to call; runnable: {runnable}. "
                 "Give the agent a model adapter, or the prompt model=ScriptedModel([...]) or another adapter"

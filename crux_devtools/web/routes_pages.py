@@ -14,6 +14,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from ..inspector.api import find_prompt, is_stale
+from ..inspector.errors import FailedExample, LoadError
+from ..inspector.report_types import PromptReport, Report
 from .display import raw_query_value
 from .input_check import parse_and_check
 from .runs_access import recent_runs
@@ -28,6 +30,7 @@ from .views import (
     offered_tools,
     part_views,
     report_header,
+    shown_report,
     status_chips,
     token_bar,
 )
@@ -59,7 +62,7 @@ async def url_encoded_form(request: Request) -> dict[str, str]:
 
 @router.get("/", response_class=HTMLResponse)
 async def index(request: Request) -> Response:
-    report = request.app.state.session.report or {}
+    report = shown_report(request.app.state.session)
     view = index_view(report)
     return render(request, "index.html", {"view": view}, block="listing" if wants_block(request) else None)
 
@@ -77,11 +80,11 @@ def parse_budget(raw: str | None) -> tuple[int | None, str | None]:
 
 
 async def build_prompt_view(
-    request: Request, prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str,
+    request: Request, prompt: PromptReport, example: str | None, budget: int | None, input_text: str,
     budget_for: str | None = None, view_name: str | None = None,
 ) -> PromptView:
     session = request.app.state.session
-    report = session.report or {}
+    report = shown_report(session)
     header = report_header(report)
     ctl = controls(prompt, example, budget, input_text, budget_for, view_name)
     view = PromptView(
@@ -110,13 +113,13 @@ async def build_prompt_view(
             )
         except Exception as exc:  # the worker's failure becomes an error panel, never a 500
             log.warning("evaluating %s failed: %s", prompt["id"], exc)
-            view.example_report = {"name": ctl.example, "input": custom or {}, "error": {"type": type(exc).__name__, "message": str(exc)}}
-    ex = view.example_report or {}
-    inspection = ex.get("inspection")
-    view.planning = planning_view(view.example_report, prompt.get("plan_model"))
+            view.example_report = FailedExample(ctl.example or "custom", custom or {}, LoadError.plain(type(exc).__name__, str(exc))).to_dict()
+    ex = view.example_report
+    inspection = ex["inspection"] if ex is not None else None
+    view.planning = planning_view(ex, prompt["plan_model"])
     # One status for the example, decided in the worker from the plan (api.py: ExampleReport["status"]).
-    view.status = str(ex.get("status") or ("error" if ex.get("error") else "fits"))
-    if isinstance(inspection, dict):
+    view.status = ex["status"] if ex is not None else "fits"
+    if inspection is not None:
         view.inspection = inspection
         view.colours = colour_map(prompt, inspection)
         view.parts = part_views(inspection, view.colours, prompt)
@@ -125,7 +128,7 @@ async def build_prompt_view(
         view.tools, view.unsent_tools = offered_tools(inspection, view.sent)
         # Versions are compared as loaded (the report's own budget), so a slider move is not a "change".
         previous = session.previous_system(prompt["id"], ctl.example) if ctl.example and custom is None else None
-        baseline = ((cached or {}).get("inspection") or {}).get("system")
+        baseline = ((cached["inspection"] if cached is not None else None) or {}).get("system")
         view.diff = diff_view(previous, baseline if custom is None else None)
     if view.example_report is not None:
         view.chips = status_chips(view.status, is_stale(report, prompt))
@@ -147,7 +150,7 @@ async def prompt_page_by_query(request: Request, id: str = Query(...)) -> Respon
 async def show_prompt(request: Request, prompt_id: str) -> Response:
     """The page (or, for htmx, its report block); the page state comes from the query string."""
     query = request.query_params
-    report = request.app.state.session.report or {}
+    report = shown_report(request.app.state.session)
     prompt = lookup_prompt(report, prompt_id)
     if prompt is None:
         return missing(request, report, prompt_id)
@@ -161,7 +164,7 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 
 
-def missing(request: Request, report: dict[str, Any], prompt_id: str) -> Response:
+def missing(request: Request, report: Report, prompt_id: str) -> Response:
     context = {"view": index_view(report), "missing": prompt_id}
     if wants_block(request):  # a live update after a rename: say so in place (htmx ignores a 404)
         return render(request, "missing.html", context, block="gone")
@@ -184,7 +187,7 @@ async def prepare_and_show(request: Request, prompt_id: str) -> Response:
     session = request.app.state.session
     prompt = lookup_prompt(session.report, prompt_id)
     if prompt is None:
-        return missing(request, session.report or {}, prompt_id)
+        return missing(request, shown_report(session), prompt_id)
     form = await url_encoded_form(request)
     value, budget_error = parse_budget(form.get("budget"))
     budget_for = form.get("budget_for") or None
