@@ -134,3 +134,20 @@ def test_a_load_error_from_an_exception_points_at_the_project_line(tmp_path: Pat
     ERRORS.validate_python([error.to_dict()])
     assert error.located("other.py", 1) is error
     assert LoadError.plain("X", "y").located("other.py", 1).file == "other.py"
+
+
+def test_the_front_end_fakes_hold_reports_of_the_same_shape(tmp_path: Path) -> None:
+    """The web and TUI tests run on fake sessions: their reports must be real reports' shape, or a
+    front-end test could pass on a key the engine never sends."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import tui_fakes
+    import web_fakes
+
+    tui = tui_fakes.FakeSession()
+    valid_report(tui.build_report())
+    valid_report(tui.build_report(errors=[LoadError.plain("SyntaxError", "invalid syntax", file="support.py", line=3).to_dict()], stale=True))
+    web = web_fakes.FakeSession(tmp_path)
+    valid_report(web.report)
+    ERRORS.validate_python([web_fakes.load_error("prompts.py", 3, "invalid syntax")])
