@@ -17,7 +17,7 @@ import pytest
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from crux_devtools.inspector.errors import FailedExample, LoadError
-from crux_devtools.inspector.report_types import ExampleReport, LoadErrorDict, PrepareResult, Report
+from crux_devtools.inspector.report_types import ExampleReport, LoadErrorDict, PlanErrorDict, PrepareResult, Report
 from crux_devtools.inspector.session import ProjectSession
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,6 +112,16 @@ async def test_failing_examples_and_a_refused_request_match_the_types(tmp_path: 
         assert missing["error"] is not None
         prepared = await s.prepare_summaries("orders", example="good")
         PREPARED.validate_python([prepared])
+
+
+def test_the_planners_refusal_is_a_plan_error_dict() -> None:
+    """``preview_error`` holds only ``RequestCompositionError.to_dict()``: its shape is the type's."""
+    from crux_devtools.core.errors import invalid_composition
+
+    refusal = invalid_composition("two different tools are named 'search'", contributor="docs").to_dict()
+    TypeAdapter(list[PlanErrorDict], config=STRICT).validate_python([refusal])
+    example = FailedExample("x", {}, LoadError.plain("X", "y")).to_dict()
+    valid_example({**example, "error": None, "preview_error": refusal, "status": "error"})
 
 
 def test_the_failed_example_value_has_every_key_of_an_example_report() -> None:

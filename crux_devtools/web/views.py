@@ -1,7 +1,9 @@
 """View-models: small objects the templates read, built from the session's report dicts.
 
 Templates only lay these out; every decision (what dropped, why, which rung) was made by the core
-and arrives in the report. Reports from other layers (planning, runs) are read defensively.
+and arrives in the report. The report's own keys are read as ``inspector/report_types.py`` types
+them (always there, so no defaults); the core's values inside it (an inspection, a plan) and
+recorded runs are read defensively.
 """
 
 from __future__ import annotations
