@@ -150,7 +150,7 @@ def check(directory: str, timeout: float) -> None:
     if lines:
         click.echo(f"{len(lines)} failure(s) in {len(report['prompts'])} prompt(s)", err=True)
         click.get_current_context().exit(1)
-    if report.get("notice"):
+    if report["notice"]:
         click.echo(report["notice"], err=True)
     click.echo(f"ok: {len(report['prompts'])} prompt(s), {examples} example(s), no failures")
 

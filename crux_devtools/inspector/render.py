@@ -140,7 +140,7 @@ def render_example(example: ExampleReport, brief: bool = False) -> str:
     for drop in inspection["dropped_contexts"]:
         out.append(f"    dropped: {drop['id']} (priority {drop['priority']}, {drop['tokens']} tokens, {drop['reason']})")
     out.append(f"    tools: {', '.join(inspection['tools']) or 'none'}")
-    if example.get("truncated"):
+    if example["truncated"]:
         out.append("    note: long texts were truncated in this report; token counts are of the full text")
     preview = example.get("preview")
     if preview:
@@ -153,8 +153,8 @@ def render_example(example: ExampleReport, brief: bool = False) -> str:
         for candidate in preview.get("candidates") or []:
             mark = "selected" if candidate.get("selected") else (candidate.get("rejection_reason") or "-")
             out.append(f"      candidate {candidate.get('contributor')} @ {candidate.get('representation')}: {candidate_tokens(candidate)}, {mark}")
-    failure = example.get("preview_error")
-    if failure:
+    failure = example["preview_error"]
+    if failure is not None:
         out.append(f"    plan failed: {failure['code']}: {one_line(failure['message'])}")
     return "\n".join(out)
 

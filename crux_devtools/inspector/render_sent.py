@@ -114,7 +114,7 @@ def sent_lines(preview: dict[str, Any], brief: bool, parts: dict[str, dict[str, 
 def summary_lines(example: ExampleReport) -> list[str]:
     """The summary rungs of this example: prepared or not (never ``None tokens``)."""
     out = []
-    for s in example.get("summaries") or []:
+    for s in example["summaries"]:
         state = "prepared" if s.get("prepared") else "not prepared"
         needs = " (needs its model to prepare)" if s.get("needs_model") and not s.get("prepared") else ""
         out.append(f"    summary of {s.get('contributor')} ({s.get('strategy')}): {state}{needs}")
@@ -154,6 +154,6 @@ def render_sent_example(prompt: PromptReport, example: ExampleReport, brief: boo
             mark = "selected" if c.get("selected") else f"rejected ({c.get('rejection_reason') or '-'})"
             rung = f"authored: {c['variant']}" if c.get("variant") else c.get("representation")
             out.append(f"      {c.get('contributor')} @ {rung}: {candidate_tokens(c)}, {mark}")
-    if example.get("truncated"):
+    if example["truncated"]:
         out.append("    note: long texts were truncated in this report; token counts are of the full text")
     return "\n".join(out)

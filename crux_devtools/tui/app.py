@@ -352,16 +352,16 @@ class CruxTui(RequestActions, RunsTabApp):
 
     def action_run(self) -> None:
         prompt = rp.find_prompt(self.session.report, self.prompt_id)
-        if prompt is None or not prompt.get("has_model"):
+        if prompt is None or not prompt["has_model"]:
             self.notify("Only an agent with a model can be run: select one on the left.", severity="warning")
             return
         if any(w.group == "run" and w.is_running for w in self.workers):
             self.notify("A run is already under way; its result will open in Runs.", severity="warning")
             return
-        if prompt.get("model_kind") != "scripted":  # a real model: it costs money and runs real tools
+        if prompt["model_kind"] != "scripted":  # a real model: it costs money and runs real tools
             from .screens import ConfirmRun
 
-            self.push_screen(ConfirmRun(prompt["id"], prompt.get("model_kind")), callback=lambda yes: self.start_run(prompt["id"]) if yes else None)
+            self.push_screen(ConfirmRun(prompt["id"], prompt["model_kind"]), callback=lambda yes: self.start_run(prompt["id"]) if yes else None)
             return
         self.start_run(prompt["id"])
 

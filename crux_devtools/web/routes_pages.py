@@ -98,10 +98,10 @@ async def build_prompt_view(
     )
     custom: dict[str, Any] | None = None
     if input_text.strip():
-        custom, view.input_errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        custom, view.input_errors = parse_and_check(input_text, prompt["input_schema"])
         if view.input_errors:
             return view
-    cached = next((e for e in prompt.get("examples") or [] if e.get("name") == ctl.example), None)
+    cached = next((e for e in prompt["examples"] if e["name"] == ctl.example), None)
     if custom is None and budget is None and cached is not None:
         view.example_report = cached
     elif custom is not None or ctl.example is not None or budget is not None:
@@ -194,7 +194,7 @@ async def prepare_and_show(request: Request, prompt_id: str) -> Response:
     input_text = form.get("input", "")
     custom = None
     if input_text.strip():
-        custom, errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        custom, errors = parse_and_check(input_text, prompt["input_schema"])
         if errors:
             custom = None
     ctl = controls(prompt, form.get("example") or None, value, input_text, budget_for)
@@ -228,7 +228,7 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
     prompt = lookup_prompt(session.report, prompt_id)
     if prompt is None:
         return render(request, "_run.html", {"run": None, "problem": f"no prompt or agent with id {prompt_id!r}"}, status=404)
-    if not prompt.get("has_model"):
+    if not prompt["has_model"]:
         return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
     form = await url_encoded_form(request)
     if needs_confirmation(prompt) and form.get("confirm") != "yes":  # a second click, on the confirm button
@@ -238,7 +238,7 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
     input_text = form.get("input", "")
     custom = None
     if input_text.strip():
-        custom, errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        custom, errors = parse_and_check(input_text, prompt["input_schema"])
         if errors:
             problem = "; ".join(f"{e.field or 'input'}: {e.message}" for e in errors)
             return render(request, "_run.html", {"run": None, "problem": problem}, status=422)

@@ -131,7 +131,7 @@ def planning_view(example_report: ExampleReport | None, plan_model: PlanModel | 
     if preview is None:
         return PlanningView(available=False, reason="planning not available", error=error)
     groups: dict[str, list[CandidateRow]] = {}
-    summaries = {str(s.get("contributor")): s for s in example_report.get("summaries") or [] if isinstance(s, dict)}
+    summaries = {str(s.get("contributor")): s for s in example_report["summaries"] if isinstance(s, dict)}
     for c in preview.get("candidates") or []:
         if not isinstance(c, dict):
             continue

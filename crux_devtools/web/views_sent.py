@@ -151,7 +151,7 @@ def sent_view(example_report: ExampleReport | None, colours: dict[str, int], pro
         input_tokens=int(planned.get("input_tokens") or 0),
         max_input_tokens=planned.get("max_input_tokens"),
         optimize_at=planned.get("optimize_at"),
-        truncated=bool(example_report.get("truncated")),
+        truncated=example_report["truncated"],
     )
     sent = planned.get("sent")
     if planned.get("status") == "over-limit" or not isinstance(sent, dict):

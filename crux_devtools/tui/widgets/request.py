@@ -70,7 +70,7 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
             rung = f"authored: {a['variant']}" if a.get("variant") else str(a.get("representation"))
             line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
         items.append(line)
-    missing = [s for s in example.get("summaries") or [] if not s.get("prepared")]
+    missing = [s for s in example["summaries"] if not s["prepared"]]
     for s in missing:
         how = "press P (calls its model)" if s.get("needs_model") else "press p to prepare it (no model needed)"
         items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): not prepared; {how}", style="cyan"))
@@ -188,7 +188,7 @@ def request_items(prompt: PromptReport | None, example: ExampleReport | None, se
     max_tokens = preview["sent"].get("max_tokens")
     reserve = preview.get("output_reserve")
     items.append(Text(f"max_tokens {max_tokens:,}" if max_tokens is not None else f"max_tokens not set (output reserve {reserve:,} planned)" if isinstance(reserve, int) else "max_tokens not set", style="dim"))
-    if example.get("truncated"):
+    if example["truncated"]:
         items.append(Text("Long texts were cut in this report; token counts are of the full text.", style="yellow"))
     return items, selected
 
