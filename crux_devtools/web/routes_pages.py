@@ -13,7 +13,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from ..inspector.api import find_prompt, is_stale
+from ..inspector.api import failed_run, find_prompt, is_stale
 from ..inspector.errors import FailedExample, LoadError
 from ..inspector.report_types import PromptReport, Report
 from .display import raw_query_value
@@ -205,7 +205,7 @@ async def prepare_and_show(request: Request, prompt_id: str) -> Response:
         )
     except Exception as exc:  # shown in the page: a failing summary model must not take it down
         log.warning("preparing summaries of %s failed: %s", prompt_id, exc)
-        result = {"prepared": [], "skipped": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
+        result = {"prepared": [], "skipped": [], "error": LoadError.plain(type(exc).__name__, str(exc)).to_dict()}
     prompt = lookup_prompt(session.report, prompt_id) or prompt  # the report the reload made
     page = await build_prompt_view(request, prompt, ctl.example, value, input_text, budget_for, form.get("view"))
     context = {"view": page, "budget_error": budget_error, "prepared": result, "contributor": form.get("contributor")}
@@ -246,7 +246,7 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
         result = await session.run(prompt["id"], example=example, input=custom)
     except Exception as exc:  # shown in the run panel: a failing agent must not take the page down
         log.warning("running %s failed: %s", prompt_id, exc)
-        result = {"text": None, "steps": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
+        result = failed_run(prompt["id"], LoadError.plain(type(exc).__name__, str(exc)).to_dict(), input=custom)
     link = run_href(str(result["id"])) if result.get("id") and result.get("recorded", True) else None
     context = {"run": run_view(result), "problem": None, "run_link": link, "record_error": result.get("record_error"),
                "status": status_chip(result["status"]) if result.get("status") else None}
