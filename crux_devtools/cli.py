@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from .inspector.report_types import PromptReport, Report
 
 TIMEOUT_HELP = "Seconds user code may run per module import or example before the worker is killed."
 
@@ -33,22 +36,25 @@ async def _inspect(
     data: dict[str, Any] | None,
     token_budget: int | None,
     input_budget: int | None = None,
-) -> dict[str, Any]:
+) -> Report:
     from .inspector.evaluate import planned_tokens, status_of
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        report = dict(session.report or {})
-        prompts = report.get("prompts", [])
+        loaded = session.report
+        if loaded is None:  # start() holds a report after its first load, even a failed one
+            raise click.ClickException(f"{root}: the project was not loaded")
+        report = loaded.copy()
+        prompts = report["prompts"]
         if prompt_id is not None:
             prompts = [p for p in prompts if p["id"] == prompt_id]
-            if not prompts and not report.get("errors"):
-                known = ", ".join(p["id"] for p in report.get("prompts", [])) or "none"
+            if not prompts and not report["errors"]:
+                known = ", ".join(p["id"] for p in report["prompts"]) or "none"
                 raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
         if example is not None or data is not None or token_budget is not None or input_budget is not None:
-            chosen = []
+            chosen: list[PromptReport] = []
             for prompt in prompts:
                 if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
                     if prompt_id is None:
@@ -144,7 +150,7 @@ def check(directory: str, timeout: float) -> None:
     if lines:
         click.echo(f"{len(lines)} failure(s) in {len(report['prompts'])} prompt(s)", err=True)
         click.get_current_context().exit(1)
-    if report.get("notice"):
+    if report["notice"]:
         click.echo(report["notice"], err=True)
     click.echo(f"ok: {len(report['prompts'])} prompt(s), {examples} example(s), no failures")
 
@@ -297,17 +303,18 @@ async def _run_once(root: Path, timeout: float, prompt_id: str, example: str | N
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        report = session.report or {}
+        report = session.report
+        prompts = report["prompts"] if report is not None else []
         prompt = find_prompt(report, prompt_id)
         if prompt is None:
-            errors = report.get("errors") or []
+            errors = report["errors"] if report is not None else []
             if errors:
                 first = errors[0]
-                raise click.ClickException(f"the project did not load: {first.get('file')}:{first.get('line')}: {first['type']}: {first['message']}")
-            known = ", ".join(p["id"] for p in report.get("prompts", [])) or "none"
+                raise click.ClickException(f"the project did not load: {first['file']}:{first['line']}: {first['type']}: {first['message']}")
+            known = ", ".join(p["id"] for p in prompts) or "none"
             raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
-        if not prompt.get("has_model"):
-            runnable = ", ".join(p["id"] for p in report.get("prompts", []) if p.get("has_model")) or "none"
+        if not prompt["has_model"]:
+            runnable = ", ".join(p["id"] for p in prompts if p["has_model"]) or "none"
             raise click.ClickException(
                 f"{prompt['kind']} {prompt_id!r} has no model to call; runnable: {runnable}. "
                 "Give the agent a model adapter, or the prompt model=ScriptedModel([...]) or another adapter"

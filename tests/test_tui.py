@@ -241,7 +241,7 @@ async def test_tools_tab_names_sources_and_planning_tab_says_when_there_is_no_pl
         row = next(line for line in detail_lines(app) if "lookup_order" in line)
         assert "billing" in row and "yes" in row and row.rstrip().endswith(str(tokens))
         broken = session.report["prompts"][0]["examples"][0]
-        broken["preview"], broken["preview_error"] = None, {"code": "INVALID_COMPOSITION", "message": "no plan"}
+        broken["preview"], broken["preview_error"] = None, {"code": "INVALID_COMPOSITION", "message": "no plan", "diagnostics": [], "request_id": None}
         app.query_one(PromptTree).select_prompt("triage-agent")
         await settle(pilot)
         app.query_one(PromptTree).select_prompt("support-reply")
@@ -443,18 +443,18 @@ def test_budget_steps_are_a_tenth_of_the_current_total_and_never_below_one() -> 
 def test_status_line_names_the_budget_in_force_and_never_says_none_when_there_is_one() -> None:
     from crux_devtools.tui.widgets.status_line import status_text
 
-    shown = {"status": "fits", "inspection": {"token_budget": 150, "fits": True}, "preview": {"input_tokens": 222, "max_input_tokens": 5292, "status": "fits"}}
+    shown = {"status": "fits", "inspection": {"token_budget": 150, "fits": True}, "preview": {"input_tokens": 222, "max_input_tokens": 5292, "status": "fits"}, "preview_error": None}
     prompt = {"id": "budgeted-reply", "kind": "prompt", "default_budget": None}
     line = status_text(prompt, "a", ["a"], None, False, None, "system", shown).plain
     assert "input 222 of 5,292 ✓ fits  token_budget 150 (prompt)" in line
     assert "token_budget 90 (set)" in status_text(prompt, "a", ["a"], 90, False, None, "system", shown).plain
     agent = {"id": "support-agent", "kind": "agent", "default_budget": 4000}
     assert "input budget 4,000 (agent)" in status_text(agent, "a", ["a"], None, False, None, "request", shown).plain
-    assert "input budget none" in status_text({"id": "p"}, None, [], None, False, None, "request").plain
+    assert "input budget none" in status_text({"id": "p", "kind": "prompt", "default_budget": None}, None, [], None, False, None, "request").plain
     over = {**shown, "status": "over", "inspection": {"token_budget": 10, "fits": False}}
     line = status_text(prompt, "a", ["a"], None, False, None, "system", over).plain
     assert "▲ over token_budget" in line and "fits" not in line
-    too_big = {"status": "over", "inspection": {"fits": True}, "preview": {"input_tokens": 9000, "max_input_tokens": 5292, "status": "over-limit"}}
+    too_big = {"status": "over", "inspection": {"fits": True}, "preview": {"input_tokens": 9000, "max_input_tokens": 5292, "status": "over-limit"}, "preview_error": None}
     line = status_text(prompt, "a", ["a"], None, False, None, "system", too_big).plain
     assert "input 9,000 of 5,292 ▲ over-limit" in line and "fits" not in line
 

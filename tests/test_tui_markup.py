@@ -184,7 +184,7 @@ async def test_markup_in_notifications_is_shown_literally() -> None:
 def test_rich_tables_never_parse_user_text_as_markup(render: str) -> None:
     """Rich tables parse plain ``str`` cells as markup: every cell built from user data is a Text."""
     console = Console(width=200, record=True, color_system=None)
-    example = {"inspection": {"tools": [TOOL_NAME], "tool_sources": {TOOL_NAME: "[/]"}}, "preview": markup_preview()}
+    example = {"inspection": {"tools": [TOOL_NAME], "tool_sources": {TOOL_NAME: "[/]"}}, "preview": markup_preview(), "preview_error": None, "summaries": []}
     if render == "planning":
         console.print(render_planning(example))
         shown = console.export_text()

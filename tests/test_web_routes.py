@@ -215,7 +215,7 @@ async def test_a_memory_part_says_what_it_found_and_left_out_escaped(tmp_path: P
 
 async def test_a_context_defined_at_module_level_links_to_its_line(client: httpx.AsyncClient, session: FakeSession) -> None:
     prompt_report = next(p for p in session.report["prompts"] if p["id"] == "support-reply")
-    prompt_report["contexts"] = [{"id": "house-rules", "kind": "context", "file": "rules/house.py", "line": 7}]
+    prompt_report["contexts"] = [{"id": "house-rules", "kind": "context", "owner": "support-reply", "conditional": False, "priority": 50, "tools": [], "ladder": None, "file": "rules/house.py", "line": 7}]
     r = await client.get("/prompts/support-reply?example=billing")
     link = '<a class="mono src-link" href="/source?file=rules/house.py&amp;line=7" title="defined at rules/house.py:7">house-rules</a>'
     assert r.text.count(link) == 2  # its label in the system text, and its row in the contributors

@@ -90,7 +90,7 @@ async def test_every_offered_tool_shows_its_description_schema_and_cost(client: 
 
 
 async def test_an_omitted_context_is_listed_as_not_sent_with_the_tools_that_left_with_it(client: httpx.AsyncClient, session: FakeSession) -> None:
-    session.report["prompts"][0]["contexts"] = [{"id": "catalog", "tools": ["lookup_sku"]}]
+    session.report["prompts"][0]["contexts"] = [{"id": "catalog", "kind": "context", "owner": "ladders", "conditional": False, "priority": 50, "tools": ["lookup_sku"], "ladder": None, "file": None, "line": None}]
     r = await client.get("/prompts/ladders?budget_for=request&budget=400")
     planned = the_preview(session, 400)
     assert ("catalog", "omitted") in {(a["contributor"], a["representation"]) for a in planned["adaptations"]}

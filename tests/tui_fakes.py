@@ -294,6 +294,7 @@ def example_report(
         "inspection": inspection,
         "preview": plan,
         "preview_error": None,
+        "truncated": False,
         "summaries": summary_states(plan),
     }
 
@@ -318,6 +319,9 @@ def prompt_report(p: Prompt, line: int, store: SummaryStore | None = None) -> di
             "conditional": r.conditional,
             "priority": r.context.priority,
             "tools": [t.name for t in r.context.tools],
+            "ladder": type(r.ladder).__name__ if r.ladder is not None else None,
+            "file": None,
+            "line": None,
         }
         for r in p.contexts()
     ]
@@ -337,6 +341,7 @@ def prompt_report(p: Prompt, line: int, store: SummaryStore | None = None) -> di
         "has_model": is_agent,
         "model_kind": "scripted" if is_agent else None,
         "examples": examples,
+        "note": None,
     }
 
 
@@ -365,6 +370,8 @@ class FakeSession:
             "errors": errors or [],
             "prompts": [prompt_report(p, 10 + 20 * i, self.summary_store) for i, p in enumerate(self.prompts.values())],
             "hash": f"h{self.version}",
+            "notice": None,
+            "modules_found": True,
         }
 
     @property

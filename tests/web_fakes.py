@@ -215,11 +215,13 @@ class FakeSession:
                 "tools": sorted((first.get("inspection") or {}).get("tools", [])), "default_budget": None,
                 "status": status_of(examples), "total_tokens": planned_tokens(first),
                 "has_model": p.id in self.agent_ids, "plan_model": self.defaults.plan_model(self._target(p)), "examples": examples,
+                "note": None,
             })
         for entry in prompts:  # the fake's agents run a ScriptedModel: Run needs no confirmation
             entry["model_kind"] = "scripted" if entry["has_model"] else None
         body = {"version": self.version, "project": str(self.root), "generated_at": datetime.now(UTC).isoformat(),
-                "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts}
+                "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts,
+                "notice": None, "modules_found": True}
         body["hash"] = hashlib.sha256(json.dumps(prompts, sort_keys=True).encode()).hexdigest()[:16]
         self._report = body
         self.history.append(body)

@@ -4,7 +4,11 @@ The engine (``session.py``) implements ``ProjectSession``; the web app (``crux_d
 the TUI (``crux_devtools/tui``) are thin adapters that only read reports and call these methods.
 Front-end tests may use any object with the same methods (a fake session).
 
-A *report* is plain JSON-serialisable data (``dict``) produced by the worker process:
+A *report* is plain JSON-serialisable data (``dict``) produced by the worker process. Its typed form
+is ``report_types.py`` (``Report``, ``PromptReport``, ``ExampleReport``, ``LoadErrorDict``,
+``PlanErrorDict``, ...; re-exported here): the front ends annotate what they read with it, so mypy
+checks them, and a test validates real reports against it. Every ``LoadError`` is built by
+``errors.LoadError`` (one constructor per kind of fault) and stored as its ``to_dict()``.
 
     {
       "version": int,                 # increments on each new report held by the session
@@ -38,8 +42,11 @@ A *report* is plain JSON-serialisable data (``dict``) produced by the worker pro
       "error": LoadError | None,      # validation or callback failure for this example
       "inspection": dict | None,      # Inspection.to_dict()
       "preview": dict | None,         # RequestPreview.to_dict() (planning layer), if available
-      "preview_error": dict | None,   # RequestCompositionError.to_dict() or LoadError
-    }
+      "preview_error": PlanError | None,  # the planner refused: RequestCompositionError.to_dict()
+    }                                 # (any other exception while planning is the example's "error")
+
+    PlanError = {"code": str, "message": str, "diagnostics": [{"id", "code", "contributor", "tokens",
+                 "message"}], "request_id": str | None}
 
 Events reach subscribers as ``SessionEvent`` values, on the session's event loop.
 
@@ -142,6 +149,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
+from .report_types import ExampleReport, LoadErrorDict, PlanErrorDict, PrepareResult, PromptReport, Report
+
 EventKind = Literal["loading", "report", "error", "runs"]
 
 
@@ -160,41 +169,41 @@ class SessionEvent:
         return asdict(self)
 
 
-def failed_run(target: str, error: dict[str, Any], *, input: Any = None, kind: str | None = None) -> dict[str, Any]:
+def failed_run(target: str, error: LoadErrorDict, *, input: Any = None, kind: str | None = None) -> dict[str, Any]:
     """A run that never started (not runnable, worker fault), in the shape of a recorded run."""
     return {
-        "id": None, "target": target, "kind": kind, "file": error.get("file"), "line": error.get("line"), "origin": "inspector",
+        "id": None, "target": target, "kind": kind, "file": error["file"], "line": error["line"], "origin": "inspector",
         "started_at": None, "duration_ms": None, "status": "error", "error": error, "model": None, "input": input,
         "text": None, "usage": None, "steps": [], "recorded": False,
     }
 
 
-def find_prompt(report: dict[str, Any] | None, prompt_id: str | None) -> dict[str, Any] | None:
+def find_prompt(report: Report | None, prompt_id: str | None) -> PromptReport | None:
     """The ``PromptReport`` with this id in ``report``, or ``None``: the one lookup both front ends use."""
-    if not report or prompt_id is None:
+    if report is None or prompt_id is None:
         return None
-    return next((p for p in report.get("prompts", []) if p.get("id") == prompt_id), None)
+    return next((p for p in report["prompts"] if p["id"] == prompt_id), None)
 
 
-def is_stale(report: dict[str, Any] | None, prompt: dict[str, Any] | None) -> bool:
+def is_stale(report: Report | None, prompt: PromptReport | None) -> bool:
     """Whether ``prompt`` is shown from an earlier load because its module failed to load now.
 
     Staleness is per module (``PromptReport["stale"]``); a report without it is stale as a whole.
     """
     if prompt is not None and "stale" in prompt:
-        return bool(prompt["stale"])
-    return bool((report or {}).get("stale"))
+        return prompt["stale"]
+    return report is not None and report["stale"]
 
 
-def has_ladders(prompt: dict[str, Any]) -> bool:
+def has_ladders(prompt: PromptReport) -> bool:
     """Whether the planner found ladder rungs to choose from in any example of ``prompt``."""
-    return any((ex.get("preview") or {}).get("candidates") for ex in prompt.get("examples") or [])
+    return any(ex["preview"] is not None and ex["preview"].get("candidates") for ex in prompt["examples"])
 
 
-def default_budget_target(prompt: dict[str, Any]) -> str:
+def default_budget_target(prompt: PromptReport) -> str:
     """What a budget control limits by default: ``"request"`` (the planner picks ladder rungs) for
     agents and prompts with ladders, else ``"system"`` (the resolver drops whole contexts)."""
-    return "request" if prompt.get("kind") == "agent" or has_ladders(prompt) else "system"
+    return "request" if prompt["kind"] == "agent" or has_ladders(prompt) else "system"
 
 
 class SessionLike(Protocol):
@@ -204,7 +213,7 @@ class SessionLike(Protocol):
     history_warning: str | None  # why history is off (a damaged or read-only .crux), for the UIs to show
 
     @property
-    def report(self) -> dict[str, Any] | None:
+    def report(self) -> Report | None:
         """The latest report (the last good one, ``stale`` set, when the latest load failed)."""
         ...
 
@@ -230,7 +239,7 @@ class SessionLike(Protocol):
         input: dict[str, Any] | None = None,
         token_budget: int | None = None,
         input_budget: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> ExampleReport:
         """One example (or a custom input) of one prompt, re-evaluated in the worker with a budget.
 
         Returns an ``ExampleReport``. ``input`` takes precedence over ``example``.
@@ -255,7 +264,7 @@ class SessionLike(Protocol):
         contributor: str | None = None,
         allow_models: bool = False,
         token_budget: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> PrepareResult:
         """Prepare an example's missing summaries in the project's summary store, then reload.
 
         Returns ``{"prepared": [...], "skipped": [...], "error": LoadError | None}`` (see above).
@@ -265,3 +274,9 @@ class SessionLike(Protocol):
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         """The system text of this prompt and example in the previous distinct report, if any."""
         ...
+
+
+__all__ = [
+    "EventKind", "ExampleReport", "LoadErrorDict", "PlanErrorDict", "PrepareResult", "PromptReport", "Report",
+    "SessionEvent", "SessionLike", "default_budget_target", "failed_run", "find_prompt", "has_ladders", "is_stale",
+]

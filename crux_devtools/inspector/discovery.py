@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import LoadError
+from .report_types import LoadErrorDict
+
 # Folders never scanned or watched: tool state, virtual environments, caches, tests, dependencies.
 SKIPPED_DIRS = frozenset(
     {"__pycache__", "tests", "node_modules", "venv", "env", "site-packages", "build", "dist"}
@@ -46,7 +49,7 @@ class Discovery:
     root: str
     source: str
     modules: list[ModuleRef] = field(default_factory=list)
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[LoadErrorDict] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,7 +86,7 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
     return Discovery(str(base), "scan", scan(base), errors)
 
 
-def read_configured_modules(base: Path) -> tuple[list[str] | None, list[dict[str, Any]]]:
+def read_configured_modules(base: Path) -> tuple[list[str] | None, list[LoadErrorDict]]:
     """``[tool.crux-devtools] modules`` of ``pyproject.toml``, or None when not configured."""
     pyproject = base / "pyproject.toml"
     if not pyproject.is_file():
@@ -103,8 +106,8 @@ def read_configured_modules(base: Path) -> tuple[list[str] | None, list[dict[str
     return [m.strip() for m in modules], []
 
 
-def config_error(line: int | None, kind: str, message: str) -> dict[str, Any]:
-    return {"file": "pyproject.toml", "line": line, "type": kind, "message": message, "traceback": ""}
+def config_error(line: int | None, kind: str, message: str) -> LoadErrorDict:
+    return LoadError.plain(kind, message, file="pyproject.toml", line=line).to_dict()
 
 
 def _toml_error_line(exc: Exception) -> int | None:
@@ -119,7 +122,7 @@ def _find_line(path: Path, needle: str) -> int | None:
     return None
 
 
-def _configured_ref(base: Path, entry: str) -> tuple[ModuleRef | None, dict[str, Any] | None]:
+def _configured_ref(base: Path, entry: str) -> tuple[ModuleRef | None, LoadErrorDict | None]:
     if entry.endswith(".py") or "/" in entry or os.sep in entry:
         path = (base / entry).resolve()
         if not path.is_file():
@@ -191,7 +194,7 @@ _CONFIDENCES = ("exact", "estimated", "conservative")
 _PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence")
 
 
-def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], list[LoadErrorDict]]:
     """``default_model`` and the ``[tool.crux-devtools.models.NAME]`` capacity profiles of
     ``pyproject.toml``, checked here (the server never imports the core), as plain data for the worker::
 
@@ -212,7 +215,7 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
     section = data.get("tool", {}).get("crux-devtools", {})
     if not isinstance(section, dict):
         return config, []
-    errors: list[dict[str, Any]] = []
+    errors: list[LoadErrorDict] = []
     lines = _TomlLines(path)
     default = section.get("default_model")
     if default is not None:
@@ -234,7 +237,7 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
     return config, errors
 
 
-def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, Any] | None, LoadErrorDict | None]:
     header = f"tool.crux-devtools.models.{_toml_key(name)}"
     where = f"[{header}]"
     if not isinstance(table, dict):

@@ -1,16 +1,28 @@
-"""Turning exceptions raised by user code into ``LoadError`` dicts with the project file and line.
+"""``LoadError``: a fault in user code or in the worker, built in one place, with the project file and line.
 
-Runs in the worker. The line is the deepest frame of the traceback (following ``__cause__``) that is
+Every load error of a report is made here, by one constructor per kind of fault, and reaches the
+report as ``to_dict()`` (a ``report_types.LoadErrorDict``): ``LoadError.from_exception`` (an
+exception raised by user code, in the worker), ``LoadError.from_import`` (a module that failed to
+import), ``LoadError.plain`` (a fault without a Python exception: timeout, crash, bad config),
+``LoadError.from_dict`` (one read back from the wire, after ``wire.check_load_error``).
+``FailedExample`` is the ``ExampleReport`` of an example that could not be evaluated at all.
+
+Locating runs in the worker. The line is the deepest frame of the traceback (following ``__cause__``) that is
 inside the project folder, so a failing callback points at the user's code, not at the library. A
 callback that returned the wrong type left no frame behind: it is located by its definition.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .report_types import ExampleReport, LoadErrorDict
 
 MAX_TRACEBACK = 20_000
 
@@ -74,52 +86,83 @@ def _is_input_error(exc: BaseException) -> bool:
     return validation is not None and isinstance(exc, validation.InputValidationError)
 
 
-def load_error(root: Path, exc: BaseException, *, file: str | None = None, line: int | None = None) -> dict[str, Any]:
-    """A ``LoadError`` dict for an exception; ``file``/``line`` are fallbacks when the traceback has none."""
-    found_file, found_line = locate(root, exc)
-    if found_file is None and _is_input_error(exc):
-        # An example or input that does not fit the prompt's input: not a fault in code, so one
-        # readable line per field and no library traceback; ``file``/``line`` name the example.
-        return {"file": file, "line": line, "type": type(exc).__name__, "message": "\n".join(exc.problems), "traceback": ""}  # type: ignore[attr-defined]
-    text = "".join(traceback.format_exception(exc))
-    if len(text) > MAX_TRACEBACK:
-        text = text[:MAX_TRACEBACK] + "\n… [traceback truncated]"
-    message = str(exc) if not isinstance(exc, SystemExit) else f"user code called sys.exit({exc.code!r})"
-    return {
-        "file": found_file or file,
-        "line": found_line if found_file else line,
-        "type": type(exc).__name__,
-        "message": message,
-        "traceback": text,
-    }
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    """A fault in user code or in the worker; ``file`` is relative to the project (see module docstring)."""
 
+    type: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    traceback: str = ""
 
-def import_error(root: Path, exc: BaseException, ref: dict[str, Any], *, file: str | None) -> dict[str, Any]:
-    """A ``LoadError`` for a module that failed to import, saying what to do for the usual mistakes."""
-    error = load_error(root, exc, file=file, line=None)
-    name = ref.get("name", "")
-    missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
-    if missing and not ref.get("path") and (name == missing or name.startswith(missing + ".")):
-        # A name in [tool.crux-devtools] modules that is neither a project file nor installed.
-        error.update(
-            file="pyproject.toml",
-            line=ref.get("line"),
-            message=(
+    @classmethod
+    def plain(cls, type: str, message: str, *, file: str | None = None, line: int | None = None, traceback: str = "") -> LoadError:
+        """A fault that has no Python exception (timeout, crashed worker, bad config, malformed report)."""
+        return cls(type, message, file, line, traceback)
+
+    @classmethod
+    def from_exception(cls, root: Path, exc: BaseException, *, file: str | None = None, line: int | None = None) -> LoadError:
+        """The error of an exception user code raised; ``file``/``line`` are fallbacks when the traceback has none."""
+        found_file, found_line = locate(root, exc)
+        if found_file is None and _is_input_error(exc):
+            # An example or input that does not fit the prompt's input: not a fault in code, so one
+            # readable line per field and no library traceback; ``file``/``line`` name the example.
+            return cls(type(exc).__name__, "\n".join(exc.problems), file, line)  # type: ignore[attr-defined]
+        text = "".join(traceback.format_exception(exc))
+        if len(text) > MAX_TRACEBACK:
+            text = text[:MAX_TRACEBACK] + "\n… [traceback truncated]"
+        message = str(exc) if not isinstance(exc, SystemExit) else f"user code called sys.exit({exc.code!r})"
+        return cls(type(exc).__name__, message, found_file or file, found_line if found_file else line, text)
+
+    @classmethod
+    def from_import(cls, root: Path, exc: BaseException, ref: Mapping[str, Any], *, file: str | None) -> LoadError:
+        """A module that failed to import, saying what to do for the usual mistakes."""
+        error = cls.from_exception(root, exc, file=file, line=None)
+        name = ref.get("name", "")
+        missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+        if missing and not ref.get("path") and (name == missing or name.startswith(missing + ".")):
+            # A name in [tool.crux-devtools] modules that is neither a project file nor installed.
+            message = (
                 f"module {name!r} listed in [tool.crux-devtools] modules was not found: no {name.replace('.', '/')}.py "
                 "in the project and no installed module of that name. Fix the name in pyproject.toml "
                 "(a dotted module name, or a path such as 'prompts/main.py')"
-            ),
-        )
-    elif isinstance(exc, ImportError) and (str(missing or "").startswith("crux_project") or "no known parent package" in str(exc)):
-        folder = str(Path(file).parent) if file and str(Path(file).parent) != "." else "the project folder"
-        error["message"] = (
-            f"a relative import (from . import ...) in {file or 'this module'} needs a package: "
-            f"add an empty __init__.py to {folder} (and to each folder above it inside the project), "
-            "or use an absolute import"
-        )
-    return error
+            )
+            return dataclasses.replace(error, file="pyproject.toml", line=ref.get("line"), message=message)
+        if isinstance(exc, ImportError) and (str(missing or "").startswith("crux_project") or "no known parent package" in str(exc)):
+            folder = str(Path(file).parent) if file and str(Path(file).parent) != "." else "the project folder"
+            message = (
+                f"a relative import (from . import ...) in {file or 'this module'} needs a package: "
+                f"add an empty __init__.py to {folder} (and to each folder above it inside the project), "
+                "or use an absolute import"
+            )
+            return dataclasses.replace(error, message=message)
+        return error
+
+    @classmethod
+    def from_dict(cls, value: LoadErrorDict) -> LoadError:
+        """The error a ``LoadErrorDict`` holds (check one from a worker with ``wire.check_load_error`` first)."""
+        return cls(value["type"], value["message"], value["file"], value["line"], value["traceback"])
+
+    def located(self, file: str | None, line: int | None) -> LoadError:
+        """This error at ``file:line`` when it names no file of its own."""
+        return self if self.file else dataclasses.replace(self, file=file, line=line)
+
+    def to_dict(self) -> LoadErrorDict:
+        return {"file": self.file, "line": self.line, "type": self.type, "message": self.message, "traceback": self.traceback}
 
 
-def plain_error(kind: str, message: str, *, file: str | None = None, line: int | None = None, tb: str = "") -> dict[str, Any]:
-    """A ``LoadError`` dict for a fault that has no Python exception (timeout, crashed worker)."""
-    return {"file": file, "line": line, "type": kind, "message": message, "traceback": tb}
+@dataclass(frozen=True, slots=True)
+class FailedExample:
+    """An example that could not be evaluated at all (the worker failed, the prompt is stale): its
+    ``ExampleReport`` holds only the error."""
+
+    name: str
+    input: dict[str, Any]
+    error: LoadError
+
+    def to_dict(self) -> ExampleReport:
+        return {
+            "name": self.name, "input": self.input, "error": self.error.to_dict(), "inspection": None, "preview": None,
+            "preview_error": None, "truncated": False, "status": "error", "summaries": [],
+        }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..core.budget import InputBudget
 from ..core.errors import RequestCompositionError
@@ -19,9 +19,20 @@ from ..core.planner import preview
 from ..core.preparing import prepare_summaries
 from ..core.runtime import generate
 from .api import failed_run
-from .errors import load_error, plain_error
+from .errors import LoadError
 from .loader import LoadedProject, Progress, Target
 from .planning import PlanningDefaults
+from .report_types import (
+    ContextEntry,
+    ExampleReport,
+    LoadErrorDict,
+    PreparedSummary,
+    PrepareResult,
+    PromptReport,
+    SkippedSummary,
+    Status,
+    SummaryState,
+)
 
 # Texts longer than this are cut in reports (token counts stay those of the full text).
 MAX_TEXT = 200_000
@@ -44,7 +55,7 @@ def runnable_model(target: Target) -> Any:
     return None
 
 
-def model_kind(target: Target) -> str | None:
+def model_kind(target: Target) -> Literal["scripted", "real"] | None:
     """``"scripted"`` (a ``ScriptedModel``: offline, free), ``"real"`` (any other adapter), or ``None``."""
     from ..core.models import ScriptedModel
 
@@ -127,10 +138,10 @@ def summary_layers(target: Target) -> dict[str, Any]:
     return layers
 
 
-def summary_states(target: Target, preview_data: dict[str, Any]) -> list[dict[str, Any]]:
+def summary_states(target: Target, preview_data: dict[str, Any]) -> list[SummaryState]:
     """``ExampleReport["summaries"]``: one state per summary rung the planner considered."""
     layers = summary_layers(target)
-    states = []
+    states: list[SummaryState] = []
     for candidate in preview_data.get("candidates") or []:
         layer = layers.get(candidate["contributor"]) if candidate["representation"] == "summary" else None
         if layer is None:
@@ -145,14 +156,14 @@ def summary_states(target: Target, preview_data: dict[str, Any]) -> list[dict[st
     return states
 
 
-def example_status(report: dict[str, Any]) -> str:
+def example_status(report: ExampleReport) -> Status:
     """``"error"``, ``"over"`` (the plan is over-limit, or the system text is over the token budget
     even after drops) or ``"fits"``: the one status every view shows for an example."""
     if report["error"] is not None:
         return "error"
     failure = report["preview_error"]
     if failure is not None:
-        return "over" if failure.get("code") in ("REQUEST_TOO_LARGE", "REPRESENTATION_UNAVAILABLE") else "error"
+        return "over" if failure["code"] in ("REQUEST_TOO_LARGE", "REPRESENTATION_UNAVAILABLE") else "error"
     planned = report["preview"]
     if planned is not None and planned.get("status") == "over-limit":
         return "over"
@@ -179,13 +190,15 @@ def evaluate_example(
     input_budget: int | None = None,
     inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
     defaults: PlanningDefaults | None = None,
-) -> dict[str, Any]:
+) -> ExampleReport:
     """One ``ExampleReport``: the inspection and the plan, both under ``token_budget``.
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
-    prompt, resolve each distinct input once.
+    prompt, resolve each distinct input once. The planner's refusal (``RequestCompositionError``)
+    is the ``preview_error``; any other exception while planning is a fault of user code (a
+    callback), so it is the example's ``error``.
     """
-    report: dict[str, Any] = {
+    report: ExampleReport = {
         "name": name, "input": input, "error": None, "inspection": None, "preview": None, "preview_error": None,
         "truncated": False, "status": "error", "summaries": [],
     }
@@ -197,46 +210,48 @@ def evaluate_example(
         try:
             inspection = target.prompt.inspect(input, token_budget=token_budget)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks may raise anything
-            report["error"] = load_error(root, exc, file=target.file, line=target.example_lines.get(name, target.line))
+            report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.example_lines.get(name, target.line)).to_dict()
             return report
-        report["inspection"], report["truncated"] = inspection_dict(inspection)
+        inspected, report["truncated"] = inspection_dict(inspection)
+        report["inspection"] = inspected
         if key is not None and inspections is not None:
-            inspections[key] = (report["inspection"], report["truncated"])
+            inspections[key] = (inspected, report["truncated"])
     kwargs = (defaults or PlanningDefaults()).preview_kwargs(target)
     if token_budget is not None:
         kwargs["token_budget"] = token_budget
     if input_budget is not None:
         kwargs["input_budget"] = InputBudget(max=input_budget)
     try:
-        report["preview"], cut = preview_dict(preview(target.obj, input=input, **kwargs))
+        planned, cut = preview_dict(preview(target.obj, input=input, **kwargs))
+        report["preview"] = planned
         report["truncated"] = report["truncated"] or cut
-        report["summaries"] = summary_states(target, report["preview"])
+        report["summaries"] = summary_states(target, planned)
     except RequestCompositionError as exc:
-        report["preview_error"] = exc.to_dict()
+        report["preview_error"] = exc.to_dict()  # type: ignore[typeddict-item]  # the core's dict, a PlanErrorDict
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the planner runs user callbacks too
-        report["preview_error"] = load_error(root, exc, file=target.file, line=target.line)
+        report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict()
     report["status"] = example_status(report)
     return report
 
 
-def status_of(examples: list[dict[str, Any]]) -> str:
+def status_of(examples: list[ExampleReport]) -> Status:
     """``"error"`` if any example failed, else the first example's status (``"fits"`` with none)."""
     if any(example["status"] == "error" for example in examples):
         return "error"
     return examples[0]["status"] if examples else "fits"
 
 
-def planned_tokens(example: dict[str, Any] | None) -> int:
+def planned_tokens(example: ExampleReport | None) -> int:
     """The list's TOKENS figure: the planned request's input tokens (the inspection's total without a plan)."""
-    if not example:
+    if example is None:
         return 0
-    if example.get("preview") is not None:
+    if example["preview"] is not None:
         return int(example["preview"]["input_tokens"])
-    return int((example.get("inspection") or {}).get("total_tokens") or 0)
+    return int(example["inspection"]["total_tokens"]) if example["inspection"] is not None else 0
 
 
 def prepare(root: Path, target: Target, input: dict[str, Any], defaults: PlanningDefaults, *, contributor: str | None = None,
-            allow_models: bool = False, token_budget: int | None = None) -> dict[str, Any]:
+            allow_models: bool = False, token_budget: int | None = None) -> PrepareResult:
     """Prepare one example's missing summaries into the project's summary store (the ``prepare`` op)."""
     kwargs = defaults.preview_kwargs(target)
     kwargs.pop("summary_store", None)
@@ -246,18 +261,17 @@ def prepare(root: Path, target: Target, input: dict[str, Any], defaults: Plannin
             contributors=[contributor] if contributor else None, token_budget=token_budget, **kwargs,
         )
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks and summary models may raise anything
-        return {"prepared": [], "skipped": [], "error": load_error(root, exc, file=target.file, line=target.line)}
-    prepared = [{"contributor": d.contributor, "strategy": d.strategy, "tokens": d.tokens} for d in done if d.status in ("prepared", "already-prepared")]
-    skipped = [
+        return {"prepared": [], "skipped": [], "error": LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict()}
+    prepared: list[PreparedSummary] = [{"contributor": d.contributor, "strategy": d.strategy, "tokens": d.tokens} for d in done if d.status in ("prepared", "already-prepared")]
+    skipped: list[SkippedSummary] = [
         {"contributor": d.contributor, "reason": d.detail or d.status, "needs_model": d.status == "needs-model", "model": d.model}
         for d in done if d.status in ("needs-model", "failed")
     ]
     return {"prepared": prepared, "skipped": skipped, "error": None}
 
 
-def _defined_at(context_lines: Mapping[int, tuple[str, int]] | None, context: Any) -> dict[str, Any]:
-    file, line = (context_lines or {}).get(id(context), (None, None))
-    return {"file": file, "line": line}
+def _defined_at(context_lines: Mapping[int, tuple[str, int]] | None, context: Any) -> tuple[str | None, int | None]:
+    return (context_lines or {}).get(id(context), (None, None))
 
 
 def prompt_report(
@@ -267,7 +281,7 @@ def prompt_report(
     context_lines: Mapping[int, tuple[str, int]] | None = None,
     defaults: PlanningDefaults | None = None,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> PromptReport:
     """The ``PromptReport`` of one target with every example (``inspections``: see ``evaluate_example``;
     ``context_lines``: where module-level contexts are defined, by ``id()``; ``defaults``: the
     project's model profiles and summary store; ``progress``: told of each example before it is
@@ -277,8 +291,10 @@ def prompt_report(
         schema = prompt.input_model.model_json_schema()
     except Exception as exc:  # noqa: BLE001 - a user model may not be schema-able
         schema = {"error": f"{type(exc).__name__}: {exc}"}
-    contexts = [
-        {
+    contexts: list[ContextEntry] = []
+    for reach in prompt.contexts():
+        file, line = _defined_at(context_lines, reach.context)
+        contexts.append({
             "id": reach.context.id,
             "kind": getattr(reach.context, "kind", "context"),
             "owner": reach.owner,
@@ -286,12 +302,11 @@ def prompt_report(
             "priority": reach.context.priority,
             "tools": [t.name for t in reach.context.tools],
             "ladder": type(reach.ladder).__name__ if reach.ladder is not None else None,
-            **_defined_at(context_lines, reach.context),
-        }
-        for reach in prompt.contexts()
-    ]
+            "file": file,
+            "line": line,
+        })
     budget = default_budget(target)
-    examples = []
+    examples: list[ExampleReport] = []
     for name, data in example_inputs(target):
         if progress is not None:
             progress("example", target=target.id, example=name)
@@ -330,18 +345,19 @@ def project_report(project: LoadedProject, defaults: PlanningDefaults | None = N
     not in the result; the result's errors are then only those no module or target owns.
     """
     prompts = []
-    errors = list(project.errors) if progress is not None else [*project.import_errors, *project.errors]
+    errors: list[LoadErrorDict] = list(project.errors) if progress is not None else [*project.import_errors, *project.errors]
     inspections: dict[Any, tuple[dict[str, Any], bool]] = {}
     for target in project.targets:
         if target.id in skip:
             continue
         if progress is not None:
             progress("target", target=target.id, kind=target.kind, module=target.ref, file=target.file, line=target.line)
-        report, error = None, None
+        report: PromptReport | None = None
+        error: LoadErrorDict | None = None
         try:
             report = prompt_report(project.root, target, inspections, project.context_lines, defaults, progress=progress)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - keep the other prompts
-            error = load_error(project.root, exc, file=target.file, line=target.line)
+            error = LoadError.from_exception(project.root, exc, file=target.file, line=target.line).to_dict()
         if progress is not None:
             progress("report", target=target.id, prompt=report, error=error)
         elif report is not None:
@@ -363,14 +379,14 @@ def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any 
     model = runnable_model(target)
     if model is None:
         message = f"{target.kind} {target.id!r} has no model to call; give the agent a model adapter, or the prompt model=ScriptedModel([...]) or another adapter"
-        return failed_run(target.id, plain_error("NotRunnable", message, file=target.file, line=target.line), input=input, kind=target.kind)
+        return failed_run(target.id, LoadError.plain("NotRunnable", message, file=target.file, line=target.line).to_dict(), input=input, kind=target.kind)
     written_before = recorder.written if recorder is not None else 0
     with recording_scope(origin="inspector", recorder=recorder) as scope:
         try:
             generate(target.obj, input=input, model=fresh_model(model))
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user tools and models may raise anything
             if not scope.runs:  # it failed before the run began: nothing was recorded
-                return failed_run(target.id, load_error(root, exc, file=target.file, line=target.line), input=input, kind=target.kind)
+                return failed_run(target.id, LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict(), input=input, kind=target.kind)
     run = relative_file(scope.runs[-1], root)
     recorded = recorder is not None and recorder.enabled and recorder.written > written_before
     why = "recording is off" if recorder is None else (recorder.failure or "the run was not written")

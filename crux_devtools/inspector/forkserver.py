@@ -16,8 +16,8 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import Any
 
+from .errors import LoadError
 from .process import STREAM_LIMIT, SpawnedWorker, WorkerError, WorkerProcess
 
 CONNECT_TIMEOUT = 10.0
@@ -113,7 +113,7 @@ class ForkServer:
     async def fork(self) -> ForkedWorker:
         """A fresh, warm worker for one project version."""
         if not self.alive or self._zygote is None:
-            raise WorkerError({"file": None, "line": None, "type": "WorkerError", "message": "the fork server is not running", "traceback": ""})
+            raise WorkerError(LoadError.plain("WorkerError", "the fork server is not running"))
         self._token += 1
         token = str(self._token)
         loop = asyncio.get_running_loop()
@@ -130,7 +130,7 @@ class ForkServer:
         except asyncio.TimeoutError:
             self._connections.pop(token, None)
             self._outputs.pop(token, None)
-            raise WorkerError({"file": None, "line": None, "type": "WorkerError", "message": "a forked worker did not connect", "traceback": ""}) from None
+            raise WorkerError(LoadError.plain("WorkerError", "a forked worker did not connect")) from None
         return ForkedWorker(self.root, pid, reader, writer, (stream, stream_writer), self._exit_future(pid))
 
     async def close(self) -> None:
@@ -144,6 +144,3 @@ class ForkServer:
             self._server.close()
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
-
-    def describe(self) -> dict[str, Any]:
-        return {"socket": self._socket.lstrip("\0"), "zygote": self._zygote.pid if self._zygote else None}

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .report_types import LoadErrorDict, Report
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS reports (
     hash TEXT PRIMARY KEY,
@@ -52,13 +54,13 @@ def state_dir(root: Path) -> Path:
     return folder
 
 
-def system_of(report: dict[str, Any], prompt_id: str, example: str) -> str | None:
-    for prompt in report.get("prompts", []):
+def system_of(report: Report, prompt_id: str, example: str) -> str | None:
+    for prompt in report["prompts"]:
         if prompt["id"] != prompt_id:
             continue
         for ex in prompt["examples"]:
-            if ex["name"] == example and ex.get("inspection"):
-                return ex["inspection"]["system"]
+            if ex["name"] == example and ex["inspection"] is not None:
+                return str(ex["inspection"]["system"])
     return None
 
 
@@ -113,7 +115,7 @@ class History:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
 
-    def record(self, report: dict[str, Any] | None, *, ok: bool, errors: list[dict[str, Any]], changed_files: list[str] = ()) -> None:  # type: ignore[assignment]
+    def record(self, report: Report | None, *, ok: bool, errors: list[LoadErrorDict], changed_files: list[str] = ()) -> None:  # type: ignore[assignment]
         """Store one run, and its report if this content hash is new."""
         now = datetime.now(UTC).isoformat()
         with self._lock:

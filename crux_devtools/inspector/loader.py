@@ -22,22 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import Any
+from typing import Any, Literal
 
+from ..core import Agent
 from ..core.contexts import Context
 from ..core.prompts import Prompt
-from .errors import import_error, plain_error, relative
+from .errors import LoadError, relative
+from .report_types import LoadErrorDict
 
 Progress = Callable[..., None]  # ``Channel.emit``: progress events for the session (see ``wire.py``)
-
-
-def agent_class() -> type | None:
-    """``Agent`` from the runtime layer, if that layer exists in this installation."""
-    try:
-        from ..core.runtime import Agent  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return Agent
 
 
 @dataclass(slots=True)
@@ -45,7 +38,7 @@ class Target:
     """A prompt or agent found in a module, with where it is defined."""
 
     id: str
-    kind: str
+    kind: Literal["prompt", "agent"]
     obj: Any
     module: str
     file: str
@@ -64,8 +57,8 @@ class LoadedProject:
 
     root: Path
     targets: list[Target] = field(default_factory=list)
-    import_errors: list[dict[str, Any]] = field(default_factory=list)  # one per module that failed
-    errors: list[dict[str, Any]] = field(default_factory=list)  # the others (duplicate ids)
+    import_errors: list[LoadErrorDict] = field(default_factory=list)  # one per module that failed
+    errors: list[LoadErrorDict] = field(default_factory=list)  # the others (duplicate ids)
     # id() of each context assigned at module level -> (file relative to the root, line)
     context_lines: dict[int, tuple[str, int]] = field(default_factory=dict)
 
@@ -220,7 +213,6 @@ def load_project(root: Path, modules: list[dict[str, Any]], *, skip: set[str] = 
     project = LoadedProject(root)
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    agent_type = agent_class()
     loaded: list[tuple[dict[str, Any], Any]] = []
     for ref in modules:
         if ref["name"] in skip:
@@ -232,7 +224,7 @@ def load_project(root: Path, modules: list[dict[str, Any]], *, skip: set[str] = 
         try:
             module = import_module(ref)
         except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - user code may raise anything
-            error = import_error(root, exc, ref, file=file)
+            error = LoadError.from_import(root, exc, ref, file=file).to_dict()
             project.import_errors.append(error)
         else:
             loaded.append((ref, module))
@@ -251,7 +243,7 @@ def load_project(root: Path, modules: list[dict[str, Any]], *, skip: set[str] = 
             for attr, value in list(vars(module).items()):
                 if claim_defined and isinstance(value, Context) and attr in lines:
                     project.context_lines.setdefault(id(value), (relative(root, path) or "", lines[attr]))
-                kind = _kind(value, agent_type)
+                kind = _kind(value)
                 if kind is None or id(value) in seen:
                     continue
                 if claim_defined and attr not in lines:
@@ -264,7 +256,7 @@ def load_project(root: Path, modules: list[dict[str, Any]], *, skip: set[str] = 
                         f"two {kind}s share the id {target.id!r} ({first.file}:{first.line} and "
                         f"{target.file}:{target.line}); ids must be unique, the first one is shown"
                     )
-                    project.errors.append(plain_error("DuplicateIdError", message, file=target.file, line=target.line))
+                    project.errors.append(LoadError.plain("DuplicateIdError", message, file=target.file, line=target.line).to_dict())
                     seen[id(value)] = target
                     continue
                 seen[id(value)] = target
@@ -275,9 +267,9 @@ def load_project(root: Path, modules: list[dict[str, Any]], *, skip: set[str] = 
     return project
 
 
-def _kind(value: Any, agent_type: type | None) -> str | None:
+def _kind(value: Any) -> Literal["prompt", "agent"] | None:
     if isinstance(value, Prompt):
         return "prompt"
-    if agent_type is not None and isinstance(value, agent_type):
+    if isinstance(value, Agent):
         return "agent"
     return None

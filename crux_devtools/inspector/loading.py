@@ -10,14 +10,17 @@ worker and one request, as before.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .discovery import ModuleRef
-from .errors import plain_error, relative
-from .process import WorkerError, WorkerPool, WorkerProcess
+from .errors import LoadError, relative
+from .pool import WorkerPool
+from .process import WorkerError, WorkerProcess
+from .report_types import LoadErrorDict, PromptReport
 from .wire import (
     ExampleStarted,
     ExitCalled,
@@ -42,8 +45,8 @@ class LoadOutcome:
     project (every module but those that hung or crashed it), or is None when no worker finished.
     """
 
-    prompts: list[dict[str, Any]]
-    errors: list[dict[str, Any]]
+    prompts: list[PromptReport]
+    errors: list[LoadErrorDict]
     owners: dict[str, str]
     broken: frozenset[str]
     worker: WorkerProcess | None
@@ -63,7 +66,7 @@ class Attempt:
     imported: dict[str, Imported] = field(default_factory=dict)
     targets: dict[str, TargetStarted] = field(default_factory=dict)
     reports: dict[str, TargetReported] = field(default_factory=dict)
-    malformed: list[dict[str, Any]] = field(default_factory=list)
+    malformed: list[LoadErrorDict] = field(default_factory=list)
 
     def on_event(self, message: dict[str, Any]) -> None:
         try:
@@ -108,8 +111,8 @@ class Loader:
     timeout: float
     models: dict[str, Any] | None = None  # the project's model profiles (pyproject.toml), for every plan
     skip_modules: list[str] = field(default_factory=list)
-    faults: dict[str, dict[str, Any]] = field(default_factory=dict)  # module name -> its error
-    target_faults: dict[str, dict[str, Any]] = field(default_factory=dict)  # target id -> its error
+    faults: dict[str, LoadErrorDict] = field(default_factory=dict)  # module name -> its error
+    target_faults: dict[str, LoadErrorDict] = field(default_factory=dict)  # target id -> its error
     targets: dict[str, TargetStarted] = field(default_factory=dict)
     reports: dict[str, TargetReported] = field(default_factory=dict)
     started: int = 0
@@ -122,7 +125,7 @@ class Loader:
             try:
                 worker = await self.pool.take()
             except OSError as exc:
-                error = plain_error("WorkerError", f"cannot start a worker process ({exc}); check the Python environment")
+                error = LoadError.plain("WorkerError", f"cannot start a worker process ({exc}); check the Python environment").to_dict()
                 return self._give_up(error)
             self.started += 1
             attempt = Attempt()
@@ -153,7 +156,7 @@ class Loader:
             self._keep(attempt)
             return self._finish(worker, attempt, answer)
         message = "the worker failed too many times while loading; the modules not yet loaded are not shown"
-        return self._give_up(plain_error("WorkerError", message))
+        return self._give_up(LoadError.plain("WorkerError", message).to_dict())
 
     def _keep(self, attempt: Attempt) -> None:
         """Keep the reports of an attempt: a later worker skips those prompts."""
@@ -164,7 +167,7 @@ class Loader:
         ref = next((r for r in self.refs if r.name == name), None)
         return relative(self.root, ref.path) if ref is not None and ref.path else None
 
-    def _blame(self, attempt: Attempt, error: dict[str, Any]) -> bool:
+    def _blame(self, attempt: Attempt, error: LoadErrorDict) -> bool:
         """Record a fault against the module or prompt in flight; False when nothing was in flight."""
         if attempt.target is not None:
             started = attempt.target
@@ -179,7 +182,7 @@ class Loader:
             return True
         return False  # between steps: no module or prompt to blame
 
-    def _give_up(self, error: dict[str, Any], attempt: Attempt | None = None) -> LoadOutcome:
+    def _give_up(self, error: LoadErrorDict, attempt: Attempt | None = None) -> LoadOutcome:
         """No worker finished the load: every module not known to be fine is broken."""
         prompts, errors, owners, broken = self._collect(attempt.imported if attempt else {}, [], [])
         errors.append(error)
@@ -188,7 +191,7 @@ class Loader:
 
     def _finish(self, worker: WorkerProcess, attempt: Attempt, answer: dict[str, Any]) -> LoadOutcome:
         result = answer.get("result")
-        extra: list[dict[str, Any]] = []
+        extra: list[LoadErrorDict] = []
         if not isinstance(result, dict):
             extra.append(malformed_error(MalformedReport(f"the result is {type(result).__name__}"), what="load result"))
             result = {}
@@ -197,7 +200,7 @@ class Loader:
             extra.append(malformed_error(MalformedReport("it has no list of prompt ids ('order')"), what="load result"))
             order = []
         errors_in = result.get("errors")
-        others: list[dict[str, Any]] = []
+        others: list[LoadErrorDict] = []
         for error in errors_in if isinstance(errors_in, list) else []:
             try:
                 others.append(check_load_error(error))
@@ -227,13 +230,13 @@ class Loader:
     def _collect(
         self,
         imported: dict[str, Imported],
-        others: list[dict[str, Any]],
-        malformed: list[dict[str, Any]],
+        others: list[LoadErrorDict],
+        malformed: list[LoadErrorDict],
         order: Iterable[str] = (),
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], set[str]]:
+    ) -> tuple[list[PromptReport], list[LoadErrorDict], dict[str, str], set[str]]:
         """Prompts in project order and errors (modules in discovery order, then the rest)."""
         broken: set[str] = set(self.faults)
-        errors: list[dict[str, Any]] = []
+        errors: list[LoadErrorDict] = []
         for ref in self.refs:
             if ref.name in self.faults:
                 errors.append(self.faults[ref.name])
@@ -242,9 +245,9 @@ class Loader:
                 broken.add(ref.name)
         errors.extend(others)
         rank = {target: i for i, target in enumerate(order)}
-        prompts: list[dict[str, Any]] = []
+        prompts: list[PromptReport] = []
         owners: dict[str, str] = {}
-        target_errors: list[tuple[int, dict[str, Any]]] = []
+        target_errors: list[tuple[int, LoadErrorDict]] = []
         for target, started in self.targets.items():
             report = self.reports.get(target)
             fault = self.target_faults.get(target)
@@ -263,20 +266,17 @@ class Loader:
         return prompts, errors, owners, broken
 
 
-def _fault(error: dict[str, Any], doing: str, file: str | None, line: int | None) -> dict[str, Any]:
+def _fault(error: LoadErrorDict, doing: str, file: str | None, line: int | None) -> LoadErrorDict:
     """The load error of a step that hung or ended the worker, located in the user's code."""
-    error = dict(error)
-    if error.get("type") == "TimeoutError":
-        message = str(error.get("message", ""))
-        error["message"] = message.replace("(load); the worker was killed.", f"while {doing}; the worker was killed and the rest was loaded without it.")
+    fault = LoadError.from_dict(error)
+    if fault.type == "TimeoutError":
+        message = fault.message.replace("(load); the worker was killed.", f"while {doing}; the worker was killed and the rest was loaded without it.")
     else:
-        error["message"] = f"{error.get('message')} while {doing}; the rest was loaded in a fresh worker without it"
-    if not error.get("file"):
-        error["file"], error["line"] = file, line
-    return error
+        message = f"{fault.message} while {doing}; the rest was loaded in a fresh worker without it"
+    return dataclasses.replace(fault, message=message).located(file, line).to_dict()
 
 
-def _checked_error(value: Any) -> dict[str, Any]:
+def _checked_error(value: Any) -> LoadErrorDict:
     try:
         return check_load_error(value)
     except MalformedReport as problem:

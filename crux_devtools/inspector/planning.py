@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..core.budget import ModelCapacityProfile, capacity_and_source, model_name_of
 from ..core.summaries import SummaryStore
 from .loader import Target
+from .report_types import PlanModel
+
+ModelSource = Literal["prompt", "agent", "project", "none"]
 
 SUMMARY_FILE = "summaries.sqlite3"
 
-_LABELS = {
+_LABELS: dict[ModelSource, str] = {
     "agent": "the agent's model",
     "prompt": "the prompt's own model (prompt(..., model=...))",
     "project": "project default from pyproject.toml (default_model)",
@@ -77,7 +80,7 @@ class PlanningDefaults:
         """The ``capacity_resolver`` of every preview: a profile named in pyproject.toml, or None."""
         return self.profiles.get(name)
 
-    def planned_model(self, target: Target) -> tuple[str, Any]:
+    def planned_model(self, target: Target) -> tuple[ModelSource, Any]:
         """Where the model a target is planned against comes from, and the model."""
         agent_model = getattr(target.obj, "model", None) if target.kind == "agent" else None
         if agent_model is not None:
@@ -96,7 +99,7 @@ class PlanningDefaults:
             kwargs["model"] = model
         return kwargs
 
-    def plan_model(self, target: Target) -> dict[str, Any]:
+    def plan_model(self, target: Target) -> PlanModel:
         """``PromptReport["plan_model"]``: which model, from where, and which profile gave its capacity."""
         source, model = self.planned_model(target)
         name = model_name_of(model)

@@ -1,7 +1,7 @@
 """The server side of the worker: start, talk to, time out and kill worker processes.
 
 Every project version is loaded in a fresh interpreter (user modules are never re-imported in a
-used one). To keep edit-to-report fast, ``WorkerPool`` keeps one spare worker pre-warmed: started
+used one). To keep edit-to-report fast, ``pool.WorkerPool`` keeps one spare worker pre-warmed: started
 ahead of time, with the library, pydantic and tiktoken imported and the encoding loaded, waiting
 for its first job. A timed-out or crashed worker is killed with its whole process group, and so is
 the group of a worker that ended by itself (user code may have left children in it). Workers also
@@ -17,7 +17,6 @@ import asyncio
 import collections
 import contextlib
 import json
-import logging
 import os
 import re
 import signal
@@ -26,7 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from .errors import LoadError
+from .report_types import LoadErrorDict
 
 READY_TIMEOUT = 60.0
 STREAM_LIMIT = 256 * 1024 * 1024
@@ -36,11 +36,11 @@ CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, s
 
 
 class WorkerError(Exception):
-    """A worker could not answer: it timed out, crashed or exited. ``error`` is a ``LoadError`` dict."""
+    """A worker could not answer: it timed out, crashed or exited. ``error`` says how, as a report holds it."""
 
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(f"{error['type']}: {error['message']}")
-        self.error = error
+    def __init__(self, error: LoadError) -> None:
+        super().__init__(f"{error.type}: {error.message}")
+        self.error: LoadErrorDict = error.to_dict()
 
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -190,22 +190,19 @@ class WorkerProcess:
         called = self.exit_call
         if called is not None and (code is None or code >= 0):
             message = f"user code called os._exit({called.get('code')}): the worker process exited with code {called.get('code')}"
-            failure = self._failure("WorkerExited", message)
-            failure.error["file"], failure.error["line"] = called.get("file"), called.get("line")
-            return failure
+            return self._failure("WorkerExited", message, called.get("file"), called.get("line"))
         await self._settle_output()
-        failure = self._failure("WorkerExited", exit_description(code))
         # A crash's stack dump (faulthandler), read by the time the exit is known. The stderr reader
         # may have read it before the progress event that preceded it: look at the whole tail.
         text = self.stderr.text()
         dump = text[text.rfind("Fatal Python error") :] if "Fatal Python error" in text else ""
-        if dump:
-            failure.error["file"], failure.error["line"] = hang_location(self.root, dump)
-        return failure
+        file, line = hang_location(self.root, dump) if dump else (None, None)
+        return self._failure("WorkerExited", exit_description(code), file, line)
 
-    def _failure(self, kind: str, message: str) -> WorkerError:
-        tail = self.stderr_text()[-STDERR_TAIL:]
-        return WorkerError({"file": None, "line": None, "type": kind, "message": message, "traceback": tail})
+    def _failure(self, kind: str, message: str, file: str | None = None, line: int | None = None, traceback: str | None = None) -> WorkerError:
+        """The error of a worker that could not answer; its traceback is the tail of its stderr unless given."""
+        tail = self.stderr_text()[-STDERR_TAIL:] if not traceback else traceback
+        return WorkerError(LoadError.plain(kind, message, file=file, line=line, traceback=tail))
 
     async def wait_ready(self) -> None:
         try:
@@ -266,14 +263,15 @@ class WorkerProcess:
         stack = await self._dump_stack()
         self.kill()
         what = message.get("op", "request")
-        failure = self._failure(
+        file, line = hang_location(self.root, stack)
+        return self._failure(
             "TimeoutError",
             f"user code did not finish within {timeout:g} s ({what}); the worker was killed. "
             "Look for an infinite loop or a blocking call, or raise --timeout",
+            file,
+            line,
+            traceback=stack,
         )
-        failure.error["file"], failure.error["line"] = hang_location(self.root, stack)
-        failure.error["traceback"] = stack or failure.error["traceback"]
-        return failure
 
     async def _dump_stack(self) -> str:
         """Ask a hung worker where it is (faulthandler on SIGUSR1) before killing it."""
@@ -361,78 +359,3 @@ class SpawnedWorker(WorkerProcess):
         for task in (self._drain, self._waiter):
             with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
                 await asyncio.wait_for(task, 1.0)
-
-
-class WorkerPool:
-    """Hands out fresh workers, keeping one spare ready when ``prewarm`` is set.
-
-    With ``fork`` (the default) workers are forked from a pre-warmed fork server (milliseconds);
-    without it, or if the fork server cannot start, each is a fresh interpreter (about a second of
-    CPU for imports and warm-up).
-    """
-
-    def __init__(self, root: Path, *, prewarm: bool = True, fork: bool = True) -> None:
-        self.root = root
-        self.prewarm = prewarm
-        self.fork = fork
-        self._spare: WorkerProcess | None = None
-        self._server: Any = None
-        self._closed = False
-
-    async def _start(self) -> WorkerProcess:
-        if self.fork:
-            from .forkserver import ForkServer
-
-            if self._server is None or not self._server.alive:
-                if self._server is not None:
-                    await self._server.close()
-                self._server = ForkServer(self.root)
-                try:
-                    await self._server.start()
-                except (OSError, WorkerError) as exc:
-                    log.warning("the fork server did not start (%s); starting fresh interpreters instead", exc)
-                    await self._server.close()
-                    self._server = None
-                    self.fork = False
-            if self._server is not None:
-                try:
-                    return await self._server.fork()
-                except (OSError, WorkerError) as exc:
-                    log.warning("forking a worker failed (%s); starting a fresh interpreter", exc)
-        return await SpawnedWorker.start(self.root)
-
-    async def take(self) -> WorkerProcess:
-        """A fresh worker: the spare if there is one, else one started now.
-
-        The caller calls ``warm()`` once its job is done: starting the next spare while a job runs
-        would compete with it for the CPU.
-        """
-        worker = self._spare
-        self._spare = None
-        if worker is None or not worker.alive:
-            if worker is not None:
-                await worker.close()
-            worker = await self._start()
-        return worker
-
-    async def warm(self) -> WorkerProcess | None:
-        """Start the spare now, if pre-warming is on and there is none; returns a new spare."""
-        if self.prewarm and self._spare is None and not self._closed:
-            self._spare = await self._start()
-            return self._spare
-        return None
-
-    async def ready(self) -> None:
-        """Wait for the spare, if any, to finish warming up."""
-        if self._spare is not None:
-            with contextlib.suppress(WorkerError):
-                await self._spare.wait_ready()
-
-    async def close(self) -> None:
-        self._closed = True
-        if self._spare is not None:
-            await self._spare.close()
-            self._spare = None
-        if self._server is not None:
-            await self._server.close()
-            self._server = None

@@ -8,7 +8,9 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from .errors import LoadError
 from .render_sent import body, candidate_tokens, render_sent_example
+from .report_types import ExampleReport, LoadErrorDict, PromptReport, Report
 
 RULE = "-" * 72
 
@@ -31,31 +33,24 @@ def failure_line(error: dict[str, Any], context: str = "") -> str:
     return f"{location(error)}: {error.get('type', 'Error')}: {message}"
 
 
-def failures(report: dict[str, Any]) -> list[str]:
-    """Every failure of a report, one line each: load errors, example errors, planning errors."""
-    lines = [failure_line(e) for e in report.get("errors", [])]
-    for prompt in report.get("prompts", []):
-        for example in prompt.get("examples", []):
+def failures(report: Report) -> list[str]:
+    """Every failure of a report, one line each: load errors, example errors, planning refusals."""
+    lines = [failure_line(dict(e)) for e in report["errors"]]
+    for prompt in report["prompts"]:
+        for example in prompt["examples"]:
             where = f"{prompt['kind']} {prompt['id']!r} example {example['name']!r}"
-            if example.get("error"):
-                error = {**example["error"]}
-                if not error.get("file"):
-                    error.update(file=prompt["file"], line=prompt["line"])
-                lines.append(failure_line(error, where))
-            failure = example.get("preview_error")
-            if failure:
-                error = {
-                    "file": failure.get("file") or prompt["file"],
-                    "line": failure.get("line") or prompt["line"],
-                    "type": failure.get("type") or f"RequestCompositionError[{failure.get('code')}]",
-                    "message": failure.get("message", ""),
-                }
-                lines.append(failure_line(error, where + " (planning)"))
+            if example["error"] is not None:
+                error = LoadError.from_dict(example["error"]).located(prompt["file"], prompt["line"])
+                lines.append(failure_line(dict(error.to_dict()), where))
+            failure = example["preview_error"]
+            if failure is not None:
+                refusal = LoadError.plain(f"RequestCompositionError[{failure['code']}]", failure["message"], file=prompt["file"], line=prompt["line"])
+                lines.append(failure_line(dict(refusal.to_dict()), where + " (planning)"))
             lines.extend(failure_line({"file": prompt["file"], "line": prompt["line"], **problem}, where) for problem in _refusals(example))
     return lines
 
 
-def _refusals(example: dict[str, Any]) -> list[dict[str, str]]:
+def _refusals(example: ExampleReport) -> list[dict[str, str]]:
     """What ``generate`` would refuse or silently leave out for this example, as error dicts."""
     out: list[dict[str, str]] = []
     preview = example.get("preview")
@@ -79,12 +74,12 @@ def _refusals(example: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def warnings(report: dict[str, Any]) -> list[str]:
+def warnings(report: Report) -> list[str]:
     """Planner warnings that do not fail ``check`` (an unprepared summary, say), one line each."""
     lines: list[str] = []
-    for prompt in report.get("prompts", []):
-        for example in prompt.get("examples", []):
-            preview = example.get("preview")
+    for prompt in report["prompts"]:
+        for example in prompt["examples"]:
+            preview = example["preview"]
             if not preview or preview.get("status") == "over-limit":
                 continue
             where = f"{prompt['file']}:{prompt['line'] or 0}: warning: {prompt['kind']} {prompt['id']!r} example {example['name']!r}"
@@ -95,22 +90,22 @@ def warnings(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_error(error: dict[str, Any], *, traceback: bool = True) -> str:
-    lines = [line.strip() for line in str(error.get("message", "")).splitlines() if line.strip()]
+def render_error(error: LoadErrorDict, *, traceback: bool = True) -> str:
+    lines = [line.strip() for line in error["message"].splitlines() if line.strip()]
     if len(lines) > 1:  # e.g. one line per bad field of an input: kept one per line
-        out = [f"  {location(error)}: {error.get('type', 'Error')}:", *(f"    {line}" for line in lines)]
+        out = [f"  {location(dict(error))}: {error['type']}:", *(f"    {line}" for line in lines)]
     else:
-        out = [f"  {failure_line(error)}"]
-    if traceback and error.get("traceback"):
+        out = [f"  {failure_line(dict(error))}"]
+    if traceback and error["traceback"]:
         out.append(textwrap.indent(error["traceback"].rstrip(), "    "))
     return "\n".join(out)
 
 
-def render_example(example: dict[str, Any], brief: bool = False) -> str:
+def render_example(example: ExampleReport, brief: bool = False) -> str:
     """One example as the resolver made it (``inspect --resolved``): every part in full, before planning."""
     out: list[str] = []
-    inspection = example.get("inspection")
-    if example.get("error"):
+    inspection = example["inspection"]
+    if example["error"] is not None:
         out.append(f"  example {example['name']!r}: ERROR")
         out.append(render_error(example["error"], traceback=False))
         return "\n".join(out)
@@ -145,7 +140,7 @@ def render_example(example: dict[str, Any], brief: bool = False) -> str:
     for drop in inspection["dropped_contexts"]:
         out.append(f"    dropped: {drop['id']} (priority {drop['priority']}, {drop['tokens']} tokens, {drop['reason']})")
     out.append(f"    tools: {', '.join(inspection['tools']) or 'none'}")
-    if example.get("truncated"):
+    if example["truncated"]:
         out.append("    note: long texts were truncated in this report; token counts are of the full text")
     preview = example.get("preview")
     if preview:
@@ -158,13 +153,13 @@ def render_example(example: dict[str, Any], brief: bool = False) -> str:
         for candidate in preview.get("candidates") or []:
             mark = "selected" if candidate.get("selected") else (candidate.get("rejection_reason") or "-")
             out.append(f"      candidate {candidate.get('contributor')} @ {candidate.get('representation')}: {candidate_tokens(candidate)}, {mark}")
-    if example.get("preview_error"):
-        failure = example["preview_error"]
-        out.append(f"    plan failed: {failure.get('code') or failure.get('type')}: {one_line(failure.get('message', ''))}")
+    failure = example["preview_error"]
+    if failure is not None:
+        out.append(f"    plan failed: {failure['code']}: {one_line(failure['message'])}")
     return "\n".join(out)
 
 
-def render_prompt(prompt: dict[str, Any], *, resolved: bool = False, brief: bool = False) -> str:
+def render_prompt(prompt: PromptReport, *, resolved: bool = False, brief: bool = False) -> str:
     """One prompt: by default each example as sent; ``resolved``: as the resolver made it."""
     where = f"{prompt['file']}:{prompt['line'] or 0}"
     if resolved:
@@ -179,13 +174,13 @@ def render_prompt(prompt: dict[str, Any], *, resolved: bool = False, brief: bool
     return "\n".join(out)
 
 
-def render_report(report: dict[str, Any], *, resolved: bool = False, brief: bool = False) -> str:
+def render_report(report: Report, *, resolved: bool = False, brief: bool = False) -> str:
     """The whole report as text: load errors first, then each prompt (as sent, or ``resolved``)."""
     out = [f"project {report['project']}: {len(report['prompts'])} prompt(s)" + (" [STALE: showing the last good report]" if report.get("stale") else "")]
-    if report.get("errors"):
+    if report["errors"]:
         out.append("load errors:")
         out.extend(render_error(e) for e in report["errors"])
-    if report.get("notice"):
+    if report["notice"]:
         out.append(report["notice"])
     out.extend(render_prompt(p, resolved=resolved, brief=brief) for p in report["prompts"])
     return "\n".join(out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .report_types import ExampleReport, PromptReport
 from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, example_status, message_text, over_reason, system_parts, tokens_of
 
 BRIEF_LINES = 4  # lines kept of a long text under --brief
@@ -39,9 +40,9 @@ def candidate_tokens(candidate: dict[str, Any]) -> str:
     return f"{candidate['input_tokens']} tokens"
 
 
-def headline(example: dict[str, Any]) -> str:
+def headline(example: ExampleReport) -> str:
     """``example 'busy-day': input tokens 2238 of max 5292 (fits)``."""
-    preview = example.get("preview") or {}
+    preview = example["preview"] or {}
     status = example_status(example)
     word = over_reason(example) if status == "over" else status
     if preview:
@@ -49,11 +50,11 @@ def headline(example: dict[str, Any]) -> str:
     return f"  example {example['name']!r}: no plan ({word})"
 
 
-def plan_lines(prompt: dict[str, Any], preview: dict[str, Any]) -> list[str]:
+def plan_lines(prompt: PromptReport, preview: dict[str, Any]) -> list[str]:
     """Which model and profile the plan used, what the budget dropped, what the planner adapted."""
-    plan_model = prompt.get("plan_model")
-    out = [f"    planned against: {capacity_line(preview, plan_model)}"]
-    hint = (plan_model or {}).get("hint")
+    plan_model = prompt["plan_model"]
+    out = [f"    planned against: {capacity_line(preview, dict(plan_model))}"]
+    hint = plan_model["hint"]
     if hint:
         out.append(f"      ({hint})")
     dropped = preview.get("dropped") or []
@@ -110,28 +111,29 @@ def sent_lines(preview: dict[str, Any], brief: bool, parts: dict[str, dict[str, 
     return out
 
 
-def summary_lines(example: dict[str, Any]) -> list[str]:
+def summary_lines(example: ExampleReport) -> list[str]:
     """The summary rungs of this example: prepared or not (never ``None tokens``)."""
     out = []
-    for s in example.get("summaries") or []:
+    for s in example["summaries"]:
         state = "prepared" if s.get("prepared") else "not prepared"
         needs = " (needs its model to prepare)" if s.get("needs_model") and not s.get("prepared") else ""
         out.append(f"    summary of {s.get('contributor')} ({s.get('strategy')}): {state}{needs}")
     return out
 
 
-def render_sent_example(prompt: dict[str, Any], example: dict[str, Any], brief: bool) -> str | None:
+def render_sent_example(prompt: PromptReport, example: ExampleReport, brief: bool) -> str | None:
     """One example as sent, or ``None`` when it has no plan at all (the caller shows the resolved view)."""
-    preview = example.get("preview")
-    if example.get("error") or (preview is None and example.get("preview_error") is None):
+    preview = example["preview"]
+    failure = example["preview_error"]
+    if example["error"] is not None or (preview is None and failure is None):
         return None
     out = [headline(example)]
-    if example.get("input"):
+    if example["input"]:
         out.append(f"    input: {json.dumps(example['input'], ensure_ascii=False)}")
-    failure = example.get("preview_error") or {}
     if preview is None:
-        out.append(f"    plan failed: {failure.get('code') or failure.get('type')}: {' | '.join(str(failure.get('message', '')).splitlines())}")
-        out.extend(f"      {d.get('contributor') or d.get('id')}: {d.get('tokens')} tokens  {d.get('message', '')}" for d in failure.get("diagnostics") or [])
+        if failure is not None:  # always, here: no plan and no refusal returned above
+            out.append(f"    plan failed: {failure['code']}: {' | '.join(failure['message'].splitlines())}")
+            out.extend(f"      {d.get('contributor') or d.get('id')}: {d.get('tokens')} tokens  {d.get('message', '')}" for d in failure["diagnostics"])
         return "\n".join(out)
     out.extend(plan_lines(prompt, preview))
     inspection = example.get("inspection") or {}
@@ -152,6 +154,6 @@ def render_sent_example(prompt: dict[str, Any], example: dict[str, Any], brief: 
             mark = "selected" if c.get("selected") else f"rejected ({c.get('rejection_reason') or '-'})"
             rung = f"authored: {c['variant']}" if c.get("variant") else c.get("representation")
             out.append(f"      {c.get('contributor')} @ {rung}: {candidate_tokens(c)}, {mark}")
-    if example.get("truncated"):
+    if example["truncated"]:
         out.append("    note: long texts were truncated in this report; token counts are of the full text")
     return "\n".join(out)

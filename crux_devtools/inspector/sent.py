@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .report_types import ExampleReport
+
 # Contributions outside the system text: the user prompt and passed messages, and the tool schemas.
 MESSAGE_KINDS = ("user-prompt", "messages")
 TOOLS_KIND = "tools"
@@ -197,17 +199,17 @@ def capacity_line(preview: dict[str, Any], plan_model: dict[str, Any] | None = N
     return " · ".join(bits)
 
 
-def example_status(example: dict[str, Any]) -> str:
+def example_status(example: ExampleReport) -> str:
     """The example's one status (``ExampleReport["status"]``): ``fits``, ``over`` or ``error``."""
-    return str(example["status"])
+    return example["status"]
 
 
-def over_reason(example: dict[str, Any]) -> str:
+def over_reason(example: ExampleReport) -> str:
     """Why an example is ``over``, in words: the plan is over its limit, or the system text is over
     its ``token_budget`` even after every drop."""
-    preview = example.get("preview") or {}
-    failure = example.get("preview_error") or {}
-    if preview.get("status") == "over-limit" or failure.get("code") == "REQUEST_TOO_LARGE":
+    preview = example["preview"] or {}
+    failure = example["preview_error"]
+    if preview.get("status") == "over-limit" or (failure is not None and failure["code"] == "REQUEST_TOO_LARGE"):
         return "over-limit: nothing would be sent"
-    inspection = example.get("inspection") or {}
+    inspection = example["inspection"] or {}
     return f"over: the system text is over its token_budget of {inspection.get('token_budget')} even after drops"

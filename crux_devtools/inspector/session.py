@@ -26,10 +26,12 @@ from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
 from .discovery import discover, read_model_config
-from .errors import plain_error
+from .errors import FailedExample, LoadError
 from .history import open_history
 from .loading import LoadOutcome, load_project
-from .process import WorkerError, WorkerPool, WorkerProcess
+from .pool import WorkerPool
+from .process import WorkerError, WorkerProcess
+from .report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +42,18 @@ EMPTY_NOTICE = (
 )
 
 
-def prompt_hashes(prompts: list[dict[str, Any]]) -> dict[str, str]:
+def prompt_hashes(prompts: list[PromptReport]) -> dict[str, str]:
     """A content hash per prompt report: what changed between two reports."""
     return {p["id"]: hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest() for p in prompts}
 
 
-def content_hash(hashes: dict[str, str], errors: list[dict[str, Any]]) -> str:
+def content_hash(hashes: dict[str, str], errors: list[LoadErrorDict]) -> str:
     """Hash of what a report says (not when or how fast): the history key."""
     blob = json.dumps({"prompts": list(hashes.items()), "errors": errors}, sort_keys=True, default=repr)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
-def report_texts(report: dict[str, Any] | None, limit: int = 2_000) -> list[str]:
+def report_texts(report: Report | None, limit: int = 2_000) -> list[str]:
     """The distinct full texts of a report (parts, user prompts), to prime the next worker's token cache."""
     if report is None:
         return []
@@ -117,13 +119,13 @@ class ProjectSession:
         self.prewarm = prewarm
         # a damaged file or a read-only .crux: no history, one warning (the UIs show it too)
         self.history, self.history_warning = open_history(self.root) if history else (None, None)
-        self._report: dict[str, Any] | None = None
+        self._report: Report | None = None
         self._version = 0
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._pool = WorkerPool(self.root, prewarm=prewarm, fork=fork)
         self._worker: WorkerProcess | None = None  # holds the current version of the healthy modules
         self._owners: dict[str, WorkerProcess] = {}  # stale prompt id -> the worker holding its last good version
-        self._known: dict[str, list[dict[str, Any]]] = {}  # module name -> its prompts when it last loaded
+        self._known: dict[str, list[PromptReport]] = {}  # module name -> its prompts when it last loaded
         self._dirty = False
         self._pending_files: set[str] = set()
         self._runner: asyncio.Future[None] | None = None
@@ -136,7 +138,7 @@ class ProjectSession:
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
         self._files: list[str] = []  # the project's module files, compiled ahead by the spare
         self._hashes: dict[str, str] = {}
-        self._recent: list[dict[str, Any]] = []  # distinct reports, newest last (no history file)
+        self._recent: list[Report] = []  # distinct reports, newest last (no history file)
         self.evaluations = 0
         self.runs_poll = runs_poll
         self._runs: Any = None  # the project's RunStore, opened on first use
@@ -145,7 +147,7 @@ class ProjectSession:
 
     # -- reading -------------------------------------------------------------------------------
     @property
-    def report(self) -> dict[str, Any] | None:
+    def report(self) -> Report | None:
         return self._report
 
     def subscribe(self, callback: Callable[[SessionEvent], Any]) -> Callable[[], None]:
@@ -281,7 +283,7 @@ class ProjectSession:
             discovery = await asyncio.to_thread(discover, self.root)
             models, model_errors = await asyncio.to_thread(read_model_config, self.root)
         except OSError as exc:
-            error = plain_error(type(exc).__name__, f"cannot read the project folder: {exc}")
+            error = LoadError.plain(type(exc).__name__, f"cannot read the project folder: {exc}").to_dict()
             outcome = LoadOutcome([], [error], {}, frozenset(self._known), None)
             self._hold(outcome, list(self._known), [], files, time.perf_counter() - started, False)
             return
@@ -300,14 +302,14 @@ class ProjectSession:
             message = {"op": "prime", "root": str(self.root), "modules": self._preload, "files": self._files, **counted}
             self._spawn(self._prime(spare, message))
 
-    def _merge(self, outcome: LoadOutcome, names: list[str]) -> tuple[list[dict[str, Any]], dict[str, WorkerProcess]]:
+    def _merge(self, outcome: LoadOutcome, names: list[str]) -> tuple[list[PromptReport], dict[str, WorkerProcess]]:
         """This load's prompts, plus the last good prompts of its broken modules (marked stale).
 
         Returns the prompts in module order and, for each stale one, the worker that holds it.
         """
         current = {p["id"] for p in outcome.prompts}
         module_of = dict(outcome.owners)
-        stale: list[dict[str, Any]] = []
+        stale: list[PromptReport] = []
         owners: dict[str, WorkerProcess] = {}
         for name in names:
             if name not in outcome.broken:
@@ -327,15 +329,15 @@ class ProjectSession:
                 known[name] = [p for p in outcome.prompts if outcome.owners.get(p["id"]) == name]
         self._known = known
         rank = {name: i for i, name in enumerate(names)}
-        fresh = [{**p, "stale": False} for p in outcome.prompts]
-        prompts = sorted([*fresh, *stale], key=lambda p: (rank.get(module_of.get(p["id"], ""), len(rank)), p.get("line") or 0))
+        fresh: list[PromptReport] = [{**p, "stale": False} for p in outcome.prompts]
+        prompts = sorted([*fresh, *stale], key=lambda p: (rank.get(module_of.get(p["id"], ""), len(rank)), p["line"] or 0))
         return prompts, owners
 
     def _hold(
         self,
         outcome: LoadOutcome,
         names: list[str],
-        errors: list[dict[str, Any]],
+        errors: list[LoadErrorDict],
         files: list[str],
         elapsed: float,
         found_modules: bool,
@@ -346,7 +348,7 @@ class ProjectSession:
         good = not errors
         prompts, owners = self._merge(outcome, names)
         hashes = prompt_hashes(prompts)
-        report = {
+        report: Report = {
             "version": self._version,
             "project": str(self.root),
             "generated_at": datetime.now(UTC).isoformat(),
@@ -386,7 +388,7 @@ class ProjectSession:
         if not write.cancelled() and write.exception() is not None:
             log.error("writing the history file failed: %r", write.exception())
 
-    def _remember(self, report: dict[str, Any]) -> None:
+    def _remember(self, report: Report) -> None:
         if self._recent and self._recent[-1]["hash"] == report["hash"]:
             return
         self._recent = [r for r in self._recent if r["hash"] != report["hash"]][-19:] + [report]
@@ -434,8 +436,8 @@ class ProjectSession:
                     f"{prompt.get('kind', 'prompt')} {prompt_id!r} is shown as it was when {prompt.get('file')} last loaded, "
                     "and that version can no longer be evaluated; fix the module's load error to evaluate it again"
                 )
-                return {"ok": False, "error": plain_error("StaleError", why, file=prompt.get("file"), line=prompt.get("line"))}
-            errors = (self._report or {}).get("errors") or [plain_error("LoadError", "the project could not be loaded")]
+                return {"ok": False, "error": LoadError.plain("StaleError", why, file=prompt["file"], line=prompt["line"]).to_dict()}
+            errors = (self._report["errors"] if self._report is not None else []) or [LoadError.plain("LoadError", "the project could not be loaded").to_dict()]
             return {"ok": False, "error": errors[0]}
         try:
             return await worker.request(message, self.timeout)
@@ -458,7 +460,7 @@ class ProjectSession:
         input: dict[str, Any] | None = None,
         token_budget: int | None = None,
         input_budget: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> ExampleReport:
         """One example (or custom input) re-evaluated in the worker; returns an ``ExampleReport``."""
         answer = await self._job(
             {"op": "evaluate", "prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget, "input_budget": input_budget}
@@ -466,7 +468,7 @@ class ProjectSession:
         if answer["ok"]:
             return answer["result"]
         name = "custom" if input is not None else (example or "")
-        return {"name": name, "input": input or {}, "error": answer["error"], "inspection": None, "preview": None, "preview_error": None, "truncated": False}
+        return FailedExample(name, input or {}, LoadError.from_dict(answer["error"])).to_dict()
 
     async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run, recorded
@@ -532,7 +534,7 @@ class ProjectSession:
         contributor: str | None = None,
         allow_models: bool = False,
         token_budget: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> PrepareResult:
         """Prepare one example's missing summaries into ``DIR/.crux/summaries.sqlite3`` (extractive
         only, unless ``allow_models``), then reload, so every view shows the summary rung measured."""
         message = {
@@ -542,7 +544,7 @@ class ProjectSession:
         answer = await self._job(message)
         if not answer["ok"]:
             return {"prepared": [], "skipped": [], "error": answer["error"]}
-        result: dict[str, Any] = answer["result"]
+        result: PrepareResult = answer["result"]
         if result["prepared"]:
             await self.reload()
         return result

@@ -21,6 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import LoadError
+from .report_types import ExampleReport, LoadErrorDict, PlanErrorDict, PromptReport
+
 
 class MalformedReport(ValueError):
     """A value sent by a worker does not have the shape the front ends read."""
@@ -73,7 +76,9 @@ STR, INT, BOOL, DICT = _of(str), _of(int), _of(bool), _of(dict)
 OPT_STR, OPT_INT = _of(str, nullable=True), _of(int, nullable=True)
 NUMBER = _of(int, float)
 
-LOAD_ERROR = _record({"file": OPT_STR, "line": OPT_INT, "type": STR, "message": STR, "traceback": STR})
+LOAD_ERROR_FIELDS: dict[str, Checker] = {"file": OPT_STR, "line": OPT_INT, "type": STR, "message": STR, "traceback": STR}
+LOAD_ERROR = _record(LOAD_ERROR_FIELDS)
+PLAN_ERROR = _record({"code": STR, "message": STR, "diagnostics": _list(DICT), "request_id": OPT_STR}, nullable=True)
 PART = _record({"source": STR, "kind": STR, "status": STR, "tokens": INT, "text": OPT_STR})
 INSPECTION = _record(
     {
@@ -95,10 +100,10 @@ EXAMPLE = _record(
     {
         "name": STR,
         "input": DICT,
-        "error": _record({"type": STR, "message": STR}, nullable=True),
+        "error": _record(LOAD_ERROR_FIELDS, nullable=True),
         "inspection": INSPECTION,
         "preview": _of(dict, nullable=True),
-        "preview_error": _of(dict, nullable=True),
+        "preview_error": PLAN_ERROR,
     }
 )
 PROMPT = _record(
@@ -120,13 +125,19 @@ PROMPT = _record(
 _PREVIEW_LISTS = ("adaptations", "candidates", "breakdown", "tools", "warnings", "diagnostics", "contributions")
 
 
-def check_load_error(value: Any, where: str = "error") -> dict[str, Any]:
-    """``value`` if it is a LoadError, else ``MalformedReport``."""
+def check_load_error(value: Any, where: str = "error") -> LoadErrorDict:
+    """``value`` if it is a ``LoadErrorDict``, else ``MalformedReport``."""
     LOAD_ERROR(value, where)
     return value  # type: ignore[no-any-return]
 
 
-def check_prompt(value: Any, where: str = "prompt") -> dict[str, Any]:
+def check_plan_error(value: Any, where: str = "preview_error") -> PlanErrorDict | None:
+    """``value`` if it is a ``PlanErrorDict`` (or None), else ``MalformedReport``."""
+    PLAN_ERROR(value, where)
+    return value  # type: ignore[no-any-return]
+
+
+def check_prompt(value: Any, where: str = "prompt") -> PromptReport:
     """``value`` if it is a PromptReport the front ends can read, else ``MalformedReport``."""
     PROMPT(value, where)
     for i, example in enumerate(value["examples"]):
@@ -137,7 +148,7 @@ def check_prompt(value: Any, where: str = "prompt") -> dict[str, Any]:
     return value  # type: ignore[no-any-return]
 
 
-def check_example(value: Any, where: str = "example") -> dict[str, Any]:
+def check_example(value: Any, where: str = "example") -> ExampleReport:
     """``value`` if it is an ExampleReport, else ``MalformedReport``."""
     EXAMPLE(value, where)
     return value  # type: ignore[no-any-return]
@@ -153,7 +164,7 @@ class ImportStarted:
 class Imported:
     module: str
     file: str | None
-    error: dict[str, Any] | None
+    error: LoadErrorDict | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +187,8 @@ class TargetReported:
     """A target's report, or the error that stopped it (already checked)."""
 
     target: str
-    prompt: dict[str, Any] | None
-    error: dict[str, Any] | None
+    prompt: PromptReport | None
+    error: LoadErrorDict | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,9 +213,7 @@ def parse_event(message: dict[str, Any]) -> Event:
         STR(message.get("module"), "imported.module")
         OPT_STR(message.get("file"), "imported.file")
         error = message.get("error")
-        if error is not None:
-            check_load_error(error, "imported.error")
-        return Imported(message["module"], message.get("file"), error)
+        return Imported(message["module"], message.get("file"), None if error is None else check_load_error(error, "imported.error"))
     if kind == "target":
         STR(message.get("target"), "target.target")
         STR(message.get("kind"), "target.kind")
@@ -220,9 +229,9 @@ def parse_event(message: dict[str, Any]) -> Event:
         STR(message.get("target"), "report.target")
         prompt, error = message.get("prompt"), message.get("error")
         if error is not None:
-            check_load_error(error, "report.error")
+            error = check_load_error(error, "report.error")
         if prompt is not None:
-            check_prompt(prompt, f"the report of {message['target']!r}")
+            prompt = check_prompt(prompt, f"the report of {message['target']!r}")
         elif error is None:
             raise MalformedReport("it holds neither a report nor an error")
         return TargetReported(message["target"], prompt, error)
@@ -234,10 +243,10 @@ def parse_event(message: dict[str, Any]) -> Event:
     raise MalformedReport(f"unknown progress event {str(kind)[:80]!r}")
 
 
-def malformed_error(problem: MalformedReport, *, what: str, file: str | None = None, line: int | None = None) -> dict[str, Any]:
+def malformed_error(problem: MalformedReport, *, what: str, file: str | None = None, line: int | None = None) -> LoadErrorDict:
     """The load error shown for a malformed value from a worker."""
     message = (
         f"the worker sent a malformed {what} ({problem}); crux-devtools cannot show it. "
         "Does user code replace crux_devtools functions (monkeypatching)? Remove that to see this report"
     )
-    return {"file": file, "line": line, "type": "MalformedReport", "message": message, "traceback": ""}
+    return LoadError.plain("MalformedReport", message, file=file, line=line).to_dict()

@@ -146,7 +146,6 @@ def warm_up() -> None:
         except ImportError as exc:
             print(f"crux-devtools worker: could not import {module.name}: {exc!r}", file=sys.stderr)
     default_counter().count("warm up")
-    loader.agent_class()
     _exercise()
 
 
@@ -415,10 +414,10 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
             result = worker.handle(request)
             message = {"id": request.get("id"), "ok": True, "result": result}
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - report every failure to the session
-            from .errors import load_error
+            from .errors import LoadError
 
             root = worker.project.root if worker.project is not None else Path(request.get("root", ".")).resolve()
-            message = {"id": request.get("id"), "ok": False, "error": load_error(root, exc)}
+            message = {"id": request.get("id"), "ok": False, "error": LoadError.from_exception(root, exc).to_dict()}
         message["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         channel.send(message)
 

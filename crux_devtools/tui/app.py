@@ -20,7 +20,9 @@ from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
-from ..inspector.api import SessionEvent, SessionLike
+from ..inspector.api import SessionEvent, SessionLike, failed_run
+from ..inspector.errors import FailedExample, LoadError
+from ..inspector.report_types import ExampleReport, PromptReport
 from . import report as rp
 from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
@@ -62,7 +64,7 @@ class CruxTui(RequestActions, RunsTabApp):
         self.example_names: dict[str, str | None] = {}
         self.budgets: dict[str, int | None] = {}
         self.budget_targets: dict[str, str] = {}  # "system" or "request", when the user switched it
-        self.shown: dict[str, Any] | None = None  # the ExampleReport on screen
+        self.shown: ExampleReport | None = None  # the ExampleReport on screen
         self.selected_part: str | None = None
         self.busy: str | None = None
         self._unsubscribe: Any = None
@@ -155,11 +157,11 @@ class CruxTui(RequestActions, RunsTabApp):
     def show_report(self) -> None:
         """Rebuild the tree from the session's report and re-show the selection."""
         report = self.session.report
-        stale = bool(report and report.get("stale"))
+        stale = report is not None and report["stale"]
         self.sub_title = f"{self.session.root}" + ("  ◌ stale" if stale else "")
         tree = self.query_one(PromptTree)
         tree.show_report(report, self.example_names, self.shown)
-        prompts = (report or {}).get("prompts", [])
+        prompts = report["prompts"] if report is not None else []
         if rp.find_prompt(report, self.prompt_id) is None and prompts:
             self.prompt_id = prompts[0]["id"]
             tree.select_prompt(self.prompt_id)
@@ -190,7 +192,7 @@ class CruxTui(RequestActions, RunsTabApp):
             self.shown = None
         else:
             example = rp.find_example(prompt, self.example_names.get(prompt["id"]))
-            self.example_names[prompt["id"]] = example.get("name") if example else None
+            self.example_names[prompt["id"]] = example["name"] if example else None
             custom = self.custom_inputs.get(prompt["id"])
             if custom is not None:  # a run's input, loaded from its detail: always evaluated
                 self.busy = "evaluating"
@@ -202,7 +204,7 @@ class CruxTui(RequestActions, RunsTabApp):
                 self.shown = example
         self.update_panes()
 
-    def budget_target(self, prompt: dict[str, Any] | None) -> str:
+    def budget_target(self, prompt: PromptReport | None) -> str:
         """What the budget keys limit for ``prompt``: ``"system"`` text or the whole ``"request"``."""
         if prompt is None:
             return "system"
@@ -215,7 +217,7 @@ class CruxTui(RequestActions, RunsTabApp):
 
     def update_status(self) -> None:
         prompt = rp.find_prompt(self.session.report, self.prompt_id)
-        report = self.session.report or {}
+        report = self.session.report
         self.query_one(StatusLine).data = {
             "prompt": prompt,
             "example": self.example_names.get(self.prompt_id or ""),
@@ -243,7 +245,7 @@ class CruxTui(RequestActions, RunsTabApp):
             self.query_one(PlanningView).data = (prompt, self.shown)
             self.query_one(RequestView).data = (prompt, self.shown)
         errors = collect_errors(report, self.shown)
-        self.query_one(ErrorsView).data = (errors, bool(report and report.get("stale")))
+        self.query_one(ErrorsView).data = (errors, report is not None and report["stale"])
         self.query_one(TabbedContent).get_tab("tab-errors").label = f"Errors ({len(errors)})" if errors else "Errors"
         self.update_part()
 
@@ -262,8 +264,8 @@ class CruxTui(RequestActions, RunsTabApp):
                 input_budget=budget if target == "request" else None,
             )
         except Exception as exc:  # the engine's own failure: shown like an example's error
-            error = {"file": None, "line": None, "type": type(exc).__name__, "message": f"could not evaluate {prompt_id}: {exc}", "traceback": ""}
-            result = {"name": example, "input": {}, "error": error, "inspection": None, "preview": None, "preview_error": None}
+            error = LoadError.plain(type(exc).__name__, f"could not evaluate {prompt_id}: {exc}")
+            result = FailedExample(example or "", {}, error).to_dict()
         self.post_message(ExampleEvaluated(prompt_id, example, budget, result, target))
 
     def on_example_evaluated(self, message: ExampleEvaluated) -> None:
@@ -286,7 +288,7 @@ class CruxTui(RequestActions, RunsTabApp):
             else:
                 result = await self.session.run(prompt_id, example=example)
         except Exception as exc:  # shown in the Runs tab like any failed run
-            result = {"text": None, "steps": [], "status": "error", "error": {"type": type(exc).__name__, "message": str(exc), "traceback": ""}}
+            result = failed_run(prompt_id, LoadError.plain(type(exc).__name__, str(exc)).to_dict(), input=input)
         self.post_message(RunFinished(prompt_id, result))
 
     def on_run_finished(self, message: RunFinished) -> None:
@@ -350,16 +352,16 @@ class CruxTui(RequestActions, RunsTabApp):
 
     def action_run(self) -> None:
         prompt = rp.find_prompt(self.session.report, self.prompt_id)
-        if prompt is None or not prompt.get("has_model"):
+        if prompt is None or not prompt["has_model"]:
             self.notify("Only an agent with a model can be run: select one on the left.", severity="warning")
             return
         if any(w.group == "run" and w.is_running for w in self.workers):
             self.notify("A run is already under way; its result will open in Runs.", severity="warning")
             return
-        if prompt.get("model_kind") != "scripted":  # a real model: it costs money and runs real tools
+        if prompt["model_kind"] != "scripted":  # a real model: it costs money and runs real tools
             from .screens import ConfirmRun
 
-            self.push_screen(ConfirmRun(prompt["id"], prompt.get("model_kind")), callback=lambda yes: self.start_run(prompt["id"]) if yes else None)
+            self.push_screen(ConfirmRun(prompt["id"], prompt["model_kind"]), callback=lambda yes: self.start_run(prompt["id"]) if yes else None)
             return
         self.start_run(prompt["id"])
 

@@ -7,6 +7,7 @@ from typing import Any
 from textual.message import Message
 
 from ..inspector.api import SessionEvent
+from ..inspector.report_types import ExampleReport
 
 
 class SessionChanged(Message):
@@ -35,7 +36,7 @@ class ExampleEvaluated(Message):
     """``session.evaluate`` returned: ``example`` is the fresh ``ExampleReport`` for this budget
     (``target``: ``"system"`` text or the whole ``"request"``)."""
 
-    def __init__(self, prompt_id: str, example_name: str | None, budget: int | None, example: dict[str, Any], target: str = "system") -> None:
+    def __init__(self, prompt_id: str, example_name: str | None, budget: int | None, example: ExampleReport, target: str = "system") -> None:
         super().__init__()
         self.prompt_id = prompt_id
         self.example_name = example_name

@@ -13,6 +13,7 @@ from typing import Any
 from ..inspector.api import default_budget_target as default_budget_target
 from ..inspector.api import find_prompt as find_prompt
 from ..inspector.api import is_stale as is_stale
+from ..inspector.report_types import ExampleReport, PromptReport
 
 BUDGET_STEP = 0.10  # one ``+``/``-`` press moves the budget by 10% of the current total
 
@@ -30,17 +31,17 @@ class SourceLocation:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-def example_names(prompt: dict[str, Any]) -> list[str]:
-    return [e.get("name", "?") for e in prompt.get("examples", [])]
+def example_names(prompt: PromptReport) -> list[str]:
+    return [e["name"] for e in prompt["examples"]]
 
 
-def find_example(prompt: dict[str, Any], name: str | None) -> dict[str, Any] | None:
+def find_example(prompt: PromptReport, name: str | None) -> ExampleReport | None:
     """The named example, or the first one when ``name`` is unknown (examples come and go on reload)."""
-    examples = prompt.get("examples", [])
-    return next((e for e in examples if e.get("name") == name), examples[0] if examples else None)
+    examples = prompt["examples"]
+    return next((e for e in examples if e["name"] == name), examples[0] if examples else None)
 
 
-def next_example(prompt: dict[str, Any], current: str | None) -> str | None:
+def next_example(prompt: PromptReport, current: str | None) -> str | None:
     names = example_names(prompt)
     if not names:
         return None
@@ -49,21 +50,21 @@ def next_example(prompt: dict[str, Any], current: str | None) -> str | None:
     return names[(names.index(current) + 1) % len(names)]
 
 
-def budget_base(example: dict[str, Any] | None, budget: int | None, target: str = "system", prompt: dict[str, Any] | None = None) -> int:
+def budget_base(example: ExampleReport | None, budget: int | None, target: str = "system", prompt: PromptReport | None = None) -> int:
     """What a budget step is measured from: the budget in force; else, for the system text, its
     tokens, and for the request, the default input budget (or the planned request's limit)."""
     if budget is not None:
         return budget
     if target == "request":
-        preview = (example or {}).get("preview") or {}
-        default = (prompt or {}).get("default_budget") or preview.get("max_input_tokens") or preview.get("input_tokens")
+        preview = (example["preview"] if example is not None else None) or {}
+        default = (prompt["default_budget"] if prompt is not None else None) or preview.get("max_input_tokens") or preview.get("input_tokens")
         return int(default or 0)
-    inspection = (example or {}).get("inspection") or {}
+    inspection = (example["inspection"] if example is not None else None) or {}
     return int(inspection.get("system_tokens") or inspection.get("total_tokens") or 0)
 
 
 def step_budget(
-    example: dict[str, Any] | None, budget: int | None, direction: int, target: str = "system", prompt: dict[str, Any] | None = None
+    example: ExampleReport | None, budget: int | None, direction: int, target: str = "system", prompt: PromptReport | None = None
 ) -> int | None:
     """Raise (``direction=1``) or lower (``-1``) the budget by ``BUDGET_STEP`` of the current base."""
     base = budget_base(example, budget, target, prompt)
@@ -73,34 +74,34 @@ def step_budget(
     return max(1, base + direction * step)
 
 
-def prompt_status(prompt: dict[str, Any], stale: bool) -> str:
+def prompt_status(prompt: PromptReport, stale: bool) -> str:
     """``fits``, ``over``, ``error`` or ``stale`` (its module failed to load: its last good report).
 
     ``stale`` is the report's flag, used when the prompt does not say (``PromptReport["stale"]``).
     """
     if prompt.get("stale", stale):
         return "stale"
-    return str(prompt.get("status", "error"))
+    return prompt["status"]
 
 
-def part_statuses(example: dict[str, Any] | None) -> dict[str, str]:
+def part_statuses(example: ExampleReport | None) -> dict[str, str]:
     """Context id -> ``active`` / ``excluded`` / ``dropped`` for one example's inspection."""
-    inspection = (example or {}).get("inspection") or {}
+    inspection = (example["inspection"] if example is not None else None) or {}
     return {p["source"]: p.get("status", "?") for p in inspection.get("parts", []) if p.get("source") != "<prompt>"}
 
 
-def source_location(prompt: dict[str, Any], part: str | None) -> SourceLocation | None:
+def source_location(prompt: PromptReport, part: str | None) -> SourceLocation | None:
     """Where ``part`` (a context id, or ``None``/``"<prompt>"`` for the prompt) is defined.
 
     Contexts carry their own ``file``/``line`` when the engine knows them; otherwise the prompt's
     location is returned and marked inexact, so the user still lands in the right file.
     """
     if part and part != "<prompt>":
-        for ctx in prompt.get("contexts", []):
-            if ctx.get("id") == part and ctx.get("file"):
-                return SourceLocation(ctx["file"], ctx.get("line"), f"context {part}", True)
-    if not prompt.get("file"):
+        for ctx in prompt["contexts"]:
+            if ctx["id"] == part and ctx["file"]:
+                return SourceLocation(ctx["file"], ctx["line"], f"context {part}", True)
+    if not prompt["file"]:
         return None
-    label = f"{prompt.get('kind', 'prompt')} {prompt.get('id')}"
+    label = f"{prompt['kind']} {prompt['id']}"
     exact = not part or part == "<prompt>"
-    return SourceLocation(prompt["file"], prompt.get("line"), label, exact)
+    return SourceLocation(prompt["file"], prompt["line"], label, exact)

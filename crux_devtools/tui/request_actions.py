@@ -14,6 +14,7 @@ from textual import work
 from textual.message import Message
 from textual.widgets import TabbedContent
 
+from ..inspector.errors import LoadError
 from . import report as rp
 
 
@@ -68,7 +69,7 @@ class RequestActions:
         try:
             result = await self.session.prepare_summaries(prompt_id, example=example, allow_models=allow_models, token_budget=budget)
         except Exception as exc:  # the engine's own failure: said in a notification
-            result = {"prepared": [], "skipped": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
+            result = {"prepared": [], "skipped": [], "error": LoadError.plain(type(exc).__name__, str(exc)).to_dict()}
         self.post_message(SummariesPrepared(prompt_id, result, allow_models))
 
     def on_summaries_prepared(self: Any, message: SummariesPrepared) -> None:

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.widgets import TabbedContent
 
 from ..inspector.api import SessionLike
+from ..inspector.report_types import PromptReport
 from .messages import RunsChanged
 from .widgets.prompt_tree import PromptTree
 from .widgets.runs import RunsPanel, RunsTable
@@ -30,14 +31,14 @@ LIST_LIMIT = 50  # rows in the Runs tab (newest first); the CLI and the web page
 _local_ids = itertools.count(1)
 
 
-def as_run(result: dict[str, Any], prompt: dict[str, Any] | None, prompt_id: str) -> dict[str, Any]:
+def as_run(result: dict[str, Any], prompt: PromptReport | None, prompt_id: str) -> dict[str, Any]:
     """A run dict as the store holds it, from what ``session.run`` returned (an older session returns
     only ``{text, steps, error}``): missing fields are filled, the status follows the error."""
     run = dict(result)
-    defaults = {
+    defaults: dict[str, Any] = {
         "id": f"local-{next(_local_ids)}",  # a run that never reached the store has no id
         "target": prompt_id,
-        "kind": (prompt or {}).get("kind", "agent"),
+        "kind": prompt["kind"] if prompt is not None else "agent",
         "origin": "inspector",
         "started_at": datetime.now(UTC).isoformat(),
         "status": "error" if run.get("error") else "ok",

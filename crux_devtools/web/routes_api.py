@@ -7,34 +7,35 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 
 from ..inspector.api import is_stale
+from ..inspector.report_types import PromptReport
 from .display import SafeJSONResponse, displayable
-from .views import lookup_prompt, prompt_href
+from .views import lookup_prompt, prompt_href, shown_report
 
 router = APIRouter(prefix="/api")
 
 
-def summary(p: dict[str, Any], stale: bool) -> dict[str, Any]:
+def summary(p: PromptReport, stale: bool) -> dict[str, Any]:
     return {
-        "id": p.get("id"),
-        "kind": p.get("kind"),
-        "module": p.get("module"),
-        "file": p.get("file"),
-        "line": p.get("line"),
-        "status": p.get("status"),
+        "id": p["id"],
+        "kind": p["kind"],
+        "module": p["module"],
+        "file": p["file"],
+        "line": p["line"],
+        "status": p["status"],
         "stale": stale,
-        "total_tokens": p.get("total_tokens"),
-        "default_budget": p.get("default_budget"),
-        "has_model": p.get("has_model"),
-        "tools": p.get("tools", []),
-        "examples": [e.get("name") for e in p.get("examples") or []],
-        "url": prompt_href(str(p.get("id"))),
+        "total_tokens": p["total_tokens"],
+        "default_budget": p["default_budget"],
+        "has_model": p["has_model"],
+        "tools": p["tools"],
+        "examples": [e["name"] for e in p["examples"]],
+        "url": prompt_href(p["id"]),
     }
 
 
 @router.get("/prompts")
 async def list_prompts(request: Request) -> SafeJSONResponse:
-    report = request.app.state.session.report or {}
-    return SafeJSONResponse([summary(p, is_stale(report, p)) for p in report.get("prompts", [])])
+    report = shown_report(request.app.state.session)
+    return SafeJSONResponse([summary(p, is_stale(report, p)) for p in report["prompts"]])
 
 
 @router.get("/prompt")
@@ -45,10 +46,10 @@ async def get_prompt_by_query(request: Request, id: str = Query(...)) -> SafeJSO
 
 @router.get("/prompts/{prompt_id:path}")
 async def get_prompt(request: Request, prompt_id: str) -> SafeJSONResponse:
-    report = request.app.state.session.report or {}
+    report = shown_report(request.app.state.session)
     found = lookup_prompt(report, prompt_id)
     if found is None:
-        known = ", ".join(str(p.get("id")) for p in report.get("prompts", [])) or "none"
+        known = ", ".join(p["id"] for p in report["prompts"]) or "none"
         raise HTTPException(404, displayable(f"no prompt or agent with id {prompt_id!r}; known ids: {known}"))
-    body = {**found, "version": report.get("version"), "stale": is_stale(report, found), "errors": report.get("errors") or []}
+    body = {**found, "version": report["version"], "stale": is_stale(report, found), "errors": report["errors"]}
     return SafeJSONResponse(body)

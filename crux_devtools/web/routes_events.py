@@ -5,13 +5,15 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
+from .views import shown_report
+
 router = APIRouter()
 
 
 @router.get("/events")
 async def events(request: Request) -> StreamingResponse:
-    report = request.app.state.session.report or {}
-    hello = {"version": int(report.get("version", 0))}
+    report = shown_report(request.app.state.session)
+    hello = {"version": report["version"]}
     return StreamingResponse(
         request.app.state.hub.stream(hello),
         media_type="text/event-stream",

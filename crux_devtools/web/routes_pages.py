@@ -13,7 +13,9 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from ..inspector.api import find_prompt, is_stale
+from ..inspector.api import failed_run, find_prompt, is_stale
+from ..inspector.errors import FailedExample, LoadError
+from ..inspector.report_types import PromptReport, Report
 from .display import raw_query_value
 from .input_check import parse_and_check
 from .runs_access import recent_runs
@@ -28,6 +30,7 @@ from .views import (
     offered_tools,
     part_views,
     report_header,
+    shown_report,
     status_chips,
     token_bar,
 )
@@ -64,7 +67,7 @@ async def index(request: Request, q: str | None = Query(None), status: str | Non
 
     An htmx request (a search as one types, a status filter, a live update) gets the list block, and
     ``HX-Replace-Url`` keeps the address bar on the page's state, so it can be shared or reloaded."""
-    report = request.app.state.session.report or {}
+    report = shown_report(request.app.state.session)
     filters, problems = parse_list_filters(q, status)
     view = list_view(report, filters, problems)
     if wants_block(request):
@@ -87,11 +90,11 @@ def parse_budget(raw: str | None) -> tuple[int | None, str | None]:
 
 
 async def build_prompt_view(
-    request: Request, prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str,
+    request: Request, prompt: PromptReport, example: str | None, budget: int | None, input_text: str,
     budget_for: str | None = None, view_name: str | None = None,
 ) -> PromptView:
     session = request.app.state.session
-    report = session.report or {}
+    report = shown_report(session)
     header = report_header(report)
     ctl = controls(prompt, example, budget, input_text, budget_for, view_name)
     view = PromptView(
@@ -105,10 +108,10 @@ async def build_prompt_view(
     )
     custom: dict[str, Any] | None = None
     if input_text.strip():
-        custom, view.input_errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        custom, view.input_errors = parse_and_check(input_text, prompt["input_schema"])
         if view.input_errors:
             return view
-    cached = next((e for e in prompt.get("examples") or [] if e.get("name") == ctl.example), None)
+    cached = next((e for e in prompt["examples"] if e["name"] == ctl.example), None)
     if custom is None and budget is None and cached is not None:
         view.example_report = cached
     elif custom is not None or ctl.example is not None or budget is not None:
@@ -120,13 +123,13 @@ async def build_prompt_view(
             )
         except Exception as exc:  # the worker's failure becomes an error panel, never a 500
             log.warning("evaluating %s failed: %s", prompt["id"], exc)
-            view.example_report = {"name": ctl.example, "input": custom or {}, "error": {"type": type(exc).__name__, "message": str(exc)}}
-    ex = view.example_report or {}
-    inspection = ex.get("inspection")
-    view.planning = planning_view(view.example_report, prompt.get("plan_model"))
+            view.example_report = FailedExample(ctl.example or "custom", custom or {}, LoadError.plain(type(exc).__name__, str(exc))).to_dict()
+    ex = view.example_report
+    inspection = ex["inspection"] if ex is not None else None
+    view.planning = planning_view(ex, prompt["plan_model"])
     # One status for the example, decided in the worker from the plan (api.py: ExampleReport["status"]).
-    view.status = str(ex.get("status") or ("error" if ex.get("error") else "fits"))
-    if isinstance(inspection, dict):
+    view.status = ex["status"] if ex is not None else "fits"
+    if inspection is not None:
         view.inspection = inspection
         view.colours = colour_map(prompt, inspection)
         view.parts = part_views(inspection, view.colours, prompt)
@@ -135,7 +138,7 @@ async def build_prompt_view(
         view.tools, view.unsent_tools = offered_tools(inspection, view.sent)
         # Versions are compared as loaded (the report's own budget), so a slider move is not a "change".
         previous = session.previous_system(prompt["id"], ctl.example) if ctl.example and custom is None else None
-        baseline = ((cached or {}).get("inspection") or {}).get("system")
+        baseline = ((cached["inspection"] if cached is not None else None) or {}).get("system")
         view.diff = diff_view(previous, baseline if custom is None else None)
     if view.example_report is not None:
         view.chips = status_chips(view.status, is_stale(report, prompt))
@@ -157,7 +160,7 @@ async def prompt_page_by_query(request: Request, id: str = Query(...)) -> Respon
 async def show_prompt(request: Request, prompt_id: str) -> Response:
     """The page (or, for htmx, its report block); the page state comes from the query string."""
     query = request.query_params
-    report = request.app.state.session.report or {}
+    report = shown_report(request.app.state.session)
     prompt = lookup_prompt(report, prompt_id)
     if prompt is None:
         return missing(request, report, prompt_id)
@@ -171,7 +174,7 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 
 
-def missing(request: Request, report: dict[str, Any], prompt_id: str) -> Response:
+def missing(request: Request, report: Report, prompt_id: str) -> Response:
     context = {"view": index_view(report), "missing": prompt_id}
     if wants_block(request):  # a live update after a rename: say so in place (htmx ignores a 404)
         return render(request, "missing.html", context, block="gone")
@@ -194,14 +197,14 @@ async def prepare_and_show(request: Request, prompt_id: str) -> Response:
     session = request.app.state.session
     prompt = lookup_prompt(session.report, prompt_id)
     if prompt is None:
-        return missing(request, session.report or {}, prompt_id)
+        return missing(request, shown_report(session), prompt_id)
     form = await url_encoded_form(request)
     value, budget_error = parse_budget(form.get("budget"))
     budget_for = form.get("budget_for") or None
     input_text = form.get("input", "")
     custom = None
     if input_text.strip():
-        custom, errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        custom, errors = parse_and_check(input_text, prompt["input_schema"])
         if errors:
             custom = None
     ctl = controls(prompt, form.get("example") or None, value, input_text, budget_for)
@@ -212,7 +215,7 @@ async def prepare_and_show(request: Request, prompt_id: str) -> Response:
         )
     except Exception as exc:  # shown in the page: a failing summary model must not take it down
         log.warning("preparing summaries of %s failed: %s", prompt_id, exc)
-        result = {"prepared": [], "skipped": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
+        result = {"prepared": [], "skipped": [], "error": LoadError.plain(type(exc).__name__, str(exc)).to_dict()}
     prompt = lookup_prompt(session.report, prompt_id) or prompt  # the report the reload made
     page = await build_prompt_view(request, prompt, ctl.example, value, input_text, budget_for, form.get("view"))
     context = {"view": page, "budget_error": budget_error, "prepared": result, "contributor": form.get("contributor")}
@@ -235,7 +238,7 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
     prompt = lookup_prompt(session.report, prompt_id)
     if prompt is None:
         return render(request, "_run.html", {"run": None, "problem": f"no prompt or agent with id {prompt_id!r}"}, status=404)
-    if not prompt.get("has_model"):
+    if not prompt["has_model"]:
         return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
     form = await url_encoded_form(request)
     if needs_confirmation(prompt) and form.get("confirm") != "yes":  # a second click, on the confirm button
@@ -245,7 +248,7 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
     input_text = form.get("input", "")
     custom = None
     if input_text.strip():
-        custom, errors = parse_and_check(input_text, prompt.get("input_schema") or {})
+        custom, errors = parse_and_check(input_text, prompt["input_schema"])
         if errors:
             problem = "; ".join(f"{e.field or 'input'}: {e.message}" for e in errors)
             return render(request, "_run.html", {"run": None, "problem": problem}, status=422)
@@ -253,7 +256,7 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
         result = await session.run(prompt["id"], example=example, input=custom)
     except Exception as exc:  # shown in the run panel: a failing agent must not take the page down
         log.warning("running %s failed: %s", prompt_id, exc)
-        result = {"text": None, "steps": [], "error": {"type": type(exc).__name__, "message": str(exc)}}
+        result = failed_run(prompt["id"], LoadError.plain(type(exc).__name__, str(exc)).to_dict(), input=custom)
     link = run_href(str(result["id"])) if result.get("id") and result.get("recorded", True) else None
     context = {"run": run_view(result), "problem": None, "run_link": link, "record_error": result.get("record_error"),
                "status": status_chip(result["status"]) if result.get("status") else None}

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from ..core.runstore import RunStore, RunStoreError
 from .routes_pages import render, wants_block
 from .runs_access import open_store, recent_runs
-from .views import report_header
+from .views import report_header, shown_report
 from .views_run import RunMissing, run_detail
 from .views_runs import (
     ORIGINS,
@@ -36,8 +36,8 @@ async def read(store: RunStore, call: Callable[..., T], *args: Any, **kwargs: An
 
 
 def known_targets(request: Request) -> list[str]:
-    report = request.app.state.session.report or {}
-    return [str(p.get("id")) for p in report.get("prompts", [])]
+    report = shown_report(request.app.state.session)
+    return [p["id"] for p in report["prompts"]]
 
 
 @router.get("/runs", response_class=HTMLResponse)
@@ -50,7 +50,7 @@ async def runs_page(
     text: str | None = Query(None, description="the same as q"),
     page: str | None = Query(None),
 ) -> Response:
-    report = request.app.state.session.report or {}
+    report = shown_report(request.app.state.session)
     header = report_header(report)
     filters, problems = parse_filters(target, status, origin, q or text, page)
     store, unavailable = open_store(request.app.state.session)
@@ -82,7 +82,7 @@ async def recent_runs_panel(request: Request, target: str = Query(...)) -> Respo
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 async def run_page(request: Request, run_id: str) -> Response:
-    report = request.app.state.session.report or {}
+    report = shown_report(request.app.state.session)
     header = report_header(report)
     store, unavailable = open_store(request.app.state.session)
     run = None

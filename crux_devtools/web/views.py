@@ -1,7 +1,9 @@
 """View-models: small objects the templates read, built from the session's report dicts.
 
 Templates only lay these out; every decision (what dropped, why, which rung) was made by the core
-and arrives in the report. Reports from other layers (planning, runs) are read defensively.
+and arrives in the report. The report's own keys are read as ``inspector/report_types.py`` types
+them (always there, so no defaults); the core's values inside it (an inspection, a plan) and
+recorded runs are read defensively.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..inspector.api import default_budget_target, find_prompt, is_stale
+from ..inspector.report_types import ExampleReport, LoadErrorDict, PromptReport, Report
 from .display import displayable
 from .input_check import FieldError
 from .views_sent import SentTool, SentView
@@ -62,7 +65,7 @@ class ReportHeader:
     generated_at: str
     duration_ms: float
     stale: bool
-    errors: list[dict[str, Any]]
+    errors: list[LoadErrorDict]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +74,25 @@ class IndexView:
     rows: list[PromptRow]
 
 
-def report_header(report: dict[str, Any]) -> ReportHeader:
+def shown_report(session: Any) -> Report:
+    """The session's report, or an empty one while the first load runs."""
+    report: Report | None = session.report
+    if report is not None:
+        return report
+    return {
+        "version": 0, "project": "", "generated_at": "", "duration_ms": 0.0, "stale": False, "errors": [], "prompts": [],
+        "hash": "", "notice": None, "modules_found": False,
+    }
+
+
+def report_header(report: Report) -> ReportHeader:
     return ReportHeader(
-        project=str(report.get("project", "")),
-        version=int(report.get("version", 0)),
-        generated_at=str(report.get("generated_at", "")),
-        duration_ms=float(report.get("duration_ms", 0.0) or 0.0),
-        stale=bool(report.get("stale", False)),
-        errors=list(report.get("errors") or []),
+        project=report["project"],
+        version=report["version"],
+        generated_at=report["generated_at"],
+        duration_ms=report["duration_ms"],
+        stale=report["stale"],
+        errors=list(report["errors"]),
     )
 
 
@@ -101,32 +115,32 @@ def prompt_href(prompt_id: str, suffix: str = "", **query: Any) -> str:
     return f"{base}?{urlencode(params)}" if params else base
 
 
-def lookup_prompt(report: dict[str, Any] | None, prompt_id: str) -> dict[str, Any] | None:
+def lookup_prompt(report: Report | None, prompt_id: str) -> PromptReport | None:
     """The prompt a URL names: by its id, else by the id as ``prompt_href`` showed it."""
     found = find_prompt(report, prompt_id)
-    if found is None and report:
-        found = next((p for p in report.get("prompts", []) if displayable(str(p.get("id"))) == prompt_id), None)
+    if found is None and report is not None:
+        found = next((p for p in report["prompts"] if displayable(p["id"]) == prompt_id), None)
     return found
 
 
-def index_view(report: dict[str, Any]) -> IndexView:
+def index_view(report: Report) -> IndexView:
     header = report_header(report)
     rows = [
         PromptRow(
             id=p["id"],
-            kind=p.get("kind", "prompt"),
-            module=p.get("module", ""),
-            file=p.get("file", ""),
-            line=p.get("line"),
-            chips=status_chips(p.get("status", "error"), is_stale(report, p)),
-            total_tokens=int(p.get("total_tokens") or 0),
-            examples=len(p.get("examples") or []),
-            has_model=bool(p.get("has_model")),
+            kind=p["kind"],
+            module=p["module"],
+            file=p["file"],
+            line=p["line"],
+            chips=status_chips(p["status"], is_stale(report, p)),
+            total_tokens=p["total_tokens"],
+            examples=len(p["examples"]),
+            has_model=p["has_model"],
             href=prompt_href(p["id"]),
             status=str(p.get("status", "error")),
             stale=is_stale(report, p),
         )
-        for p in report.get("prompts", [])
+        for p in report["prompts"]
     ]
     return IndexView(header=header, rows=rows)
 
@@ -202,12 +216,12 @@ class DiffView:
 
 @dataclass
 class PromptView:
-    prompt: dict[str, Any]
+    prompt: PromptReport
     header: ReportHeader
     chips: list[Chip]
     controls: Controls
     input_errors: list[FieldError]
-    example_report: dict[str, Any] | None
+    example_report: ExampleReport | None
     inspection: dict[str, Any] | None
     parts: list[PartView] = field(default_factory=list)
     bar: TokenBar | None = None
@@ -237,10 +251,10 @@ class PromptView:
         return [p for p in self.parts if p.status == "dropped"]
 
 
-def colour_map(prompt: dict[str, Any], inspection: dict[str, Any] | None) -> dict[str, int]:
+def colour_map(prompt: PromptReport, inspection: dict[str, Any] | None) -> dict[str, int]:
     """One colour per contributor, stable across examples and budgets (static tree order first)."""
     colours: dict[str, int] = {"<prompt>": 0}
-    names = [c.get("id") for c in prompt.get("contexts", [])]
+    names = [c["id"] for c in prompt["contexts"]]
     names += [p.get("source") for p in (inspection or {}).get("parts", [])]
     for name in names:
         if name and name not in colours:
@@ -248,9 +262,10 @@ def colour_map(prompt: dict[str, Any], inspection: dict[str, Any] | None) -> dic
     return colours
 
 
-def part_views(inspection: dict[str, Any], colours: dict[str, int], prompt: dict[str, Any] | None = None) -> list[PartView]:
+def part_views(inspection: dict[str, Any], colours: dict[str, int], prompt: PromptReport | None = None) -> list[PartView]:
     """One view per part; ``prompt`` (the PromptReport) supplies each context's definition site."""
-    where = {c.get("id"): (c.get("file"), c.get("line")) for c in (prompt or {}).get("contexts", []) if c.get("file")}
+    contexts = prompt["contexts"] if prompt is not None else []
+    where = {c["id"]: (c["file"], c["line"]) for c in contexts if c["file"]}
     return [
         PartView(
             source=str(p.get("source", "?")),
@@ -288,26 +303,26 @@ def token_bar(inspection: dict[str, Any], parts: list[PartView]) -> TokenBar:
     )
 
 
-def full_system_tokens(prompt: dict[str, Any]) -> int:
+def full_system_tokens(prompt: PromptReport) -> int:
     """What every part would cost with no budget: the slider's natural range."""
     best = 0
-    for ex in prompt.get("examples") or []:
-        parts = (ex.get("inspection") or {}).get("parts", [])
+    for ex in prompt["examples"]:
+        parts = (ex["inspection"] or {}).get("parts", [])
         best = max(best, sum(int(p.get("tokens") or 0) for p in parts if p.get("status") != "excluded"))
     return best
 
 
-def request_tokens(prompt: dict[str, Any]) -> int:
+def request_tokens(prompt: PromptReport) -> int:
     """The largest planned request of any example (0 when planning is not available)."""
-    return max([int((ex.get("preview") or {}).get("input_tokens") or 0) for ex in prompt.get("examples") or []] or [0])
+    return max([int((ex["preview"] or {}).get("input_tokens") or 0) for ex in prompt["examples"]] or [0])
 
 
 BUDGET_MODES = {"system": "system text", "request": "whole request"}
 
 
-def budget_ceiling(prompt: dict[str, Any], budget: int | None, budget_for: str) -> int:
+def budget_ceiling(prompt: PromptReport, budget: int | None, budget_for: str) -> int:
     natural = request_tokens(prompt) if budget_for == "request" else full_system_tokens(prompt)
-    top = max(natural, int(prompt.get("default_budget") or 0), budget or 0, 10)
+    top = max(natural, prompt["default_budget"] or 0, budget or 0, 10)
     return int(math.ceil(top * 1.2 / 10.0) * 10)
 
 
@@ -315,26 +330,26 @@ VIEWS = ("sent", "resolved")
 
 
 def controls(
-    prompt: dict[str, Any], example: str | None, budget: int | None, input_text: str, budget_for: str | None = None, view: str | None = None
+    prompt: PromptReport, example: str | None, budget: int | None, input_text: str, budget_for: str | None = None, view: str | None = None
 ) -> Controls:
     """The page state; ``budget_for`` defaults to the planner for agents and prompts with ladders,
     ``view`` to the request as sent."""
-    examples = [str(e.get("name")) for e in prompt.get("examples") or []]
+    examples = [e["name"] for e in prompt["examples"]]
     if example not in examples:
         example = examples[0] if examples else None
     if budget_for not in BUDGET_MODES:
         budget_for = default_budget_target(prompt)
-    inputs = {str(e.get("name")): json.dumps(e.get("input", {}), indent=2, ensure_ascii=False) for e in prompt.get("examples") or []}
-    cached = next((e for e in prompt.get("examples") or [] if e.get("name") == example), None)
+    inputs = {e["name"]: json.dumps(e["input"], indent=2, ensure_ascii=False) for e in prompt["examples"]}
+    cached = next((e for e in prompt["examples"] if e["name"] == example), None)
     if budget_for == "request":
-        default_budget = prompt.get("default_budget") or ((cached or {}).get("preview") or {}).get("max_input_tokens")
+        default_budget = prompt["default_budget"] or ((cached["preview"] if cached else None) or {}).get("max_input_tokens")
     else:
-        default_budget = ((cached or {}).get("inspection") or {}).get("token_budget")
+        default_budget = ((cached["inspection"] if cached else None) or {}).get("token_budget")
     if view not in VIEWS:
         view = "sent"
     state: dict[str, Any] = {"example": example, "budget": budget, "budget_for": budget_for, "input": input_text or None}
     query = urlencode({k: v for k, v in {**state, "view": None if view == "sent" else view}.items() if v is not None})
-    tab_hrefs = {v: prompt_href(str(prompt.get("id")), **state, view=None if v == "sent" else v) for v in VIEWS}
+    tab_hrefs = {v: prompt_href(prompt["id"], **state, view=None if v == "sent" else v) for v in VIEWS}
     return Controls(
         example=example,
         budget=budget,

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
+from ..inspector.report_types import Report
 from .display import displayable
 from .views import IndexView, PromptRow, ReportHeader, index_view
 
@@ -128,7 +129,7 @@ def marked(text: str, words: list[str]) -> Markup:
     return Markup("").join(out)
 
 
-def list_view(report: dict[str, Any], filters: ListFilters, problems: list[str] | None = None) -> ListView:
+def list_view(report: Report, filters: ListFilters, problems: list[str] | None = None) -> ListView:
     """The list narrowed by ``filters``: the status counts are of the rows the search matches, so a
     count says what clicking its filter would show."""
     base: IndexView = index_view(report)

@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..inspector.report_types import ExampleReport, PlanModel
+
 _RUNG_ORDER = {"full": 0, "authored": 1, "summary": 2, "offload": 3, "omitted": 4}
 
 
@@ -121,15 +123,15 @@ def profile_view(plan_model: dict[str, Any] | None, preview: dict[str, Any]) -> 
     )
 
 
-def planning_view(example_report: dict[str, Any] | None, plan_model: dict[str, Any] | None = None) -> PlanningView:
+def planning_view(example_report: ExampleReport | None, plan_model: PlanModel | None = None) -> PlanningView:
     if not example_report:
         return PlanningView(available=False, reason="planning not available")
-    preview = example_report.get("preview")
-    error = example_report.get("preview_error")
-    if not isinstance(preview, dict):
-        return PlanningView(available=False, reason="planning not available", error=error if isinstance(error, dict) else None)
+    preview = example_report["preview"]
+    error = dict(example_report["preview_error"]) if example_report["preview_error"] is not None else None
+    if preview is None:
+        return PlanningView(available=False, reason="planning not available", error=error)
     groups: dict[str, list[CandidateRow]] = {}
-    summaries = {str(s.get("contributor")): s for s in example_report.get("summaries") or [] if isinstance(s, dict)}
+    summaries = {str(s.get("contributor")): s for s in example_report["summaries"] if isinstance(s, dict)}
     for c in preview.get("candidates") or []:
         if not isinstance(c, dict):
             continue
@@ -168,8 +170,8 @@ def planning_view(example_report: dict[str, Any] | None, plan_model: dict[str, A
         contributors=contributors,
         adaptations=[a for a in preview.get("adaptations") or [] if isinstance(a, dict)],
         warnings=[w if isinstance(w, str) else json.dumps(w) for w in preview.get("warnings") or []],
-        error=error if isinstance(error, dict) else None,
-        profile=profile_view(plan_model, preview),
+        error=error,
+        profile=profile_view(dict(plan_model) if plan_model is not None else None, preview),
     )
 
 

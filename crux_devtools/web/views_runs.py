@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
+from ..inspector.report_types import PromptReport
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 
@@ -254,7 +255,7 @@ class RecentRuns:
     unavailable: str | None = None
 
 
-def needs_confirmation(prompt: dict[str, Any]) -> bool:
+def needs_confirmation(prompt: PromptReport) -> bool:
     """Whether the Run button must ask first: any model but a scripted one (``model_kind`` from the
     worker) costs money and runs real tools. An unknown kind asks too."""
-    return prompt.get("model_kind") != "scripted"
+    return prompt["model_kind"] != "scripted"

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..inspector.report_types import ExampleReport, PromptReport
 from ..inspector.sent import cut_system
 
 _SYSTEM_KINDS = ("prompt-system", "context", "ladder")
@@ -129,18 +130,20 @@ def _sources(inspection: dict[str, Any] | None) -> dict[str, str]:
     return dict((inspection or {}).get("tool_sources") or {})
 
 
-def sent_view(example_report: dict[str, Any] | None, colours: dict[str, int], prompt: dict[str, Any] | None = None) -> SentView:
+def sent_view(example_report: ExampleReport | None, colours: dict[str, int], prompt: PromptReport | None = None) -> SentView:
     """The request as sent for one example; ``prompt`` (the PromptReport) gives each context's
     definition site and the tools it owns (gone with it when it is omitted or dropped)."""
     if not example_report:
         return SentView("unavailable", "no example evaluated")
-    planned = example_report.get("preview")
-    if not isinstance(planned, dict):
-        failure = example_report.get("preview_error") or {}
-        return SentView("unavailable", "the request could not be planned", message=str(failure.get("message") or ""), error_code=failure.get("code"))
-    contexts = [c for c in (prompt or {}).get("contexts") or [] if isinstance(c, dict)]
-    where = {str(c.get("id")): (c.get("file"), c.get("line")) for c in contexts}
-    owned = {str(c.get("id")): list(c.get("tools") or []) for c in contexts}
+    planned = example_report["preview"]
+    if planned is None:
+        failure = example_report["preview_error"]
+        if failure is None:  # the example failed before planning: its error is shown instead
+            return SentView("unavailable", "the request could not be planned")
+        return SentView("unavailable", "the request could not be planned", message=failure["message"], error_code=failure["code"])
+    contexts = prompt["contexts"] if prompt is not None else []
+    where = {c["id"]: (c["file"], c["line"]) for c in contexts}
+    owned = {c["id"]: list(c["tools"]) for c in contexts}
     details = {str(p.get("source")): p.get("detail") for p in (example_report.get("inspection") or {}).get("parts") or [] if p.get("detail")}
     contributions = [c for c in planned.get("contributions") or [] if isinstance(c, dict)]
     view = SentView(
@@ -148,7 +151,7 @@ def sent_view(example_report: dict[str, Any] | None, colours: dict[str, int], pr
         input_tokens=int(planned.get("input_tokens") or 0),
         max_input_tokens=planned.get("max_input_tokens"),
         optimize_at=planned.get("optimize_at"),
-        truncated=bool(example_report.get("truncated")),
+        truncated=example_report["truncated"],
     )
     sent = planned.get("sent")
     if planned.get("status") == "over-limit" or not isinstance(sent, dict):

@@ -9,6 +9,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable
 
+from ...inspector.report_types import ExampleReport
+
 STATUS = {"active": ("● active", "green"), "excluded": ("○ excluded", "dim"), "dropped": ("✂ dropped", "red")}
 
 
@@ -22,7 +24,7 @@ def reason_text(part: dict[str, Any]) -> str:
 class ContributorsTable(DataTable[Any]):
     """One row per part of ``data`` (an ``ExampleReport``); highlighting a row posts ``PartHighlighted``."""
 
-    data: reactive[dict[str, Any] | None] = reactive(None, always_update=True)
+    data: reactive[ExampleReport | None] = reactive(None, always_update=True)
 
     class PartHighlighted(Message):
         """The cursor is on a part: ``o`` opens this one's source."""
@@ -46,7 +48,7 @@ class ContributorsTable(DataTable[Any]):
             return
         cursor = self.cursor_row
         self.clear()
-        inspection = (self.data or {}).get("inspection") or {}
+        inspection = (self.data["inspection"] if self.data is not None else None) or {}
         for part in inspection.get("parts", []):
             label, style = STATUS.get(part.get("status", ""), (part.get("status", "?"), ""))
             prio = part.get("priority")

@@ -2,38 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
+from ...inspector.errors import LoadError
+from ...inspector.report_types import ExampleReport, LoadErrorDict, Report
 from .pane import ReportPane
 
 
-def collect_errors(report: dict[str, Any] | None, example: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Project load errors first, then the example's own error and planning error."""
-    errors = list((report or {}).get("errors") or [])
-    for key in ("error", "preview_error"):
-        error = (example or {}).get(key)
-        if error:
-            errors.append(error)
+def collect_errors(report: Report | None, example: ExampleReport | None) -> list[LoadErrorDict]:
+    """Project load errors first, then the example's own error and the planner's refusal (shown
+    under its code)."""
+    errors = list(report["errors"]) if report is not None else []
+    if example is not None and example["error"] is not None:
+        errors.append(example["error"])
+    if example is not None and example["preview_error"] is not None:
+        refusal = example["preview_error"]
+        errors.append(LoadError.plain(refusal["code"], refusal["message"]).to_dict())
     return errors
 
 
-def render_errors(errors: list[dict[str, Any]], stale: bool) -> RenderableType:
+def render_errors(errors: list[LoadErrorDict], stale: bool) -> RenderableType:
     items: list[RenderableType] = []
     if stale:
         items.append(Text("The latest load failed: the other tabs show the last good report (stale).", style="bold yellow"))
     if not errors:
         items.append(Text("No errors.", style="green"))
     for error in errors:
-        where = str(error.get("file") or "?") + (f":{error['line']}" if error.get("line") else "")
-        kind = error.get("type") or error.get("code") or "Error"
-        items.append(Rule(Text(f"{where}  {kind}", style="bold red"), align="left", style="red"))
-        items.append(Text(str(error.get("message", "")), style="bold"))
-        if error.get("traceback"):
-            items.append(Text(str(error["traceback"]).rstrip(), style="dim"))
+        where = (error["file"] or "?") + (f":{error['line']}" if error["line"] else "")
+        items.append(Rule(Text(f"{where}  {error['type']}", style="bold red"), align="left", style="red"))
+        items.append(Text(error["message"], style="bold"))
+        if error["traceback"]:
+            items.append(Text(error["traceback"].rstrip(), style="dim"))
     return Group(*items)
 
 

@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ...inspector.report_types import ExampleReport, PlanErrorDict, PromptReport
 from ...inspector.sent import capacity_line
 from .pane import ReportPane
 from .request import RUNG_STYLE
@@ -71,24 +72,24 @@ def breakdown_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-def render_error(error: dict[str, Any]) -> Text:
-    code = error.get("code") or error.get("type") or "error"
-    text = Text.assemble((f"{code}: ", "bold red"), str(error.get("message", "")))
-    for diag in error.get("diagnostics", []) or []:
+def render_error(error: PlanErrorDict) -> Text:
+    """The planner's refusal: its code, message and diagnostics."""
+    text = Text.assemble((f"{error['code']}: ", "bold red"), error["message"])
+    for diag in error["diagnostics"]:
         text.append(f"\n  {diag.get('contributor') or diag.get('id')}: {diag.get('tokens', '?')} tok  {diag.get('message', '')}", "red")
     return text
 
 
-def render_planning(example: dict[str, Any] | None, prompt: dict[str, Any] | None = None) -> RenderableType:
-    preview = (example or {}).get("preview")
-    error = (example or {}).get("preview_error")
+def render_planning(example: ExampleReport | None, prompt: PromptReport | None = None) -> RenderableType:
+    preview = example["preview"] if example is not None else None
+    error = example["preview_error"] if example is not None else None
     if not preview:
         items: list[RenderableType] = [Text("planning not available for this example", style="dim italic")]
         if error:
             items.append(render_error(error))
         return Group(*items)
     status = preview.get("status", "?")
-    plan_model = (prompt or {}).get("plan_model") or {}
+    plan_model: dict[str, Any] = dict(prompt["plan_model"]) if prompt is not None else {}
     items = [
         Text.assemble(
             ("Plan: ", "bold"), (str(status), "bold green" if status == "fits" else "bold red"),
@@ -105,7 +106,7 @@ def render_planning(example: dict[str, Any] | None, prompt: dict[str, Any] | Non
         items.append(Text(f"Dropped before planning (token_budget {preview.get('token_budget')}): " + ", ".join(f"{d.get('id')} (p{d.get('priority')}, {d.get('tokens')} tok, {d.get('reason')})" for d in dropped), style="red"))
     adaptations = preview.get("adaptations") or []
     items.append(Text("Adaptations: " + (", ".join(f"{a.get('contributor')} → {a.get('representation')}{': ' + a['variant'] if a.get('variant') else ''} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)" for a in adaptations) or "none (full fidelity)")))
-    for s in (example or {}).get("summaries") or []:
+    for s in example["summaries"] if example is not None else []:
         state = "prepared" if s.get("prepared") else "not prepared (" + ("P prepares it with its model" if s.get("needs_model") else "p prepares it, no model needed") + ")"
         items.append(Text(f"Summary of {s.get('contributor')} ({s.get('strategy')}): {state}", style="cyan"))
     costs = preview.get("tool_tokens") or {}

@@ -10,6 +10,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from ...inspector.report_types import ContextEntry, ExampleReport, PromptReport, Report
 from ..report import find_example, part_statuses, prompt_status
 
 STATUS_MARKS = {
@@ -29,23 +30,23 @@ class NodeRef:
     context_id: str | None = None
 
 
-def prompt_label(prompt: dict[str, Any], stale: bool) -> Text:
+def prompt_label(prompt: PromptReport, stale: bool) -> Text:
     status = prompt_status(prompt, stale)
     mark, style = STATUS_MARKS.get(status, ("?", "red"))
-    label = Text.assemble((mark, style), " ", (prompt.get("id", "?"), "bold"))
-    if prompt.get("kind") == "agent":
+    label = Text.assemble((mark, style), " ", (prompt["id"], "bold"))
+    if prompt["kind"] == "agent":
         label.append(" agent", "italic cyan")
-    detail = f" {prompt.get('total_tokens', 0)} tok" if status in ("fits", "over") else f" {status}"
+    detail = f" {prompt['total_tokens']} tok" if status in ("fits", "over") else f" {status}"
     label.append(detail, "dim" if status == "fits" else style)
     return label
 
 
-def context_label(ctx: dict[str, Any], status: str | None) -> Text:
+def context_label(ctx: ContextEntry, status: str | None) -> Text:
     mark, style = PART_MARKS.get(status or "", ("·", "dim"))
-    label = Text.assemble((mark, style), " ", ctx.get("id", "?"))
-    if ctx.get("conditional"):
+    label = Text.assemble((mark, style), " ", ctx["id"])
+    if ctx["conditional"]:
         label.append(" ?", "yellow")
-    if ctx.get("priority") is not None:
+    if ctx["priority"] is not None:
         label.append(f" p{ctx['priority']}", "dim")
     return label
 
@@ -69,7 +70,7 @@ class PromptTree(Tree[NodeRef]):
         self._shown_shape: list[tuple[NodeRef, NodeRef | None]] = []  # (node, parent) of the tree on screen
         self._shown_nodes: list[TreeNode[NodeRef]] = []  # its nodes, in the same order
 
-    def show_report(self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None = None) -> None:
+    def show_report(self, report: Report | None, current: dict[str, str | None], shown: ExampleReport | None = None) -> None:
         """Show ``report``: relabel the nodes in place when the tree's shape is unchanged (the common
         case after a save: a marker or a token count changed), else rebuild it.
 
@@ -101,23 +102,23 @@ class PromptTree(Tree[NodeRef]):
         self._restore_cursor(self._current)
 
     def _rows(
-        self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None
+        self, report: Report | None, current: dict[str, str | None], shown: ExampleReport | None
     ) -> list[tuple[NodeRef, NodeRef | None, Text]]:
         """Every node in display order: what it stands for, its parent's ref, and its label.
         Contexts nest under their owner, in declaration order."""
         rows: list[tuple[NodeRef, NodeRef | None, Text]] = []
         if not report:
             return rows
-        stale = bool(report.get("stale"))
-        for prompt in report.get("prompts", []):
-            pid = prompt.get("id", "?")
+        stale = report["stale"]
+        for prompt in report["prompts"]:
+            pid = prompt["id"]
             rows.append((NodeRef(pid), None, prompt_label(prompt, stale)))
-            on_screen = shown if shown and (shown.get("inspection") or {}).get("prompt_id") == pid else None
+            on_screen = shown if shown and (shown["inspection"] or {}).get("prompt_id") == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             known: set[str] = set()
-            for ctx in prompt.get("contexts", []):
-                cid = ctx.get("id", "")
-                owner = ctx.get("owner") or ""
+            for ctx in prompt["contexts"]:
+                cid = ctx["id"]
+                owner = ctx["owner"] or ""
                 parent = NodeRef(pid, owner) if owner in known else NodeRef(pid)
                 rows.append((NodeRef(pid, cid), parent, context_label(ctx, statuses.get(cid))))
                 known.add(cid)

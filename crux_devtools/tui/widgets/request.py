@@ -16,6 +16,7 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
+from ...inspector.report_types import ExampleReport, PromptReport
 from ...inspector.sent import (
     MESSAGE_KINDS,
     TOOLS_KIND,
@@ -33,10 +34,10 @@ from .pane import ReportPane
 RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
 
 
-def headline(example: dict[str, Any]) -> Text:
+def headline(example: ExampleReport) -> Text:
     """``input 2,238 of max 5,292 tokens · ✓ fits``, and on a second line where they go:
     ``system 2,018 · messages 15 · tools 205``."""
-    preview = example.get("preview") or {}
+    preview = example["preview"] or {}
     status = example_status(example)
     line = Text.assemble(
         ("input ", "dim"), (f"{preview.get('input_tokens', 0):,}", "bold"),
@@ -52,10 +53,11 @@ def headline(example: dict[str, Any]) -> Text:
     return line
 
 
-def plan_notes(prompt: dict[str, Any] | None, example: dict[str, Any]) -> list[RenderableType]:
+def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[RenderableType]:
     """The model the plan is for, what the budget dropped, what the planner adapted, summaries."""
-    preview = example.get("preview") or {}
-    items: list[RenderableType] = [Text.assemble(("planned against ", "dim"), Text(capacity_line(preview, (prompt or {}).get("plan_model")), style="dim"))]
+    preview = example["preview"] or {}
+    plan_model = dict(prompt["plan_model"]) if prompt is not None else None
+    items: list[RenderableType] = [Text.assemble(("planned against ", "dim"), Text(capacity_line(preview, plan_model), style="dim"))]
     dropped = preview.get("dropped") or []
     if dropped:
         line = Text(f"dropped before planning (token_budget {preview.get('token_budget')}): ", style="red")
@@ -68,7 +70,7 @@ def plan_notes(prompt: dict[str, Any] | None, example: dict[str, Any]) -> list[R
             rung = f"authored: {a['variant']}" if a.get("variant") else str(a.get("representation"))
             line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
         items.append(line)
-    missing = [s for s in example.get("summaries") or [] if not s.get("prepared")]
+    missing = [s for s in example["summaries"] if not s["prepared"]]
     for s in missing:
         how = "press P (calls its model)" if s.get("needs_model") else "press p to prepare it (no model needed)"
         items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): not prepared; {how}", style="cyan"))
@@ -147,25 +149,25 @@ def tools_section(preview: dict[str, Any]) -> list[RenderableType]:
     return items
 
 
-def nothing_sent(example: dict[str, Any]) -> list[RenderableType]:
+def nothing_sent(example: ExampleReport) -> list[RenderableType]:
     """Why there is no request: the example failed, planning failed, or no plan fits."""
-    preview = example.get("preview")
-    failure = example.get("preview_error")
-    if example.get("error"):
+    preview = example["preview"]
+    failure = example["preview_error"]
+    if example["error"] is not None:
         return [Text("No request: this example failed (see the Errors tab).", style="bold red")]
     if preview is None and failure is None:
         return [Text("No plan for this example: see the System text tab.", style="dim italic")]
     items: list[RenderableType] = [Text("Nothing would be sent: no plan fits the limit.", style="bold red")]
-    source = preview if preview is not None else failure
+    diagnostics = preview.get("diagnostics") if preview is not None else failure["diagnostics"] if failure is not None else None
     if failure is not None and preview is None:
-        items.append(Text(f"{failure.get('code') or failure.get('type')}: {failure.get('message', '')}", style="red"))
-    for diag in (source or {}).get("diagnostics") or []:
+        items.append(Text(f"{failure['code']}: {failure['message']}", style="red"))
+    for diag in diagnostics or []:
         items.append(Text(f"  {diag.get('contributor') or diag.get('id')}: {diag.get('tokens', '?')} tok  {diag.get('message', '')}", style="red"))
     items.append(Text("Raise the budget (+), or see Planning and System text.", style="dim"))
     return items
 
 
-def request_items(prompt: dict[str, Any] | None, example: dict[str, Any] | None, selected_part: str | None = None) -> tuple[list[RenderableType], int | None]:
+def request_items(prompt: PromptReport | None, example: ExampleReport | None, selected_part: str | None = None) -> tuple[list[RenderableType], int | None]:
     """The tab's renderables, and the index of the selected part's rule (to scroll to it)."""
     if not example:
         return [Text("Select a prompt on the left.", style="dim")], None
@@ -186,12 +188,12 @@ def request_items(prompt: dict[str, Any] | None, example: dict[str, Any] | None,
     max_tokens = preview["sent"].get("max_tokens")
     reserve = preview.get("output_reserve")
     items.append(Text(f"max_tokens {max_tokens:,}" if max_tokens is not None else f"max_tokens not set (output reserve {reserve:,} planned)" if isinstance(reserve, int) else "max_tokens not set", style="dim"))
-    if example.get("truncated"):
+    if example["truncated"]:
         items.append(Text("Long texts were cut in this report; token counts are of the full text.", style="yellow"))
     return items, selected
 
 
-def render_request(prompt: dict[str, Any] | None, example: dict[str, Any] | None, selected_part: str | None = None) -> RenderableType:
+def render_request(prompt: PromptReport | None, example: ExampleReport | None, selected_part: str | None = None) -> RenderableType:
     """The whole tab as one renderable."""
     return Group(*request_items(prompt, example, selected_part)[0])
 

@@ -9,10 +9,11 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from ...inspector.report_types import ExampleReport, PromptReport
 from ...inspector.sent import example_status
 
 
-def request_size(shown: dict[str, Any] | None) -> Text:
+def request_size(shown: ExampleReport | None) -> Text:
     """``input 2,238 of 5,292 ✓ fits``: the planned request of the example on screen, with the one
     status of that example (so the line never says ``over`` beside ``fits``)."""
     if not shown:
@@ -29,14 +30,14 @@ def request_size(shown: dict[str, Any] | None) -> Text:
     if status == "fits":
         text.append("✓ fits", "green")
     elif status == "over":
-        over_limit = preview.get("status") == "over-limit" or (shown.get("preview_error") or {}).get("code") == "REQUEST_TOO_LARGE"
+        over_limit = preview.get("status") == "over-limit" or (shown["preview_error"] is not None and shown["preview_error"]["code"] == "REQUEST_TOO_LARGE")
         text.append("▲ over-limit" if over_limit else "▲ over token_budget", "bold red")
     else:
         text.append("✗ error", "bold red")
     return text
 
 
-def budget_words(prompt: dict[str, Any], shown: dict[str, Any] | None, budget: int | None, target: str) -> Text:
+def budget_words(prompt: PromptReport, shown: ExampleReport | None, budget: int | None, target: str) -> Text:
     """What the budget keys limit and the value in force: ``input budget 4,000 (agent)`` for the
     whole request, ``token_budget 150 (prompt)`` for the system text; ``(set)`` when chosen here."""
     name = "input budget" if target == "request" else "token_budget"
@@ -46,10 +47,10 @@ def budget_words(prompt: dict[str, Any], shown: dict[str, Any] | None, budget: i
         text.append(" (set)", "cyan")
         return text
     if target == "request":
-        default = prompt.get("default_budget") if prompt.get("kind") == "agent" else None
+        default = prompt["default_budget"] if prompt["kind"] == "agent" else None
         origin = "agent"
     else:
-        default = ((shown or {}).get("inspection") or {}).get("token_budget")
+        default = ((shown["inspection"] if shown is not None else None) or {}).get("token_budget")
         origin = "prompt"
     if default is not None:
         text.append(f"{default:,}", "cyan")
@@ -60,14 +61,14 @@ def budget_words(prompt: dict[str, Any], shown: dict[str, Any] | None, budget: i
 
 
 def status_text(
-    prompt: dict[str, Any] | None,
+    prompt: PromptReport | None,
     example: str | None,
     names: list[str],
     budget: int | None,
     stale: bool,
     busy: str | None,
     target: str = "system",
-    shown: dict[str, Any] | None = None,
+    shown: ExampleReport | None = None,
     width: int | None = None,
     custom: str | None = None,
 ) -> Text:
@@ -80,9 +81,9 @@ def status_text(
     if stale:
         pieces.append(Text(" ◌ STALE: last load failed ", "bold black on yellow"))
     who = Text()
-    who.append(f" {prompt.get('kind', 'prompt')} ", "reverse")
+    who.append(f" {prompt['kind']} ", "reverse")
     who.append(" ")
-    who.append(str(prompt.get("id", "?")), "bold")
+    who.append(prompt["id"], "bold")
     pieces.append(who)
     if custom is not None:  # a recorded run's input, loaded from the run's detail
         pieces.append(Text.assemble("input of ", (custom, "bold magenta")))
