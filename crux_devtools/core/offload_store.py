@@ -1,6 +1,7 @@
 """The offload store: exact values kept outside the model input, read back through ``read_offload``.
 
-Storage is SQLite (a file the caller names, or a process-local ``":memory:"`` database by default).
+Storage is SQLite (a file the caller names, or a private ``":memory:"`` database by default). There
+is no process-wide store: the caller (or its ``PlanningSession``) owns it; see ``requests.py``.
 Blobs are content-addressed (keyed by the SHA-256 of their text). A *handle* names one source in
 one namespace (``handle = digest(namespace, key)``), so it is opaque and is derived without writing
 anything (``preview`` can show it). Every distinct content stored under a handle gets the next
@@ -144,19 +145,6 @@ class OffloadStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-_default_store: OffloadStore | None = None
-_default_lock = threading.Lock()
-
-
-def default_offload_store() -> OffloadStore:
-    """The process-local in-memory store used when no store is passed."""
-    global _default_store
-    with _default_lock:
-        if _default_store is None:
-            _default_store = OffloadStore()
-        return _default_store
 
 
 class ReadOffloadParameters(BaseModel):

@@ -206,16 +206,3 @@ class SummaryStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-_default_store: SummaryStore | None = None
-_default_lock = threading.Lock()
-
-
-def default_summary_store() -> SummaryStore:
-    """The process-local in-memory store used when no store is passed."""
-    global _default_store
-    with _default_lock:
-        if _default_store is None:
-            _default_store = SummaryStore()
-        return _default_store

@@ -34,7 +34,7 @@ Progress = Callable[..., None]  # ``Channel.emit``: progress events for the sess
 def agent_class() -> type | None:
     """``Agent`` from the runtime layer, if that layer exists in this installation."""
     try:
-        from ..core.runtime import Agent  # type: ignore[attr-defined]
+        from ..core.agents import Agent
     except ImportError:
         return None
     return Agent
