@@ -133,3 +133,17 @@ def test_a_function_level_import_cycle_is_found_and_printed(tmp_path: Path) -> N
 def test_type_checking_imports_are_left_out() -> None:
     tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .x import y\nelse:\n    from .z import w\n")
     assert [n.module for n in _imports(tree) if isinstance(n, ast.ImportFrom)] == ["typing", "z"]
+
+
+def test_memory_assembly_reads_no_private_name_of_another_object() -> None:
+    # It is handed a public ``Source`` (snapshot, scoring helper, counter) by the store, instead of
+    # calling the store's private methods.
+    path = CORE / "memory" / "assembly.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    private = sorted(
+        f"line {node.lineno}: .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+    )
+    assert private == []
+    assert "crux_devtools.core.memory.store" not in import_graph()["crux_devtools.core.memory.assembly"]
