@@ -143,3 +143,13 @@ def test_the_counter_of_a_session_preview_is_untouched():
     session = PlanningSession()
     preview(log_prompt(), input={}, input_budget=BUDGET, session=session, counter=TiktokenCounter())
     assert session.epoch == 0 and session.ceilings == {} and session.last_request_id is None
+
+
+def test_the_readme_example_of_who_owns_the_store_runs():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Summaries and offloads: who owns the store", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    exec(compile(code.group(1), "README.md", "exec"), {})
