@@ -153,3 +153,42 @@ def test_the_readme_example_of_who_owns_the_store_runs():
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     exec(compile(code.group(1), "README.md", "exec"), {})
+
+
+def test_the_fresh_stores_of_a_preview_without_one_open_no_database(monkeypatch):
+    import sqlite3
+
+    from crux_devtools.core import offload_store, summaries
+
+    opened: list[str] = []
+    real = sqlite3.connect
+    fake = type("S", (), {"connect": staticmethod(lambda *a, **k: opened.append(str(a[0])) or real(*a, **k)), "Connection": sqlite3.Connection, "ProgrammingError": sqlite3.ProgrammingError})
+    monkeypatch.setattr(summaries, "sqlite3", fake)
+    monkeypatch.setattr(offload_store, "sqlite3", fake)
+    p = log_prompt()
+    planned = preview(p, input={}, input_budget=BUDGET)
+    assert summary_rung(planned) == (False, "unprepared") and opened == []
+    store = SummaryStore()
+    assert store.get("sum_x") is None and store.count() == 0 and opened == []
+    generate(p, input={}, model=ScriptedModel(["ok"]), input_budget=BUDGET, summary_store=store)
+    assert opened == [":memory:"] and store.count() == 1  # the first write opens it
+
+
+def test_an_unwritten_store_reads_as_empty_and_a_closed_one_refuses():
+    import sqlite3
+
+    from crux_devtools.core.offload_store import OffloadError
+
+    offloads = OffloadStore()
+    with pytest.raises(OffloadError, match="unknown offload handle"):
+        offloads.read("ns", "ofl_1")
+    assert offloads.count() == 0
+    receipt = offloads.put("ns", "k", "exact value")
+    assert offloads.get("ns", receipt.handle) == "exact value"
+    offloads.close()
+    summaries = SummaryStore()
+    summaries.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        offloads.count()
+    with pytest.raises(sqlite3.ProgrammingError):
+        summaries.get("sum_x")  # closed before anything was written: still refused, not read as empty
