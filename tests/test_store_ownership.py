@@ -192,3 +192,12 @@ def test_an_unwritten_store_reads_as_empty_and_a_closed_one_refuses():
         offloads.count()
     with pytest.raises(sqlite3.ProgrammingError):
         summaries.get("sum_x")  # closed before anything was written: still refused, not read as empty
+
+
+def test_a_session_or_store_of_the_wrong_kind_is_a_clear_error():
+    with pytest.raises(TypeError, match="session must be a PlanningSession, got str"):
+        preview(log_prompt(), input={}, session="s1")
+    with pytest.raises(TypeError, match="summary_store must be a SummaryStore, got str"):
+        PlanningSession(summary_store="summaries.sqlite3")
+    with pytest.raises(TypeError, match="offload_store must be an OffloadStore, got SummaryStore"):
+        PlanningSession(offload_store=SummaryStore())
