@@ -12,7 +12,8 @@ from pydantic import BaseModel
 
 from crux_devtools import InputBudget, RequestCompositionError, ModelCapacityProfile, PlanningSession, ScriptedModel, context, droppable, generate, offloadable, prefer, preview, prompt, tool, tool_call
 from crux_devtools.core.offload_store import OffloadStore
-from crux_devtools.core.planner import Planner, _preview_options, gather, setup, tool_tokens
+from crux_devtools.core.planner import Planner, gather, tool_tokens
+from crux_devtools.core.requests import plan_options, setup
 from crux_devtools.core.callbacks import drive_sync
 from crux_devtools.core.summaries import SummaryStore
 from crux_devtools.core.tokens import default_counter
@@ -195,7 +196,7 @@ def test_the_greedy_plan_is_the_lexicographic_optimum_found_by_brute_force(spec:
     limit = max(1, int(full_size(p) * ratio))
     m = ScriptedModel([], capacity=capacity())
     s = setup(p, m, InputBudget(max=limit), None, None)
-    options = _preview_options(s, None, None, SummaryStore(), OffloadStore(), None)
+    options = plan_options(s, None, None, SummaryStore(), OffloadStore(), None)
     planner = Planner(drive_sync(gather(p, p.validate_input({}))), options)  # type: ignore[attr-defined]
     plan = planner.plan()
     expected = brute_force(planner, limit)
@@ -216,7 +217,7 @@ def test_the_shared_read_offload_schema_is_counted_once_and_exactly_in_the_greed
     m = ScriptedModel([], capacity=capacity())
     for limit in range(600, 2600, 37):
         s = setup(p, m, InputBudget(max=limit), None, None)
-        options = _preview_options(s, None, None, SummaryStore(), OffloadStore(), None)
+        options = plan_options(s, None, None, SummaryStore(), OffloadStore(), None)
         planner = Planner(drive_sync(gather(p, p.validate_input({}))), options)
         plan = planner.plan()
         expected = brute_force(planner, limit)

@@ -160,3 +160,61 @@ def test_a_cache_file_with_one_flipped_bit_falls_back_to_tiktoken_and_is_rewritt
         assert cached_file.read_bytes() != damaged  # the damaged file was replaced by a good one
         again = _count_in_a_new_process(tmp_path)
         assert (again.returncode, again.stdout.strip()) == (0, expected)
+
+
+def test_record_counted_reports_every_text_asked_for_once_in_first_counted_order_hits_included():
+    counter = TiktokenCounter()
+    counter.count("before the recording")
+    with counter.record_counted() as seen:
+        assert seen.recording
+        counter.count("beta text")
+        counter.count("alpha text")
+        counter.count("before the recording")  # a cache hit is still reported
+        counter.count("beta text")
+        counter.count_with_separator("block", "\n\n")
+        counter.count_with_separator("block", "\n\n")
+    counter.count("after the recording")
+    assert list(seen.texts) == ["beta text", "alpha text", "before the recording"]
+    assert list(seen.separated) == [("block", "\n\n")]
+    assert not seen.recording and "stopped" in repr(seen)
+
+
+def test_recordings_may_overlap_and_each_sees_only_its_own_span():
+    counter = TiktokenCounter()
+    outer = counter.record_counted()
+    counter.count("one")
+    with counter.record_counted() as inner:
+        counter.count("two")
+    counter.count("three")
+    outer.stop()
+    outer.stop()  # stopping twice is harmless
+    assert list(outer.texts) == ["one", "two", "three"] and list(inner.texts) == ["two"]
+
+
+def test_counting_the_recorded_texts_on_a_fresh_counter_fills_its_cache_with_the_same_counts():
+    first = TiktokenCounter()
+    with first.record_counted() as seen:
+        counts = {t: first.count(t) for t in ("Section one.", "A longer piece of text, with punctuation!")}
+        joined = count_joined(first, ["Alpha block", "Beta block", "Gamma"])
+    second = TiktokenCounter()
+    for text in seen.texts:
+        second.count(text)
+    for text, separator in seen.separated:
+        second.count_with_separator(text, separator)
+    second._encoding = object()  # any encode now would fail: everything must come from the cache
+    assert {t: second.count(t) for t in counts} == counts
+    assert count_joined(second, ["Alpha block", "Beta block", "Gamma"]) == joined
+
+
+def test_the_inspector_never_reaches_into_a_counters_private_cache():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "crux_devtools" / "inspector"
+    offences = [
+        f"{path.name}:{node.lineno} .{node.attr}"
+        for path in sorted(root.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr in {"_cache", "_sep_cache", "_recordings"}
+    ]
+    assert offences == []

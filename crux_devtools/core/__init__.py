@@ -22,11 +22,12 @@ if TYPE_CHECKING:
     )
     from .ladders import droppable, offload, offloadable, prefer, summarizable
     from .offload_store import OffloadReceipt, OffloadStore
-    from .planner import apreview, preview
+    from .requests import PlanningSession, apreview, preview
     from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
     from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
     from .recording import RunRecorder, record_runs
-    from .runtime import Agent, GenerateResult, PlanningSession, Step, ToolResult, agenerate, agent, generate
+    from .agents import Agent, agent
+    from .runtime import GenerateResult, Step, ToolResult, agenerate, generate
     from .summaries import SummaryStore, summarize
     from .contexts import Conditional, Context, Match, context, match, when
     from .memory import ContextAssembly, Evidence, Memory, MemoryStore, SectionSummary, facts, memory, recent_messages
@@ -140,10 +141,11 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "budget": ("CONSERVATIVE_MODEL_CAPACITY", "InputBudget", "ModelCapacityProfile", "merge_input_budget", "resolve_model_capacity_profile",),
     "ladders": ("droppable", "offload", "offloadable", "prefer", "summarizable",),
     "offload_store": ("OffloadReceipt", "OffloadStore",),
-    "planner": ("apreview", "preview",),
+    "requests": ("PlanningSession", "apreview", "preview",),
     "preparing": ("PreparedSummary", "aprepare_summaries", "prepare_summaries",),
     "receipts": ("Adaptation", "Candidate", "Contribution", "Receipt", "RequestInspection", "RequestPreview", "inspect_request",),
-    "runtime": ("Agent", "GenerateResult", "PlanningSession", "Step", "ToolResult", "agenerate", "agent", "generate",),
+    "agents": ("Agent", "agent",),
+    "runtime": ("GenerateResult", "Step", "ToolResult", "agenerate", "generate",),
     "recording": ("RunRecorder", "record_runs",),
     "summaries": ("SummaryStore", "summarize",),
     "contexts": ("Conditional", "Context", "Match", "context", "match", "when",),

@@ -1,6 +1,7 @@
 """The offload store: exact values kept outside the model input, read back through ``read_offload``.
 
-Storage is SQLite (a file the caller names, or a process-local ``":memory:"`` database by default).
+Storage is SQLite (a file the caller names, or a private ``":memory:"`` database by default). There
+is no process-wide store: the caller (or its ``PlanningSession``) owns it; see ``requests.py``.
 Blobs are content-addressed (keyed by the SHA-256 of their text). A *handle* names one source in
 one namespace (``handle = digest(namespace, key)``), so it is opaque and is derived without writing
 anything (``preview`` can show it). Every distinct content stored under a handle gets the next
@@ -63,17 +64,36 @@ def make_handle(namespace: str, key: str) -> str:
 
 
 class OffloadStore:
-    """Content-addressed storage for offloaded values (see the module docstring)."""
+    """Content-addressed storage for offloaded values (see the module docstring).
+
+    An in-memory store opens its database on the first write (reading an empty one needs none), so
+    the fresh store a ``preview`` or ``generate`` without a store plans against costs nothing.
+    """
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.executescript(
-            "CREATE TABLE IF NOT EXISTS offload_blobs (digest TEXT PRIMARY KEY, content TEXT NOT NULL, byte_size INTEGER NOT NULL);"
-            "CREATE TABLE IF NOT EXISTS offload_refs (namespace TEXT NOT NULL, handle TEXT NOT NULL, revision INTEGER NOT NULL,"
-            " digest TEXT NOT NULL REFERENCES offload_blobs(digest), PRIMARY KEY (namespace, handle, revision));"
-        )
+        self._db: sqlite3.Connection | None = None
+        self._closed = False
+        if self.path != ":memory:":
+            self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._closed:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+        if self._db is None:
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.executescript(
+                "CREATE TABLE IF NOT EXISTS offload_blobs (digest TEXT PRIMARY KEY, content TEXT NOT NULL, byte_size INTEGER NOT NULL);"
+                "CREATE TABLE IF NOT EXISTS offload_refs (namespace TEXT NOT NULL, handle TEXT NOT NULL, revision INTEGER NOT NULL,"
+                " digest TEXT NOT NULL REFERENCES offload_blobs(digest), PRIMARY KEY (namespace, handle, revision));"
+            )
+            self._db = db
+        return self._db
+
+    def _unwritten(self) -> bool:
+        """An in-memory store nobody wrote to yet: every read answers "nothing" without a database."""
+        return self._db is None and not self._closed
 
     def put(self, namespace: str, key: str, value: Any) -> OffloadReceipt:
         """Store ``value`` under ``key`` in ``namespace``; same content as the latest revision is a no-op."""
@@ -82,9 +102,10 @@ class OffloadStore:
         digest = hashlib.sha256(data).hexdigest()
         handle = make_handle(namespace, key)
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            db = self._open()
+            db.execute("BEGIN IMMEDIATE")
             try:
-                row = self._db.execute(
+                row = db.execute(
                     "SELECT revision, digest FROM offload_refs WHERE namespace = ? AND handle = ? ORDER BY revision DESC LIMIT 1",
                     (namespace, handle),
                 ).fetchone()
@@ -92,16 +113,16 @@ class OffloadStore:
                     revision = int(row[0])
                 else:
                     revision = (int(row[0]) if row else 0) + 1
-                    self._db.execute(
+                    db.execute(
                         "INSERT OR IGNORE INTO offload_blobs (digest, content, byte_size) VALUES (?, ?, ?)", (digest, text, len(data))
                     )
-                    self._db.execute(
+                    db.execute(
                         "INSERT INTO offload_refs (namespace, handle, revision, digest) VALUES (?, ?, ?, ?)",
                         (namespace, handle, revision, digest),
                     )
-                self._db.execute("COMMIT")
+                db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
                 raise
         return OffloadReceipt(handle=handle, revision=revision, byte_size=len(data), source=key)
 
@@ -116,7 +137,7 @@ class OffloadStore:
             query += " AND r.revision = ?"
             args += (revision,)
         with self._lock:
-            row = self._db.execute(query + " ORDER BY r.revision DESC LIMIT 1", args).fetchone()
+            row = None if self._unwritten() else self._open().execute(query + " ORDER BY r.revision DESC LIMIT 1", args).fetchone()
         if row is None:
             raise OffloadError(f"unknown offload handle {handle!r} in this namespace; use a handle shown in this conversation")
         return str(row[0])
@@ -135,24 +156,15 @@ class OffloadStore:
     def count(self) -> int:
         """How many references (handle revisions) are stored, in every namespace."""
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM offload_refs").fetchone()[0])
+            if self._unwritten():
+                return 0
+            return int(self._open().execute("SELECT COUNT(*) FROM offload_refs").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
-
-
-_default_store: OffloadStore | None = None
-_default_lock = threading.Lock()
-
-
-def default_offload_store() -> OffloadStore:
-    """The process-local in-memory store used when no store is passed."""
-    global _default_store
-    with _default_lock:
-        if _default_store is None:
-            _default_store = OffloadStore()
-        return _default_store
+            if self._db is not None:
+                self._db.close()
+            self._closed = True
 
 
 class ReadOffloadParameters(BaseModel):

@@ -1,5 +1,8 @@
 """The request planner: choose a rung for every ladder contributor so that the request fits.
 
+This module is the ``Planner`` and its types only (it imports neither the runtime nor agents):
+``requests.py`` sets a request up and previews it, ``runtime.py`` runs it.
+
 Contributors. Every top-level ladder reached through ``use`` (also inside contexts) is one ladder
 contributor, with rungs in fidelity order full -> authored (each ``prefer`` alternative) -> summary
 -> offload -> omitted, only those its ladder authorises. Everything else (the prompt's own text,
@@ -36,59 +39,27 @@ never rises within an epoch. The runtime keeps ceilings per (model, effective bu
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
-from .budget import CapacitySource, Limits, capacity_and_source, check_max_tokens, coerce_input_budget, derive_limits, merge_input_budget, model_name_of
-from .callbacks import Call, Resolution, drive_async, drive_sync, expect_text
+from .budget import Limits, model_name_of
+from .callbacks import Call, Resolution, expect_text
 from .entries import Ladder
-from .errors import Diagnostic, RequestCompositionError
+from .errors import Diagnostic
 from .ladders import Shape, shape
-from .models import ModelRequest
-from .offload_store import READ_OFFLOAD, OffloadStore, default_offload_store, make_handle, read_offload_tool, reference_text
-from .prompts import Prompt, check_token_budget
-from .receipts import Adaptation, Candidate, Contribution, RequestPreview, breakdown_of
+from .offload_store import READ_OFFLOAD, OffloadStore, make_handle, read_offload_tool, reference_text
+from .prompts import Prompt
+from .receipts import Adaptation, Candidate, Contribution
 from .resolve import SEPARATOR, Node, Walk, apply_token_budget, tools_of, walk
 from .results import Drop
-from .summaries import SummaryStore, artifact_key, default_summary_store
-from .tokens import TokenCounter, count_joined, count_with_separator, counter_for_model
+from .summaries import SummaryStore, artifact_key
+from .tokens import TokenCounter, count_joined, count_with_separator
 from .tools import Tool
 
 SUMMARY_RUNG = 2  # fidelity rank of "summary" among RUNG ranks below
 _RANK = {"full": 0, "authored": 1, "summary": 2, "offload": 3, "omitted": 4}
-
-
-class _FunctionCounter:
-    """Wraps a model's own ``count_tokens(text)`` with a content cache."""
-
-    def __init__(self, fn: Any) -> None:
-        self.fn = fn
-        self.cache: dict[str, int] = {}
-
-    def count(self, text: str) -> int:
-        value = self.cache.get(text)
-        if value is None:
-            value = self.fn(text)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise TypeError(f"model count_tokens() must return an int >= 0, got {value!r}")
-            self.cache[text] = value
-        return value
-
-
-def counter_and_measurement(model: Any, counter: TokenCounter | None) -> tuple[TokenCounter, str]:
-    """The counter to use and how exact it is: a passed counter or the model's own count is exact."""
-    if counter is not None:
-        if not callable(getattr(counter, "count", None)):
-            raise TypeError(f"counter must have a count(text) -> int method, got {type(counter).__name__}")
-        return counter, "exact"
-    own = getattr(model, "count_tokens", None)
-    if callable(own) and not isinstance(model, str):
-        return _FunctionCounter(own), "exact"
-    return counter_for_model(model_name_of(model))
 
 
 # --- gathering: resolve the prompt and every authored alternative --------------------------------
@@ -591,181 +562,3 @@ class Planner:
             contributors=order, choice=choice, candidates=candidates, adaptations=[], contributions=[], warnings=[message],
             diagnostics=diagnostics, error_code=code, offloads=[], missing_summaries=unprepared,
         )
-
-
-def composition_error(plan: Plan, request_id: str | None = None) -> RequestCompositionError:
-    """The error ``generate`` raises for a plan that does not fit."""
-    return RequestCompositionError(plan.error_code or "REQUEST_TOO_LARGE", plan.warnings[0], diagnostics=plan.diagnostics, request_id=request_id)  # type: ignore[arg-type]
-
-
-def new_request_id() -> str:
-    return "req_" + uuid.uuid4().hex[:16]
-
-
-# --- preview -------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Setup:
-    """Everything a request needs besides gathered text: the target's prompt, model and limits."""
-
-    prompt: Prompt
-    model: Any
-    limits: Limits
-    counter: TokenCounter
-    measurement: str
-    budget: Any
-    max_tokens: int | None = None
-    token_budget: int | None = None
-    capacity_source: CapacitySource = "conservative"
-
-
-def setup(
-    target: Any, model: Any, input_budget: Any, max_tokens: Any, counter: TokenCounter | None,
-    capacity_resolver: Any = None, token_budget: Any = None,
-) -> Setup:
-    """Resolve the prompt, model, merged budgets and derived limits of a ``Prompt`` or ``Agent``.
-
-    The model is the call's, else the agent's, else the one the prompt names. The system-text
-    ``token_budget`` is the call's, else the prompt's own.
-    """
-    from .runtime import Agent
-
-    if isinstance(target, Agent):
-        prompt = target.prompt
-        model = model if model is not None else target.model
-        budget = merge_input_budget(target.input_budget, input_budget)
-        max_tokens = max_tokens if max_tokens is not None else target.max_tokens
-    elif isinstance(target, Prompt):
-        prompt = target
-        budget = coerce_input_budget(input_budget)
-    else:
-        raise TypeError(f"target must be a Prompt or an Agent, got {type(target).__name__}")
-    if model is None:
-        model = prompt.model
-    check_max_tokens(max_tokens)
-    system_budget = check_token_budget(token_budget) if token_budget is not None else prompt.token_budget
-    profile, source = capacity_and_source(model, capacity_resolver)
-    limits = derive_limits(profile, budget, max_tokens)
-    used_counter, measurement = counter_and_measurement(model, counter)
-    return Setup(prompt, model, limits, used_counter, measurement, budget, max_tokens, system_budget, source)
-
-
-def check_messages(messages: Any) -> list[dict[str, Any]]:
-    if messages is None:
-        return []
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise TypeError(f"messages must be a list of dicts with role and content, got {type(messages).__name__}")
-    out = []
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict) or "role" not in message:
-            raise TypeError(f"messages[{index}] must be a dict with a 'role', got {type(message).__name__}")
-        out.append(dict(message))
-    return out
-
-
-def check_active_tools(active_tools: Any) -> list[str] | None:
-    if active_tools is None:
-        return None
-    if isinstance(active_tools, str) or not all(isinstance(n, str) for n in active_tools):
-        raise TypeError("active_tools must be a list of tool names")
-    return list(active_tools)
-
-
-def sent_request(plan: Plan, s: Setup) -> ModelRequest:
-    """The literal request a plan sends (``preview``'s ``sent``; ``generate`` dispatches the same)."""
-    return ModelRequest(system=plan.system, messages=plan.messages, tools=plan.tools, max_tokens=s.max_tokens)
-
-
-def to_preview(plan: Plan, s: Setup, gathered: Gathered) -> RequestPreview:
-    limits = s.limits
-    warnings = plan.warnings + ([gathered.budget_warning] if gathered.budget_warning else [])
-    return RequestPreview(
-        status="fits" if plan.fits else "over-limit",
-        model=model_name_of(s.model),
-        input_tokens=plan.input_tokens,
-        max_input_tokens=limits.max_input_tokens,
-        optimize_at=limits.optimize_at,
-        adaptations=plan.adaptations,
-        candidates=plan.candidates,
-        tools=[t.name for t in plan.tools],
-        warnings=warnings,
-        measurement=s.measurement,
-        context_window=limits.context_window,
-        output_reserve=limits.output_reserve,
-        safety_margin=limits.safety_margin,
-        overhead=limits.overhead,
-        counting_confidence=limits.counting_confidence,
-        contributions=plan.contributions,
-        breakdown=breakdown_of(plan.contributions),
-        tier=plan.tier,
-        error_code=plan.error_code,
-        diagnostics=plan.diagnostics,
-        sent=sent_request(plan, s) if plan.fits else None,
-        token_budget=s.token_budget,
-        dropped=list(gathered.dropped),
-        tool_tokens=plan.tool_tokens,
-        capacity_source=s.capacity_source,
-    )
-
-
-def _preview_options(s: Setup, messages: Any, active_tools: Any, summary_store: Any, offload_store: Any, namespace: str | None) -> PlanOptions:
-    return PlanOptions(
-        model=s.model, limits=s.limits, counter=s.counter, measurement=s.measurement,
-        messages=check_messages(messages), active_tools=check_active_tools(active_tools),
-        summary_store=summary_store or default_summary_store(), offload_store=offload_store or default_offload_store(),
-        namespace=namespace or s.prompt.id,
-    )
-
-
-def preview(
-    target: Any,
-    *,
-    input: Any = None,
-    model: Any = None,
-    input_budget: Any = None,
-    max_tokens: int | None = None,
-    messages: Sequence[dict[str, Any]] | None = None,
-    active_tools: Sequence[str] | None = None,
-    counter: TokenCounter | None = None,
-    summary_store: SummaryStore | None = None,
-    offload_store: OffloadStore | None = None,
-    namespace: str | None = None,
-    token_budget: int | None = None,
-    capacity_resolver: Any = None,
-) -> RequestPreview:
-    """Plan one request for ``target`` (a ``Prompt`` or ``Agent``) without calling any model.
-
-    Never prepares artifacts or writes to a store. Returns ``status="over-limit"`` (with
-    ``error_code`` and ``diagnostics``) when nothing fits, where ``generate`` would raise.
-    ``token_budget`` overrides the prompt's system-text budget; ``capacity_resolver(name)`` gives
-    the capacity profile of a model known by name only.
-    """
-    s = setup(target, model, input_budget, max_tokens, counter, capacity_resolver, token_budget)
-    options = _preview_options(s, messages, active_tools, summary_store, offload_store, namespace)
-    gathered = drive_sync(gather(s.prompt, s.prompt.validate_input(input))).apply_budget(s.token_budget, s.counter)
-    return to_preview(Planner(gathered, options).plan(), s, gathered)
-
-
-async def apreview(
-    target: Any,
-    *,
-    input: Any = None,
-    model: Any = None,
-    input_budget: Any = None,
-    max_tokens: int | None = None,
-    messages: Sequence[dict[str, Any]] | None = None,
-    active_tools: Sequence[str] | None = None,
-    counter: TokenCounter | None = None,
-    summary_store: SummaryStore | None = None,
-    offload_store: OffloadStore | None = None,
-    namespace: str | None = None,
-    token_budget: int | None = None,
-    capacity_resolver: Any = None,
-) -> RequestPreview:
-    """The async form of ``preview`` (awaits ``async def`` callbacks)."""
-    s = setup(target, model, input_budget, max_tokens, counter, capacity_resolver, token_budget)
-    options = _preview_options(s, messages, active_tools, summary_store, offload_store, namespace)
-    gathered = (await drive_async(gather(s.prompt, s.prompt.validate_input(input)))).apply_budget(s.token_budget, s.counter)
-    return to_preview(Planner(gathered, options).plan(), s, gathered)
-

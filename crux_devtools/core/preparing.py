@@ -20,9 +20,10 @@ from typing import Any, Literal
 
 from .budget import model_name_of
 from .callbacks import drive_async, run_sync
-from .planner import Planner, _preview_options, gather, setup
+from .planner import Planner, gather
+from .requests import PlanningSession, check_session, plan_options, setup
 from .results import _ToDict
-from .summaries import SummaryError, SummaryStore, default_summary_store
+from .summaries import SummaryError, SummaryStore
 from .tokens import TokenCounter
 
 PreparedStatus = Literal["prepared", "already-prepared", "needs-model", "failed"]
@@ -56,16 +57,26 @@ async def aprepare_summaries(
     model: Any = None,
     counter: TokenCounter | None = None,
     capacity_resolver: Any = None,
+    session: PlanningSession | None = None,
 ) -> list[PreparedSummary]:
     """The async form of ``prepare_summaries``."""
     if not isinstance(allow_models, bool):
         raise TypeError(f"allow_models must be True or False, got {allow_models!r}")
     if contributors is not None and (isinstance(contributors, str) or not all(isinstance(c, str) for c in contributors)):
         raise TypeError("contributors must be a list of contributor ids")
-    store = summary_store if summary_store is not None else default_summary_store()
+    session = check_session(session)
+    if summary_store is not None:
+        store = summary_store
+    elif session is not None:
+        store = session.summary_store
+    else:
+        raise TypeError(
+            "prepare_summaries writes summaries to a store, and none was given: pass summary_store=SummaryStore(path) "
+            "or session=PlanningSession(), and the same store or session to preview and generate"
+        )
     s = setup(target, model, None, None, counter, capacity_resolver, token_budget)
     gathered = (await drive_async(gather(s.prompt, s.prompt.validate_input(input)))).apply_budget(s.token_budget, s.counter)
-    planner = Planner(gathered, _preview_options(s, None, None, store, None, None))
+    planner = Planner(gathered, plan_options(s, None, None, store, None, None, session))
     summarizable = [c for c in planner.contributors if c.shape.summary is not None and c.summary_key is not None]
     if contributors is not None:
         known = {c.id for c in summarizable}
@@ -113,11 +124,13 @@ def prepare_summaries(
     model: Any = None,
     counter: TokenCounter | None = None,
     capacity_resolver: Any = None,
+    session: PlanningSession | None = None,
 ) -> list[PreparedSummary]:
     """Prepare the missing summaries of ``target`` (a ``Prompt`` or ``Agent``) for one ``input``.
 
-    Writes to ``summary_store`` (the process-local default when ``None``); pass the same store to
-    ``preview`` and ``generate``. Only extractive summaries are prepared unless ``allow_models``
+    Writes to ``summary_store``, else to the store of ``session`` (a ``PlanningSession``); one of
+    them is required (there is no process-wide store). Pass the same store or session to ``preview``
+    and ``generate``. Only extractive summaries are prepared unless ``allow_models``
     (a hierarchical summary calls its ladder's model). ``contributors`` limits it to those ids;
     ``token_budget`` is the system-text budget, as in ``preview``. Returns one ``PreparedSummary``
     per summarizable contributor, in planning order.
@@ -125,7 +138,7 @@ def prepare_summaries(
     return run_sync(
         aprepare_summaries(
             target, input=input, summary_store=summary_store, allow_models=allow_models, contributors=contributors,
-            token_budget=token_budget, model=model, counter=counter, capacity_resolver=capacity_resolver,
+            token_budget=token_budget, model=model, counter=counter, capacity_resolver=capacity_resolver, session=session,
         )
     )
 

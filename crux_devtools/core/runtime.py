@@ -16,78 +16,43 @@ Failure policy (decided here):
   records ``error``, the run stops (``stop_reason="error"``), nothing of that step is written to a
   store (tool results are offloaded only once every tool of the step succeeded).
 
-Epochs: a ``PlanningSession`` (one per ``generate`` call unless passed in) keeps, per model and
-effective input budget, the lowest rung each contributor was sent at; a new model or budget starts
-a new epoch and replans from the canonical sources. Offload handles are scoped to the namespace
-``<prompt id>/<session id>``.
+Epochs: a ``PlanningSession`` (``requests.py``; one per ``generate`` call unless passed in) keeps,
+per model and effective input budget, the lowest rung each contributor was sent at; a new model or
+budget starts a new epoch and replans from the canonical sources. Offload handles are scoped to the
+namespace ``<prompt id>/<session id>``.
+
+Stores: the ``summary_store``/``offload_store`` passed, else the session's. Without either, the
+run's own ``PlanningSession`` makes fresh in-memory stores: the summaries it prepares and the
+values it offloads (readable through ``read_offload`` during the run) go when the call returns,
+and no later call in the process sees them. Pass a store or a session to keep them.
 """
 
 from __future__ import annotations
 
 import inspect
-import itertools
 import time
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from . import recording
-from .budget import InputBudget, check_max_tokens, coerce_input_budget, model_name_of
+from .agents import Agent
+from .budget import model_name_of
 from .callbacks import drive_async, run_sync
-from .contexts import check_id
 from .errors import ErrorInfo, RequestCompositionError
 from .ladders import Offloaded, OutputPolicy
 from .models import ModelRequest
-from .offload_store import OffloadReceipt, OffloadStore, canonical_text, default_offload_store, make_handle, reference_text
-from .planner import Gathered, Plan, Planner, PlanOptions, Setup, check_active_tools, check_messages, composition_error, gather, new_request_id, sent_request, setup
-from .prompts import Prompt
+from .offload_store import OffloadReceipt, OffloadStore, canonical_text, make_handle, reference_text
+from .planner import Gathered, Plan, Planner, PlanOptions, gather
 from .receipts import Receipt
+from .requests import PlanningSession, Setup, check_active_tools, check_messages, check_session, composition_error, new_request_id, sent_request, setup, stores_of
 from .results import _ToDict
-from .sites import definition_site
-from .summaries import SummaryError, SummaryStore, default_summary_store
+from .summaries import SummaryError, SummaryStore
 from .tools import Tool
 
 StopReason = Literal["text", "max_steps", "error"]
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Agent:
-    """A prompt bound to a model, with default budget, output length and step limit."""
-
-    id: str
-    prompt: Prompt
-    model: Any
-    input_budget: InputBudget | None = None
-    max_tokens: int | None = None
-    max_steps: int = 8
-    defined_at: tuple[str, int] | None = field(default=None, repr=False)  # (file, line) of the agent(...) call
-
-    @property
-    def examples(self) -> dict[str, dict[str, Any]] | None:
-        return self.prompt.examples
-
-    @property
-    def input_model(self) -> type[BaseModel]:
-        return self.prompt.input_model
-
-    def __repr__(self) -> str:
-        return f"<Agent {self.id!r} prompt={self.prompt.id!r}>"
-
-
-def agent(id: str, *, prompt: Prompt, model: Any, input_budget: Any = None, max_tokens: int | None = None, max_steps: int = 8) -> Agent:
-    """Bind ``prompt`` to ``model``. ``input_budget`` is an ``InputBudget`` or a dict."""
-    check_id("agent", id)
-    if not isinstance(prompt, Prompt):
-        raise TypeError(f"agent {id!r}: prompt must be created with prompt(...), got {type(prompt).__name__}")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise TypeError(f"agent {id!r}: max_steps must be a positive int, got {max_steps!r}")
-    return Agent(
-        id=id, prompt=prompt, model=model, input_budget=coerce_input_budget(input_budget), max_tokens=check_max_tokens(max_tokens),
-        max_steps=max_steps, defined_at=definition_site(),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,31 +107,6 @@ class GenerateResult(_ToDict):
     def usage(self) -> dict[str, int] | None:
         """The provider-reported usage summed over the steps (``None`` if none was reported)."""
         return sum_usage(self.steps)
-
-
-class PlanningSession:
-    """Epoch state across the steps (and, if reused, the runs) of one conversation."""
-
-    _ids = itertools.count(1)
-
-    def __init__(self, id: str | None = None) -> None:
-        self.id = id or f"s{next(self._ids)}-{uuid.uuid4().hex[:8]}"
-        self.epoch = 0
-        self.key: tuple[Any, ...] | None = None
-        self.ceilings: dict[str, int] = {}
-        self.last_request_id: str | None = None
-
-    def enter(self, key: tuple[Any, ...]) -> None:
-        """Start a new epoch when the model or effective budget changed."""
-        if key != self.key:
-            self.key = key
-            self.epoch += 1
-            self.ceilings = {}
-
-    def record(self, plan: Plan, request_id: str) -> None:
-        for contributor, index in zip(plan.contributors, plan.choice, strict=True):
-            self.ceilings[contributor.id] = max(self.ceilings.get(contributor.id, 0), index)
-        self.last_request_id = request_id
 
 
 async def _prepare_summaries(plan: Plan, store: SummaryStore) -> list[str]:
@@ -252,6 +192,10 @@ async def agenerate(
 ) -> GenerateResult:
     """Run the tool loop for a ``Prompt`` (with ``model=``) or an ``Agent``; see the module docstring.
 
+    Stores: ``summary_store``/``offload_store`` when given, else those of ``session``; with
+    neither, this run's own fresh in-memory stores (nothing it prepares or offloads outlives the
+    call, so it never changes what a later ``preview`` answers).
+
     While runs are recorded (``record_runs``), the run is written as one record, whatever its outcome.
     """
     args: dict[str, Any] = dict(
@@ -299,10 +243,9 @@ async def _agenerate(
         )
     if max_steps is None:
         max_steps = target.max_steps if isinstance(target, Agent) else 8
-    session = session or PlanningSession()
-    summary_store = summary_store or default_summary_store()
-    offload_store = offload_store or default_offload_store()
-    namespace = f"{s.prompt.id}/{session.id}"
+    session = check_session(session) or PlanningSession()
+    summary_store, offload_store = stores_of(session, summary_store, offload_store)
+    namespace = session.namespace(s.prompt)
     history = check_messages(messages)
     conversation: list[dict[str, Any]] = []  # this run's assistant and tool messages
     active = check_active_tools(active_tools)
@@ -434,4 +377,4 @@ def generate(
     )
 
 
-__all__ = ["Agent", "GenerateResult", "PlanningSession", "Step", "ToolResult", "agenerate", "agent", "generate"]
+__all__ = ["GenerateResult", "Step", "ToolResult", "agenerate", "generate"]

@@ -168,20 +168,37 @@ class SummaryArtifact(_ToDict):
 
 
 class SummaryStore:
-    """Summary artifacts in SQLite: a file the caller names, or ``":memory:"`` (the default)."""
+    """Summary artifacts in SQLite: a file the caller names, or ``":memory:"`` (the default).
+
+    An in-memory store opens its database on the first write (reading an empty one needs none), so
+    the fresh store a ``preview`` without a store plans against costs nothing.
+    """
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS summary_artifacts ("
-            " key TEXT PRIMARY KEY, strategy TEXT NOT NULL, model TEXT, text TEXT NOT NULL, created_at REAL NOT NULL)"
-        )
+        self._db: sqlite3.Connection | None = None
+        self._closed = False
+        if self.path != ":memory:":
+            self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._closed:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+        if self._db is None:
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS summary_artifacts ("
+                " key TEXT PRIMARY KEY, strategy TEXT NOT NULL, model TEXT, text TEXT NOT NULL, created_at REAL NOT NULL)"
+            )
+            self._db = db
+        return self._db
 
     def get(self, key: str) -> SummaryArtifact | None:
         with self._lock:
-            row = self._db.execute(
+            if self._db is None and not self._closed:
+                return None  # an in-memory store nobody wrote to
+            row = self._open().execute(
                 "SELECT key, strategy, model, text, created_at FROM summary_artifacts WHERE key = ?", (key,)
             ).fetchone()
         return SummaryArtifact(*row) if row else None
@@ -189,7 +206,7 @@ class SummaryStore:
     def put(self, key: str, strategy: SummaryStrategy, model_name: str | None, text: str) -> SummaryArtifact:
         artifact = SummaryArtifact(key, strategy.key, model_name, text, time.time())
         with self._lock:
-            self._db.execute(
+            self._open().execute(
                 "INSERT OR REPLACE INTO summary_artifacts (key, strategy, model, text, created_at) VALUES (?, ?, ?, ?, ?)",
                 (artifact.key, artifact.strategy, artifact.model, artifact.text, artifact.created_at),
             )
@@ -197,21 +214,12 @@ class SummaryStore:
 
     def count(self) -> int:
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM summary_artifacts").fetchone()[0])
+            if self._db is None and not self._closed:
+                return 0
+            return int(self._open().execute("SELECT COUNT(*) FROM summary_artifacts").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
-
-
-_default_store: SummaryStore | None = None
-_default_lock = threading.Lock()
-
-
-def default_summary_store() -> SummaryStore:
-    """The process-local in-memory store used when no store is passed."""
-    global _default_store
-    with _default_lock:
-        if _default_store is None:
-            _default_store = SummaryStore()
-        return _default_store
+            if self._db is not None:
+                self._db.close()
+            self._closed = True

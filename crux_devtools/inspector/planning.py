@@ -47,7 +47,7 @@ class PlanningDefaults:
     profiles: dict[str, ModelCapacityProfile] = field(default_factory=dict)
     profile_lines: dict[str, int | None] = field(default_factory=dict)
     # Previews read only this store: the project's file, or an empty private one until a summary is
-    # prepared (never the process-wide default, which a run in the worker may fill).
+    # prepared (never the store of a run in the worker: each run has its own).
     summary_store: SummaryStore = field(default_factory=SummaryStore)
     store_is_file: bool = False
 

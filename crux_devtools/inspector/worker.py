@@ -33,7 +33,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from crux_devtools.core.tokens import CountedTexts
 
 # The real ``os._exit``: user code gets a wrapper that first tells the session where it was called.
 _os_exit = os._exit
@@ -267,45 +270,27 @@ def check_primed_files() -> None:
 COUNTED_LIMIT = 4_000_000  # characters of counted texts handed to the next worker
 
 
-class UsedKeys(dict):  # type: ignore[type-arg]
-    """A token counter's cache that remembers which texts were looked up or stored in it."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.used: dict[Any, None] = {}
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self.used[key] = None
-        return super().get(key, default)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.used[key] = None
-        super().__setitem__(key, value)
-
-
-def track_counting() -> tuple[UsedKeys, UsedKeys] | None:
+def track_counting() -> CountedTexts | None:
     """Make the default counter record what it counts from now on (for the next spare's cache)."""
     from crux_devtools.core.tokens import default_counter
 
-    counter = default_counter()
-    if not isinstance(getattr(counter, "_cache", None), dict) or not isinstance(getattr(counter, "_sep_cache", None), dict):
-        return None
-    counter._cache, counter._sep_cache = UsedKeys(counter._cache), UsedKeys(counter._sep_cache)
-    return counter._cache, counter._sep_cache
+    return default_counter().record_counted()
 
 
-def counted_texts(tracked: tuple[UsedKeys, UsedKeys] | None) -> dict[str, list[Any]]:
-    """The texts counted since ``track_counting()``, newest last, up to ``COUNTED_LIMIT`` characters."""
+def counted_texts(tracked: CountedTexts | None) -> dict[str, list[Any]]:
+    """The texts counted since ``track_counting()``, first counted first, up to ``COUNTED_LIMIT``
+    characters; the recording stops here."""
     out: dict[str, list[Any]] = {"texts": [], "separated": []}
     if tracked is None:
         return out
+    tracked.stop()
     budget = COUNTED_LIMIT
-    for text in tracked[0].used:
+    for text in tracked.texts:
         budget -= len(text)
         if budget < 0:
             return out
         out["texts"].append(text)
-    for text, separator in tracked[1].used:
+    for text, separator in tracked.separated:
         budget -= len(text) + len(separator)
         if budget < 0:
             return out

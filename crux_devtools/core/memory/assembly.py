@@ -9,24 +9,37 @@ from the database: token costs of every entry were stored when it was remembered
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, wait
-from contextlib import closing
+from contextlib import AbstractContextManager, closing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..tokens import TokenCounter
 from .checks import check_lane, check_query, check_session
 from .query import fts_phrase, or_phrases, query_terms
 from .results import ContextAssembly, SectionSummary
-from .schema import slot_range
+from .schema import session_slot, slot_range
 from .scoring import Helper, Hit, Scope, Scored, fingerprint, ranked, score, score_in_new_transaction, top
-from .store import session_slot
-from .sections import SECTION_ORDER, SECTION_RANK, SECTION_TITLES, check_entry_types, check_sections, section_for
-
-if TYPE_CHECKING:
-    from .store import MemoryStore
+from .sections import SECTION_ORDER, SECTION_RANK, SECTION_TITLES, check_entry_types, check_sections, render_line, section_for
 
 MODES = ("full", "summary", "sections")
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """What an assembly reads, handed over by ``MemoryStore.get_context`` (this module never sees the store).
+
+    ``snapshot()`` opens one read transaction on the store's connection (its errors already
+    translated to ``MemoryStoreError``); ``scoring_helper()`` is the second read connection that
+    scores half of a large session, or ``None``; ``counter`` counts the block's tokens.
+    """
+
+    snapshot: Callable[[], AbstractContextManager[sqlite3.Connection]]
+    scoring_helper: Callable[[], Helper | None]
+    counter: TokenCounter
+
 RECENCY_FALLBACK_LIMIT = 20
 PREVIEW_CHARS = 80
 
@@ -59,7 +72,7 @@ def scope(
 
 
 def assemble(
-    store: MemoryStore,
+    source: Source,
     session_id: str,
     query: str | None,
     *,
@@ -78,7 +91,7 @@ def assemble(
     if not allowed:
         return _empty("no_evidence", budget)
     terms = query_terms(query)
-    with store._snapshot("get_context") as conn:
+    with source.snapshot() as conn:
         slot = session_slot(conn, session_id)
         if slot is None:
             return _empty("no_evidence", budget)
@@ -88,14 +101,14 @@ def assemble(
         rows: list[Row] = []
         if match:
             wm = include_working_memory and "working_memory" in allowed
-            rows = _ranked_rows(store, conn, Scope(match, lo, hi, secs, lane, wm), budget)
+            rows = _ranked_rows(source, conn, Scope(match, lo, hi, secs, lane, wm), budget)
         fallback = not rows
         if fallback:
             rows = _most_recent(conn, Scope("", lo, hi, secs, lane, False))
     if not rows:
         return _empty("no_evidence", budget)
-    taken = [] if mode == "summary" else _fill(store, rows, budget)
-    return _finish(store, rows, taken, budget, mode, fallback)
+    taken = [] if mode == "summary" else _fill(source, rows, budget)
+    return _finish(source, rows, taken, budget, mode, fallback)
 
 
 def _live_terms(conn: Any, terms: list[str]) -> list[str]:
@@ -150,13 +163,13 @@ def _most_recent(conn: Any, where: Scope) -> list[Row]:
 PARALLEL_MIN_ENTRIES = 20_000
 
 
-def _score_parts(store: MemoryStore, conn: Any, where: Scope) -> tuple[list[Scored], Helper | None]:
-    """Score ``where`` on ``conn``, or half on ``conn`` and half on the store's helper connection.
+def _score_parts(source: Source, conn: Any, where: Scope) -> tuple[list[Scored], Helper | None]:
+    """Score ``where`` on ``conn``, or half on ``conn`` and half on the source's helper connection.
 
     Returns the parts and the helper whose transaction the caller must end (``None`` if unused)."""
     (last,) = conn.execute("SELECT max(id) FROM entries WHERE id BETWEEN ? AND ?", [where.lo, where.hi]).fetchone()
     span = (last or where.lo) - where.lo
-    helper = store._scoring_helper() if span >= PARALLEL_MIN_ENTRIES else None
+    helper = source.scoring_helper() if span >= PARALLEL_MIN_ENTRIES else None
     if helper is None:
         return [score(conn, where)], None
     first, second = where.split(where.lo + span // 2)
@@ -183,14 +196,14 @@ def _end(helper: Helper | None, pending: Future[Any] | None = None) -> None:
         helper.conn.execute("COMMIT")
 
 
-def _ranked_rows(store: MemoryStore, conn: Any, where: Scope, budget: int) -> list[Row]:
+def _ranked_rows(source: Source, conn: Any, where: Scope, budget: int) -> list[Row]:
     """Score every match (bm25) and read back only what the block and the summaries use.
 
     Per-section counts and token sums come from SQLite; the sections the budget reaches are read best
     first until it is spent, every other section yields only its top row (for its summary); only those
     rows' text is read. Returns ``[]`` when nothing matched: working memory riding along is not a match.
     """
-    parts, helper = _score_parts(store, conn, where)
+    parts, helper = _score_parts(source, conn, where)
     try:
         if not any(part.matched for part in parts):
             return []
@@ -234,11 +247,11 @@ def _contents(conn: Any, rowids: list[int]) -> dict[int, str]:
     return out
 
 
-def _header(store: MemoryStore, section: str, first: bool) -> int:
-    return store.counter.count(("" if first else "\n") + f"## {SECTION_TITLES[section]}\n")
+def _header(source: Source, section: str, first: bool) -> int:
+    return source.counter.count(("" if first else "\n") + f"## {SECTION_TITLES[section]}\n")
 
 
-def _fill(store: MemoryStore, rows: list[Row], budget: int) -> list[Row]:
+def _fill(source: Source, rows: list[Row], budget: int) -> list[Row]:
     """Take rows in order until the next does not fit (estimated from stored per-line costs)."""
     taken: list[Row] = []
     used = 0
@@ -248,7 +261,7 @@ def _fill(store: MemoryStore, rows: list[Row], budget: int) -> list[Row]:
             break
         cost = row.tokens
         if row.section != current:
-            cost += _header(store, row.section, current is None)
+            cost += _header(source, row.section, current is None)
         if budget and used + cost > budget:
             break
         taken.append(row)
@@ -259,8 +272,6 @@ def _fill(store: MemoryStore, rows: list[Row], budget: int) -> list[Row]:
 
 def render(taken: list[Row]) -> str:
     """The block: one ``## Title`` per section, one bullet per item, sections separated by a blank line."""
-    from .store import render_line
-
     blocks: list[str] = []
     current = None
     lines: list[str] = []
@@ -281,20 +292,20 @@ def preview(content: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS] + "…"
 
 
-def _finish(store: MemoryStore, rows: list[Row], taken: list[Row], budget: int, mode: str, fallback: bool) -> ContextAssembly:
+def _finish(source: Source, rows: list[Row], taken: list[Row], budget: int, mode: str, fallback: bool) -> ContextAssembly:
     block = render(taken)
-    tokens = store.counter.count(block) if block else 0
+    tokens = source.counter.count(block) if block else 0
     # Stored per-line costs estimate the joined text; trim until the exact count fits.
     while budget and tokens > budget and taken:
         taken = taken[:-1]
         block = render(taken)
-        tokens = store.counter.count(block) if block else 0
+        tokens = source.counter.count(block) if block else 0
     summaries: list[SectionSummary] = []
     seen: set[str] = set()
     for row in rows:  # rows are in assembly order, so a section's first row is its top item
         if row.section in seen:
             continue
-        header = _header(store, row.section, not seen)
+        header = _header(source, row.section, not seen)
         seen.add(row.section)
         summaries.append(SectionSummary(row.section, row.section_count, preview(row.content), header + row.section_tokens))
     if mode != "summary" and not taken:

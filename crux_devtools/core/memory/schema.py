@@ -55,6 +55,12 @@ def slot_range(slot: int) -> tuple[int, int]:
     return slot << SLOT_BITS, (slot << SLOT_BITS) | MAX_SEQ
 
 
+def session_slot(conn: sqlite3.Connection, session_id: str) -> int | None:
+    """The rowid slot of ``session_id`` (see ``slot_range``), or ``None`` if it never stored anything."""
+    row = conn.execute("SELECT slot FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    return None if row is None else int(row[0])
+
+
 def _section_rank(column: str) -> str:
     cases = " ".join(f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(SECTION_ORDER))
     return f"CASE {column} {cases} ELSE {len(SECTION_ORDER) - 1} END"

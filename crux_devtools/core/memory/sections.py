@@ -97,3 +97,8 @@ def check_entry_types(entry_types: Iterable[str] | None) -> tuple[str, ...] | No
             )
         out.append(value)
     return tuple(out)
+
+
+def render_line(content: str) -> str:
+    """How one entry appears in an assembled block (continuation lines indented under the bullet)."""
+    return "- " + content.strip().replace("\n", "\n  ")

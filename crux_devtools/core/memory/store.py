@@ -30,18 +30,14 @@ from .checks import (
     check_session,
     check_text,
 )
+from .assembly import Source, assemble
 from .query import fts_query
 from .results import ContextAssembly, Evidence
-from .schema import MAX_SEQ, SCHEMA_VERSION, migrate, slot_range
+from .schema import MAX_SEQ, SCHEMA_VERSION, migrate, session_slot, slot_range
 from .scoring import Helper, prepare as prepare_scoring
-from .sections import check_entry_types, section_for
+from .sections import check_entry_types, render_line, section_for
 
 MEMORY = ":memory:"
-
-
-def render_line(content: str) -> str:
-    """How one entry appears in an assembled block (continuation lines indented under the bullet)."""
-    return "- " + content.strip().replace("\n", "\n  ")
 
 
 def iso(ts: float) -> str:
@@ -298,10 +294,8 @@ class MemoryStore:
         lane: str | None = None,
     ) -> ContextAssembly:
         """Assemble one budgeted, sectioned block for ``query`` (see ``assembly.assemble``)."""
-        from .assembly import assemble
-
         return assemble(
-            self,
+            Source(lambda: self._snapshot("get_context"), self._scoring_helper, self.counter),
             session_id,
             query,
             max_token_budget=max_token_budget,
@@ -311,12 +305,6 @@ class MemoryStore:
             include_working_memory=include_working_memory,
             lane=lane,
         )
-
-
-def session_slot(conn: sqlite3.Connection, session_id: str) -> int | None:
-    """The rowid slot of ``session_id`` (see ``schema.slot_range``), or ``None`` if it never stored anything."""
-    row = conn.execute("SELECT slot FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
-    return None if row is None else int(row[0])
 
 
 __all__ = ["MEMORY", "SCHEMA_VERSION", "MemoryStore", "MemoryStoreError"]
