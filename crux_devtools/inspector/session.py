@@ -551,7 +551,8 @@ class ProjectSession:
         """The system text of this prompt and example in the previous distinct report, if any.
 
         Reports of this session are searched in memory first; the history file covers earlier
-        sessions (and may still be writing the newest report, which is skipped either way).
+        sessions (one indexed read: its newest version whose text differs from the one shown, so a
+        report it may still be writing changes nothing).
         """
         from .history import system_of
 
@@ -564,5 +565,5 @@ class ProjectSession:
             if text is not None and text != now:
                 return text
         if self.history is not None:
-            return self.history.previous_system(shown["hash"], prompt_id, example, now)
+            return self.history.previous_system(prompt_id, example, now)
         return None
