@@ -48,6 +48,7 @@ def test_the_state_folder_is_created_and_kept_out_of_git(tmp_path: Path) -> None
     with sqlite3.connect(tmp_path / ".crux" / "devtools.sqlite3") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental: trimmed pages go back
 
 
 def test_each_change_is_one_version_and_every_run_is_recorded(tmp_path: Path) -> None:
