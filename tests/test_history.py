@@ -64,11 +64,14 @@ def test_each_change_is_one_version_and_every_run_is_recorded(tmp_path: Path) ->
     history.close()
 
 
-def test_a_failed_load_adds_no_version(tmp_path: Path) -> None:
+def test_a_failed_load_adds_versions_of_the_prompts_that_loaded_and_none_for_stale_ones(tmp_path: Path) -> None:
     history = History(tmp_path)
-    history.record(report("a", "one"), ok=True, errors=[])
-    history.record(report("b", "broken half-way"), ok=False, errors=[{"type": "NameError"}])
-    assert [v["system"] for v in history.versions("p", "basic")] == ["one"]
+    history.record(project_report("a", {("p", "basic"): "p1", ("q", "basic"): "q1"}), ok=True, errors=[])
+    failed = project_report("b", {("p", "basic"): "p2", ("q", "basic"): "q-stale"})
+    failed["prompts"][1]["stale"] = True  # its module failed: the session marks what it shows as stale
+    history.record(failed, ok=False, errors=[{"type": "NameError"}])
+    assert [v["system"] for v in history.versions("p", "basic")] == ["p2", "p1"]
+    assert [v["system"] for v in history.versions("q", "basic")] == ["q1"]
     history.close()
 
 
@@ -361,3 +364,31 @@ def test_a_damaged_file_is_history_off_with_one_warning(tmp_path: Path, caplog: 
     assert history is None and warning is not None
     assert "move the damaged file away to start a new history" in warning
     assert len(caplog.records) == 1
+
+
+# -- through a real session ----------------------------------------------------------------------
+
+async def test_a_session_answers_the_previous_version_from_the_file_after_edits_back_and_forth(tmp_path: Path) -> None:
+    import asyncio
+
+    from crux_devtools.inspector.session import ProjectSession
+
+    source = tmp_path / "hello_prompts.py"
+    module = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r}, examples={{'e': {{}}}})\nother = prompt('other', system='Same.', examples={{'e': {{}}}})\n"
+    source.write_text(module.format(text="A."), encoding="utf-8")
+    answers = []
+    async with ProjectSession(tmp_path, watch=False, prewarm=False) as session:
+        assert session.history is not None
+        for text in ["B.", "A.", "C.", "A."]:
+            source.write_text(module.format(text=text), encoding="utf-8")
+            await session.reload()
+            while session._writes:  # the write runs off the event loop; then the file alone answers
+                await asyncio.gather(*list(session._writes))
+            answers.append(session.previous_system("hello", "e"))
+        assert session.previous_system("other", "e") is None
+        assert len(session._recent) <= 4  # with a history file, only the reports a write may still hold
+        assert [v["system"] for v in session.history.versions("hello", "e")] == ["A.", "C.", "A.", "B.", "A."]
+        assert len(session.history.versions("other", "e")) == 1
+    assert answers == ["A.", "B.", "A.", "C."]
+    async with ProjectSession(tmp_path, watch=False, prewarm=False) as later:
+        assert later.previous_system("hello", "e") == "C."

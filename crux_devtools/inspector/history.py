@@ -5,7 +5,8 @@ What is kept, per prompt and example: the system text as resolved at the report'
 row per *change*: a save that leaves a prompt's text as it was writes nothing for it. Texts are
 content-addressed (``blobs``: sha-256 -> text), so a text that comes back (A -> B -> A) is stored once.
 Each load (``runs``) keeps its time, report hash, whether it was good, its errors and the files that
-changed. Only good loads add versions (a failed load shows the last good prompts, marked stale).
+changed. A load that failed in one module still adds the versions of the prompts that did load;
+the failed module's prompts are its last good ones, marked stale, and add nothing.
 
     blobs(hash PRIMARY KEY, size, text)
     versions(seq, prompt_id, example, system_hash -> blobs, report_hash, seen_at)  index (prompt_id, example, seq)
@@ -189,9 +190,12 @@ def text_hash(text: str) -> str:
 
 
 def texts_of(report: dict[str, Any]) -> dict[tuple[str, str], str]:
-    """Every (prompt id, example name) of a report with its system text."""
+    """Every (prompt id, example name) of a report with its system text, but for stale prompts (their
+    module failed to load: they repeat their last good version)."""
     found: dict[tuple[str, str], str] = {}
     for prompt in report.get("prompts", []):
+        if prompt.get("stale"):
+            continue
         for ex in prompt.get("examples") or []:
             inspection = ex.get("inspection")
             if inspection and isinstance(inspection.get("system"), str):
@@ -287,9 +291,9 @@ class History:
                 self._db.close()
 
     def record(self, report: dict[str, Any] | None, *, ok: bool, errors: list[dict[str, Any]], changed_files: list[str] = ()) -> None:  # type: ignore[assignment]
-        """Store one run and, for a good report, the texts that changed since their newest version."""
+        """Store one run and the texts of the report that changed since their newest version."""
         now = datetime.now(UTC).isoformat()
-        texts = texts_of(report) if report is not None and ok else {}
+        texts = texts_of(report) if report is not None else {}
         hashed = {key: text_hash(text) for key, text in texts.items()}
         with self._lock:
             if self._off:
