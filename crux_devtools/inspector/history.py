@@ -51,7 +51,10 @@ import tomllib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core.migrations import Migration
 
 log = logging.getLogger(__name__)
 HISTORY_FILE = "devtools.sqlite3"
@@ -78,10 +81,8 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 """
 
-# Version 2: versions per prompt and example over content-addressed texts. A stored report becomes
-# one version per (prompt, example) whose text differs from the one before it (reports in ``seq``
-# order, as ``previous_system`` walked them), then the reports go. ``history_hash`` is ``text_hash``.
-_V2 = """
+# Version 2: versions per prompt and example over content-addressed texts.
+_V2_TABLES = """
 CREATE TABLE blobs (
     hash TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
@@ -97,25 +98,49 @@ CREATE TABLE versions (
 );
 CREATE INDEX versions_by_key ON versions(prompt_id, example, seq);
 CREATE INDEX versions_by_text ON versions(system_hash);
-CREATE TEMP TABLE old_texts AS
-    SELECT r.seq AS seq, r.hash AS report_hash, r.first_seen AS seen_at,
-           json_extract(p.value, '$.id') AS prompt_id, json_extract(e.value, '$.name') AS example,
-           json_extract(e.value, '$.inspection.system') AS text
-    FROM reports AS r, json_each(r.report, '$.prompts') AS p, json_each(p.value, '$.examples') AS e
-    WHERE json_type(e.value, '$.inspection.system') = 'text';
-INSERT OR IGNORE INTO blobs(hash, size, text)
-    SELECT history_hash(text), length(CAST(text AS BLOB)), text FROM (SELECT DISTINCT text FROM old_texts);
-INSERT INTO versions(prompt_id, example, system_hash, report_hash, seen_at)
-    SELECT prompt_id, example, digest, report_hash, seen_at FROM (
-        SELECT prompt_id, example, seq, report_hash, seen_at, history_hash(text) AS digest,
-               LAG(history_hash(text)) OVER (PARTITION BY prompt_id, example ORDER BY seq) AS before
-        FROM old_texts
-    ) WHERE before IS NULL OR before != digest ORDER BY seq;
-DROP TABLE old_texts;
-DROP TABLE reports;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+
+def _reports_to_versions(conn: sqlite3.Connection) -> None:
+    """Version 1 -> 2: each stored report, in ``seq`` order (the order ``previous_system`` walked
+    them), adds a version of each prompt and example whose text differs from its version before;
+    then the reports go. In Python, one report at a time: SQLite's JSON functions are several times
+    slower on reports of megabytes, and a temporary table of every text would hold them all at once."""
+    from ..core.migrations import split_script
+
+    for statement in split_script(_V2_TABLES):
+        conn.execute(statement)
+    newest: dict[tuple[str, str], str] = {}
+    stored: set[str] = set()
+    # the order first, then each report by its key: sorting the reports themselves would copy them all
+    for digest, seen_at in conn.execute("SELECT hash, first_seen FROM reports ORDER BY seq").fetchall():
+        (body,) = conn.execute("SELECT report FROM reports WHERE hash = ?", (digest,)).fetchone()
+        try:
+            texts = texts_of(json.loads(body))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            log.warning("history: a stored report (%s) could not be read while migrating; it is left out", digest)
+            continue
+        for key, text in texts.items():
+            address = text_hash(text)
+            if newest.get(key) == address:
+                continue
+            newest[key] = address
+            if address not in stored:
+                stored.add(address)
+                conn.execute("INSERT OR IGNORE INTO blobs(hash, size, text) VALUES (?, ?, ?)", (address, _size(text), text))
+            conn.execute(
+                "INSERT INTO versions(prompt_id, example, system_hash, report_hash, seen_at) VALUES (?, ?, ?, ?, ?)",
+                (key[0], key[1], address, digest, seen_at),
+            )
+    # The file is vacuumed right after: zeroing hundreds of megabytes of freed pages first (Debian
+    # builds SQLite with secure_delete on) would only make this step ten times slower.
+    (secure,) = conn.execute("PRAGMA secure_delete").fetchone()
+    conn.execute("PRAGMA secure_delete = OFF")
+    conn.execute("DROP TABLE reports")
+    conn.execute(f"PRAGMA secure_delete = {int(secure)}")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _reports_to_versions)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -189,6 +214,10 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def texts_of(report: dict[str, Any]) -> dict[tuple[str, str], str]:
     """Every (prompt id, example name) of a report with its system text, but for stale prompts (their
     module failed to load: they repeat their last good version)."""
@@ -246,7 +275,6 @@ class History:
         self._seen_data = -1
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout, isolation_level=None)
         try:
-            self._db.create_function("history_hash", 1, text_hash, deterministic=True)
             fresh = self._db.execute("PRAGMA page_count").fetchone()[0] == 0  # a damaged file fails here
             if fresh:  # freed pages go back to the file system (must be set before the first table)
                 self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
@@ -308,7 +336,7 @@ class History:
                     for key in changed:
                         self._db.execute(
                             "INSERT OR IGNORE INTO blobs(hash, size, text) VALUES (?, ?, ?)",
-                            (hashed[key], len(texts[key].encode("utf-8", "surrogatepass")), texts[key]),
+                            (hashed[key], _size(texts[key]), texts[key]),
                         )
                         self._db.execute(
                             "INSERT INTO versions(prompt_id, example, system_hash, report_hash, seen_at) VALUES (?, ?, ?, ?, ?)",
