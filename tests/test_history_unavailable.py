@@ -92,8 +92,8 @@ def test_a_history_that_fails_later_turns_itself_off_with_one_warning(project: P
         with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.history"):
             history.record(report("b", "new"), ok=True, errors=[])  # no exception
             history.record(report("c", "newer"), ok=True, errors=[])
-            assert history.previous_system("c", "p", "e") is None
-            assert history.reports() == [] and history.runs() == []
+            assert history.previous_system("p", "e", "newer") is None
+            assert history.versions("p", "e") == [] and history.runs() == []
     finally:
         other.rollback()
         other.close()

@@ -1,14 +1,18 @@
 """Schema migrations for the SQLite stores (memory, runs): one loop, safe with several processes.
 
-Each store keeps its schema version in ``PRAGMA user_version`` and a tuple of migration scripts,
-script ``i`` taking version ``i`` to ``i + 1``. Only the standard library is imported here, so the
-runs store stays light enough for the inspector's session process.
+Each store keeps its schema version in ``PRAGMA user_version`` and a tuple of migration steps,
+step ``i`` taking version ``i`` to ``i + 1``: a SQL script, or a function of the connection for a
+step SQL alone does badly (it runs inside the step's transaction and must not commit). Only the
+standard library is imported here, so the runs store stays light enough for the inspector's session
+process.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+Migration = str | Callable[[sqlite3.Connection], None]
 
 
 def split_script(script: str) -> list[str]:
@@ -26,8 +30,8 @@ def split_script(script: str) -> list[str]:
     return out
 
 
-def apply_migrations(conn: sqlite3.Connection, migrations: Sequence[str]) -> None:
-    """Bring the file from its ``user_version`` to ``len(migrations)``, one script per transaction.
+def apply_migrations(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:
+    """Bring the file from its ``user_version`` to ``len(migrations)``, one step per transaction.
 
     Each step runs under ``BEGIN IMMEDIATE`` and re-reads the version inside the transaction, so two
     processes opening a new file at once migrate it exactly once.
@@ -39,8 +43,12 @@ def apply_migrations(conn: sqlite3.Connection, migrations: Sequence[str]) -> Non
         try:
             (version,) = conn.execute("PRAGMA user_version").fetchone()
             if version < target:
-                for statement in split_script(migrations[version]):
-                    conn.execute(statement)
+                step = migrations[version]
+                if callable(step):
+                    step(conn)
+                else:
+                    for statement in split_script(step):
+                        conn.execute(statement)
                 version += 1
                 conn.execute(f"PRAGMA user_version = {version}")
             conn.execute("COMMIT")

@@ -389,9 +389,12 @@ class ProjectSession:
             log.error("writing the history file failed: %r", write.exception())
 
     def _remember(self, report: Report) -> None:
+        """Keep the newest distinct reports for ``previous_system``: 20 without a history file; with
+        one, only the few whose history write may still be running (the file answers the rest)."""
         if self._recent and self._recent[-1]["hash"] == report["hash"]:
             return
-        self._recent = [r for r in self._recent if r["hash"] != report["hash"]][-19:] + [report]
+        keep = 19 if self.history is None else 3
+        self._recent = [r for r in self._recent if r["hash"] != report["hash"]][-keep:] + [report]
 
     def _swap_workers(self, worker: WorkerProcess | None, owners: dict[str, WorkerProcess]) -> None:
         """Hold the new worker and the owners of stale prompts; retire every other worker."""
@@ -553,7 +556,8 @@ class ProjectSession:
         """The system text of this prompt and example in the previous distinct report, if any.
 
         Reports of this session are searched in memory first; the history file covers earlier
-        sessions (and may still be writing the newest report, which is skipped either way).
+        sessions (one indexed read: its newest version whose text differs from the one shown, so a
+        report it may still be writing changes nothing).
         """
         from .history import system_of
 
@@ -561,10 +565,12 @@ class ProjectSession:
         if shown is None:
             return None
         now = system_of(shown, prompt_id, example)
+        if self.history is not None and not self._writes:  # every report is in the file: one indexed read
+            return self.history.previous_system(prompt_id, example, now)
         for report in reversed(self._recent[:-1]):
             text = system_of(report, prompt_id, example)
             if text is not None and text != now:
                 return text
         if self.history is not None:
-            return self.history.previous_system(shown["hash"], prompt_id, example, now)
+            return self.history.previous_system(prompt_id, example, now)
         return None
