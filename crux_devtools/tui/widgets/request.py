@@ -16,6 +16,7 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
+from ...core.rungs import label
 from ...inspector.sent import (
     MESSAGE_KINDS,
     TOOLS_KIND,
@@ -30,6 +31,7 @@ from ...inspector.sent import (
 from .pane import ReportPane
 
 # One colour per rung, the same in the rules here and in the Planning tab.
+# The one colour of each rung in the TUI (the Request tab, Planning and the run detail); names from core/rungs.py.
 RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
 
 
@@ -65,7 +67,7 @@ def plan_notes(prompt: dict[str, Any] | None, example: dict[str, Any]) -> list[R
     if adaptations:
         line = Text("adapted: ", style="yellow")
         for n, a in enumerate(adaptations):
-            rung = f"authored: {a['variant']}" if a.get("variant") else str(a.get("representation"))
+            rung = f"{label(a.get('representation'))}: {a['variant']}" if a.get("variant") else label(a.get("representation"))
             line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
         items.append(line)
     missing = [s for s in example.get("summaries") or [] if not s.get("prepared")]
