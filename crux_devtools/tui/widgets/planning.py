@@ -21,13 +21,15 @@ from .request import RUNG_STYLE
 
 
 def limits_table(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> Table:
-    """The limits panel: label, value and what it means, one row each (``inspector.limits``)."""
+    """The limits panel: label, value and what it means, one row each (``inspector.limits``). Labels
+    and values are never cut; a narrow pane cuts the hint."""
+    rows = limit_rows(preview, plan_model)
     table = Table.grid(padding=(0, 2))
-    table.add_column(style="dim", no_wrap=True)
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column(style="dim italic", no_wrap=True, overflow="ellipsis")
-    for row in limit_rows(preview, plan_model):
-        table.add_row(Text(row.label), Text(row.value), Text(row.hint))
+    table.add_column(style="dim", no_wrap=True, min_width=max(len(r.label) for r in rows))
+    table.add_column(style="bold", no_wrap=True, min_width=max(len(r.value) for r in rows))
+    table.add_column(style="dim italic")  # may shrink: the hint is cut with an ellipsis, never wrapped
+    for row in rows:
+        table.add_row(Text(row.label), Text(row.value), Text(row.hint, no_wrap=True, overflow="ellipsis"))
     return table
 
 
@@ -90,7 +92,7 @@ def render_planning(example: dict[str, Any] | None, prompt: dict[str, Any] | Non
             ("Plan: ", "bold"), (str(status), "bold green" if status == "fits" else "bold red"),
             (f" · input {preview.get('input_tokens', 0):,} of max {preview.get('max_input_tokens', 0):,} tokens", ""),
         ),
-        Text.assemble(("Planned against ", "bold"), Text(model_words(preview, plan_model))),
+        Text.assemble(("Planned for: ", "bold"), Text(model_words(preview, plan_model))),
     ]
     if plan_model.get("hint"):
         items.append(Text(str(plan_model["hint"]), style="dim italic"))
