@@ -264,3 +264,10 @@ async def test_the_web_panel_and_the_tui_panel_show_the_same_limit_rows_for_the_
         app.query_one("#tabs").active = "tab-planning"
         await settle(pilot)
         assert tui_limit_rows(detail_lines(app)) == expected
+
+
+def test_the_tui_has_one_colour_for_every_rung_of_the_vocabulary() -> None:
+    from crux_devtools.tui.report import RUNG_STYLE
+
+    assert list(RUNG_STYLE) == list(rungs.RUNGS)
+    assert len(set(RUNG_STYLE.values())) == len(RUNG_STYLE)  # each rung its own colour

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from ..core.rungs import label
 from ..inspector.sent import SentPart, cut_system
-from .widgets.request import RUNG_STYLE
+from .report import RUNG_STYLE
 
 # The canonical tool output is what the application got, not what was sent: shown up to this many
 # characters (what the model saw, ``model_output``, and everything in ``sent`` are shown in full).

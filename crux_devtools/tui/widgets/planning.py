@@ -17,7 +17,7 @@ from ...core.rungs import label
 from ...inspector.limits import limit_rows
 from ...inspector.sent import model_words
 from .pane import ReportPane
-from .request import RUNG_STYLE
+from ..report import RUNG_STYLE
 
 
 def limits_table(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> Table:

@@ -28,11 +28,10 @@ from ...inspector.sent import (
     system_parts,
     tokens_of,
 )
+from ..report import RUNG_STYLE
 from .pane import ReportPane
 
 # One colour per rung, the same in the rules here and in the Planning tab.
-# The one colour of each rung in the TUI (the Request tab, Planning and the run detail); names from core/rungs.py.
-RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
 
 
 def headline(example: dict[str, Any]) -> Text:
