@@ -3,7 +3,8 @@
 The use tree: a prompt's ``use`` holds contexts, ``when(...)``, ``match(...)`` and ladders
 (``entries.Ladder``), and each of them holds more entries. ``children(entry)`` is the one place that
 knows where each kind keeps them; every walk over the tree (``prompts.reachable``, the ladder checks,
-the resolver) goes through it.
+the resolver's two walks) goes through it. Only the resolver's ``match(...)`` step reads the cases by
+key, since it must know which case its key selected.
 """
 
 from __future__ import annotations
