@@ -7,6 +7,7 @@ Pilot tests over the fake session, whose reports carry real inspections and real
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_tui import Recorder, detail_lines, notifications, screen_text, settle  # noqa: E402
 from tui_fakes import FakeSession, build_prompts, ladder_prompt  # noqa: E402
 
+from crux_devtools.inspector.limits import LIMITS  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui.request_actions import SummariesPrepared  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
@@ -150,12 +152,11 @@ async def test_planning_names_the_capacity_profile_and_the_same_limits_as_the_we
         text = screen_text(app)
         prompt = next(p for p in session.report["prompts"] if p["id"] == "ladder-reply")
         whole = plain(render_planning(app.shown, prompt), width=400)
-        assert "Capacity profile: named by the prompt (model=...) · window 2,048 · output reserve 512 · capacity from a capacity profile" in whole
+        assert "Planned for: named by the prompt (model=...)" in whole
         labels = [line.split("  ")[0].strip() for line in detail_lines(app) if line.strip()]
-        start = labels.index("Derived limits")
-        assert labels[start + 1 : start + 9] == [
-            "context window", "output reserve", "safety margin", "overhead", "max input", "optimize_at", "measurement", "capacity source",
-        ]
+        start = labels.index("Limits")
+        assert labels[start + 1 : start + 1 + len(LIMITS)] == [label for _key, label, _write, _hint in LIMITS]
+        assert re.search(r"context window +2,048 ", whole) and re.search(r"capacity from +a capacity profile ", whole)
         row = next(line for line in detail_lines(app) if "sync-log" in line and " summary " in line and "rejected" in line)
         assert "not prepared" in row and "rejected: unprepared" in row
         assert "None" not in text

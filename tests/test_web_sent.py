@@ -129,7 +129,7 @@ async def test_the_planning_panel_names_the_profile_and_never_prints_none_tokens
     r = await client.get("/prompts/ladders?budget_for=request&budget=1200")
     planning = after(r.text, 'id="planning"')
     assert "conservative 8k default: no model is named" in planning and 'id="profile-hint"' in planning
-    assert re.search(r"<dt>window</dt><dd class=\"mono\">8192</dd>", planning)
+    assert re.search(r'data-limit="context_window">context window</dt><dd class="mono"[^>]*>8,192</dd>', planning)
     assert "not prepared" in planning
     text = re.sub(r"<[^>]+>", " ", r.text)
     assert not re.search(r"None\s+tok", text) and not re.search(r">\s*None\s*<", r.text)  # never "None tokens"

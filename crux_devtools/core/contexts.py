@@ -1,13 +1,21 @@
-"""Contexts and conditional entries: the building blocks a prompt composes through ``use``."""
+"""Contexts and conditional entries: the building blocks a prompt composes through ``use``.
+
+The use tree: a prompt's ``use`` holds contexts, ``when(...)``, ``match(...)`` and ladders
+(``entries.Ladder``), and each of them holds more entries. ``children(entry)`` is the one place that
+knows where each kind keeps them; every walk over the tree (``prompts.reachable``, the ladder checks,
+the resolver's two walks) goes through it. Only the resolver's ``match(...)`` step reads the cases by
+key, since it must know which case its key selected.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from pydantic import BaseModel
 
+from .entries import Ladder
 from .tools import Tool, normalize_tools
 
 TextSource = str | Callable[[Any], Any] | None
@@ -152,17 +160,45 @@ def normalize_use(owner: str, use: Sequence[Any] | None) -> tuple[Any, ...]:
 
 
 def is_use_entry(entry: Any) -> bool:
-    from .entries import Ladder
-
     return isinstance(entry, (Context, Conditional, Match, Ladder))
 
 
 def check_use_entry(owner: str, entry: Any) -> None:
     """Hook for entries that are legal Python objects but illegal in ``use`` (checked by the ladder layer)."""
-    from .entries import Ladder
-
     if isinstance(entry, Ladder):
         entry.check_usable(owner)
+
+
+def children(entry: Any) -> tuple[Any, ...]:
+    """The entries directly under ``entry`` in the use tree, in use order.
+
+    A context's ``use``; a ``when(...)``'s entries; every ``match(...)`` case's entries, case after
+    case; a ladder's canonical sources. Anything else (a falsy flag, a tool) has none. What a walk
+    does at each kind (an owner for a context's children, a predicate for ``when``/``match``, the
+    ladder its sources are planned under) stays with the walk; where the children are is said here.
+    """
+    if isinstance(entry, Context):
+        return entry.use
+    if isinstance(entry, Conditional):
+        return entry.entries
+    if isinstance(entry, Match):
+        return tuple(child for branch in entry.cases.values() for child in branch)
+    if isinstance(entry, Ladder):
+        return tuple(entry.canonical_sources())
+    return ()
+
+
+def gated(entry: Any) -> bool:
+    """True for ``when(...)`` and ``match(...)``: their children are reached only when a predicate selects them."""
+    return isinstance(entry, (Conditional, Match))
+
+
+def descendants(entries: Iterable[Any]) -> Iterator[Any]:
+    """Every entry under ``entries``, depth first in use order, each before its children (all
+    ``match`` cases, every ``when`` branch: a static walk, no predicate is called)."""
+    for entry in entries:
+        yield entry
+        yield from descendants(children(entry))
 
 
 if TYPE_CHECKING:

@@ -1,6 +1,7 @@
 """Representation ladders: the only model-facing forms the planner may choose for one source.
 
-Rungs, highest fidelity first: ``full`` -> ``authored`` -> ``summary`` -> ``offload`` -> ``omitted``.
+Rungs, highest fidelity first: ``full`` -> ``authored`` -> ``summary`` -> ``offload`` -> ``omitted``
+(the names and their order are defined once, in ``rungs.py``).
 The only legal nesting is ``droppable(offloadable(summarizable(prefer(src, alt...))))`` with any layer
 left out; each constructor accepts only what may stand directly inside it, so any other nesting
 raises ``RequestCompositionError(INVALID_COMPOSITION)`` at construction, and the typed signatures
@@ -23,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
-from .contexts import Conditional, Context, Match
+from .contexts import Context, descendants
 from .entries import Ladder
 from .errors import invalid_composition
 from .models.base import is_model
@@ -32,9 +33,6 @@ from .tools import Tool
 
 OnMiss = Literal["prepare", "skip", "fail"]
 ON_MISS: tuple[str, ...] = ("prepare", "skip", "fail")
-RUNGS: tuple[str, ...] = ("full", "authored", "summary", "offload", "omitted")
-
-Source = Context | Sequence[Context]
 
 
 def _describe(value: Any) -> str:
@@ -77,7 +75,7 @@ def _check_no_tool_collision(where: str, members: tuple[Context, ...]) -> None:
 def _check_no_inner_ladder(where: str, members: Sequence[Context]) -> None:
     """A ladder's source is planned as one block: a ladder inside it could never pick its own rung."""
     for member in members:
-        inner = next((entry for entry in _walk_entries(member.use) if isinstance(entry, Ladder)), None)
+        inner = next((entry for entry in descendants(member.use) if isinstance(entry, Ladder)), None)
         if inner is not None:
             around = ", ".join(repr(c.id) for c in inner.canonical_sources() if isinstance(c, Context)) or "its source"
             raise invalid_composition(
@@ -88,25 +86,8 @@ def _check_no_inner_ladder(where: str, members: Sequence[Context]) -> None:
             )
 
 
-def _walk_entries(entries: Sequence[Any]) -> Iterator[Context | Ladder]:
-    """Every context and ladder under ``entries``, depth first, through nested ``use``, ``when(...)``,
-    ``match(...)`` branches and ladder sources."""
-    for entry in entries:
-        if isinstance(entry, Context):
-            yield entry
-            yield from _walk_entries(entry.use)
-        elif isinstance(entry, Conditional):
-            yield from _walk_entries(entry.entries)
-        elif isinstance(entry, Match):
-            for branch in entry.cases.values():
-                yield from _walk_entries(branch)
-        elif isinstance(entry, Ladder):
-            yield entry
-            yield from _walk_entries(entry.canonical_sources())
-
-
 def _walk_contexts(entries: Sequence[Any]) -> Iterator[Context]:
-    return (entry for entry in _walk_entries(entries) if isinstance(entry, Context))
+    return (entry for entry in descendants(entries) if isinstance(entry, Context))
 
 
 def tools_owned(ctx: Context) -> list[Tool]:

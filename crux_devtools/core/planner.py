@@ -54,12 +54,12 @@ from .prompts import Prompt
 from .receipts import Adaptation, Candidate, Contribution
 from .resolve import SEPARATOR, Node, Walk, apply_token_budget, tools_of, walk
 from .results import Drop
+from .rungs import RUNG_RANK, RejectionReason, RungName
 from .summaries import SummaryStore, artifact_key
 from .tokens import TokenCounter, count_joined, count_with_separator
 from .tools import Tool
 
-SUMMARY_RUNG = 2  # fidelity rank of "summary" among RUNG ranks below
-_RANK = {"full": 0, "authored": 1, "summary": 2, "offload": 3, "omitted": 4}
+SUMMARY_RUNG = RUNG_RANK["summary"]
 
 
 # --- gathering: resolve the prompt and every authored alternative --------------------------------
@@ -121,11 +121,11 @@ def gather(prompt: Prompt, input: BaseModel) -> Resolution[Gathered]:
 
 @dataclass(slots=True)
 class Rung:
-    name: str
+    name: RungName
     text: str | None
     cost: int | None
     available: bool
-    reason: str | None = None
+    reason: RejectionReason | None = None
     detail: str | None = None
     variant: str | None = None
     block_tokens: int = 0
@@ -475,7 +475,7 @@ class Planner:
             c for c, selected in zip(order, choice, strict=True)
             if c.shape.summary is not None and c.shape.summary.on_miss != "skip"
             and any(r.name == "summary" and r.reason == "unprepared" for r in c.rungs)
-            and _RANK[c.rungs[selected].name] > SUMMARY_RUNG
+            and RUNG_RANK[c.rungs[selected].name] > SUMMARY_RUNG
         ]
         warnings = [f"{c.id!r}: a summary would keep more fidelity than {c.rungs[s].name!r} but is not prepared" for c, s in zip(order, choice, strict=True) if c in missing]
         return Plan(

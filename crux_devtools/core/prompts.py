@@ -10,13 +10,13 @@ from pydantic import BaseModel
 
 from .callbacks import drive_async, drive_sync
 from .contexts import (
-    Conditional,
     Context,
-    Match,
     TextSource,
     check_id,
     check_input_model,
     check_text_source,
+    children,
+    gated,
     normalize_use,
 )
 from .entries import Ladder
@@ -75,14 +75,10 @@ def reachable(entries: Iterable[Any], owner: str | None = None, conditional: boo
         if isinstance(entry, Context):
             inner = conditional or entry.when is not None
             yield Reach(entry, owner, inner, ladder)
-            yield from reachable(entry.use, entry.id, inner, ladder)
-        elif isinstance(entry, Conditional):
-            yield from reachable(entry.entries, owner, True, ladder)
-        elif isinstance(entry, Match):
-            for branch in entry.cases.values():
-                yield from reachable(branch, owner, True, ladder)
-        elif isinstance(entry, Ladder):
-            yield from reachable(entry.canonical_sources(), owner, conditional, entry)
+            yield from reachable(children(entry), entry.id, inner, ladder)
+        else:
+            under = entry if isinstance(entry, Ladder) else ladder
+            yield from reachable(children(entry), owner, conditional or gated(entry), under)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

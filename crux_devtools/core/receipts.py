@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING, Literal
 
 from .errors import Diagnostic
 from .results import Drop, _ToDict
+from .rungs import RejectionReason, RungName
 
 if TYPE_CHECKING:
     from .models import ModelRequest
 
-Representation = Literal["full", "authored", "summary", "offload", "omitted"]
-RejectionReason = Literal["over-limit", "lower-fidelity", "unprepared", "below-floor", "required-tool"]
-REJECTION_REASONS: tuple[str, ...] = ("over-limit", "lower-fidelity", "unprepared", "below-floor", "required-tool")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +25,7 @@ class Adaptation(_ToDict):
     """One contributor sent at a rung other than ``full``."""
 
     contributor: str
-    representation: Representation
+    representation: RungName
     full_tokens: int
     selected_tokens: int
     variant: str | None = None  # the alternative's context id for ``authored``
@@ -43,7 +41,7 @@ class Candidate(_ToDict):
     """
 
     contributor: str
-    representation: Representation
+    representation: RungName
     available: bool
     selected: bool
     input_tokens: int | None

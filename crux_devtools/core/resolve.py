@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .callbacks import Call, Resolution, expect_text
-from .contexts import Conditional, Context, Match
+from .contexts import Conditional, Context, Match, children
 from .entries import Ladder
 from .results import Drop, Exclusion, Inspection, Part, Resolved
 from .tokens import TiktokenCounter, TokenCounter, count_with_separator, default_counter
@@ -63,19 +63,13 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
         if isinstance(entry, Context):
             node = Node(entry, owner, ladder, status="excluded", reason=reason, detail=detail)
             inner = f"its owner {entry.id!r} is excluded"
-            for child in entry.use:
+            for child in children(entry):
                 exclude_subtree(child, node, ladder, "parent-excluded", inner)
             nodes.append(node)
-        elif isinstance(entry, Conditional):
-            for child in entry.entries:
-                exclude_subtree(child, owner, ladder, reason, detail)
-        elif isinstance(entry, Match):
-            for branch in entry.cases.values():
-                for child in branch:
-                    exclude_subtree(child, owner, ladder, reason, detail)
-        elif isinstance(entry, Ladder):
-            for child in entry.canonical_sources():
-                exclude_subtree(child, owner, entry, reason, detail)
+        else:
+            under = entry if isinstance(entry, Ladder) else ladder
+            for child in children(entry):
+                exclude_subtree(child, owner, under, reason, detail)
 
     def visit(entries: tuple[Any, ...], owner: Node | None, owner_id: str, ladder: Ladder | None) -> Iterator[Call]:
         for entry in entries:
@@ -88,7 +82,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                     if not ok:
                         node.status, node.reason = "excluded", "when"
                         node.detail = f"its when(...) returned {ok!r}"
-                        for child in entry.use:
+                        for child in children(entry):
                             exclude_subtree(child, node, ladder, "parent-excluded", f"its owner {entry.id!r} is excluded")
                         nodes.append(node)
                         continue
@@ -96,7 +90,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                 if owner is not None:
                     owner.children.append(node)
                 if entry.use:
-                    yield from visit(entry.use, node, entry.id, ladder)
+                    yield from visit(children(entry), node, entry.id, ladder)
                 if callable(entry.system):
                     value = yield Call(entry.id, "system", entry.system, input)
                     node.text = expect_text(entry.id, "system", value)
@@ -107,10 +101,10 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
             elif isinstance(entry, Conditional):
                 ok = yield Call(owner_id, "when(...) predicate", entry.predicate, input)
                 if ok:
-                    yield from visit(entry.entries, owner, owner_id, ladder)
+                    yield from visit(children(entry), owner, owner_id, ladder)
                 else:
                     detail = f"the when(...) wrapper in {owner_id!r} returned {ok!r}"
-                    for child in entry.entries:
+                    for child in children(entry):
                         exclude_subtree(child, owner, ladder, "when-wrapper", detail)
             elif isinstance(entry, Match):
                 key = yield Call(owner_id, "match(on=...)", entry.on, input)
@@ -132,7 +126,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                     for child in branch:
                         exclude_subtree(child, owner, ladder, "match", detail)
             elif isinstance(entry, Ladder):
-                yield from visit(entry.canonical_sources(), owner, owner_id, entry)
+                yield from visit(children(entry), owner, owner_id, entry)
 
     if callable(prompt.system):
         own = expect_text(prompt.id, "system", (yield Call(prompt.id, "system", prompt.system, input)))

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.rungs import label
 from .report_types import ExampleReport
 
 # Contributions outside the system text: the user prompt and passed messages, and the tool schemas.
@@ -62,13 +63,14 @@ class SentPart:
     def rung(self) -> str:
         """The rung in words: ``full``, ``authored: catalog-index``, ``summary``,
         ``offload preview · handle ofl_…``, ``omitted: not sent``."""
+        word = label(self.representation)
         if self.representation == "authored" and self.variant:
-            return f"authored: {self.variant}"
+            return f"{word}: {self.variant}"
         if self.representation == "offload":
-            return f"offload preview · handle {self.handle}" if self.handle else "offload preview"
+            return f"{word} preview · handle {self.handle}" if self.handle else f"{word} preview"
         if self.representation == "omitted":
-            return "omitted: not sent"
-        return self.representation
+            return f"{word}: not sent"
+        return word
 
 
 def sent_request(example: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -15,6 +15,10 @@ from ..inspector.api import find_prompt as find_prompt
 from ..inspector.api import is_stale as is_stale
 from ..inspector.report_types import ExampleReport, PromptReport
 
+# The one colour of each rung in the TUI (Request and Planning tabs, the run detail); the names and
+# their order are core/rungs.py's. A rung missing here is shown in the default colour.
+RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
+
 BUDGET_STEP = 0.10  # one ``+``/``-`` press moves the budget by 10% of the current total
 
 

@@ -18,7 +18,9 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from ..core.rungs import label
 from ..inspector.sent import SentPart, cut_system
+from .report import RUNG_STYLE
 
 # The canonical tool output is what the application got, not what was sent: shown up to this many
 # characters (what the model saw, ``model_output``, and everything in ``sent`` are shown in full).
@@ -34,7 +36,6 @@ STATUS_LOOK = {
     "error": ("✗ error", "bold red"),
     "max_steps": ("▲ max_steps", "bold yellow"),
 }
-RUNG_STYLE = {"full": "green", "authored": "cyan", "summary": "yellow", "offload": "magenta", "omitted": "dim"}
 ROLE_STYLE = {"system": "blue", "user": "magenta", "assistant": "green", "tool": "cyan"}
 RUN_COLUMNS = ("Time", "Target", "Origin", "Status", "Steps", "Input tok", "Usage in/out", "Duration")
 
@@ -257,12 +258,12 @@ def system_pieces(system: str, contributions: list[dict[str, Any]]) -> list[Sent
 def rung_label(contribution: dict[str, Any]) -> Text:
     """``authored (catalog-index)``, ``offload · handle ofl_…``, ``full``: the rung a part was sent at."""
     rung = str(contribution.get("representation") or "full")
-    label = Text(rung, style=RUNG_STYLE.get(rung, "bold"))
+    shown = Text(label(rung), style=RUNG_STYLE.get(rung, "bold"))
     if contribution.get("variant"):
-        label.append(f" ({contribution['variant']})", RUNG_STYLE.get(rung, ""))
+        shown.append(f" ({contribution['variant']})", RUNG_STYLE.get(rung, ""))
     if contribution.get("handle"):
-        label.append(f" · preview + handle {contribution['handle']}", "magenta")
-    return label
+        shown.append(f" · preview + handle {contribution['handle']}", "magenta")
+    return shown
 
 
 def part_rule(contribution: dict[str, Any]) -> Rule:
@@ -365,13 +366,13 @@ def candidates_table(candidates: list[dict[str, Any]]) -> Table:
     for column in ("Contributor", "Rung", "Tokens", "Request", "Result"):
         table.add_column(column, justify="right" if column in ("Tokens", "Request") else "left")
     for c in candidates:
-        rung = Text(str(c.get("representation") or "?"), style=RUNG_STYLE.get(str(c.get("representation")), ""))
+        rung = Text(label(c.get("representation")) or "?", style=RUNG_STYLE.get(str(c.get("representation")), ""))
         if c.get("variant"):
             rung.append(f" ({c['variant']})")
         if c.get("selected"):
             result = Text("selected", style="bold green")
         else:
-            result = Text(f"rejected: {c.get('rejection_reason') or '?'}", style="dim")
+            result = Text(f"rejected: {label(c.get('rejection_reason')) or '?'}", style="dim")
             if c.get("detail"):
                 result.append(f" — {c['detail']}", "dim italic")
         if not c.get("available", True):

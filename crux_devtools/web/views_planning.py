@@ -1,7 +1,9 @@
 """View-models for the planning layer (``RequestPreview.to_dict()``) and agent runs (``Step.to_dict()``).
 
-Both come from other layers whose dicts may grow or be missing; everything is read with ``.get``
-so a missing key hides one line, never the page.
+The rung and rejection-reason words and their order come from ``core.rungs``; the limits panel's
+rows from ``inspector.limits`` (the TUI renders the same rows). Both dicts come from other layers
+whose dicts may grow or be missing; everything is read with ``.get`` so a missing key hides one
+line, never the page.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.rungs import description, label, rung_rank
+from ..inspector.limits import LimitRow, limit_rows
 from ..inspector.report_types import ExampleReport, PlanModel
-
-_RUNG_ORDER = {"full": 0, "authored": 1, "summary": 2, "offload": 3, "omitted": 4}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,30 +40,32 @@ class CandidateRow:
     detail: str | None = None
     prepare: SummaryAction | None = None
 
+    @property
+    def label(self) -> str:
+        return label(self.representation)
+
+    @property
+    def description(self) -> str:
+        return description(self.representation)
+
+    @property
+    def reason_label(self) -> str:
+        return label(self.rejection_reason)
+
+    @property
+    def reason_title(self) -> str:
+        """The planner's own detail when it gave one, else what the reason means."""
+        return self.detail or description(self.rejection_reason)
+
 
 @dataclass(frozen=True, slots=True)
 class ProfileView:
-    """Which capacity profile the plan used, and where it came from (``PromptReport["plan_model"]``)."""
+    """Which model the plan was made for and how it was chosen (``PromptReport["plan_model"]``);
+    the numbers of its capacity profile are rows of the limits panel."""
 
     name: str | None
-    source: str  # prompt | agent | project | none
     label: str
-    window: int | None
-    reserve: int | None
-    margin: int | None
-    confidence: str | None
-    capacity_source: str | None  # model | profile | resolver | conservative
-    profile: str | None  # "pyproject.toml:LINE"
     hint: str | None
-
-    @property
-    def capacity_label(self) -> str:
-        return {
-            "model": "the model's own capacity",
-            "profile": "a ModelCapacityProfile given as the model",
-            "resolver": f"profile in {self.profile}" if self.profile else "the capacity resolver",
-            "conservative": "the conservative 8k profile",
-        }.get(self.capacity_source or "", self.capacity_source or "?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +79,7 @@ class PlanningView:
     available: bool
     reason: str = ""
     status: str | None = None
-    model: str | None = None
-    measurement: str | None = None
-    input_tokens: int | None = None
-    limits: list[tuple[str, Any]] = field(default_factory=list)
+    limits: list[LimitRow] = field(default_factory=list)
     contributors: list[ContributorPlan] = field(default_factory=list)
     adaptations: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -86,41 +87,10 @@ class PlanningView:
     profile: ProfileView | None = None
 
 
-_LIMITS = (
-    ("window", ("context_window", "window")),
-    ("reserve", ("output_reserve", "reserve", "default_output_reserve")),
-    ("margin", ("safety_margin", "margin")),
-    ("overhead", ("provider_overhead", "overhead")),
-    ("max", ("max_input_tokens", "max")),
-    ("optimize_at", ("optimize_at",)),
-)
-
-
-def _lookup(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    """A key at the top level or inside a nested ``limits``/``capacity``/``budget`` dict."""
-    places = [data] + [data[k] for k in ("limits", "capacity", "budget") if isinstance(data.get(k), dict)]
-    for place in places:
-        for key in keys:
-            if place.get(key) is not None:
-                return place[key]
-    return None
-
-
 def profile_view(plan_model: dict[str, Any] | None, preview: dict[str, Any]) -> ProfileView | None:
     if not isinstance(plan_model, dict):
         return None
-    return ProfileView(
-        name=plan_model.get("name") or preview.get("model"),
-        source=str(plan_model.get("source") or "none"),
-        label=str(plan_model.get("label") or ""),
-        window=preview.get("context_window"),
-        reserve=preview.get("output_reserve"),
-        margin=preview.get("safety_margin"),
-        confidence=preview.get("counting_confidence"),
-        capacity_source=preview.get("capacity_source"),
-        profile=plan_model.get("profile"),
-        hint=plan_model.get("hint"),
-    )
+    return ProfileView(name=plan_model.get("name") or preview.get("model"), label=str(plan_model.get("label") or ""), hint=plan_model.get("hint"))
 
 
 def planning_view(example_report: ExampleReport | None, plan_model: PlanModel | None = None) -> PlanningView:
@@ -153,20 +123,11 @@ def planning_view(example_report: ExampleReport | None, plan_model: PlanModel | 
                 prepare=action,
             )
         )
-    contributors = [
-        ContributorPlan(name, sorted(rows, key=lambda r: _RUNG_ORDER.get(r.representation, 9))) for name, rows in groups.items()
-    ]
-    limits = [(label, value) for label, keys in _LIMITS if (value := _lookup(preview, keys)) is not None]
-    model = preview.get("model")
-    if isinstance(model, dict):
-        model = model.get("name")
+    contributors = [ContributorPlan(name, sorted(rows, key=lambda r: rung_rank(r.representation))) for name, rows in groups.items()]
     return PlanningView(
         available=True,
         status=preview.get("status"),
-        model=None if model is None else str(model),
-        measurement=preview.get("measurement"),
-        input_tokens=preview.get("input_tokens"),
-        limits=limits,
+        limits=limit_rows(preview, plan_model),
         contributors=contributors,
         adaptations=[a for a in preview.get("adaptations") or [] if isinstance(a, dict)],
         warnings=[w if isinstance(w, str) else json.dumps(w) for w in preview.get("warnings") or []],

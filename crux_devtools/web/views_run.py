@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..core.rungs import rung_rank
 from ..inspector.sent import cut_system
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 from .views_runs import capped, fmt_ms, fmt_started, status_chip, usage_pair
 
-_RUNG_ORDER = {"full": 0, "authored": 1, "summary": 2, "offload": 3, "omitted": 4}
 _PALETTE = 10
 
 
@@ -293,7 +293,7 @@ def ladders(candidates: Any, colours: dict[str, int]) -> list[Ladder]:
             )
         )
     return [
-        Ladder(name, _colour_of(colours, name), sorted(rows, key=lambda r: _RUNG_ORDER.get(r.representation, 9)))
+        Ladder(name, _colour_of(colours, name), sorted(rows, key=lambda r: rung_rank(r.representation)))
         for name, rows in groups.items()
     ]
 

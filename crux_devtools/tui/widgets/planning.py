@@ -1,5 +1,6 @@
-"""The "Planning" tab: the request plan (``RequestPreview.to_dict()``): the capacity profile it used,
-the derived limits (the same list as the web page), drops, adaptations, summaries, candidate rungs.
+"""The "Planning" tab: the request plan (``RequestPreview.to_dict()``): the model it was planned for,
+the limits panel (``inspector.limits``: the rows the web page shows), drops, adaptations, summaries,
+candidate rungs (labels and order from ``core.rungs``).
 
 An example whose planning failed has no plan: then the tab says so and shows the error.
 """
@@ -12,32 +13,30 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ...core.rungs import label
+from ...inspector.limits import limit_rows
 from ...inspector.report_types import ExampleReport, PlanErrorDict, PromptReport
-from ...inspector.sent import capacity_line
+from ...inspector.sent import model_words
 from .pane import ReportPane
-from .request import RUNG_STYLE
-
-# The derived limits, in the order and with the names the web page uses.
-LIMITS = (
-    ("context_window", "context window"),
-    ("output_reserve", "output reserve"),
-    ("safety_margin", "safety margin"),
-    ("overhead", "overhead"),
-    ("max_input_tokens", "max input"),
-    ("optimize_at", "optimize_at"),
-    ("measurement", "measurement"),
-    ("capacity_source", "capacity source"),
-)
+from ..report import RUNG_STYLE
 
 
-def limits_table(preview: dict[str, Any]) -> Table:
+def limits_table(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> Table:
+    """The limits panel: label, value and what it means, one row each (``inspector.limits``). Labels
+    and values are never cut; a narrow pane cuts the hint."""
+    rows = limit_rows(preview, plan_model)
     table = Table.grid(padding=(0, 2))
-    table.add_column(style="dim")
-    table.add_column(style="bold")
-    for key, label in LIMITS:
-        value = preview.get(key)
-        table.add_row(Text(label), Text(f"{value:,}" if isinstance(value, int) else str(value) if value is not None else "—"))
+    table.add_column(style="dim", no_wrap=True, min_width=max(len(r.label) for r in rows))
+    table.add_column(style="bold", no_wrap=True, min_width=max(len(r.value) for r in rows))
+    table.add_column(style="dim italic")  # may shrink: the hint is cut with an ellipsis, never wrapped
+    for row in rows:
+        table.add_row(Text(row.label), Text(row.value), Text(row.hint, no_wrap=True, overflow="ellipsis"))
     return table
+
+
+def rung_text(c: dict[str, Any]) -> str:
+    """A rung as the candidates and adaptations show it: its label, and the alternative's id for ``authored``."""
+    return label(c.get("representation")) + (f": {c['variant']}" if c.get("variant") else "")
 
 
 def candidate_cells(c: dict[str, Any]) -> tuple[Text, Text]:
@@ -55,10 +54,9 @@ def candidates_table(candidates: list[dict[str, Any]]) -> Table:
         table.add_column(column, justify="right" if column in ("Tokens", "Request") else "left")
     for c in candidates:
         reason = c.get("rejection_reason")
-        result = Text("selected", style="bold green") if c.get("selected") else Text(f"rejected: {reason or '?'}", style="dim")
-        rung = str(c.get("representation", "?")) + (f": {c['variant']}" if c.get("variant") else "")
+        result = Text("selected", style="bold green") if c.get("selected") else Text(f"rejected: {label(reason) or '?'}", style="dim")
         own, request = candidate_cells(c)
-        table.add_row(Text(str(c.get("contributor", "?"))), Text(rung, style=RUNG_STYLE.get(str(c.get("representation")), "")), own, request, result)
+        table.add_row(Text(str(c.get("contributor", "?"))), Text(rung_text(c), style=RUNG_STYLE.get(str(c.get("representation")), "")), own, request, result)
     return table
 
 
@@ -67,7 +65,7 @@ def breakdown_table(rows: list[dict[str, Any]]) -> Table:
     for column in ("Contributor", "Kind", "Rung", "Tokens"):
         table.add_column(column, justify="right" if column == "Tokens" else "left")
     for row in rows:
-        cells = (row.get("contributor", "?"), row.get("kind", ""), row.get("representation", ""), row.get("tokens", ""))
+        cells = (row.get("contributor", "?"), row.get("kind", ""), label(row.get("representation")), row.get("tokens", ""))
         table.add_row(*(Text(str(cell)) for cell in cells))
     return table
 
@@ -94,18 +92,17 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
         Text.assemble(
             ("Plan: ", "bold"), (str(status), "bold green" if status == "fits" else "bold red"),
             (f" · input {preview.get('input_tokens', 0):,} of max {preview.get('max_input_tokens', 0):,} tokens", ""),
-            (f" · tier {preview.get('tier')}" if preview.get("tier") else "", "dim"),
         ),
-        Text.assemble(("Capacity profile: ", "bold"), Text(capacity_line(preview, plan_model))),
+        Text.assemble(("Planned for: ", "bold"), Text(model_words(preview, plan_model))),
     ]
     if plan_model.get("hint"):
         items.append(Text(str(plan_model["hint"]), style="dim italic"))
-    items += [Text("Derived limits", style="bold underline"), limits_table(preview)]
+    items += [Text("Limits", style="bold underline"), limits_table(preview, plan_model)]
     dropped = preview.get("dropped") or []
     if dropped:
         items.append(Text(f"Dropped before planning (token_budget {preview.get('token_budget')}): " + ", ".join(f"{d.get('id')} (p{d.get('priority')}, {d.get('tokens')} tok, {d.get('reason')})" for d in dropped), style="red"))
     adaptations = preview.get("adaptations") or []
-    items.append(Text("Adaptations: " + (", ".join(f"{a.get('contributor')} → {a.get('representation')}{': ' + a['variant'] if a.get('variant') else ''} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)" for a in adaptations) or "none (full fidelity)")))
+    items.append(Text("Adaptations: " + (", ".join(f"{a.get('contributor')} → {rung_text(a)} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)" for a in adaptations) or "none (full fidelity)")))
     for s in example["summaries"] if example is not None else []:
         state = "prepared" if s.get("prepared") else "not prepared (" + ("P prepares it with its model" if s.get("needs_model") else "p prepares it, no model needed") + ")"
         items.append(Text(f"Summary of {s.get('contributor')} ({s.get('strategy')}): {state}", style="cyan"))

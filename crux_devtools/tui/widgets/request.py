@@ -16,6 +16,7 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
+from ...core.rungs import label
 from ...inspector.report_types import ExampleReport, PromptReport
 from ...inspector.sent import (
     MESSAGE_KINDS,
@@ -28,10 +29,10 @@ from ...inspector.sent import (
     system_parts,
     tokens_of,
 )
+from ..report import RUNG_STYLE
 from .pane import ReportPane
 
 # One colour per rung, the same in the rules here and in the Planning tab.
-RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
 
 
 def headline(example: ExampleReport) -> Text:
@@ -67,7 +68,7 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
     if adaptations:
         line = Text("adapted: ", style="yellow")
         for n, a in enumerate(adaptations):
-            rung = f"authored: {a['variant']}" if a.get("variant") else str(a.get("representation"))
+            rung = f"{label(a.get('representation'))}: {a['variant']}" if a.get("variant") else label(a.get("representation"))
             line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
         items.append(line)
     missing = [s for s in example["summaries"] if not s["prepared"]]

@@ -10,6 +10,7 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
+from ...core.rungs import label
 from .pane import ReportPane
 
 STATUS_STYLE = {"active": "green", "dropped": "red", "excluded": "dim"}
@@ -41,7 +42,7 @@ def planner_line(preview: dict[str, Any]) -> Text | None:
         ("planned request ", "dim"), (f"{preview.get('input_tokens', 0):,}", "bold"),
         (" of max ", "dim"), (f"{preview.get('max_input_tokens', 0):,}", "bold"), (" tokens · ", "dim"),
     )
-    changes = ", ".join(f"{a.get('contributor')} → {a.get('representation')}" for a in adaptations)
+    changes = ", ".join(f"{a.get('contributor')} → {label(a.get('representation'))}" for a in adaptations)
     line.append(changes, "bold yellow")
     line.append(" (full text below; see Planning)", "dim")
     return line
