@@ -155,6 +155,8 @@ class SessionEvent:
     changed_files: list[str] = field(default_factory=list)
     changed_prompts: list[str] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)  # kind "runs": the ids of the new runs, oldest first
+    load: str = ""  # kinds "report" and "error": "incremental" or "full" (see "Incremental evaluation")
+    reevaluated: list[str] = field(default_factory=list)  # kinds "report" and "error": the prompts evaluated
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -217,28 +217,50 @@ def _same_file(a: str | None, b: str) -> bool:
 def load_project(root: Path, modules: list[dict[str, Any]], *, skip: set[str] = frozenset(), progress: Progress | None = None) -> LoadedProject:  # type: ignore[assignment]
     """Import every module (but those named in ``skip``) and collect its targets; an error in one
     module does not stop the others. ``progress`` hears of each import as it starts and ends."""
-    project = LoadedProject(root)
+    loaded, errors = import_modules(root, [ref for ref in modules if ref["name"] not in skip], progress=progress)
+    project = collect_targets(root, loaded)
+    project.import_errors = errors
+    return project
+
+
+def import_modules(
+    root: Path, modules: list[dict[str, Any]], *, progress: Progress | None = None, tracker: Any = None
+) -> tuple[list[tuple[dict[str, Any], Any]], list[dict[str, Any]]]:
+    """Import these modules in order; returns ``(ref, module)`` of each that imported, and the errors
+    of the others. ``tracker`` (``graph.Tracker``) is told which module is being imported."""
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    agent_type = agent_class()
     loaded: list[tuple[dict[str, Any], Any]] = []
+    errors: list[dict[str, Any]] = []
     for ref in modules:
-        if ref["name"] in skip:
-            continue
         file = relative(root, ref["path"]) if ref["path"] else None
         if progress is not None:
             progress("import", module=ref["name"])
         error = None
+        before = set(sys.modules) if tracker is not None else set()
+        if tracker is not None:
+            tracker.current.append(ref["name"])
         try:
             module = import_module(ref)
         except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - user code may raise anything
             error = import_error(root, exc, ref, file=file)
-            project.import_errors.append(error)
+            errors.append(error)
         else:
             loaded.append((ref, module))
             file = relative(root, getattr(module, "__file__", None)) or file
+        finally:
+            if tracker is not None:
+                tracker.current.pop()
+                tracker.imported_while(ref["name"], before)
         if progress is not None:
             progress("imported", module=ref["name"], file=file, error=error)
+    return loaded, errors
+
+
+def collect_targets(root: Path, loaded: list[tuple[dict[str, Any], Any]]) -> LoadedProject:
+    """The targets and module-level contexts of imported modules, in module order (no user code runs)."""
+    project = LoadedProject(root)
+    agent_type = agent_class()
     seen: dict[int, Target] = {}
     by_id: dict[str, Target] = {}
     trees = {id(module): _tree(getattr(module, "__file__", None) or ref["path"]) for ref, module in loaded}

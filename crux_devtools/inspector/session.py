@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import discover, read_model_config
+from .discovery import ModuleRef, discover, is_ignored, read_model_config, read_watch_ignore
 from .errors import plain_error
 from .history import open_history
-from .loading import LoadOutcome, load_project
+from .loading import LoadOutcome, load_project, update_project
 from .process import WorkerError, WorkerPool, WorkerProcess
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,16 @@ class ProjectSession:
         self._owners: dict[str, WorkerProcess] = {}  # stale prompt id -> the worker holding its last good version
         self._known: dict[str, list[dict[str, Any]]] = {}  # module name -> its prompts when it last loaded
         self._dirty = False
+        self._full = False  # a full load was asked for (``reload()`` with no files)
         self._pending_files: set[str] = set()
+        # What the held worker holds, for incremental updates (see "Incremental evaluation" above).
+        self._refs: list[ModuleRef] | None = None  # the module list it loaded
+        self._broken: frozenset[str] = frozenset()  # modules whose last import or evaluation failed
+        self._faulted: frozenset[str] = frozenset()  # modules that hung or ended a worker: full loads only
+        self._watched: dict[str, list[str]] = {}  # data files and folders/ user code read -> modules
+        self._imported: set[str] = set()  # project files the worker imported (relative)
+        self._ignore: list[str] = []  # [tool.crux-devtools] watch_ignore
+        self.fallbacks = 0  # incremental updates that fell back to a full load (tests, benchmarks)
         self._runner: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._watch_task: asyncio.Task[None] | None = None
@@ -251,11 +260,28 @@ class ProjectSession:
         self._emit(SessionEvent("error", self._version, f"Watching files stopped ({type(exc).__name__}: {exc}); reload by hand"))
 
     def _changed(self, files: list[str]) -> None:
-        """Watcher callback: schedule a re-evaluation without waiting for it."""
-        self._schedule(files)
+        """Watcher callback: schedule a re-evaluation of the files that can change the report."""
+        wanted = [f for f in files if self.is_watched(f)]
+        if wanted:
+            self._schedule(wanted)
+
+    def is_watched(self, relative: str) -> bool:
+        """Whether a change to this project file (path relative to the root) can change the report:
+        ``pyproject.toml``, a Python file, or a file (or a folder's entry) user code read while the
+        worker loaded it; never one matching ``watch_ignore``."""
+        posix = relative.replace("\\", "/")
+        if posix == "pyproject.toml":
+            return True
+        if is_ignored(posix, self._ignore):
+            return False
+        if posix.endswith(".py") or posix in self._watched:
+            return True
+        folder = posix.rsplit("/", 1)[0] + "/" if "/" in posix else "./"
+        return folder in self._watched
 
     def _schedule(self, files: list[str] | tuple[str, ...] = ()) -> asyncio.Future[None]:
         self._pending_files.update(files)
+        self._full = self._full or not files
         self._dirty = True
         if self._runner is None or self._runner.done():
             self._runner = asyncio.ensure_future(self._run_pending())
@@ -270,27 +296,54 @@ class ProjectSession:
             self._dirty = False
             files = sorted(self._pending_files)
             self._pending_files.clear()
-            await self._load(files)
+            full, self._full = self._full, False
+            await self._load(files, full=full)
 
     # -- loading -------------------------------------------------------------------------------
-    async def _load(self, files: list[str]) -> None:
-        self.evaluations += 1
-        self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
+    async def _load(self, files: list[str], *, full: bool = True) -> None:
         started = time.perf_counter()
         try:
-            discovery = await asyncio.to_thread(discover, self.root)
-            models, model_errors = await asyncio.to_thread(read_model_config, self.root)
+            discovery, models, config_errors, ignore = await asyncio.to_thread(self._read_project)
         except OSError as exc:
+            self.evaluations += 1
+            self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
             error = plain_error(type(exc).__name__, f"cannot read the project folder: {exc}")
-            outcome = LoadOutcome([], [error], {}, frozenset(self._known), None)
-            self._hold(outcome, list(self._known), [], files, time.perf_counter() - started, False)
+            failed = LoadOutcome([], [error], {}, frozenset(self._known), None)
+            self._hold(failed, list(self._known), [], files, time.perf_counter() - started, False)
             return
-        self._files = [m.path for m in discovery.modules if m.path and not m.package]
-        outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout, models)
-        if outcome.worker is not None:
-            self._preload, self._counted = outcome.preload, outcome.counted
         names = [m.name for m in discovery.modules]
-        self._hold(outcome, names, list(discovery.errors) + model_errors, files, time.perf_counter() - started, bool(discovery.modules))
+        errors = list(discovery.errors) + config_errors
+        outcome: LoadOutcome | None = None
+        if not full and self._can_update(files, discovery.modules):
+            relevant = [f for f in files if self._concerns_worker(f)]
+            retry = self._broken - self._faulted
+            if not relevant and not retry:
+                return  # nothing the held worker imported or read changed: no evaluation, no event
+            self.evaluations += 1
+            self._emit(SessionEvent("loading", self._version, "Re-evaluating the changed modules…", changed_files=files))
+            previous = {p["id"]: p for name, ps in self._known.items() if name not in self._broken for p in ps}
+            assert self._worker is not None
+            update = await update_project(self._worker, discovery.modules, relevant, self.timeout, retry=retry, previous=previous)
+            if isinstance(update, str):
+                self.fallbacks += 1
+                log.info("incremental update of %s fell back to a full load: %s", self.root, update)
+            else:
+                outcome = update
+        else:
+            self.evaluations += 1
+            self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
+        self._ignore = ignore
+        if outcome is None:
+            self._files = [m.path for m in discovery.modules if m.path and not m.package]
+            outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout, models)
+            if outcome.worker is not None:
+                self._preload, self._counted = outcome.preload, outcome.counted
+            self._refs, self._faulted = list(discovery.modules), outcome.faulted
+        self._broken = outcome.broken
+        self._watched, self._imported = outcome.watched, set(outcome.imported)
+        self._hold(outcome, names, errors, files, time.perf_counter() - started, bool(discovery.modules))
+        if outcome.kind == "incremental":
+            return  # the spare made after the last full load still waits for the next one
         # The next change's worker warms up while the person edits, primed with this load's libraries,
         # the texts it counted (token counts are cached by content: unchanged parts then cost nothing)
         # and the project's files compiled as they are now (an unchanged file is not compiled again).
@@ -299,6 +352,32 @@ class ProjectSession:
             counted = self._counted or {"texts": report_texts(self._report), "separated": []}
             message = {"op": "prime", "root": str(self.root), "modules": self._preload, "files": self._files, **counted}
             self._spawn(self._prime(spare, message))
+
+    def _read_project(self) -> tuple[Any, dict[str, Any], list[dict[str, Any]], list[str]]:
+        """Discovery, model profiles and watch_ignore of ``pyproject.toml`` (in a thread)."""
+        discovery = discover(self.root)
+        models, model_errors = read_model_config(self.root)
+        ignore, ignore_errors = read_watch_ignore(self.root)
+        return discovery, models, model_errors + ignore_errors, ignore
+
+    def _can_update(self, files: list[str], modules: list[ModuleRef]) -> bool:
+        """Whether the held worker can take these changes as an update (else: a full load)."""
+        return (
+            bool(files)
+            and "pyproject.toml" not in files
+            and self._worker is not None
+            and self._worker.alive
+            and self._refs == modules
+            and not self._faulted
+            and self._report is not None
+        )
+
+    def _concerns_worker(self, relative: str) -> bool:
+        """A changed file the held worker imported, or read (or whose folder it listed)."""
+        if relative in self._imported or relative in self._watched:
+            return True
+        folder = relative.rsplit("/", 1)[0] + "/" if "/" in relative else "./"
+        return folder in self._watched
 
     def _merge(self, outcome: LoadOutcome, names: list[str]) -> tuple[list[dict[str, Any]], dict[str, WorkerProcess]]:
         """This load's prompts, plus the last good prompts of its broken modules (marked stale).
@@ -357,6 +436,8 @@ class ProjectSession:
             "hash": content_hash(hashes, errors),
             "notice": None if prompts or errors else EMPTY_NOTICE.format(root=self.root),
             "modules_found": found_modules,
+            "load": outcome.kind,
+            "reevaluated": list(outcome.reevaluated),
         }
         self._swap_workers(outcome.worker, owners)
         self._hashes = hashes
@@ -368,18 +449,21 @@ class ProjectSession:
             write.add_done_callback(self._written)
         after = self._hashes
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
+        extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated)}
         if good:
             summary = f"Report {self._version}: {len(prompts)} prompt(s) in {elapsed * 1000:.0f} ms"
             if files:
                 summary += f" after changes to {', '.join(files[:3])}{'…' if len(files) > 3 else ''}"
-            self._emit(SessionEvent("report", self._version, summary, changed_files=files, changed_prompts=changed))
+            if outcome.kind == "incremental":
+                summary += f" ({len(outcome.reevaluated)} re-evaluated)"
+            self._emit(SessionEvent("report", self._version, summary, changed_files=files, changed_prompts=changed, **extra))
         else:
             first = errors[0]
             where = f"{first['file']}:{first['line']}: " if first.get("file") else ""
             summary = f"{where}{first['type']}: {first['message']}".splitlines()[0][:300]
             if report["stale"]:
                 summary += " (its module's last good prompts are shown, marked stale)"
-            self._emit(SessionEvent("error", self._version, summary, changed_files=files, changed_prompts=changed))
+            self._emit(SessionEvent("error", self._version, summary, changed_files=files, changed_prompts=changed, **extra))
 
     def _written(self, write: asyncio.Future[None]) -> None:
         self._writes.discard(write)

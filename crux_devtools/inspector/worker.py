@@ -32,8 +32,11 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NoReturn
+
+from .graph import changed_library, tracker
 
 # The real ``os._exit``: user code gets a wrapper that first tells the session where it was called.
 _os_exit = os._exit
@@ -315,67 +318,206 @@ def counted_texts(tracked: tuple[UsedKeys, UsedKeys] | None) -> dict[str, list[A
 
 
 class Worker:
-    """Holds the loaded project between requests."""
+    """Holds the loaded project between requests, and updates it in place after a save (``update``).
+
+    Ops are dispatched from one table (``self.ops``); see the module docstring for each.
+    """
 
     def __init__(self, channel: Channel) -> None:
         self.project: Any = None
         self.channel = channel
         self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
         self.defaults: Any = None  # planning.PlanningDefaults of the loaded project
+        self.refs: list[dict[str, Any]] = []  # the project's modules (ModuleRef dicts), in order
+        self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported
+        self.held: dict[str, Any] = {}  # target id -> last good Target of a module that failed to re-import
+        self.libraries: dict[str, tuple[int, int]] = {}  # library files user code imported, as they were
+        self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "ping": self.ping,
+            "prime": self.prime,
+            "load": self.load,
+            "update": self.update,
+            "evaluate": self.evaluate,
+            "run": self.run,
+            "prepare": self.prepare,
+        }
 
     def handle(self, request: dict[str, Any]) -> Any:
-        from .evaluate import evaluate_example, prepare, project_report, run_target
-        from .loader import load_project
+        op = request.get("op")
+        method = self.ops.get(op) if isinstance(op, str) else None
+        if method is None:
+            raise ValueError(f"unknown op {op!r}; expected one of: {', '.join(self.ops)}")
+        if op not in ("ping", "prime", "load") and self.project is None:
+            raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
+        return method(request)
+
+    def ping(self, request: dict[str, Any]) -> Any:
+        return {"pid": os.getpid()}
+
+    def prime(self, request: dict[str, Any]) -> Any:
+        return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
+
+    def _progress(self, request: dict[str, Any]) -> Any:
+        self.channel.progress = bool(request.get("progress"))
+        return self.channel.emit if self.channel.progress else None
+
+    def load(self, request: dict[str, Any]) -> Any:
+        from .evaluate import project_report
+        from .loader import collect_targets, import_modules
         from .planning import PlanningDefaults
 
-        op = request.get("op")
-        if op == "ping":
-            return {"pid": os.getpid()}
-        if op == "prime":
-            return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
-        if op == "load":
-            if self.project is not None:
-                raise RuntimeError("this worker already holds a project; start a fresh worker for a new load")
-            check_primed_files()
-            before = set(sys.modules)
-            counted = track_counting()
-            root = Path(request["root"])
-            self.channel.root = root
-            self.channel.progress = bool(request.get("progress"))
-            emit = self.channel.emit if self.channel.progress else None
-            self.project = load_project(root, request["modules"], skip=set(request.get("skip_modules") or ()), progress=emit)
+        if self.project is not None:
+            raise RuntimeError("this worker already holds a project; start a fresh worker for a new load")
+        check_primed_files()
+        before = set(sys.modules)
+        counted = track_counting()
+        root = Path(request["root"])
+        self.channel.root = root
+        emit = self._progress(request)
+        skip = set(request.get("skip_modules") or ())
+        self.refs = list(request["modules"])
+        tracker.install(root)
+        tracker.active = True
+        try:
+            loaded, errors = import_modules(root, [ref for ref in self.refs if ref["name"] not in skip], progress=emit, tracker=tracker)
+            self.modules = {ref["name"]: module for ref, module in loaded}
+            self.project = collect_targets(root, loaded)
+            self.project.import_errors = errors
+            self._context_edges(self.project.targets)
             self.defaults = PlanningDefaults.load(root, request.get("models"))
             result = project_report(self.project, self.defaults, skip=set(request.get("skip_targets") or ()), progress=emit)
-            result["order"] = [target.id for target in self.project.targets]
-            result["preload"] = library_modules(root, set(sys.modules) - before)
-            result["counted"] = counted_texts(counted)
-            return result
-        if self.project is None:
-            raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        if op in ("evaluate", "run", "prepare"):
-            target = self.project.find(request["prompt_id"])
-            name, data = self._input(target, request.get("example"), request.get("input"))
-            if op == "run":
-                if self.recorder is None:
-                    from crux_devtools.core.recording import RunRecorder
+        finally:
+            tracker.active = False
+        result["order"] = [target.id for target in self.project.targets]
+        result["preload"] = library_modules(root, set(sys.modules) - before)
+        result["counted"] = counted_texts(counted)
+        self.libraries = {**_primed_files, **library_files(set(sys.modules) - before)}
+        result.update(self._watch_info())
+        return result
 
-                    self.recorder = RunRecorder(self.project.root)
-                return run_target(self.project.root, target, data, self.recorder)
-            if op == "prepare":
-                return prepare(
-                    self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
-                    allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
-                )
-            return evaluate_example(
-                self.project.root,
-                target,
-                name,
-                data,
-                token_budget=request.get("token_budget"),
-                input_budget=request.get("input_budget"),
-                defaults=self.defaults,
-            )
-        raise ValueError(f"unknown op {op!r}; expected load, evaluate, run, prepare or ping")
+    def update(self, request: dict[str, Any]) -> Any:
+        """Re-import the modules a save affects (``graph.Tracker.affected``) and re-evaluate their targets.
+
+        ``files``: the changed files, relative to the root; ``retry``: modules to re-import anyway
+        (those that failed last time); ``known``: target ids the session holds a current report of
+        (the others are evaluated too). Answers ``{"full": why}`` when only a full load is right
+        (a library user code imported changed on disk).
+        """
+        from .evaluate import project_report
+        from .loader import collect_targets, import_modules
+
+        changed = changed_library(self.libraries)
+        if changed is not None:
+            return {"full": changed}
+        root = self.project.root
+        emit = self._progress(request)
+        retry = set(request.get("retry") or ())
+        affected = tracker.affected([str(root / f) for f in request.get("files") or ()], retry)
+        redo = [
+            ref for ref in self.refs
+            if ref["name"] in affected or getattr(self.modules.get(ref["name"]), "__name__", None) in affected
+        ]
+        # Forget the affected modules, so the next import runs their current source.
+        for name in affected | {getattr(self.modules.get(ref["name"]), "__name__", ref["name"]) for ref in redo}:
+            sys.modules.pop(name, None)
+        tracker.forget(affected)
+        tracker.active = True
+        try:
+            loaded, errors = import_modules(root, redo, progress=emit, tracker=tracker)
+            redone = {ref["name"] for ref, _ in loaded}
+            failed = {ref["name"] for ref in redo} - redone
+            for target in self.project.targets:
+                if target.ref in failed:
+                    self.held[target.id] = target  # still answers evaluate/run for its stale report
+            for ref, module in loaded:
+                self.modules[ref["name"]] = module
+            for name in failed:
+                self.modules.pop(name, None)
+            project = collect_targets(root, [(ref, self.modules[ref["name"]]) for ref in self.refs if ref["name"] in self.modules])
+            project.import_errors = errors
+            for target in project.targets:
+                self.held.pop(target.id, None)
+            self._context_edges([t for t in project.targets if t.ref in redone])
+            known = set(request.get("known") or ())
+            chosen = {t.id for t in project.targets if t.ref in redone or t.id not in known}
+            self.project = project
+            result = project_report(project, self.defaults, skip={t.id for t in project.targets if t.id not in chosen}, progress=emit)
+        finally:
+            tracker.active = False
+        result["order"] = [target.id for target in project.targets]
+        result["refs"] = {target.id: target.ref for target in project.targets}
+        result["reevaluated"] = [target.id for target in project.targets if target.id in chosen]
+        result["reimported"] = [ref["name"] for ref in redo]
+        result.update(self._watch_info())
+        return result
+
+    def _context_edges(self, targets: list[Any]) -> None:
+        """A target's module depends on the modules defining the contexts it uses (registries, re-exports)."""
+        modules = tracker.project_modules()
+        names = {file: name for name, file in modules.items()}
+        root = self.project.root
+        for target in targets:
+            try:
+                reaches = target.prompt.contexts()
+            except Exception:  # noqa: BLE001, S112 - the report says what is wrong with the prompt
+                continue
+            found = set()
+            for reach in reaches:
+                where = self.project.context_lines.get(id(reach.context))
+                if where is not None and where[0]:
+                    name = names.get(os.path.realpath(root / where[0]))
+                    if name is not None:
+                        found.add(name)
+            tracker.depends(target.module, found)
+
+    def _watch_info(self) -> dict[str, Any]:
+        root = os.path.join(os.path.realpath(self.project.root), "")
+        files = sorted({os.path.relpath(f, root) for f in tracker.project_modules().values()})
+        return {"watched": tracker.watched(), "imported": files}
+
+    def _find(self, target_id: str) -> Any:
+        try:
+            return self.project.find(target_id)
+        except KeyError:
+            if target_id in self.held:
+                return self.held[target_id]
+            raise
+
+    def evaluate(self, request: dict[str, Any]) -> Any:
+        from .evaluate import evaluate_example
+
+        target = self._find(request["prompt_id"])
+        name, data = self._input(target, request.get("example"), request.get("input"))
+        return evaluate_example(
+            self.project.root,
+            target,
+            name,
+            data,
+            token_budget=request.get("token_budget"),
+            input_budget=request.get("input_budget"),
+            defaults=self.defaults,
+        )
+
+    def run(self, request: dict[str, Any]) -> Any:
+        from .evaluate import run_target
+
+        target = self._find(request["prompt_id"])
+        _name, data = self._input(target, request.get("example"), request.get("input"))
+        if self.recorder is None:
+            from crux_devtools.core.recording import RunRecorder
+
+            self.recorder = RunRecorder(self.project.root)
+        return run_target(self.project.root, target, data, self.recorder)
+
+    def prepare(self, request: dict[str, Any]) -> Any:
+        from .evaluate import prepare
+
+        target = self._find(request["prompt_id"])
+        _name, data = self._input(target, request.get("example"), request.get("input"))
+        return prepare(
+            self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
+            allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
+        )
 
     def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs
