@@ -64,7 +64,7 @@ class Tracker:
         try:
             importer = globals.get("__name__")
             file = globals.get("__file__")
-            if not isinstance(importer, str) or not isinstance(file, str) or not self.in_project(os.path.realpath(file)):
+            if not isinstance(importer, str) or not isinstance(file, str) or not self.in_project(file):
                 return
             absolute = name
             if level:
@@ -147,10 +147,9 @@ class Tracker:
         found: dict[str, str] = {}
         for name, module in list(sys.modules.items()):
             file = getattr(module, "__file__", None)
-            if isinstance(file, str):
-                real = os.path.realpath(file)
-                if self.in_project(real):
-                    found[name] = real
+            # Project modules are imported from the resolved root (it is first on sys.path).
+            if isinstance(file, str) and self.in_project(file):
+                found[name] = os.path.normpath(file)
         return found
 
     def affected(self, files: Iterable[str], extra: Iterable[str] = ()) -> set[str]:
@@ -161,7 +160,7 @@ class Tracker:
             by_file.setdefault(file, set()).add(name)
         direct = set(extra)
         for path in files:
-            full = os.path.realpath(path)
+            full = os.path.normpath(path)
             direct |= by_file.get(full, set())
             direct |= self.reads.get(full, set())
             direct |= self.listed.get(os.path.dirname(full), set())

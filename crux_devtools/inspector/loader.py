@@ -138,10 +138,31 @@ def _tree(path: str | None) -> ast.Module | None:
         return None
 
 
+# id(tree) -> (the tree, its assignment lines, {line: example lines}): a tree is kept per file while
+# its source is unchanged, so an update collects the unchanged modules without walking them again.
+_tree_facts: dict[int, tuple[ast.Module, dict[str, int], dict[int, dict[str, int]]]] = {}
+
+
+def _facts(tree: ast.Module) -> tuple[ast.Module, dict[str, int], dict[int, dict[str, int]]]:
+    known = _tree_facts.get(id(tree))
+    if known is None or known[0] is not tree:
+        known = _tree_facts[id(tree)] = (tree, assignment_lines(tree), {})
+    return known
+
+
 def example_lines(source: str | ast.Module | None, line: int | None) -> dict[str, int]:
     """Lines of the example names in ``examples={...}`` of the definition starting at ``line``."""
     if not source or line is None:
         return {}
+    if isinstance(source, ast.Module):
+        cache = _facts(source)[2]
+        if line not in cache:
+            cache[line] = _example_lines(source, line)
+        return dict(cache[line])
+    return _example_lines(source, line)
+
+
+def _example_lines(source: str | ast.Module, line: int) -> dict[str, int]:
     try:
         tree = ast.parse(source) if isinstance(source, str) else source
     except SyntaxError:
@@ -257,28 +278,44 @@ def import_modules(
     return loaded, errors
 
 
+# id(module) -> (the module, the tree of the source it was imported from): a module not imported again
+# keeps the lines of the code it runs.
+_module_trees: dict[int, tuple[Any, ast.Module | None]] = {}
+_relative_paths: dict[str, dict[str, str]] = {}
+
+
+def _module_tree(module: Any, ref: dict[str, Any]) -> ast.Module | None:
+    known = _module_trees.get(id(module))
+    if known is None or known[0] is not module:
+        known = _module_trees[id(module)] = (module, _tree(getattr(module, "__file__", None) or ref["path"]))
+    return known[1]
+
+
 def collect_targets(root: Path, loaded: list[tuple[dict[str, Any], Any]]) -> LoadedProject:
     """The targets and module-level contexts of imported modules, in module order (no user code runs)."""
     project = LoadedProject(root)
     agent_type = agent_class()
     seen: dict[int, Target] = {}
     by_id: dict[str, Target] = {}
-    trees = {id(module): _tree(getattr(module, "__file__", None) or ref["path"]) for ref, module in loaded}
+    trees = {id(module): _module_tree(module, ref) for ref, module in loaded}
+    files = _relative_paths.setdefault(str(root), {})  # path -> relative to the root (resolving paths is slow)
     # Pass 1 claims objects for the module that assigns them; pass 2 takes the rest (re-exports).
     for claim_defined in (True, False):
         for ref, module in loaded:
             path = getattr(module, "__file__", None) or ref["path"]
+            if path not in files:
+                files[path] = relative(root, path) or ""
             tree = trees[id(module)]
-            lines = assignment_lines(tree)
+            lines = _facts(tree)[1] if tree is not None else {}
             for attr, value in list(vars(module).items()):
                 if claim_defined and isinstance(value, Context) and attr in lines:
-                    project.context_lines.setdefault(id(value), (relative(root, path) or "", lines[attr]))
+                    project.context_lines.setdefault(id(value), (files[path], lines[attr]))
                 kind = _kind(value, agent_type)
                 if kind is None or id(value) in seen:
                     continue
                 if claim_defined and attr not in lines:
                     continue
-                target = Target(str(value.id), kind, value, module.__name__, relative(root, path) or "", lines.get(attr), ref=ref["name"])
+                target = Target(str(value.id), kind, value, module.__name__, files[path], lines.get(attr), ref=ref["name"])
                 target.example_lines = example_lines(tree, target.line)
                 if target.id in by_id:
                     first = by_id[target.id]

@@ -40,9 +40,23 @@ EMPTY_NOTICE = (
 )
 
 
-def prompt_hashes(prompts: list[dict[str, Any]]) -> dict[str, str]:
-    """A content hash per prompt report: what changed between two reports."""
-    return {p["id"]: hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest() for p in prompts}
+def prompt_hashes(prompts: list[dict[str, Any]], cache: dict[int, tuple[dict[str, Any], str]] | None = None) -> dict[str, str]:
+    """A content hash per prompt report: what changed between two reports.
+
+    ``cache`` (``id(report) -> (report, hash)``) skips the reports hashed before: an incremental
+    load hands the unchanged prompts' reports on as the same objects (reports are never changed).
+    """
+    hashes: dict[str, str] = {}
+    for p in prompts:
+        known = cache.get(id(p)) if cache is not None else None
+        if known is not None and known[0] is p:
+            hashes[p["id"]] = known[1]
+            continue
+        digest = hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest()
+        if cache is not None:
+            cache[id(p)] = (p, digest)
+        hashes[p["id"]] = digest
+    return hashes
 
 
 def content_hash(hashes: dict[str, str], errors: list[dict[str, Any]]) -> str:
@@ -145,6 +159,8 @@ class ProjectSession:
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
         self._files: list[str] = []  # the project's module files, compiled ahead by the spare
         self._hashes: dict[str, str] = {}
+        self._copies: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}  # see ``_merge``
+        self._hash_cache: dict[int, tuple[dict[str, Any], str]] = {}  # see ``prompt_hashes``
         self._recent: list[dict[str, Any]] = []  # distinct reports, newest last (no history file)
         self.evaluations = 0
         self.runs_poll = runs_poll
@@ -401,12 +417,23 @@ class ProjectSession:
                     owners[prompt["id"]] = holder
         # What each healthy module holds now is its last good version from here on.
         known = {name: self._known[name] for name in names if name in outcome.broken and name in self._known}
+        by_module: dict[str, list[dict[str, Any]]] = {}
+        for p in outcome.prompts:
+            by_module.setdefault(outcome.owners.get(p["id"], ""), []).append(p)
         for name in names:
             if name not in outcome.broken:
-                known[name] = [p for p in outcome.prompts if outcome.owners.get(p["id"]) == name]
+                known[name] = by_module.get(name, [])
         self._known = known
         rank = {name: i for i, name in enumerate(names)}
-        fresh = [{**p, "stale": False} for p in outcome.prompts]
+        # A prompt report handed on unchanged by an incremental load keeps its copy (and so its hash).
+        copies: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        fresh = []
+        for p in outcome.prompts:
+            known_copy = self._copies.get(id(p))
+            copy = known_copy[1] if known_copy is not None and known_copy[0] is p else {**p, "stale": False}
+            copies[id(p)] = (p, copy)
+            fresh.append(copy)
+        self._copies = copies
         prompts = sorted([*fresh, *stale], key=lambda p: (rank.get(module_of.get(p["id"], ""), len(rank)), p.get("line") or 0))
         return prompts, owners
 
@@ -424,7 +451,9 @@ class ProjectSession:
         errors = [*errors, *outcome.errors]
         good = not errors
         prompts, owners = self._merge(outcome, names)
-        hashes = prompt_hashes(prompts)
+        cache = self._hash_cache
+        hashes = prompt_hashes(prompts, cache)
+        self._hash_cache = {id(p): cache[id(p)] for p in prompts if id(p) in cache}
         report = {
             "version": self._version,
             "project": str(self.root),

@@ -391,7 +391,8 @@ class Worker:
         result["order"] = [target.id for target in self.project.targets]
         result["preload"] = library_modules(root, set(sys.modules) - before)
         result["counted"] = counted_texts(counted)
-        self.libraries = {**_primed_files, **library_files(set(sys.modules) - before)}
+        libraries = {**_primed_files, **library_files(set(sys.modules) - before)}
+        self.libraries = {path: stamp for path, stamp in libraries.items() if not tracker.in_project(os.path.realpath(path))}
         result.update(self._watch_info())
         return result
 
