@@ -258,10 +258,16 @@ async def test_a_broken_module_in_an_update_keeps_its_last_good_prompt_stale_and
     assert prompts["beta"]["stale"] and system(live.session, "beta") == "Beta one."
     answer = await live.session.evaluate("beta", token_budget=1000)
     assert answer["error"] is None and answer["inspection"]["system"] == "Beta one."
+    # The fix loads in full: the held worker keeps beta's last good version, and an update that
+    # crashed it would lose that; the next save is incremental again.
     (root / "beta.py").write_text(BETA.format(text="Beta five."), encoding="utf-8")
     event = await live.next()
-    assert (event.kind, event.load, event.reevaluated) == ("report", "incremental", ["beta"])
+    assert (event.kind, event.load) == ("report", "full"), event.summary
     assert system(live.session, "beta") == "Beta five." and not live.session.report["stale"]  # type: ignore[index]
+    await live.session.settled()
+    (root / "alpha.py").write_text(ALPHA.replace("Alpha.", "Alpha two."), encoding="utf-8")
+    event = await live.next()
+    assert (event.kind, event.load, event.reevaluated) == ("report", "incremental", ["alpha"])
 
 
 async def test_a_bad_watch_ignore_is_a_config_error_at_its_line(tmp_path: Path) -> None:

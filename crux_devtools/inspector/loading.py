@@ -319,6 +319,7 @@ async def update_project(
     *,
     retry: Iterable[str],
     previous: dict[str, dict[str, Any]],
+    protect: Iterable[str] = (),
 ) -> LoadOutcome | str:
     """Update the project held by ``worker`` after ``files`` changed (the ``update`` op).
 
@@ -327,7 +328,9 @@ async def update_project(
     crashed or hung, answered with an error, or a library changed): the caller then loads in full.
     """
     attempt = Attempt()
-    request = {"op": "update", "files": list(files), "retry": sorted(retry), "known": sorted(previous), "progress": True}
+    request = {
+        "op": "update", "files": list(files), "retry": sorted(retry), "known": sorted(previous), "protect": sorted(protect), "progress": True,
+    }
     try:
         answer = await worker.request(request, timeout, on_event=attempt.on_event)
     except WorkerError as exc:

@@ -18,6 +18,7 @@ import hashlib
 import inspect
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -290,10 +291,7 @@ class ProjectSession:
             return True
         if is_ignored(posix, self._ignore):
             return False
-        if posix.endswith(".py") or posix in self._watched:
-            return True
-        folder = posix.rsplit("/", 1)[0] + "/" if "/" in posix else "./"
-        return folder in self._watched
+        return posix.endswith(".py") or self._was_read(posix)
 
     def _schedule(self, files: list[str] | tuple[str, ...] = ()) -> asyncio.Future[None]:
         self._pending_files.update(files)
@@ -331,15 +329,22 @@ class ProjectSession:
         errors = list(discovery.errors) + config_errors
         outcome: LoadOutcome | None = None
         if not full and self._can_update(files, discovery.modules):
-            relevant = [f for f in files if self._concerns_worker(f)]
-            retry = self._broken - self._faulted
-            if not relevant and not retry:
+            known = self._imported | {os.path.relpath(m.path, self.root) for m in discovery.modules if m.path}
+            concerned = [f for f in files if f in known or self._was_read(f)]
+            # A Python file no module imported may be what a broken module failed to import: retry those.
+            unknown = any(f.endswith(".py") and f not in known for f in files)
+            retry = self._broken - self._faulted if unknown else frozenset()
+            if not concerned and not retry:
                 return  # nothing the held worker imported or read changed: no evaluation, no event
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the changed modules…", changed_files=files))
             previous = {p["id"]: p for name, ps in self._known.items() if name not in self._broken for p in ps}
             assert self._worker is not None
-            update = await update_project(self._worker, discovery.modules, relevant, self.timeout, retry=retry, previous=previous)
+            protect = {
+                name for name, ps in self._known.items()
+                if name in self._broken and any(self._owners.get(p["id"]) is self._worker for p in ps)
+            }
+            update = await update_project(self._worker, discovery.modules, files, self.timeout, retry=retry, previous=previous, protect=protect)
             if isinstance(update, str):
                 self.fallbacks += 1
                 log.info("incremental update of %s fell back to a full load: %s", self.root, update)
@@ -388,9 +393,9 @@ class ProjectSession:
             and self._report is not None
         )
 
-    def _concerns_worker(self, relative: str) -> bool:
-        """A changed file the held worker imported, or read (or whose folder it listed)."""
-        if relative in self._imported or relative in self._watched:
+    def _was_read(self, relative: str) -> bool:
+        """A changed file user code read while the held worker loaded (or whose folder it listed)."""
+        if relative in self._watched:
             return True
         folder = relative.rsplit("/", 1)[0] + "/" if "/" in relative else "./"
         return folder in self._watched

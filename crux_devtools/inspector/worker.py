@@ -401,8 +401,10 @@ class Worker:
 
         ``files``: the changed files, relative to the root; ``retry``: modules to re-import anyway
         (those that failed last time); ``known``: target ids the session holds a current report of
-        (the others are evaluated too). Answers ``{"full": why}`` when only a full load is right
-        (a library user code imported changed on disk).
+        (the others are evaluated too); ``protect``: modules whose last good version (shown stale)
+        this worker holds. Answers ``{"full": why}``, having changed nothing, when only a full load is
+        right: a library user code imported changed on disk, or a protected module would be imported
+        again (a crash or hang would lose its last good version).
         """
         from .evaluate import project_report
         from .loader import collect_targets, import_modules
@@ -413,11 +415,17 @@ class Worker:
         root = self.project.root
         emit = self._progress(request)
         retry = set(request.get("retry") or ())
-        affected = tracker.affected([str(root / f) for f in request.get("files") or ()], retry)
+        files = [os.path.normpath(root / f) for f in request.get("files") or ()]
+        # A module that failed to import is not in sys.modules: its own file names it.
+        retry |= {ref["name"] for ref in self.refs if ref["name"] not in self.modules and ref["path"] and os.path.normpath(ref["path"]) in files}
+        affected = tracker.affected(files, retry)
         redo = [
             ref for ref in self.refs
             if ref["name"] in affected or getattr(self.modules.get(ref["name"]), "__name__", None) in affected
         ]
+        protected = sorted({ref["name"] for ref in redo} & set(request.get("protect") or ()))
+        if protected:
+            return {"full": f"{', '.join(protected)} would be imported again, and this worker holds its last good version"}
         # Forget the affected modules, so the next import runs their current source.
         for name in affected | {getattr(self.modules.get(ref["name"]), "__name__", ref["name"]) for ref in redo}:
             sys.modules.pop(name, None)
