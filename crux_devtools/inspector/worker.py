@@ -391,8 +391,8 @@ class Worker:
         result["order"] = [target.id for target in self.project.targets]
         result["preload"] = library_modules(root, set(sys.modules) - before)
         result["counted"] = counted_texts(counted)
-        libraries = {**_primed_files, **library_files(set(sys.modules) - before)}
-        self.libraries = {path: stamp for path, stamp in libraries.items() if not tracker.in_project(os.path.realpath(path))}
+        self.libraries = dict(_primed_files)
+        self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info())
         return result
 
@@ -430,6 +430,7 @@ class Worker:
         for name in affected | {getattr(self.modules.get(ref["name"]), "__name__", ref["name"]) for ref in redo}:
             sys.modules.pop(name, None)
         tracker.forget(affected)
+        before = set(sys.modules)
         tracker.active = True
         try:
             loaded, errors = import_modules(root, redo, progress=emit, tracker=tracker)
@@ -457,8 +458,15 @@ class Worker:
         result["refs"] = {target.id: target.ref for target in project.targets}
         result["reevaluated"] = [target.id for target in project.targets if target.id in chosen]
         result["reimported"] = [ref["name"] for ref in redo]
+        self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info())
         return result
+
+    def _track_libraries(self, names: set[str]) -> None:
+        """Remember the files of libraries (outside the project) these newly imported modules came from."""
+        for path, stamp in library_files(names).items():
+            if not tracker.in_project(os.path.realpath(path)):
+                self.libraries.setdefault(path, stamp)
 
     def _context_edges(self, targets: list[Any]) -> None:
         """A target's module depends on the modules defining the contexts it uses (registries, re-exports)."""
