@@ -8,6 +8,21 @@ coalesced: while one evaluation runs, any number of further changes make at most
 Staleness is per module: a module that fails to load keeps its last good prompts in the report,
 each marked ``"stale": true`` and still answered (budget, custom input) by the worker that loaded
 them; the other modules' prompts are current.
+
+Incremental evaluation (issue 15). The first load is full: every module is imported in a fresh
+worker, which records the import graph and the files user code read (``graph.py``). The session
+keeps that worker, and a save becomes an ``update`` request to it: the worker forgets the changed
+modules and the modules that (transitively) import them or read the changed file, imports them
+again, and evaluates only their targets; every other prompt keeps its last report, and the other
+modules' import-time code does not run again. Why an update in the held worker and not a fork of it:
+a fork needs a second channel set up per save and would copy a heap the update mostly leaves alone;
+the held worker already answers ``evaluate``/``run``/``prepare`` for what it holds, and every fault
+has a safe way out. Any fault in an update (the worker crashed or hung, an exception in the
+inspector's own code, a malformed answer) falls back to a full load in a fresh worker, as does a
+change the held worker cannot take: ``pyproject.toml``, the module list, a changed library outside
+the project (the worker compares the library files it imported with the disk), a module that hung or
+ended a worker, and a module whose last good version (shown stale) the held worker keeps: an update
+that crashed it would lose that version, so that save loads in full and the old worker keeps it.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     -> {"id": 3, "op": "run", "prompt_id": "x", "example": null, "input": {...}}
     -> {"id": 4, "op": "prepare", "prompt_id": "x", "example": "a", "input": null, "contributor": "log",
         "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
+    -> {"id": 5, "op": "update", "files": ["a.py"], "retry": [], "known": [ids], "protect": [], "progress": true}
+    <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
+                                                           # or {"full": why}: the session loads in full
 
 With ``"progress": true`` a load also reports each step as it starts (importing a module,
 evaluating a prompt, one example) and streams each prompt's report (see ``wire.py``), so when user
@@ -18,8 +21,8 @@ in a fresh worker (``skip_modules``, ``skip_targets``).
 The protocol uses private copies of the original stdin/stdout; file descriptors 0 and 1 are then
 pointed at /dev/null and stderr, so user ``print`` or ``input()`` can never corrupt it. Stack dumps
 (faulthandler: a crash, or SIGUSR1 before a hung worker is killed) go to a private copy of stderr, so
-user code closing fd 2 cannot hide them. A worker loads one project version only: the session starts
-a fresh one for every change. It dies with its parent (``PR_SET_PDEATHSIG``), and runs in its own
+user code closing fd 2 cannot hide them. A worker loads a project once (``load``); after a save the
+session asks it to ``update`` what changed (see ``session.py``), or starts a fresh one. It dies with its parent (``PR_SET_PDEATHSIG``), and runs in its own
 process group, which the session kills when the worker ends.
 """
 
