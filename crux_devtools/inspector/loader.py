@@ -298,6 +298,13 @@ def collect_targets(root: Path, loaded: list[tuple[dict[str, Any], Any]]) -> Loa
     seen: dict[int, Target] = {}
     by_id: dict[str, Target] = {}
     trees = {id(module): _module_tree(module, ref) for ref, module in loaded}
+    # Keep only what the modules of this collection use: an old module object must not be kept alive.
+    current = {id(module) for _, module in loaded}
+    for key in [k for k in _module_trees if k not in current]:
+        del _module_trees[key]
+    kept = {id(tree) for tree in trees.values() if tree is not None}
+    for key in [k for k in _tree_facts if k not in kept]:
+        del _tree_facts[key]
     files = _relative_paths.setdefault(str(root), {})  # path -> relative to the root (resolving paths is slow)
     # Pass 1 claims objects for the module that assigns them; pass 2 takes the rest (re-exports).
     for claim_defined in (True, False):
