@@ -295,3 +295,25 @@ async def test_an_unknown_worker_op_lists_the_ops_of_the_table(tmp_path: Path) -
         assert not answer["ok"] and "send 'load' first" in answer["error"]["message"]
     finally:
         await worker.close()
+
+
+async def test_a_library_saved_while_the_spare_imports_it_makes_the_spare_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spare stamps a library's file before importing it: a save during the import is not missed."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    # Importing it stands for a save that lands while the spare imports it: the file changes meanwhile.
+    (lib / "racy_style.py").write_text(
+        "from pathlib import Path\nPath(__file__).write_text(\"TEXT = 'New style, saved during the import.'\\n\")\nTEXT = 'Old style.'\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(lib))
+    root = make_project(tmp_path / "project")
+    worker = await SpawnedWorker.start(root)
+    try:
+        primed = await worker.request({"op": "prime", "root": str(root), "modules": ["racy_style"], "texts": []}, 30)
+        assert primed["ok"] and primed["result"]["modules"] == 1, primed
+        answer = await worker.request({"op": "load", "root": str(root), "modules": []}, 30)
+        assert not answer["ok"]
+        assert answer["error"]["type"] == "StaleWorker" and "racy_style.py changed" in answer["error"]["message"]
+    finally:
+        await worker.close()

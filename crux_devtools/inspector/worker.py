@@ -208,13 +208,16 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
 
     imported = 0
     before = set(sys.modules)
+    stamps: dict[str, tuple[int, int]] = {}
     for name in modules:
+        _stamp_source(name, stamps)
         try:
             importlib.import_module(name)
             imported += 1
         except Exception as exc:  # noqa: BLE001 - it fails again in the load, and is reported there
             print(f"crux-devtools worker: could not pre-import {name}: {exc!r}", file=sys.stderr)
-    _primed_files.update(library_files(set(sys.modules) - before))
+    # A library saved while it was being imported keeps the stamp from before: the load sees the change.
+    _primed_files.update({path: stamps.get(path, stamp) for path, stamp in library_files(set(sys.modules) - before).items()})
     counter = default_counter()
     for text in texts:
         counter.count(text)
@@ -227,6 +230,23 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
     gc.collect()
     gc.freeze()
     return {"modules": imported, "texts": len(texts), "separated": len(separated or []), "files": compiled}
+
+
+def _stamp_source(name: str, stamps: dict[str, tuple[int, int]]) -> None:
+    """Record ``(mtime_ns, size)`` of a module's source file before it is imported (not its parents')."""
+    import importlib.util
+
+    parent = name.rpartition(".")[0]
+    if name in sys.modules or (parent and parent not in sys.modules):
+        return
+    try:
+        spec = importlib.util.find_spec(name)
+        origin = getattr(spec, "origin", None)
+        if isinstance(origin, str):
+            info = os.stat(origin)
+            stamps.setdefault(origin, (info.st_mtime_ns, info.st_size))
+    except (Exception, SystemExit):  # noqa: BLE001, S110 - the import reports what is wrong
+        pass
 
 
 # Source files of the libraries a spare pre-imported, with their (mtime_ns, size) at that time.
