@@ -317,3 +317,22 @@ async def test_a_library_saved_while_the_spare_imports_it_makes_the_spare_stale(
         assert answer["error"]["type"] == "StaleWorker" and "racy_style.py changed" in answer["error"]["message"]
     finally:
         await worker.close()
+
+
+async def test_a_file_a_module_reads_and_writes_at_import_is_not_watched(tmp_path: Path) -> None:
+    """Reading and then rewriting a cache at import must not reload the module forever."""
+    root = make_project(tmp_path / "project")
+    (root / "cache.json").write_text("0", encoding="utf-8")
+    (root / "cached.py").write_text(
+        "from pathlib import Path\nfrom crux_devtools import prompt\n\n"
+        "CACHE = Path(__file__).with_name('cache.json')\n"
+        "count = int(CACHE.read_text()) + 1\nCACHE.write_text(str(count))\n"
+        "cached = prompt('cached', system='Cached.')\n",
+        encoding="utf-8",
+    )
+    async with ProjectSession(root, history=False, debounce=0.01) as session:
+        live = Live(session)
+        await session.settled()
+        assert not session.is_watched("cache.json") and session.is_watched("notes/guide.md")
+        await live.quiet(1.5)
+        assert (root / "cache.json").read_text() == "1"  # imported once

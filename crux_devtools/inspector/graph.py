@@ -37,6 +37,7 @@ class Tracker:
         self.edges: dict[str, set[str]] = {}  # importer module name -> imported module names
         self.reads: dict[str, set[str]] = {}  # absolute file path -> names of modules that read it
         self.listed: dict[str, set[str]] = {}  # absolute folder path -> names of modules that listed it
+        self.written: set[str] = set()  # absolute paths user code opened for writing (never watched)
         self.current: list[str] = []  # the module being imported or whose target is evaluated, innermost last
         self._installed = False
 
@@ -89,13 +90,18 @@ class Tracker:
             if isinstance(path, int) or path is None:
                 return
             path = os.fsdecode(path)
+            full = os.path.realpath(os.path.abspath(path))
             if event == "open":
                 mode, flags = args[1], args[2]
-                if isinstance(mode, str) and any(c in mode for c in "wax+"):
+                writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                    mode is None and isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+                )
+                if writes:
+                    # A file user code writes is not watched, even if it reads it too: its own
+                    # write would re-import the module, which writes it again, forever.
+                    if self.in_project(full):
+                        self.written.add(full)
                     return
-                if mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS:
-                    return
-            full = os.path.realpath(os.path.abspath(path))
             if not self.in_project(full) or full.endswith(_NOT_DATA) or f"{os.sep}__pycache__{os.sep}" in full:
                 return
             if f"{os.sep}.crux{os.sep}" in full or full.endswith(f"{os.sep}.crux"):
@@ -182,7 +188,8 @@ class Tracker:
         """Data files (relative to the root) and folders (ending in ``/``) user code read, with the modules."""
         out: dict[str, list[str]] = {}
         for path, names in self.reads.items():
-            out[os.path.relpath(path, self.root)] = sorted(names)
+            if path not in self.written:
+                out[os.path.relpath(path, self.root)] = sorted(names)
         for path, names in self.listed.items():
             rel = os.path.relpath(path, self.root)
             out["./" if rel == "." else rel.rstrip(os.sep) + "/"] = sorted(names)
