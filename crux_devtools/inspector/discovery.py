@@ -175,13 +175,27 @@ def scan(base: Path) -> list[ModuleRef]:
             if not name.endswith(".py"):
                 continue
             path = here / name
-            try:
-                # utf-8-sig: a file saved with a byte-order mark still starts with its import.
-                text = path.read_text(encoding="utf-8-sig", errors="replace")
-            except OSError:
-                continue
-            if _IMPORTS_CRUX.search(text):
+            if _imports_crux(path):
                 found.append(file_ref(base, path))
+    return found
+
+
+# path -> (mtime_ns, size, whether it imports crux_devtools): a file unchanged since is not read again.
+_scanned: dict[str, tuple[int, int, bool]] = {}
+
+
+def _imports_crux(path: Path) -> bool:
+    try:
+        info = path.stat()
+        known = _scanned.get(str(path))
+        if known is not None and known[:2] == (info.st_mtime_ns, info.st_size):
+            return known[2]
+        # utf-8-sig: a file saved with a byte-order mark still starts with its import.
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError:
+        return False
+    found = bool(_IMPORTS_CRUX.search(text))
+    _scanned[str(path)] = (info.st_mtime_ns, info.st_size, found)
     return found
 
 

@@ -284,6 +284,19 @@ _module_trees: dict[int, tuple[Any, ast.Module | None]] = {}
 _relative_paths: dict[str, dict[str, str]] = {}
 
 
+# id(module) -> (the module, its module-level contexts, prompts and agents as (name, value)): what a
+# collection looks at, found once per module object.
+_module_items: dict[int, tuple[Any, list[tuple[str, Any]]]] = {}
+
+
+def _items(module: Any, agent_type: type | None) -> list[tuple[str, Any]]:
+    known = _module_items.get(id(module))
+    if known is None or known[0] is not module:
+        items = [(attr, value) for attr, value in list(vars(module).items()) if isinstance(value, Context) or _kind(value, agent_type) is not None]
+        known = _module_items[id(module)] = (module, items)
+    return known[1]
+
+
 def _module_tree(module: Any, ref: dict[str, Any]) -> ast.Module | None:
     known = _module_trees.get(id(module))
     if known is None or known[0] is not module:
@@ -300,8 +313,9 @@ def collect_targets(root: Path, loaded: list[tuple[dict[str, Any], Any]]) -> Loa
     trees = {id(module): _module_tree(module, ref) for ref, module in loaded}
     # Keep only what the modules of this collection use: an old module object must not be kept alive.
     current = {id(module) for _, module in loaded}
-    for key in [k for k in _module_trees if k not in current]:
-        del _module_trees[key]
+    for cache in (_module_trees, _module_items):
+        for key in [k for k in cache if k not in current]:
+            del cache[key]
     kept = {id(tree) for tree in trees.values() if tree is not None}
     for key in [k for k in _tree_facts if k not in kept]:
         del _tree_facts[key]
@@ -314,7 +328,7 @@ def collect_targets(root: Path, loaded: list[tuple[dict[str, Any], Any]]) -> Loa
                 files[path] = relative(root, path) or ""
             tree = trees[id(module)]
             lines = _facts(tree)[1] if tree is not None else {}
-            for attr, value in list(vars(module).items()):
+            for attr, value in _items(module, agent_type):
                 if claim_defined and isinstance(value, Context) and attr in lines:
                     project.context_lines.setdefault(id(value), (files[path], lines[attr]))
                 kind = _kind(value, agent_type)

@@ -277,12 +277,15 @@ class ProjectSession:
         await self.stop()
 
     async def settled(self) -> None:
-        """Wait until no evaluation is running or pending and the next worker is warm (benchmarks, tests)."""
+        """Wait until no evaluation is running or pending, the next worker is warm and the history is
+        written (benchmarks, tests)."""
         while self._runner is not None and not self._runner.done():
             await asyncio.shield(self._runner)
         await self._pool.ready()
         if self._tasks:  # priming the spare, retiring old workers
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        if self._writes:  # history writes (in threads: they compete with the next load for the CPU)
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
 
     def _watch_ended(self, task: asyncio.Task[None]) -> None:
         if task.cancelled() or task.exception() is None:

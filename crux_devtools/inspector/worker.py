@@ -406,7 +406,8 @@ class Worker:
             self.modules = {ref["name"]: module for ref, module in loaded}
             self.project = collect_targets(root, loaded)
             self.project.import_errors = errors
-            self._context_edges(self.project.targets)
+            modules = tracker.project_modules()
+            self._context_edges(self.project.targets, modules)
             self.defaults = PlanningDefaults.load(root, request.get("models"))
             result = project_report(self.project, self.defaults, skip=set(request.get("skip_targets") or ()), progress=emit)
         finally:
@@ -416,7 +417,7 @@ class Worker:
         result["counted"] = counted_texts(counted)
         self.libraries = dict(_primed_files)
         self._track_libraries(set(sys.modules) - before)
-        result.update(self._watch_info())
+        result.update(self._watch_info(modules))
         return result
 
     def update(self, request: dict[str, Any]) -> Any:
@@ -470,7 +471,8 @@ class Worker:
             project.import_errors = errors
             for target in project.targets:
                 self.held.pop(target.id, None)
-            self._context_edges([t for t in project.targets if t.ref in redone])
+            modules = tracker.project_modules()
+            self._context_edges([t for t in project.targets if t.ref in redone], modules)
             known = set(request.get("known") or ())
             chosen = {t.id for t in project.targets if t.ref in redone or t.id not in known}
             self.project = project
@@ -482,7 +484,7 @@ class Worker:
         result["reevaluated"] = [target.id for target in project.targets if target.id in chosen]
         result["reimported"] = [ref["name"] for ref in redo]
         self._track_libraries(set(sys.modules) - before)
-        result.update(self._watch_info())
+        result.update(self._watch_info(modules))
         return result
 
     def _track_libraries(self, names: set[str]) -> None:
@@ -491,9 +493,8 @@ class Worker:
             if not tracker.in_project(os.path.realpath(path)):
                 self.libraries.setdefault(path, stamp)
 
-    def _context_edges(self, targets: list[Any]) -> None:
+    def _context_edges(self, targets: list[Any], modules: dict[str, str]) -> None:
         """A target's module depends on the modules defining the contexts it uses (registries, re-exports)."""
-        modules = tracker.project_modules()
         names = {file: name for name, file in modules.items()}
         root = self.project.root
         for target in targets:
@@ -510,9 +511,9 @@ class Worker:
                         found.add(name)
             tracker.depends(target.module, found)
 
-    def _watch_info(self) -> dict[str, Any]:
+    def _watch_info(self, modules: dict[str, str]) -> dict[str, Any]:
         root = os.path.join(os.path.realpath(self.project.root), "")
-        files = sorted({os.path.relpath(f, root) for f in tracker.project_modules().values()})
+        files = sorted({os.path.relpath(f, root) for f in modules.values()})
         return {"watched": tracker.watched(), "imported": files}
 
     def _find(self, target_id: str) -> Any:
