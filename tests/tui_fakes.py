@@ -372,6 +372,8 @@ class FakeSession:
             "hash": f"h{self.version}",
             "notice": None,
             "modules_found": True,
+            "load": "full",
+            "reevaluated": [],
         }
 
     @property

@@ -135,6 +135,21 @@ reloads the project; it returns ``{"prepared": [{"contributor", "strategy", "tok
 "skipped": [{"contributor", "reason", "needs_model", "model"}], "error": LoadError | None}``
 (``needs_model``: hierarchical, not prepared without ``allow_models``).
 
+Incremental evaluation and what is watched (issue 15):
+    report["load"]: "full" | "incremental"
+        # "full": every module imported in a fresh worker (the first load, ``reload()`` with no files,
+        # a change to pyproject.toml, a module added, removed or renamed, a changed library outside
+        # the project, a module that hung or ended a worker, or an update that failed);
+        # "incremental": the held worker re-imported the changed modules and those importing them.
+    report["reevaluated"]: [str]     # ids of the prompts and agents this load evaluated (all of them
+                                     # for a full load); the others keep their previous report
+    SessionEvent.load, SessionEvent.reevaluated: the same, on "report" and "error" events
+A save counts only when the file can change a report (``session.is_watched(relative path)``):
+``pyproject.toml``, a Python file, or a file user code read (or a folder it listed) in the worker,
+never one matching ``[tool.crux-devtools] watch_ignore = ["glob", ...]`` (a bad value is a
+ConfigError at ``pyproject.toml:LINE``). Writes under ``.crux/``, logs and SQLite files never count.
+A Python file that no module imports changes nothing (no event, ``session.evaluations`` unchanged).
+
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
 ``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True,
@@ -164,6 +179,8 @@ class SessionEvent:
     changed_files: list[str] = field(default_factory=list)
     changed_prompts: list[str] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)  # kind "runs": the ids of the new runs, oldest first
+    load: str = ""  # kinds "report" and "error": "incremental" or "full" (see "Incremental evaluation")
+    reevaluated: list[str] = field(default_factory=list)  # kinds "report" and "error": the prompts evaluated
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -178,13 +178,27 @@ def scan(base: Path) -> list[ModuleRef]:
             if not name.endswith(".py"):
                 continue
             path = here / name
-            try:
-                # utf-8-sig: a file saved with a byte-order mark still starts with its import.
-                text = path.read_text(encoding="utf-8-sig", errors="replace")
-            except OSError:
-                continue
-            if _IMPORTS_CRUX.search(text):
+            if _imports_crux(path):
                 found.append(file_ref(base, path))
+    return found
+
+
+# path -> (mtime_ns, size, whether it imports crux_devtools): a file unchanged since is not read again.
+_scanned: dict[str, tuple[int, int, bool]] = {}
+
+
+def _imports_crux(path: Path) -> bool:
+    try:
+        info = path.stat()
+        known = _scanned.get(str(path))
+        if known is not None and known[:2] == (info.st_mtime_ns, info.st_size):
+            return known[2]
+        # utf-8-sig: a file saved with a byte-order mark still starts with its import.
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError:
+        return False
+    found = bool(_IMPORTS_CRUX.search(text))
+    _scanned[str(path)] = (info.st_mtime_ns, info.st_size, found)
     return found
 
 
@@ -235,6 +249,46 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
         if error is not None:
             errors.append(error)
     return config, errors
+
+
+def read_watch_ignore(root: str | os.PathLike[str]) -> tuple[list[str], list[LoadErrorDict]]:
+    """``[tool.crux-devtools] watch_ignore``: glob patterns of project files whose changes never reload
+    (matched against the path relative to the project, with ``/``, and against the file name; a
+    pattern ending in ``/`` names a folder). A bad value is a load error at ``pyproject.toml:LINE``."""
+    path = Path(root) / "pyproject.toml"
+    if not path.is_file():
+        return [], []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return [], []  # reported by ``read_configured_modules``
+    section = data.get("tool", {}).get("crux-devtools", {})
+    value = section.get("watch_ignore") if isinstance(section, dict) else None
+    if value is None:
+        return [], []
+    if not isinstance(value, list) or not all(isinstance(p, str) and p.strip() for p in value):
+        message = (
+            f'[tool.crux-devtools] watch_ignore must be a list of glob patterns such as ["data/*.csv", "scratch/"], '
+            f"got {value!r}"
+        )
+        return [], [config_error(_TomlLines(path).find("tool.crux-devtools", "watch_ignore"), "ConfigError", message)]
+    return [p.strip() for p in value], []
+
+
+def is_ignored(relative: str, patterns: list[str]) -> bool:
+    """Whether a project file (path relative to the root) matches a ``watch_ignore`` pattern."""
+    import fnmatch
+
+    posix = relative.replace(os.sep, "/")
+    name = posix.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        if pattern.endswith("/"):
+            folder = pattern.rstrip("/")
+            if posix.startswith(folder + "/") or fnmatch.fnmatchcase(posix, folder + "/*"):
+                return True
+        elif fnmatch.fnmatchcase(posix, pattern) or fnmatch.fnmatchcase(name, pattern):
+            return True
+    return False
 
 
 def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, Any] | None, LoadErrorDict | None]:

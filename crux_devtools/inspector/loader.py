@@ -131,10 +131,31 @@ def _tree(path: str | None) -> ast.Module | None:
         return None
 
 
+# id(tree) -> (the tree, its assignment lines, {line: example lines}): a tree is kept per file while
+# its source is unchanged, so an update collects the unchanged modules without walking them again.
+_tree_facts: dict[int, tuple[ast.Module, dict[str, int], dict[int, dict[str, int]]]] = {}
+
+
+def _facts(tree: ast.Module) -> tuple[ast.Module, dict[str, int], dict[int, dict[str, int]]]:
+    known = _tree_facts.get(id(tree))
+    if known is None or known[0] is not tree:
+        known = _tree_facts[id(tree)] = (tree, assignment_lines(tree), {})
+    return known
+
+
 def example_lines(source: str | ast.Module | None, line: int | None) -> dict[str, int]:
     """Lines of the example names in ``examples={...}`` of the definition starting at ``line``."""
     if not source or line is None:
         return {}
+    if isinstance(source, ast.Module):
+        cache = _facts(source)[2]
+        if line not in cache:
+            cache[line] = _example_lines(source, line)
+        return dict(cache[line])
+    return _example_lines(source, line)
+
+
+def _example_lines(source: str | ast.Module, line: int) -> dict[str, int]:
     try:
         tree = ast.parse(source) if isinstance(source, str) else source
     except SyntaxError:
@@ -210,45 +231,104 @@ def _same_file(a: str | None, b: str) -> bool:
 def load_project(root: Path, modules: list[dict[str, Any]], *, skip: set[str] = frozenset(), progress: Progress | None = None) -> LoadedProject:  # type: ignore[assignment]
     """Import every module (but those named in ``skip``) and collect its targets; an error in one
     module does not stop the others. ``progress`` hears of each import as it starts and ends."""
-    project = LoadedProject(root)
+    loaded, errors = import_modules(root, [ref for ref in modules if ref["name"] not in skip], progress=progress)
+    project = collect_targets(root, loaded)
+    project.import_errors = errors
+    return project
+
+
+def import_modules(
+    root: Path, modules: list[dict[str, Any]], *, progress: Progress | None = None, tracker: Any = None
+) -> tuple[list[tuple[dict[str, Any], Any]], list[LoadErrorDict]]:
+    """Import these modules in order; returns ``(ref, module)`` of each that imported, and the errors
+    of the others. ``tracker`` (``graph.Tracker``) is told which module is being imported."""
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     loaded: list[tuple[dict[str, Any], Any]] = []
+    errors: list[LoadErrorDict] = []
     for ref in modules:
-        if ref["name"] in skip:
-            continue
         file = relative(root, ref["path"]) if ref["path"] else None
         if progress is not None:
             progress("import", module=ref["name"])
         error = None
+        before = set(sys.modules) if tracker is not None else set()
+        if tracker is not None:
+            tracker.current.append(ref["name"])
         try:
             module = import_module(ref)
         except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - user code may raise anything
             error = LoadError.from_import(root, exc, ref, file=file).to_dict()
-            project.import_errors.append(error)
+            errors.append(error)
         else:
             loaded.append((ref, module))
             file = relative(root, getattr(module, "__file__", None)) or file
+        finally:
+            if tracker is not None:
+                tracker.current.pop()
+                tracker.imported_while(ref["name"], before)
         if progress is not None:
             progress("imported", module=ref["name"], file=file, error=error)
+    return loaded, errors
+
+
+# id(module) -> (the module, the tree of the source it was imported from): a module not imported again
+# keeps the lines of the code it runs.
+_module_trees: dict[int, tuple[Any, ast.Module | None]] = {}
+_relative_paths: dict[str, dict[str, str]] = {}
+
+
+# id(module) -> (the module, its module-level contexts, prompts and agents as (name, value)): what a
+# collection looks at, found once per module object.
+_module_items: dict[int, tuple[Any, list[tuple[str, Any]]]] = {}
+
+
+def _items(module: Any) -> list[tuple[str, Any]]:
+    known = _module_items.get(id(module))
+    if known is None or known[0] is not module:
+        items = [(attr, value) for attr, value in list(vars(module).items()) if isinstance(value, Context) or _kind(value) is not None]
+        known = _module_items[id(module)] = (module, items)
+    return known[1]
+
+
+def _module_tree(module: Any, ref: dict[str, Any]) -> ast.Module | None:
+    known = _module_trees.get(id(module))
+    if known is None or known[0] is not module:
+        known = _module_trees[id(module)] = (module, _tree(getattr(module, "__file__", None) or ref["path"]))
+    return known[1]
+
+
+def collect_targets(root: Path, loaded: list[tuple[dict[str, Any], Any]]) -> LoadedProject:
+    """The targets and module-level contexts of imported modules, in module order (no user code runs)."""
+    project = LoadedProject(root)
     seen: dict[int, Target] = {}
     by_id: dict[str, Target] = {}
-    trees = {id(module): _tree(getattr(module, "__file__", None) or ref["path"]) for ref, module in loaded}
+    trees = {id(module): _module_tree(module, ref) for ref, module in loaded}
+    # Keep only what the modules of this collection use: an old module object must not be kept alive.
+    current = {id(module) for _, module in loaded}
+    for cache in (_module_trees, _module_items):
+        for key in [k for k in cache if k not in current]:
+            del cache[key]
+    kept = {id(tree) for tree in trees.values() if tree is not None}
+    for key in [k for k in _tree_facts if k not in kept]:
+        del _tree_facts[key]
+    files = _relative_paths.setdefault(str(root), {})  # path -> relative to the root (resolving paths is slow)
     # Pass 1 claims objects for the module that assigns them; pass 2 takes the rest (re-exports).
     for claim_defined in (True, False):
         for ref, module in loaded:
             path = getattr(module, "__file__", None) or ref["path"]
+            if path not in files:
+                files[path] = relative(root, path) or ""
             tree = trees[id(module)]
-            lines = assignment_lines(tree)
-            for attr, value in list(vars(module).items()):
+            lines = _facts(tree)[1] if tree is not None else {}
+            for attr, value in _items(module):
                 if claim_defined and isinstance(value, Context) and attr in lines:
-                    project.context_lines.setdefault(id(value), (relative(root, path) or "", lines[attr]))
+                    project.context_lines.setdefault(id(value), (files[path], lines[attr]))
                 kind = _kind(value)
                 if kind is None or id(value) in seen:
                     continue
                 if claim_defined and attr not in lines:
                     continue
-                target = Target(str(value.id), kind, value, module.__name__, relative(root, path) or "", lines.get(attr), ref=ref["name"])
+                target = Target(str(value.id), kind, value, module.__name__, files[path], lines.get(attr), ref=ref["name"])
                 target.example_lines = example_lines(tree, target.line)
                 if target.id in by_id:
                     first = by_id[target.id]

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .discovery import ModuleRef
 from .errors import LoadError, relative
@@ -54,6 +54,11 @@ class LoadOutcome:
     preload: list[str] = field(default_factory=list)
     counted: dict[str, list[Any]] | None = None
     workers_started: int = 1
+    kind: Literal["full", "incremental"] = "full"  # "full": every module imported in a fresh worker; "incremental": ``update_project``
+    reevaluated: list[str] = field(default_factory=list)  # ids of the targets evaluated by this load
+    watched: dict[str, list[str]] = field(default_factory=dict)  # data file or folder/ -> modules that read it
+    imported: list[str] = field(default_factory=list)  # project files the worker imported (relative)
+    faulted: frozenset[str] = frozenset()  # modules that hung or ended a worker (import, or one of its targets)
 
 
 @dataclass(slots=True)
@@ -187,7 +192,7 @@ class Loader:
         prompts, errors, owners, broken = self._collect(attempt.imported if attempt else {}, [], [])
         errors.append(error)
         everything = frozenset(r.name for r in self.refs)
-        return LoadOutcome(prompts, errors, owners, everything, None, workers_started=self.started)
+        return LoadOutcome(prompts, errors, owners, everything, None, workers_started=self.started, faulted=everything)
 
     def _finish(self, worker: WorkerProcess, attempt: Attempt, answer: dict[str, Any]) -> LoadOutcome:
         result = answer.get("result")
@@ -225,6 +230,10 @@ class Loader:
             preload=[p for p in preload if isinstance(p, str)] if isinstance(preload, list) else [],
             counted=counted if _is_counted(counted) else None,
             workers_started=self.started,
+            reevaluated=[p["id"] for p in prompts],
+            watched=_watched(result.get("watched")),
+            imported=_strings(result.get("imported")),
+            faulted=frozenset(self.faults) | {self.targets[t].module for t in self.target_faults if t in self.targets},
         )
 
     def _collect(
@@ -283,6 +292,16 @@ def _checked_error(value: Any) -> LoadErrorDict:
         return malformed_error(problem, what="load error")
 
 
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _watched(value: Any) -> dict[str, list[str]]:
+    if not isinstance(value, dict):
+        return {}
+    return {k: _strings(v) for k, v in value.items() if isinstance(k, str)}
+
+
 def _is_counted(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("texts"), list) and isinstance(value.get("separated"), list)
 
@@ -290,3 +309,91 @@ def _is_counted(value: Any) -> bool:
 async def load_project(pool: WorkerPool, root: Path, refs: list[ModuleRef], timeout: float, models: dict[str, Any] | None = None) -> LoadOutcome:
     """Load the project's modules in workers from ``pool``; see the module docstring."""
     return await Loader(pool, root, refs, timeout, models).run()
+
+
+async def update_project(
+    worker: WorkerProcess,
+    refs: list[ModuleRef],
+    files: list[str],
+    timeout: float,
+    *,
+    retry: Iterable[str],
+    previous: dict[str, PromptReport],
+    protect: Iterable[str] = (),
+) -> LoadOutcome | str:
+    """Update the project held by ``worker`` after ``files`` changed (the ``update`` op).
+
+    ``previous`` holds the current report of each target by id: a target the worker did not
+    re-evaluate keeps it. Returns the outcome, or why a full load is needed instead (the worker
+    crashed or hung, answered with an error, or a library changed): the caller then loads in full.
+    """
+    attempt = Attempt()
+    request = {
+        "op": "update", "files": list(files), "retry": sorted(retry), "known": sorted(previous), "protect": sorted(protect), "progress": True,
+    }
+    try:
+        answer = await worker.request(request, timeout, on_event=attempt.on_event)
+    except WorkerError as exc:
+        return f"the update stopped the worker ({exc.error.get('type')}: {exc.error.get('message')})"
+    if not answer.get("ok"):
+        error = _checked_error(answer.get("error"))
+        return f"the update failed ({error['type']}: {error['message']})"
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        return "the update answered no result"
+    if isinstance(result.get("full"), str):
+        return str(result["full"])
+    order, refs_of, reevaluated = result.get("order"), result.get("refs"), result.get("reevaluated")
+    if not (
+        isinstance(order, list) and all(isinstance(t, str) for t in order)
+        and isinstance(refs_of, dict) and all(isinstance(v, str) for v in refs_of.values())
+        and isinstance(reevaluated, list) and all(isinstance(t, str) for t in reevaluated)
+    ):
+        return "the update answered a malformed result"
+    errors: list[LoadErrorDict] = []
+    broken: set[str] = set()
+    for ref in refs:
+        imported = attempt.imported.get(ref.name)
+        if imported is not None and imported.error is not None:
+            errors.append(imported.error)
+            broken.add(ref.name)
+    errors_in = result.get("errors")
+    for error in errors_in if isinstance(errors_in, list) else []:
+        try:
+            errors.append(check_load_error(error))
+        except MalformedReport as problem:
+            errors.append(malformed_error(problem, what="load error"))
+    prompts: list[PromptReport] = []
+    owners: dict[str, str] = {}
+    fresh: list[str] = []
+    for target in order:
+        module = refs_of.get(target, "")
+        report = attempt.reports.get(target)
+        if report is not None and report.prompt is not None:
+            prompts.append(report.prompt)
+            owners[target] = module
+            fresh.append(target)
+        elif report is not None and report.error is not None:
+            broken.add(module)
+            errors.append(report.error)
+        elif target not in reevaluated and target in previous:
+            prompts.append(previous[target])
+            owners[target] = module
+        else:  # found, never reported on: say so, never drop it silently
+            broken.add(module)
+            errors.append(malformed_error(MalformedReport(f"it found {target!r} but sent no report of it"), what="update"))
+    errors.extend(attempt.malformed)
+    duration = answer.get("duration_ms")
+    return LoadOutcome(
+        prompts,
+        errors,
+        owners,
+        frozenset(broken),
+        worker,
+        duration_ms=float(duration) if isinstance(duration, int | float) else 0.0,
+        workers_started=0,
+        kind="incremental",
+        reevaluated=fresh,
+        watched=_watched(result.get("watched")),
+        imported=_strings(result.get("imported")),
+    )

@@ -128,6 +128,8 @@ class Report(TypedDict):
     hash: str
     notice: str | None
     modules_found: bool
+    load: Literal["full", "incremental"]
+    reevaluated: list[str]
 
 
 class PreparedSummary(TypedDict):

@@ -8,6 +8,21 @@ coalesced: while one evaluation runs, any number of further changes make at most
 Staleness is per module: a module that fails to load keeps its last good prompts in the report,
 each marked ``"stale": true`` and still answered (budget, custom input) by the worker that loaded
 them; the other modules' prompts are current.
+
+Incremental evaluation (issue 15). The first load is full: every module is imported in a fresh
+worker, which records the import graph and the files user code read (``graph.py``). The session
+keeps that worker, and a save becomes an ``update`` request to it: the worker forgets the changed
+modules and the modules that (transitively) import them or read the changed file, imports them
+again, and evaluates only their targets; every other prompt keeps its last report, and the other
+modules' import-time code does not run again. Why an update in the held worker and not a fork of it:
+a fork needs a second channel set up per save and would copy a heap the update mostly leaves alone;
+the held worker already answers ``evaluate``/``run``/``prepare`` for what it holds, and every fault
+has a safe way out. Any fault in an update (the worker crashed or hung, an exception in the
+inspector's own code, a malformed answer) falls back to a full load in a fresh worker, as does a
+change the held worker cannot take: ``pyproject.toml``, the module list, a changed library outside
+the project (the worker compares the library files it imported with the disk), a module that hung or
+ended a worker, and a module whose last good version (shown stale) the held worker keeps: an update
+that crashed it would lose that version, so that save loads in full and the old worker keeps it.
 """
 
 from __future__ import annotations
@@ -18,6 +33,7 @@ import hashlib
 import inspect
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -25,10 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import discover, read_model_config
+from .discovery import ModuleRef, discover, is_ignored, read_model_config, read_watch_ignore
 from .errors import FailedExample, LoadError
 from .history import open_history
-from .loading import LoadOutcome, load_project
+from .loading import LoadOutcome, load_project, update_project
 from .pool import WorkerPool
 from .process import WorkerError, WorkerProcess
 from .report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
@@ -42,9 +58,23 @@ EMPTY_NOTICE = (
 )
 
 
-def prompt_hashes(prompts: list[PromptReport]) -> dict[str, str]:
-    """A content hash per prompt report: what changed between two reports."""
-    return {p["id"]: hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest() for p in prompts}
+def prompt_hashes(prompts: list[PromptReport], cache: dict[int, tuple[PromptReport, str]] | None = None) -> dict[str, str]:
+    """A content hash per prompt report: what changed between two reports.
+
+    ``cache`` (``id(report) -> (report, hash)``) skips the reports hashed before: an incremental
+    load hands the unchanged prompts' reports on as the same objects (reports are never changed).
+    """
+    hashes: dict[str, str] = {}
+    for p in prompts:
+        known = cache.get(id(p)) if cache is not None else None
+        if known is not None and known[0] is p:
+            hashes[p["id"]] = known[1]
+            continue
+        digest = hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest()
+        if cache is not None:
+            cache[id(p)] = (p, digest)
+        hashes[p["id"]] = digest
+    return hashes
 
 
 def content_hash(hashes: dict[str, str], errors: list[LoadErrorDict]) -> str:
@@ -127,7 +157,16 @@ class ProjectSession:
         self._owners: dict[str, WorkerProcess] = {}  # stale prompt id -> the worker holding its last good version
         self._known: dict[str, list[PromptReport]] = {}  # module name -> its prompts when it last loaded
         self._dirty = False
+        self._full = False  # a full load was asked for (``reload()`` with no files)
         self._pending_files: set[str] = set()
+        # What the held worker holds, for incremental updates (see "Incremental evaluation" above).
+        self._refs: list[ModuleRef] | None = None  # the module list it loaded
+        self._broken: frozenset[str] = frozenset()  # modules whose last import or evaluation failed
+        self._faulted: frozenset[str] = frozenset()  # modules that hung or ended a worker: full loads only
+        self._watched: dict[str, list[str]] = {}  # data files and folders/ user code read -> modules
+        self._imported: set[str] = set()  # project files the worker imported (relative)
+        self._ignore: list[str] = []  # [tool.crux-devtools] watch_ignore
+        self.fallbacks = 0  # incremental updates that fell back to a full load (tests, benchmarks)
         self._runner: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._watch_task: asyncio.Task[None] | None = None
@@ -138,6 +177,8 @@ class ProjectSession:
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
         self._files: list[str] = []  # the project's module files, compiled ahead by the spare
         self._hashes: dict[str, str] = {}
+        self._copies: dict[int, tuple[PromptReport, PromptReport]] = {}  # see ``_merge``
+        self._hash_cache: dict[int, tuple[PromptReport, str]] = {}  # see ``prompt_hashes``
         self._recent: list[Report] = []  # distinct reports, newest last (no history file)
         self.evaluations = 0
         self.runs_poll = runs_poll
@@ -238,12 +279,15 @@ class ProjectSession:
         await self.stop()
 
     async def settled(self) -> None:
-        """Wait until no evaluation is running or pending and the next worker is warm (benchmarks, tests)."""
+        """Wait until no evaluation is running or pending, the next worker is warm and the history is
+        written (benchmarks, tests)."""
         while self._runner is not None and not self._runner.done():
             await asyncio.shield(self._runner)
         await self._pool.ready()
         if self._tasks:  # priming the spare, retiring old workers
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        if self._writes:  # history writes (in threads: they compete with the next load for the CPU)
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
 
     def _watch_ended(self, task: asyncio.Task[None]) -> None:
         if task.cancelled() or task.exception() is None:
@@ -253,11 +297,25 @@ class ProjectSession:
         self._emit(SessionEvent("error", self._version, f"Watching files stopped ({type(exc).__name__}: {exc}); reload by hand"))
 
     def _changed(self, files: list[str]) -> None:
-        """Watcher callback: schedule a re-evaluation without waiting for it."""
-        self._schedule(files)
+        """Watcher callback: schedule a re-evaluation of the files that can change the report."""
+        wanted = [f for f in files if self.is_watched(f)]
+        if wanted:
+            self._schedule(wanted)
+
+    def is_watched(self, relative: str) -> bool:
+        """Whether a change to this project file (path relative to the root) can change the report:
+        ``pyproject.toml``, a Python file, or a file (or a folder's entry) user code read while the
+        worker loaded it; never one matching ``watch_ignore``."""
+        posix = relative.replace("\\", "/")
+        if posix == "pyproject.toml":
+            return True
+        if is_ignored(posix, self._ignore):
+            return False
+        return posix.endswith(".py") or self._was_read(posix)
 
     def _schedule(self, files: list[str] | tuple[str, ...] = ()) -> asyncio.Future[None]:
         self._pending_files.update(files)
+        self._full = self._full or not files
         self._dirty = True
         if self._runner is None or self._runner.done():
             self._runner = asyncio.ensure_future(self._run_pending())
@@ -272,27 +330,61 @@ class ProjectSession:
             self._dirty = False
             files = sorted(self._pending_files)
             self._pending_files.clear()
-            await self._load(files)
+            full, self._full = self._full, False
+            await self._load(files, full=full)
 
     # -- loading -------------------------------------------------------------------------------
-    async def _load(self, files: list[str]) -> None:
-        self.evaluations += 1
-        self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
+    async def _load(self, files: list[str], *, full: bool = True) -> None:
         started = time.perf_counter()
         try:
-            discovery = await asyncio.to_thread(discover, self.root)
-            models, model_errors = await asyncio.to_thread(read_model_config, self.root)
+            discovery, models, config_errors, ignore = await asyncio.to_thread(self._read_project)
         except OSError as exc:
+            self.evaluations += 1
+            self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
             error = LoadError.plain(type(exc).__name__, f"cannot read the project folder: {exc}").to_dict()
-            outcome = LoadOutcome([], [error], {}, frozenset(self._known), None)
-            self._hold(outcome, list(self._known), [], files, time.perf_counter() - started, False)
+            failed = LoadOutcome([], [error], {}, frozenset(self._known), None)
+            self._hold(failed, list(self._known), [], files, time.perf_counter() - started, False)
             return
-        self._files = [m.path for m in discovery.modules if m.path and not m.package]
-        outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout, models)
-        if outcome.worker is not None:
-            self._preload, self._counted = outcome.preload, outcome.counted
         names = [m.name for m in discovery.modules]
-        self._hold(outcome, names, list(discovery.errors) + model_errors, files, time.perf_counter() - started, bool(discovery.modules))
+        errors = list(discovery.errors) + config_errors
+        outcome: LoadOutcome | None = None
+        if not full and self._can_update(files, discovery.modules):
+            known = self._imported | {os.path.relpath(m.path, self.root) for m in discovery.modules if m.path}
+            concerned = [f for f in files if f in known or self._was_read(f)]
+            # A Python file no module imported may be what a broken module failed to import: retry those.
+            unknown = any(f.endswith(".py") and f not in known for f in files)
+            retry = self._broken - self._faulted if unknown else frozenset()
+            if not concerned and not retry:
+                return  # nothing the held worker imported or read changed: no evaluation, no event
+            self.evaluations += 1
+            self._emit(SessionEvent("loading", self._version, "Re-evaluating the changed modules…", changed_files=files))
+            previous = {p["id"]: p for name, ps in self._known.items() if name not in self._broken for p in ps}
+            assert self._worker is not None
+            protect = {
+                name for name, ps in self._known.items()
+                if name in self._broken and any(self._owners.get(p["id"]) is self._worker for p in ps)
+            }
+            update = await update_project(self._worker, discovery.modules, files, self.timeout, retry=retry, previous=previous, protect=protect)
+            if isinstance(update, str):
+                self.fallbacks += 1
+                log.info("incremental update of %s fell back to a full load: %s", self.root, update)
+            else:
+                outcome = update
+        else:
+            self.evaluations += 1
+            self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
+        self._ignore = ignore
+        if outcome is None:
+            self._files = [m.path for m in discovery.modules if m.path and not m.package]
+            outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout, models)
+            if outcome.worker is not None:
+                self._preload, self._counted = outcome.preload, outcome.counted
+            self._refs, self._faulted = list(discovery.modules), outcome.faulted
+        self._broken = outcome.broken
+        self._watched, self._imported = outcome.watched, set(outcome.imported)
+        self._hold(outcome, names, errors, files, time.perf_counter() - started, bool(discovery.modules))
+        if outcome.kind == "incremental":
+            return  # the spare made after the last full load still waits for the next one
         # The next change's worker warms up while the person edits, primed with this load's libraries,
         # the texts it counted (token counts are cached by content: unchanged parts then cost nothing)
         # and the project's files compiled as they are now (an unchanged file is not compiled again).
@@ -301,6 +393,32 @@ class ProjectSession:
             counted = self._counted or {"texts": report_texts(self._report), "separated": []}
             message = {"op": "prime", "root": str(self.root), "modules": self._preload, "files": self._files, **counted}
             self._spawn(self._prime(spare, message))
+
+    def _read_project(self) -> tuple[Any, dict[str, Any], list[LoadErrorDict], list[str]]:
+        """Discovery, model profiles and watch_ignore of ``pyproject.toml`` (in a thread)."""
+        discovery = discover(self.root)
+        models, model_errors = read_model_config(self.root)
+        ignore, ignore_errors = read_watch_ignore(self.root)
+        return discovery, models, model_errors + ignore_errors, ignore
+
+    def _can_update(self, files: list[str], modules: list[ModuleRef]) -> bool:
+        """Whether the held worker can take these changes as an update (else: a full load)."""
+        return (
+            bool(files)
+            and "pyproject.toml" not in files
+            and self._worker is not None
+            and self._worker.alive
+            and self._refs == modules
+            and not self._faulted
+            and self._report is not None
+        )
+
+    def _was_read(self, relative: str) -> bool:
+        """A changed file user code read while the held worker loaded (or whose folder it listed)."""
+        if relative in self._watched:
+            return True
+        folder = relative.rsplit("/", 1)[0] + "/" if "/" in relative else "./"
+        return folder in self._watched
 
     def _merge(self, outcome: LoadOutcome, names: list[str]) -> tuple[list[PromptReport], dict[str, WorkerProcess]]:
         """This load's prompts, plus the last good prompts of its broken modules (marked stale).
@@ -324,12 +442,23 @@ class ProjectSession:
                     owners[prompt["id"]] = holder
         # What each healthy module holds now is its last good version from here on.
         known = {name: self._known[name] for name in names if name in outcome.broken and name in self._known}
+        by_module: dict[str, list[PromptReport]] = {}
+        for p in outcome.prompts:
+            by_module.setdefault(outcome.owners.get(p["id"], ""), []).append(p)
         for name in names:
             if name not in outcome.broken:
-                known[name] = [p for p in outcome.prompts if outcome.owners.get(p["id"]) == name]
+                known[name] = by_module.get(name, [])
         self._known = known
         rank = {name: i for i, name in enumerate(names)}
-        fresh: list[PromptReport] = [{**p, "stale": False} for p in outcome.prompts]
+        # A prompt report handed on unchanged by an incremental load keeps its copy (and so its hash).
+        copies: dict[int, tuple[PromptReport, PromptReport]] = {}
+        fresh: list[PromptReport] = []
+        for p in outcome.prompts:
+            known_copy = self._copies.get(id(p))
+            copy = known_copy[1] if known_copy is not None and known_copy[0] is p else {**p, "stale": False}
+            copies[id(p)] = (p, copy)
+            fresh.append(copy)
+        self._copies = copies
         prompts = sorted([*fresh, *stale], key=lambda p: (rank.get(module_of.get(p["id"], ""), len(rank)), p["line"] or 0))
         return prompts, owners
 
@@ -347,7 +476,9 @@ class ProjectSession:
         errors = [*errors, *outcome.errors]
         good = not errors
         prompts, owners = self._merge(outcome, names)
-        hashes = prompt_hashes(prompts)
+        cache = self._hash_cache
+        hashes = prompt_hashes(prompts, cache)
+        self._hash_cache = {id(p): cache[id(p)] for p in prompts if id(p) in cache}
         report: Report = {
             "version": self._version,
             "project": str(self.root),
@@ -359,6 +490,8 @@ class ProjectSession:
             "hash": content_hash(hashes, errors),
             "notice": None if prompts or errors else EMPTY_NOTICE.format(root=self.root),
             "modules_found": found_modules,
+            "load": outcome.kind,
+            "reevaluated": list(outcome.reevaluated),
         }
         self._swap_workers(outcome.worker, owners)
         self._hashes = hashes
@@ -370,18 +503,21 @@ class ProjectSession:
             write.add_done_callback(self._written)
         after = self._hashes
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
+        extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated)}
         if good:
             summary = f"Report {self._version}: {len(prompts)} prompt(s) in {elapsed * 1000:.0f} ms"
             if files:
                 summary += f" after changes to {', '.join(files[:3])}{'…' if len(files) > 3 else ''}"
-            self._emit(SessionEvent("report", self._version, summary, changed_files=files, changed_prompts=changed))
+            if outcome.kind == "incremental":
+                summary += f" ({len(outcome.reevaluated)} re-evaluated)"
+            self._emit(SessionEvent("report", self._version, summary, changed_files=files, changed_prompts=changed, **extra))
         else:
             first = errors[0]
             where = f"{first['file']}:{first['line']}: " if first.get("file") else ""
             summary = f"{where}{first['type']}: {first['message']}".splitlines()[0][:300]
             if report["stale"]:
                 summary += " (its module's last good prompts are shown, marked stale)"
-            self._emit(SessionEvent("error", self._version, summary, changed_files=files, changed_prompts=changed))
+            self._emit(SessionEvent("error", self._version, summary, changed_files=files, changed_prompts=changed, **extra))
 
     def _written(self, write: asyncio.Future[None]) -> None:
         self._writes.discard(write)

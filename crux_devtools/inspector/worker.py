@@ -9,6 +9,9 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     -> {"id": 3, "op": "run", "prompt_id": "x", "example": null, "input": {...}}
     -> {"id": 4, "op": "prepare", "prompt_id": "x", "example": "a", "input": null, "contributor": "log",
         "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
+    -> {"id": 5, "op": "update", "files": ["a.py"], "retry": [], "known": [ids], "protect": [], "progress": true}
+    <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
+                                                           # or {"full": why}: the session loads in full
 
 With ``"progress": true`` a load also reports each step as it starts (importing a module,
 evaluating a prompt, one example) and streams each prompt's report (see ``wire.py``), so when user
@@ -18,8 +21,8 @@ in a fresh worker (``skip_modules``, ``skip_targets``).
 The protocol uses private copies of the original stdin/stdout; file descriptors 0 and 1 are then
 pointed at /dev/null and stderr, so user ``print`` or ``input()`` can never corrupt it. Stack dumps
 (faulthandler: a crash, or SIGUSR1 before a hung worker is killed) go to a private copy of stderr, so
-user code closing fd 2 cannot hide them. A worker loads one project version only: the session starts
-a fresh one for every change. It dies with its parent (``PR_SET_PDEATHSIG``), and runs in its own
+user code closing fd 2 cannot hide them. A worker loads a project once (``load``); after a save the
+session asks it to ``update`` what changed (see ``session.py``), or starts a fresh one. It dies with its parent (``PR_SET_PDEATHSIG``), and runs in its own
 process group, which the session kills when the worker ends.
 """
 
@@ -32,11 +35,14 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from crux_devtools.core.tokens import CountedTexts
+
+from .graph import changed_library, tracker
 
 # The real ``os._exit``: user code gets a wrapper that first tells the session where it was called.
 _os_exit = os._exit
@@ -204,13 +210,16 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
 
     imported = 0
     before = set(sys.modules)
+    stamps: dict[str, tuple[int, int]] = {}
     for name in modules:
+        _stamp_source(name, stamps)
         try:
             importlib.import_module(name)
             imported += 1
         except Exception as exc:  # noqa: BLE001 - it fails again in the load, and is reported there
             print(f"crux-devtools worker: could not pre-import {name}: {exc!r}", file=sys.stderr)
-    _primed_files.update(library_files(set(sys.modules) - before))
+    # A library saved while it was being imported keeps the stamp from before: the load sees the change.
+    _primed_files.update({path: stamps.get(path, stamp) for path, stamp in library_files(set(sys.modules) - before).items()})
     counter = default_counter()
     for text in texts:
         counter.count(text)
@@ -223,6 +232,23 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
     gc.collect()
     gc.freeze()
     return {"modules": imported, "texts": len(texts), "separated": len(separated or []), "files": compiled}
+
+
+def _stamp_source(name: str, stamps: dict[str, tuple[int, int]]) -> None:
+    """Record ``(mtime_ns, size)`` of a module's source file before it is imported (not its parents')."""
+    import importlib.util
+
+    parent = name.rpartition(".")[0]
+    if name in sys.modules or (parent and parent not in sys.modules):
+        return
+    try:
+        spec = importlib.util.find_spec(name)
+        origin = getattr(spec, "origin", None)
+        if isinstance(origin, str):
+            info = os.stat(origin)
+            stamps.setdefault(origin, (info.st_mtime_ns, info.st_size))
+    except (Exception, SystemExit):  # noqa: BLE001, S110 - the import reports what is wrong
+        pass
 
 
 # Source files of the libraries a spare pre-imported, with their (mtime_ns, size) at that time.
@@ -299,67 +325,224 @@ def counted_texts(tracked: CountedTexts | None) -> dict[str, list[Any]]:
 
 
 class Worker:
-    """Holds the loaded project between requests."""
+    """Holds the loaded project between requests, and updates it in place after a save (``update``).
+
+    Ops are dispatched from one table (``self.ops``); see the module docstring for each.
+    """
 
     def __init__(self, channel: Channel) -> None:
         self.project: Any = None
         self.channel = channel
         self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
         self.defaults: Any = None  # planning.PlanningDefaults of the loaded project
+        self.refs: list[dict[str, Any]] = []  # the project's modules (ModuleRef dicts), in order
+        self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported
+        self.held: dict[str, Any] = {}  # target id -> last good Target of a module that failed to re-import
+        self.libraries: dict[str, tuple[int, int]] = {}  # library files user code imported, as they were
+        self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "ping": self.ping,
+            "prime": self.prime,
+            "load": self.load,
+            "update": self.update,
+            "evaluate": self.evaluate,
+            "run": self.run,
+            "prepare": self.prepare,
+        }
 
     def handle(self, request: dict[str, Any]) -> Any:
-        from .evaluate import evaluate_example, prepare, project_report, run_target
-        from .loader import load_project
+        op = request.get("op")
+        method = self.ops.get(op) if isinstance(op, str) else None
+        if method is None:
+            raise ValueError(f"unknown op {op!r}; expected one of: {', '.join(self.ops)}")
+        if op not in ("ping", "prime", "load") and self.project is None:
+            raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
+        return method(request)
+
+    def ping(self, request: dict[str, Any]) -> Any:
+        return {"pid": os.getpid()}
+
+    def prime(self, request: dict[str, Any]) -> Any:
+        return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
+
+    def _progress(self, request: dict[str, Any]) -> Any:
+        self.channel.progress = bool(request.get("progress"))
+        return self.channel.emit if self.channel.progress else None
+
+    def load(self, request: dict[str, Any]) -> Any:
+        from .evaluate import project_report
+        from .loader import collect_targets, import_modules
         from .planning import PlanningDefaults
 
-        op = request.get("op")
-        if op == "ping":
-            return {"pid": os.getpid()}
-        if op == "prime":
-            return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
-        if op == "load":
-            if self.project is not None:
-                raise RuntimeError("this worker already holds a project; start a fresh worker for a new load")
-            check_primed_files()
-            before = set(sys.modules)
-            counted = track_counting()
-            root = Path(request["root"])
-            self.channel.root = root
-            self.channel.progress = bool(request.get("progress"))
-            emit = self.channel.emit if self.channel.progress else None
-            self.project = load_project(root, request["modules"], skip=set(request.get("skip_modules") or ()), progress=emit)
+        if self.project is not None:
+            raise RuntimeError("this worker already holds a project; start a fresh worker for a new load")
+        check_primed_files()
+        before = set(sys.modules)
+        counted = track_counting()
+        root = Path(request["root"])
+        self.channel.root = root
+        emit = self._progress(request)
+        skip = set(request.get("skip_modules") or ())
+        self.refs = list(request["modules"])
+        tracker.install(root)
+        tracker.active = True
+        try:
+            loaded, errors = import_modules(root, [ref for ref in self.refs if ref["name"] not in skip], progress=emit, tracker=tracker)
+            self.modules = {ref["name"]: module for ref, module in loaded}
+            self.project = collect_targets(root, loaded)
+            self.project.import_errors = errors
+            modules = tracker.project_modules()
+            self._context_edges(self.project.targets, modules)
             self.defaults = PlanningDefaults.load(root, request.get("models"))
             result = project_report(self.project, self.defaults, skip=set(request.get("skip_targets") or ()), progress=emit)
-            result["order"] = [target.id for target in self.project.targets]
-            result["preload"] = library_modules(root, set(sys.modules) - before)
-            result["counted"] = counted_texts(counted)
-            return result
-        if self.project is None:
-            raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        if op in ("evaluate", "run", "prepare"):
-            target = self.project.find(request["prompt_id"])
-            name, data = self._input(target, request.get("example"), request.get("input"))
-            if op == "run":
-                if self.recorder is None:
-                    from crux_devtools.core.recording import RunRecorder
+        finally:
+            tracker.active = False
+        result["order"] = [target.id for target in self.project.targets]
+        result["preload"] = library_modules(root, set(sys.modules) - before)
+        result["counted"] = counted_texts(counted)
+        self.libraries = dict(_primed_files)
+        self._track_libraries(set(sys.modules) - before)
+        result.update(self._watch_info(modules))
+        return result
 
-                    self.recorder = RunRecorder(self.project.root)
-                return run_target(self.project.root, target, data, self.recorder)
-            if op == "prepare":
-                return prepare(
-                    self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
-                    allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
-                )
-            return evaluate_example(
-                self.project.root,
-                target,
-                name,
-                data,
-                token_budget=request.get("token_budget"),
-                input_budget=request.get("input_budget"),
-                defaults=self.defaults,
-            )
-        raise ValueError(f"unknown op {op!r}; expected load, evaluate, run, prepare or ping")
+    def update(self, request: dict[str, Any]) -> Any:
+        """Re-import the modules a save affects (``graph.Tracker.affected``) and re-evaluate their targets.
+
+        ``files``: the changed files, relative to the root; ``retry``: modules to re-import anyway
+        (those that failed last time); ``known``: target ids the session holds a current report of
+        (the others are evaluated too); ``protect``: modules whose last good version (shown stale)
+        this worker holds. Answers ``{"full": why}``, having changed nothing, when only a full load is
+        right: a library user code imported changed on disk, or a protected module would be imported
+        again (a crash or hang would lose its last good version).
+        """
+        from .evaluate import project_report
+        from .loader import collect_targets, import_modules
+
+        changed = changed_library(self.libraries)
+        if changed is not None:
+            return {"full": changed}
+        root = self.project.root
+        emit = self._progress(request)
+        retry = set(request.get("retry") or ())
+        files = [os.path.normpath(root / f) for f in request.get("files") or ()]
+        # A module that failed to import is not in sys.modules: its own file names it.
+        retry |= {ref["name"] for ref in self.refs if ref["name"] not in self.modules and ref["path"] and os.path.normpath(ref["path"]) in files}
+        affected = tracker.affected(files, retry)
+        redo = [
+            ref for ref in self.refs
+            if ref["name"] in affected or getattr(self.modules.get(ref["name"]), "__name__", None) in affected
+        ]
+        protected = sorted({ref["name"] for ref in redo} & set(request.get("protect") or ()))
+        if protected:
+            return {"full": f"{', '.join(protected)} would be imported again, and this worker holds its last good version"}
+        # Forget the affected modules, so the next import runs their current source.
+        for name in affected | {getattr(self.modules.get(ref["name"]), "__name__", ref["name"]) for ref in redo}:
+            sys.modules.pop(name, None)
+        tracker.forget(affected)
+        before = set(sys.modules)
+        tracker.active = True
+        try:
+            loaded, errors = import_modules(root, redo, progress=emit, tracker=tracker)
+            redone = {ref["name"] for ref, _ in loaded}
+            failed = {ref["name"] for ref in redo} - redone
+            for target in self.project.targets:
+                if target.ref in failed:
+                    self.held[target.id] = target  # still answers evaluate/run for its stale report
+            for ref, module in loaded:
+                self.modules[ref["name"]] = module
+            for name in failed:
+                self.modules.pop(name, None)
+            project = collect_targets(root, [(ref, self.modules[ref["name"]]) for ref in self.refs if ref["name"] in self.modules])
+            project.import_errors = errors
+            for target in project.targets:
+                self.held.pop(target.id, None)
+            modules = tracker.project_modules()
+            self._context_edges([t for t in project.targets if t.ref in redone], modules)
+            known = set(request.get("known") or ())
+            chosen = {t.id for t in project.targets if t.ref in redone or t.id not in known}
+            self.project = project
+            result = project_report(project, self.defaults, skip={t.id for t in project.targets if t.id not in chosen}, progress=emit)
+        finally:
+            tracker.active = False
+        result["order"] = [target.id for target in project.targets]
+        result["refs"] = {target.id: target.ref for target in project.targets}
+        result["reevaluated"] = [target.id for target in project.targets if target.id in chosen]
+        result["reimported"] = [ref["name"] for ref in redo]
+        self._track_libraries(set(sys.modules) - before)
+        result.update(self._watch_info(modules))
+        return result
+
+    def _track_libraries(self, names: set[str]) -> None:
+        """Remember the files of libraries (outside the project) these newly imported modules came from."""
+        for path, stamp in library_files(names).items():
+            if not tracker.in_project(os.path.realpath(path)):
+                self.libraries.setdefault(path, stamp)
+
+    def _context_edges(self, targets: list[Any], modules: dict[str, str]) -> None:
+        """A target's module depends on the modules defining the contexts it uses (registries, re-exports)."""
+        names = {file: name for name, file in modules.items()}
+        root = self.project.root
+        for target in targets:
+            try:
+                reaches = target.prompt.contexts()
+            except Exception:  # noqa: BLE001, S112 - the report says what is wrong with the prompt
+                continue
+            found = set()
+            for reach in reaches:
+                where = self.project.context_lines.get(id(reach.context))
+                if where is not None and where[0]:
+                    name = names.get(os.path.realpath(root / where[0]))
+                    if name is not None:
+                        found.add(name)
+            tracker.depends(target.module, found)
+
+    def _watch_info(self, modules: dict[str, str]) -> dict[str, Any]:
+        root = os.path.join(os.path.realpath(self.project.root), "")
+        files = sorted({os.path.relpath(f, root) for f in modules.values()})
+        return {"watched": tracker.watched(), "imported": files}
+
+    def _find(self, target_id: str) -> Any:
+        try:
+            return self.project.find(target_id)
+        except KeyError:
+            if target_id in self.held:
+                return self.held[target_id]
+            raise
+
+    def evaluate(self, request: dict[str, Any]) -> Any:
+        from .evaluate import evaluate_example
+
+        target = self._find(request["prompt_id"])
+        name, data = self._input(target, request.get("example"), request.get("input"))
+        return evaluate_example(
+            self.project.root,
+            target,
+            name,
+            data,
+            token_budget=request.get("token_budget"),
+            input_budget=request.get("input_budget"),
+            defaults=self.defaults,
+        )
+
+    def run(self, request: dict[str, Any]) -> Any:
+        from .evaluate import run_target
+
+        target = self._find(request["prompt_id"])
+        _name, data = self._input(target, request.get("example"), request.get("input"))
+        if self.recorder is None:
+            from crux_devtools.core.recording import RunRecorder
+
+            self.recorder = RunRecorder(self.project.root)
+        return run_target(self.project.root, target, data, self.recorder)
+
+    def prepare(self, request: dict[str, Any]) -> Any:
+        from .evaluate import prepare
+
+        target = self._find(request["prompt_id"])
+        _name, data = self._input(target, request.get("example"), request.get("input"))
+        return prepare(
+            self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
+            allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
+        )
 
     def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs

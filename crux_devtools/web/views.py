@@ -81,7 +81,7 @@ def shown_report(session: Any) -> Report:
         return report
     return {
         "version": 0, "project": "", "generated_at": "", "duration_ms": 0.0, "stale": False, "errors": [], "prompts": [],
-        "hash": "", "notice": None, "modules_found": False,
+        "hash": "", "notice": None, "modules_found": False, "load": "full", "reevaluated": [],
     }
 
 

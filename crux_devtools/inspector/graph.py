@@ -1,0 +1,211 @@
+"""What a loaded project depends on, recorded in the worker while user code runs. Runs only in the worker.
+
+``Tracker`` records, for the project's own modules (files under the project root):
+
+- the import graph: which project module imported which (a hook on ``builtins.__import__``, plus the
+  modules that appeared in ``sys.modules`` while one was imported, for ``importlib.import_module``);
+- the files user code opened for reading inside the project (``sys.addaudithook`` on ``"open"``),
+  such as a ``skills/*/SKILL.md``, and the folders it listed (``os.listdir``, ``os.scandir``,
+  ``glob``), each with the module whose code did it.
+
+``affected(files)`` is then the set of modules a save must re-import: the modules of the changed files,
+the modules that read or listed them, and every module that (transitively) imports one of those.
+An audit hook cannot be removed: it is installed once, and records only while ``active``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_NOT_DATA = (".py", ".pyc", ".pyo", ".so", ".pyd")
+_NOT_PROJECT = tuple(f"{os.sep}{name}{os.sep}" for name in ("site-packages", ".venv", "venv", "node_modules", ".git"))
+
+
+class Tracker:
+    """The import graph and data-file reads of one worker's project (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.root = ""  # the project root with a trailing separator; empty: record nothing
+        self.active = False
+        self.edges: dict[str, set[str]] = {}  # importer module name -> imported module names
+        self.reads: dict[str, set[str]] = {}  # absolute file path -> names of modules that read it
+        self.listed: dict[str, set[str]] = {}  # absolute folder path -> names of modules that listed it
+        self.written: set[str] = set()  # absolute paths user code opened for writing (never watched)
+        self.current: list[str] = []  # the module being imported or whose target is evaluated, innermost last
+        self._installed = False
+
+    def install(self, root: Path) -> None:
+        self.root = os.path.join(os.path.realpath(root), "")
+        if self._installed:
+            return
+        self._installed = True
+        original = builtins.__import__
+
+        def tracked_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+            if self.active and globals is not None:
+                self._record_import(name, globals, fromlist, level)
+            return original(name, globals, locals, fromlist, level)
+
+        builtins.__import__ = tracked_import
+        sys.addaudithook(self._audit)
+
+    # -- recording -------------------------------------------------------------------------------
+    def in_project(self, path: str) -> bool:
+        """A file of the project (not of a virtual environment or dependency kept inside it)."""
+        return bool(self.root) and path.startswith(self.root) and not any(part in path for part in _NOT_PROJECT)
+
+    def _record_import(self, name: str, globals: Any, fromlist: Any, level: int) -> None:
+        try:
+            importer = globals.get("__name__")
+            file = globals.get("__file__")
+            if not isinstance(importer, str) or not isinstance(file, str) or not self.in_project(file):
+                return
+            absolute = name
+            if level:
+                package = globals.get("__package__") or importer.rpartition(".")[0]
+                absolute = importlib.util.resolve_name("." * level + name, package)
+            found = self.edges.setdefault(importer, set())
+            found.add(absolute)
+            parts = absolute.split(".")
+            for i in range(1, len(parts)):
+                found.add(".".join(parts[:i]))
+            for item in fromlist or ():
+                if isinstance(item, str) and item != "*":
+                    found.add(f"{absolute}.{item}")  # a submodule, or an attribute (no such module: ignored)
+        except Exception:  # noqa: BLE001, S110 - recording must never break user code's import
+            pass
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.active or event not in ("open", "os.listdir", "os.scandir"):
+            return
+        try:
+            path = args[0]
+            if isinstance(path, int) or path is None:
+                return
+            path = os.fsdecode(path)
+            full = os.path.realpath(os.path.abspath(path))
+            if event == "open":
+                mode, flags = args[1], args[2]
+                writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                    mode is None and isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+                )
+                if writes:
+                    # A file user code writes is not watched, even if it reads it too: its own
+                    # write would re-import the module, which writes it again, forever.
+                    if self.in_project(full):
+                        self.written.add(full)
+                    return
+            if not self.in_project(full) or full.endswith(_NOT_DATA) or f"{os.sep}__pycache__{os.sep}" in full:
+                return
+            if f"{os.sep}.crux{os.sep}" in full or full.endswith(f"{os.sep}.crux"):
+                return
+            module = self._reader()
+            if module is None:
+                return
+            table = self.reads if event == "open" else self.listed
+            table.setdefault(full, set()).add(module)
+        except Exception:  # noqa: BLE001, S110 - an audit hook must never raise into user code
+            pass
+
+    def _reader(self) -> str | None:
+        """The project module whose code is running (innermost frame in a project file), else the one
+        being imported or evaluated."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if self.in_project(filename):
+                name = frame.f_globals.get("__name__")
+                if isinstance(name, str):
+                    return name
+            frame = frame.f_back  # type: ignore[assignment]
+        return self.current[-1] if self.current else None
+
+    def imported_while(self, importer: str, before: Iterable[str]) -> None:
+        """Record the project modules that appeared while ``importer`` was imported as its imports."""
+        new = set(sys.modules) - set(before)
+        if new:
+            self.edges.setdefault(importer, set()).update(name for name in new if name != importer)
+
+    def depends(self, importer: str, names: Iterable[str]) -> None:
+        self.edges.setdefault(importer, set()).update(n for n in names if n != importer)
+
+    def forget(self, names: Iterable[str]) -> None:
+        """Drop what these modules imported and read: they are about to run again and record it anew."""
+        gone = set(names)
+        for name in gone:
+            self.edges.pop(name, None)
+        for table in (self.reads, self.listed):
+            for path in list(table):
+                table[path] -= gone
+                if not table[path]:
+                    del table[path]
+
+    # -- reading ---------------------------------------------------------------------------------
+    def project_modules(self) -> dict[str, str]:
+        """``module name -> real file path`` of every imported module that is a project file."""
+        found: dict[str, str] = {}
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            # Project modules are imported from the resolved root (it is first on sys.path).
+            if isinstance(file, str) and self.in_project(file):
+                found[name] = os.path.normpath(file)
+        return found
+
+    def affected(self, files: Iterable[str], extra: Iterable[str] = ()) -> set[str]:
+        """The project modules to re-import after ``files`` (absolute paths) changed, with ``extra``."""
+        modules = self.project_modules()
+        by_file: dict[str, set[str]] = {}
+        for name, file in modules.items():
+            by_file.setdefault(file, set()).add(name)
+        direct = set(extra)
+        for path in files:
+            full = os.path.normpath(path)
+            direct |= by_file.get(full, set())
+            direct |= self.reads.get(full, set())
+            direct |= self.listed.get(os.path.dirname(full), set())
+        importers: dict[str, set[str]] = {}
+        for importer, imported in self.edges.items():
+            for name in imported:
+                importers.setdefault(name, set()).add(importer)
+        found: set[str] = set()
+        todo = list(direct)
+        while todo:
+            name = todo.pop()
+            if name in found:
+                continue
+            found.add(name)
+            todo.extend(importers.get(name, ()))
+        return found
+
+    def watched(self) -> dict[str, list[str]]:
+        """Data files (relative to the root) and folders (ending in ``/``) user code read, with the modules."""
+        out: dict[str, list[str]] = {}
+        for path, names in self.reads.items():
+            if path not in self.written:
+                out[os.path.relpath(path, self.root)] = sorted(names)
+        for path, names in self.listed.items():
+            rel = os.path.relpath(path, self.root)
+            out["./" if rel == "." else rel.rstrip(os.sep) + "/"] = sorted(names)
+        return out
+
+
+def changed_library(files: dict[str, tuple[int, int]]) -> str | None:
+    """Which of these library files changed on disk since they were imported, said in words, or None."""
+    for path, (mtime, size) in files.items():
+        try:
+            info = os.stat(path)
+        except OSError:
+            return f"{path} was removed after this worker imported it"
+        if (info.st_mtime_ns, info.st_size) != (mtime, size):
+            return f"{path} changed after this worker imported it"
+    return None
+
+
+tracker = Tracker()
