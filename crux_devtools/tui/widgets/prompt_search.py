@@ -1,0 +1,85 @@
+"""The search bar under the prompt tree: ``/`` opens it, typing narrows the tree to the matches.
+
+``SearchInput`` is the line the query is typed in: Up/Down step through the matches and Escape
+cancels (the app handles both through ``PromptSearch.Step`` / ``PromptSearch.Cancelled``); Enter is
+the Input's own ``Submitted``. Below it, or alone once the search is submitted, a hint says how many
+prompts match and which keys step through them.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, Static
+
+
+class SearchInput(Input):
+    """The query line. Its keys (in the footer while it has the focus) step and cancel."""
+
+    BINDINGS = [
+        Binding("down", "step(1)", "Next match", key_display="↓"),
+        Binding("up", "step(-1)", "Prev match", key_display="↑"),
+        Binding("enter", "submit", "Open match"),
+        Binding("escape", "cancel", "Cancel search"),
+    ]
+
+    def action_step(self, direction: int) -> None:
+        self.post_message(PromptSearch.Step(direction))
+
+    def action_cancel(self) -> None:
+        self.post_message(PromptSearch.Cancelled())
+
+
+class PromptSearch(Vertical):
+    """The query line and the hint; hidden until ``/``."""
+
+    class Step(Message):
+        """Up/Down in the query line: move to the next (``1``) or previous (``-1``) match."""
+
+        def __init__(self, direction: int) -> None:
+            super().__init__()
+            self.direction = direction
+
+    class Cancelled(Message):
+        """Escape in the query line: close the search and go back to where the user was."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(""), id="search-hint")
+        yield SearchInput(placeholder="id, module or file", id="search-input", select_on_focus=False)
+
+    @property
+    def input(self) -> SearchInput:
+        return self.query_one(SearchInput)
+
+    def open(self, query: str = "") -> None:
+        self.display = True
+        self.input.display = True
+        self.input.value = query
+        self.input.cursor_position = len(query)
+        self.input.focus()
+
+    def close(self, keep_hint: bool) -> None:
+        """Hide the query line; the hint stays (``keep_hint``) while its matches can be stepped through."""
+        self.input.display = False
+        self.display = keep_hint
+
+    def show_hint(self, query: str, matched: int, total: int, typing: bool, position: int | None = None) -> None:
+        """``matched`` of ``total`` prompts; once submitted, which one is shown (``position``, 1-based)."""
+        hint = Text()
+        if not typing:
+            hint.append("/", "bold")
+            hint.append(query, "bold yellow")  # the user's text, literally
+            hint.append("  ")
+        if not query.strip():
+            hint.append(f"{total} prompts · type to search", "dim")
+        elif matched == 0:
+            hint.append("no prompt matches", "bold red")
+        elif typing:
+            hint.append(f"{matched} of {total} match", "bold")
+        else:
+            hint.append(f"{position or '-'}/{matched}", "bold")
+            hint.append(" · n N · esc clears", "dim")
+        self.query_one("#search-hint", Static).update(hint)
