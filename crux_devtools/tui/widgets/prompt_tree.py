@@ -36,14 +36,15 @@ class NodeRef:
     context_id: str | None = None
 
 
-def prompt_label(prompt: dict[str, Any], stale: bool) -> Text:
+def prompt_label(prompt: dict[str, Any], stale: bool, detail: bool = True) -> Text:
     status = prompt_status(prompt, stale)
     mark, style = STATUS_MARKS.get(status, ("?", "red"))
     label = Text.assemble((mark, style), " ", (prompt.get("id", "?"), "bold"))
     if prompt.get("kind") == "agent":
         label.append(" agent", "italic cyan")
-    detail = f" {prompt.get('total_tokens', 0)} tok" if status in ("fits", "over") else f" {status}"
-    label.append(detail, "dim" if status == "fits" else style)
+    if detail:
+        tokens = f" {prompt.get('total_tokens', 0)} tok" if status in ("fits", "over") else f" {status}"
+        label.append(tokens, "dim" if status == "fits" else style)
     return label
 
 
@@ -58,7 +59,7 @@ def highlighted(text: str, spans: tuple[tuple[int, int], ...], style: str = "") 
 def search_label(prompt: dict[str, Any], stale: bool, match: PromptMatch) -> Text:
     """A prompt's label with what a search matched highlighted: in the id, or, when a term matched
     only the module or the file, that field after the label (so the user sees why it is listed)."""
-    label = prompt_label(prompt, stale)
+    label = prompt_label(prompt, stale, detail=not match.only_outside_id())  # the pane is narrow: where, not tokens
     offset = 2  # the status mark and a space
     for start, end in match.spans.get("id", ()):
         label.stylize(MATCH_STYLE, offset + start, offset + end)
