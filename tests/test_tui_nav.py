@@ -287,3 +287,21 @@ async def test_ids_and_files_that_look_like_markup_are_searched_and_offered_lite
         await pilot.press("enter")
         await settle(pilot)
         assert app.prompt_id == AGENT_ID
+
+
+async def test_characters_typed_right_after_slash_go_into_the_query_not_to_the_view_keys() -> None:
+    """Typed quickly, the keys after ``/`` are queued before the focus moves to the query line:
+    ``o`` must not open the editor, ``2`` must not switch tabs; they are the query's text."""
+    from textual import events
+    from tui_fakes import FakeSession
+
+    app = make_tui(FakeSession())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = len(app._notifications)
+        for key, char in [("slash", "/"), ("s", "s"), ("o", "o"), ("2", "2")]:
+            app.post_message(events.Key(key, char))  # all queued at once, as a fast typist's are
+        await settle(pilot)
+        assert app.query_one(SearchInput).value == "so2"
+        assert app.query_one(TabbedContent).active == "tab-request"
+        assert len(app._notifications) == before  # no "Source of ..." from o

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -24,7 +25,7 @@ from textual.widgets import Input, TabbedContent, TabPane
 
 from . import report as rp
 from .search import step
-from .widgets.prompt_search import PromptSearch
+from .widgets.prompt_search import PromptSearch, SearchInput
 from .widgets.prompt_tree import NodeRef, PromptTree
 
 
@@ -152,6 +153,14 @@ class NavigationActions:
         self.query_one(PromptSearch).open(tree.query_text)
         tree.set_search(tree.query_text, narrow=True)
         self.update_search_hint(typing=True)
+
+    def on_key(self: Any, event: events.Key) -> None:
+        """A character typed right after ``/`` can reach the app after the focus moved to the query
+        line (it was already queued at the tree): it belongs to the query, in order."""
+        search = self.focused
+        if isinstance(search, SearchInput) and event.is_printable and event.character:
+            event.stop()
+            search.insert_text_at_cursor(event.character)
 
     def on_input_changed(self: Any, event: Input.Changed) -> None:
         if event.input.id != "search-input":

@@ -59,7 +59,9 @@ class PromptSearch(Vertical):
         self.input.display = True
         self.input.value = query
         self.input.cursor_position = len(query)
-        self.input.focus()
+        # At once, not ``focus()`` (which waits its turn in the queue): keys the user typed right
+        # after "/" may already be queued, and they belong to the query, not to the view's bindings.
+        self.screen.set_focus(self.input)
 
     def close(self, keep_hint: bool) -> None:
         """Hide the query line; the hint stays (``keep_hint``) while its matches can be stepped through."""
