@@ -110,7 +110,7 @@ async def test_slash_and_an_id_narrow_the_tree_and_enter_shows_that_prompts_requ
     await running.type("m013-prompt-2")
     # While typing: the tree lists the one match (no contexts), the right side has not moved.
     assert [n.data for n in tree._shown_nodes] == [NodeRef("m013-prompt-2")]
-    assert "1 of 80 match" in screen_text(app)
+    assert "1 of 80 prompts" in screen_text(app)
     assert running.shown_prompt() == "m000-prompt-0"
     await running.pilot.press("enter")
     await settle(running.pilot)
@@ -305,3 +305,17 @@ async def test_characters_typed_right_after_slash_go_into_the_query_not_to_the_v
         assert app.query_one(SearchInput).value == "so2"
         assert app.query_one(TabbedContent).active == "tab-request"
         assert len(app._notifications) == before  # no "Source of ..." from o
+
+
+def test_snapshot_of_the_search_open_with_its_matches_highlighted(snap_compare: Any) -> None:
+    """``/support``: support-reply matches in its id, triage-agent in its file (shown after it)."""
+    from tui_fakes import FakeSession
+
+    async def search(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await pilot.press("slash")
+        for char in "support":
+            await pilot.press(char)
+        await settle(pilot)
+
+    assert snap_compare(make_tui(FakeSession()), terminal_size=(110, 34), run_before=search)

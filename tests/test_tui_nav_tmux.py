@@ -50,7 +50,7 @@ def test_slash_an_id_and_enter_in_the_real_tui_show_that_prompt(terminal: Termin
     for char in "m013-prompt-2":  # one key at a time, as a user types
         terminal.keys(char)
         time.sleep(0.03)
-    screen = terminal.wait_for(lambda s: "1 of 80 match" in s)
+    screen = terminal.wait_for(lambda s: "1 of 80 prompts" in s)
     assert [line for line in left(screen) if line.startswith("✓ ")] == ["✓ m013-prompt-2 863 tok"]
     assert " prompt  m000-prompt-0 " in screen  # typing moved nothing on the right
     terminal.keys("Enter")

@@ -80,7 +80,7 @@ class PromptSearch(Vertical):
         elif matched == 0:
             hint.append("no prompt matches", "bold red")
         elif typing:
-            hint.append(f"{matched} of {total} match", "bold")
+            hint.append(f"{matched} of {total} prompts", "bold")
         else:
             hint.append(f"{position or '-'}/{matched}", "bold")
             hint.append(" · n N · esc clears", "dim")

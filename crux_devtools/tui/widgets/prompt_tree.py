@@ -25,7 +25,7 @@ STATUS_MARKS = {
     "stale": ("◌", "yellow"),
 }
 PART_MARKS = {"active": ("●", "green"), "excluded": ("○", "dim"), "dropped": ("✂", "red")}
-MATCH_STYLE = "bold black on yellow"
+MATCH_STYLE = "bold underline black on yellow"  # underlined: the cursor line paints its own background over it
 
 
 @dataclass(frozen=True, slots=True)
