@@ -26,7 +26,7 @@ from test_tui_markup import AGENT_ID, MarkupSession  # noqa: E402
 from crux_devtools.inspector.session import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import CruxTui, make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree, StatusLine  # noqa: E402
-from crux_devtools.tui.widgets.prompt_search import PromptSearch, SearchInput  # noqa: E402
+from crux_devtools.tui.widgets.prompt_search import PromptSearch, SearchInput, SearchResults  # noqa: E402
 from crux_devtools.tui.widgets.prompt_tree import NodeRef  # noqa: E402
 
 SIZE = (140, 40)
@@ -62,6 +62,14 @@ class Running:
     @property
     def tree(self) -> PromptTree:
         return self.app.query_one(PromptTree)
+
+    @property
+    def results(self) -> SearchResults:
+        return self.app.query_one(SearchResults)
+
+    def listed(self) -> list[str]:
+        """The ids the search lists while it is typed."""
+        return [str(self.results.get_option_at_index(i).id) for i in range(self.results.option_count)]
 
     @property
     def search(self) -> PromptSearch:
@@ -101,15 +109,16 @@ async def running(project: Path) -> AsyncIterator[Running]:
         yield r
 
 
-async def test_slash_and_an_id_narrow_the_tree_and_enter_shows_that_prompts_request(running: Running) -> None:
+async def test_slash_and_an_id_list_the_match_in_the_trees_place_and_enter_shows_its_request(running: Running) -> None:
     app, tree = running.app, running.tree
     assert running.shown_prompt() == "m000-prompt-0"
     await running.pilot.press("slash")
     await settle(running.pilot)
     assert running.search.input.has_focus
     await running.type("m013-prompt-2")
-    # While typing: the tree lists the one match (no contexts), the right side has not moved.
-    assert [n.data for n in tree._shown_nodes] == [NodeRef("m013-prompt-2")]
+    # While typing: the one match is listed in the tree's place, the right side has not moved.
+    assert running.listed() == ["m013-prompt-2"]
+    assert running.results.display and not tree.display
     assert "1 of 80 prompts" in screen_text(app)
     assert running.shown_prompt() == "m000-prompt-0"
     await running.pilot.press("enter")
@@ -121,6 +130,7 @@ async def test_slash_and_an_id_narrow_the_tree_and_enter_shows_that_prompts_requ
     assert "You are assistant 2 of module 13." in text  # the Request tab: the system text as sent
     assert "## Fact 2 of module 13" in text
     # The whole tree is back (every prompt and context), the cursor on the prompt, scrolled into view, focused.
+    assert tree.display and not running.results.display
     assert len(tree._shown_nodes) == running.full_tree_size()
     assert tree.cursor_node is not None and tree.cursor_node.data == NodeRef("m013-prompt-2")
     assert tree.has_focus
@@ -132,14 +142,14 @@ async def test_search_matches_module_and_file_and_the_arrows_n_and_shift_n_step_
     app, tree = running.app, running.tree
     await running.pilot.press("slash")
     await running.type("mod_007.py")
-    assert tree.match_ids() == [f"m007-prompt-{k}" for k in range(4)]
+    assert running.listed() == [f"m007-prompt-{k}" for k in range(4)]
     lines = tree_lines(app)
     assert any(line.startswith("✓ m007-prompt-0") and line.endswith("· mod_007.py") for line in lines), lines
     await running.pilot.press("down")
     await running.pilot.press("down")
     await running.pilot.press("up")
     await settle(running.pilot)
-    assert tree.cursor_node is not None and tree.cursor_node.data == NodeRef("m007-prompt-1")
+    assert running.results.chosen() == "m007-prompt-1"
     assert running.shown_prompt() == "m000-prompt-0"  # stepping while typing selects nothing
     await running.pilot.press("enter")
     await settle(running.pilot)
@@ -169,9 +179,10 @@ async def test_escape_while_typing_puts_the_tree_and_the_cursor_back_where_they_
     assert running.shown_prompt() == "m001-prompt-2"
     await running.pilot.press("slash")
     await running.type("m019")
-    assert len(tree._shown_nodes) == 4
+    assert len(running.listed()) == 4
     await running.pilot.press("escape")
     await settle(running.pilot)
+    assert tree.display and not running.results.display
     assert len(tree._shown_nodes) == running.full_tree_size()
     assert tree.cursor_node is not None and tree.cursor_node.data == NodeRef("m001-prompt-2", "policy")
     assert running.shown_prompt() == "m001-prompt-2"
@@ -182,7 +193,7 @@ async def test_escape_while_typing_puts_the_tree_and_the_cursor_back_where_they_
 async def test_a_search_nothing_matches_says_so_and_enter_keeps_the_selection(running: Running) -> None:
     await running.pilot.press("slash")
     await running.type("no-such-thing")
-    assert running.tree._shown_nodes == []
+    assert running.listed() == []
     assert "no prompt matches" in screen_text(running.app)
     await running.pilot.press("enter")
     await settle(running.pilot)
@@ -198,7 +209,7 @@ async def test_slash_and_digits_typed_in_an_input_are_text_not_keys(running: Run
     search_input = app.query_one(SearchInput)
     assert search_input.value == "m01/2"
     assert app.query_one(TabbedContent).active == "tab-request"
-    assert running.tree.query_text == "m01/2"
+    assert running.search.input.value == "m01/2" and running.results.display
     # In the command palette's input too: the keys of the view behind it stay off.
     await running.pilot.press("escape")
     await running.pilot.press("ctrl+p")
@@ -269,11 +280,12 @@ async def test_ids_and_files_that_look_like_markup_are_searched_and_offered_lite
         for key in ["[", "slash", "]"]:
             await pilot.press(key)
         await settle(pilot)
-        tree = app.query_one(PromptTree)
-        assert tree.match_ids() == [AGENT_ID]
-        assert any(line.startswith(f"✓ {AGENT_ID}") or AGENT_ID in line for line in tree_lines(app))
+        results = app.query_one(SearchResults)
+        assert [results.get_option_at_index(i).id for i in range(results.option_count)] == [AGENT_ID]
+        assert any(line.startswith(f"✓ {AGENT_ID}") for line in tree_lines(app)), tree_lines(app)
         await pilot.press("enter")
         await settle(pilot)
+        assert app.query_one(PromptTree).match_ids() == [AGENT_ID]
         assert f"/[/]  1/1" in screen_text(app)
         await pilot.press("ctrl+p")
         await settle(pilot)

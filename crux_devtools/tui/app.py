@@ -30,7 +30,7 @@ from .widgets.errors import collect_errors
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
 from .navigation import NavigationActions, PromptCommands, typed_actions
 from .request_actions import RequestActions
-from .widgets.prompt_search import PromptSearch
+from .widgets.prompt_search import PromptSearch, SearchResults
 from .widgets.request import RequestView
 
 # The tabs of the prompt view, in order: the number keys 1..7 show them (their labels say which).
@@ -98,6 +98,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield PromptTree(id="tree")
+                yield SearchResults(id="results")
                 yield PromptSearch(id="search")
             with Vertical(id="detail"):
                 yield StatusLine(id="status")
@@ -193,7 +194,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
             self.prompt_id = prompts[0]["id"]
             tree.select_prompt(self.prompt_id)
         self.show_selection()
-        self.update_search_hint(typing=tree.narrow)
+        self.update_search_hint()
 
     # -- selection -----------------------------------------------------------------------------
     def on_prompt_tree_prompt_selected(self, message: PromptTree.PromptSelected) -> None:

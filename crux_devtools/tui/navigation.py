@@ -2,10 +2,10 @@
 
 A mixin of ``CruxTui`` (its keys are in ``CruxTui.BINDINGS``):
 
-- ``/`` opens the search bar under the tree; typing narrows the tree to the prompts whose id, module
-  or file contain every word typed; Up/Down step through them, Enter opens the one under the cursor,
-  Escape goes back to where the user was. Once submitted, the matches stay highlighted and ``n`` /
-  ``N`` open the next / previous one; Escape clears them.
+- ``/`` opens the search bar under the tree; typing lists, in the tree's place, the prompts whose
+  id, module or file contain every word typed; Up/Down step through them, Enter opens the one
+  highlighted, Escape goes back to the tree as it was. Once submitted, the matches stay highlighted
+  in the tree and ``n`` / ``N`` open the next / previous one; Escape clears them.
 - Ctrl+P: ``PromptCommands`` offers "Open prompt <id> (module, file)" for every prompt and agent.
 - ``1``..``7`` show the Nth tab (the tab labels carry their number).
 """
@@ -24,8 +24,8 @@ from textual.style import Style
 from textual.widgets import Input, TabbedContent, TabPane
 
 from . import report as rp
-from .search import step
-from .widgets.prompt_search import PromptSearch, SearchInput
+from .search import find_matches, step, terms
+from .widgets.prompt_search import PromptSearch, SearchInput, SearchResults
 from .widgets.prompt_tree import NodeRef, PromptTree
 
 
@@ -84,7 +84,6 @@ class NavigationActions:
     prompt_id: str | None
     runs_follow_prompt: bool
     selected_part: str | None
-    _before_search: NodeRef | None = None  # where the cursor was when ``/`` was pressed
 
     # -- tabs --------------------------------------------------------------------------------------
     _tab_titles: dict[str, str]  # tab id -> its title now (``Runs (12)``), numbered or not on screen
@@ -127,11 +126,9 @@ class NavigationActions:
         if rp.find_prompt(self.session.report, prompt_id) is None:
             self.notify(f"{prompt_id} is not in the project as loaded now.", severity="warning")
             return
-        search = self.query_one(PromptSearch)
+        if self.query_one(PromptSearch).input.display:  # the palette over an open search: the search gives way
+            self.close_search(highlight="")
         tree = self.query_one(PromptTree)
-        if search.input.display:  # the palette over an open search: the search gives way
-            search.close(keep_hint=False)
-            tree.set_search("", narrow=False)
         changed = prompt_id != self.prompt_id
         self.prompt_id = prompt_id
         self.selected_part = None
@@ -147,12 +144,23 @@ class NavigationActions:
 
     # -- search --------------------------------------------------------------------------------
     def action_search(self: Any) -> None:
+        """``/``: the query line opens with the last query, the cursor at its end."""
         tree = self.query_one(PromptTree)
-        if not self.query_one(PromptSearch).input.display:
-            self._before_search = tree.cursor_node.data if tree.cursor_node is not None else None
         self.query_one(PromptSearch).open(tree.query_text)
-        tree.set_search(tree.query_text, narrow=True)
-        self.update_search_hint(typing=True)
+        self.show_results(tree.query_text)
+
+    def show_results(self: Any, query: str) -> None:
+        """While typing: the matches listed in the tree's place (the tree again for an empty query)."""
+        tree = self.query_one(PromptTree)
+        results = self.query_one(SearchResults)
+        report = self.session.report
+        matches = find_matches(report, query) if terms(query) else None
+        if matches is None:
+            results.display, tree.display = False, True
+        else:
+            results.show(report, matches)
+            results.display, tree.display = True, False
+        self.query_one(PromptSearch).show_hint(query, len(matches or []), len(tree.prompt_ids()), True)
 
     def on_key(self: Any, event: events.Key) -> None:
         """A character typed right after ``/`` can reach the app after the focus moved to the query
@@ -163,49 +171,44 @@ class NavigationActions:
             search.insert_text_at_cursor(event.character)
 
     def on_input_changed(self: Any, event: Input.Changed) -> None:
-        if event.input.id != "search-input":
+        if event.input.id != "search-input" or not event.input.display:
             return
         event.stop()
-        self.query_one(PromptTree).set_search(event.value, narrow=True)
-        self.update_search_hint(typing=True)
+        self.show_results(event.value)
 
     def on_prompt_search_step(self: Any, message: PromptSearch.Step) -> None:
-        tree = self.query_one(PromptTree)
-        if not tree.narrow or not tree.matches:
-            return
-        ids = tree.match_ids()
-        current = tree.cursor_node.data.prompt_id if tree.cursor_node is not None and tree.cursor_node.data else None
-        target = step(ids, ids, current, message.direction)
-        node = next((n for n in tree._shown_nodes if n.data == NodeRef(target or "")), None)
-        if node is not None:
-            tree.move_cursor(node)
+        self.query_one(SearchResults).step(message.direction)
 
     def on_input_submitted(self: Any, event: Input.Submitted) -> None:
         if event.input.id != "search-input":
             return
         event.stop()
-        tree = self.query_one(PromptTree)
-        if not tree.query_text.strip():
-            self.on_prompt_search_cancelled(PromptSearch.Cancelled())
+        query = event.value
+        if not terms(query):
+            self.close_search(highlight="")
             return
-        if not tree.matches:
-            self.notify(f"No prompt's id, module or file contains {event.value.strip()!r}.", severity="warning")
+        chosen = self.query_one(SearchResults).chosen()
+        if chosen is None:
+            self.notify(f"No prompt's id, module or file contains {query.strip()!r}.", severity="warning")
             return
-        cursor = tree.cursor_node.data if tree.cursor_node is not None else None
-        chosen = cursor.prompt_id if cursor is not None and cursor.prompt_id in tree.match_ids() else tree.match_ids()[0]
-        self.query_one(PromptSearch).close(keep_hint=True)
-        tree.set_search(tree.query_text, narrow=False)
+        self.close_search(highlight=query)
         self.open_prompt(chosen)
 
     def on_prompt_search_cancelled(self: Any, message: PromptSearch.Cancelled) -> None:
-        """Escape while typing: the whole tree again, the cursor where it was before ``/``."""
-        self.query_one(PromptSearch).close(keep_hint=False)
+        """Escape while typing: the tree again, as it was (its cursor never moved)."""
+        self.close_search(highlight="")
+
+    def close_search(self: Any, highlight: str) -> None:
+        """Close the query line and show the tree again, with ``highlight``'s matches marked (``""``:
+        none; the hint then goes too)."""
         tree = self.query_one(PromptTree)
-        tree.set_search("", narrow=False)
-        before = self._before_search
-        if before is not None:
-            tree.select_node_ref(before)
+        self.query_one(SearchResults).display = False
+        tree.display = True
+        if highlight != tree.query_text:
+            tree.highlight(highlight)
+        self.query_one(PromptSearch).close(keep_hint=bool(terms(highlight)))
         tree.focus()
+        self.update_search_hint()
 
     def action_search_step(self: Any, direction: int) -> None:
         """``n`` / ``N``: open the next / previous match of the submitted search."""
@@ -215,19 +218,22 @@ class NavigationActions:
             self.open_prompt(target)
 
     def action_clear_search(self: Any) -> None:
-        self.query_one(PromptSearch).close(keep_hint=False)
-        self.query_one(PromptTree).set_search("", narrow=False)
+        self.close_search(highlight="")
 
     def search_active(self: Any) -> bool:
         """A submitted search whose matches ``n`` / ``N`` step through (the query line closed)."""
         tree = self.query_one(PromptTree)
-        return bool(tree.query_text.strip()) and not self.query_one(PromptSearch).input.display
+        return bool(terms(tree.query_text)) and not self.query_one(PromptSearch).input.display
 
-    def update_search_hint(self: Any, typing: bool = False) -> None:
-        tree = self.query_one(PromptTree)
+    def update_search_hint(self: Any) -> None:
+        """After the report or the selection changed: the results (while typing) or the hint."""
         search = self.query_one(PromptSearch)
         if not search.display:
             return
+        if search.input.display:
+            self.show_results(search.input.value)
+            return
+        tree = self.query_one(PromptTree)
         ids = tree.match_ids()
         position = ids.index(self.prompt_id) + 1 if self.prompt_id in ids else None
-        search.show_hint(tree.query_text, len(ids), len(tree.prompt_ids()), typing, position)
+        search.show_hint(tree.query_text, len(ids), len(tree.prompt_ids()), False, position)

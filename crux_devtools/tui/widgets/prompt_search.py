@@ -1,4 +1,6 @@
-"""The search bar under the prompt tree: ``/`` opens it, typing narrows the tree to the matches.
+"""The search bar under the prompt tree: ``/`` opens it; while a query is typed, ``SearchResults``
+lists the matching prompts in the tree's place (the tree itself is left as it is, hidden, so
+closing the search costs nothing on a project of hundreds of prompts).
 
 ``SearchInput`` is the line the query is typed in: Up/Down step through the matches and Escape
 cancels (the app handles both through ``PromptSearch.Step`` / ``PromptSearch.Cancelled``); Enter is
@@ -8,12 +10,18 @@ prompts match and which keys step through them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..search import PromptMatch
+from .prompt_tree import search_label
 
 
 class SearchInput(Input):
@@ -31,6 +39,32 @@ class SearchInput(Input):
 
     def action_cancel(self) -> None:
         self.post_message(PromptSearch.Cancelled())
+
+
+class SearchResults(OptionList):
+    """The prompts a query matches, one line each, what matched highlighted. The focus stays in
+    the query line: Up/Down there move this list's highlight."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.can_focus = False
+
+    def show(self, report: dict[str, Any] | None, matches: list[PromptMatch]) -> None:
+        by_id = {p.get("id", "?"): p for p in (report or {}).get("prompts", [])}
+        stale = bool((report or {}).get("stale"))
+        self.clear_options()
+        self.add_options([Option(search_label(by_id[m.prompt_id], stale, m), id=m.prompt_id) for m in matches if m.prompt_id in by_id])
+        self.highlighted = 0 if matches else None
+
+    def step(self, direction: int) -> None:
+        if self.option_count:
+            self.highlighted = ((self.highlighted or 0) + direction) % self.option_count
+
+    def chosen(self) -> str | None:
+        """The prompt id under the highlight (the first match unless the user stepped)."""
+        if self.highlighted is None or not self.option_count:
+            return None
+        return self.get_option_at_index(self.highlighted).id
 
 
 class PromptSearch(Vertical):

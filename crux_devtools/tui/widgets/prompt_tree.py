@@ -1,8 +1,7 @@
 """The left pane: every prompt and agent with a status marker, and under each its contexts.
 
-A search (``set_search``) highlights the prompts it matches; while it is being typed (``narrow``)
-the tree lists only those prompts, without their contexts, and moving its cursor selects nothing:
-the right side keeps showing the prompt selected before, until the search is submitted.
+A submitted search (``highlight``) marks what it matched in the prompts' ids; while the search is
+typed, the matches are listed by ``SearchResults`` instead (this tree stays as it is, hidden).
 """
 
 from __future__ import annotations
@@ -56,14 +55,16 @@ def highlighted(text: str, spans: tuple[tuple[int, int], ...], style: str = "") 
     return label
 
 
-def search_label(prompt: dict[str, Any], stale: bool, match: PromptMatch) -> Text:
-    """A prompt's label with what a search matched highlighted: in the id, or, when a term matched
-    only the module or the file, that field after the label (so the user sees why it is listed)."""
-    label = prompt_label(prompt, stale, detail=not match.only_outside_id())  # the pane is narrow: where, not tokens
+def search_label(prompt: dict[str, Any], stale: bool, match: PromptMatch, where: bool = True) -> Text:
+    """A prompt's label with what a search matched highlighted in its id; with ``where``, when a
+    term matched only the module or the file, that field instead of the tokens (the user sees why
+    the prompt is listed: the pane is narrow)."""
+    outside = where and match.only_outside_id()
+    label = prompt_label(prompt, stale, detail=not outside)
     offset = 2  # the status mark and a space
     for start, end in match.spans.get("id", ()):
         label.stylize(MATCH_STYLE, offset + start, offset + end)
-    if match.only_outside_id():
+    if outside:
         field = "file" if match.spans.get("file") else "module"
         label.append(" · ", "dim")
         label.append_text(highlighted(str(prompt.get(field) or ""), match.spans[field], "dim"))
@@ -98,28 +99,35 @@ class PromptTree(Tree[NodeRef]):
         self._current: NodeRef | None = None  # survives rebuilds (the cursor node is recomputed lazily)
         self._shown_shape: list[tuple[NodeRef, NodeRef | None]] = []  # (node, parent) of the tree on screen
         self._shown_nodes: list[TreeNode[NodeRef]] = []  # its nodes, in the same order
-        self._shown_args: tuple[dict[str, Any] | None, dict[str, str | None], dict[str, Any] | None] = (None, {}, None)
-        self.query_text = ""  # the search: its matches are highlighted
-        self.narrow = False  # list only the matches (while the search is typed)
+        self._report: dict[str, Any] | None = None  # the report shown
+        self.query_text = ""  # a submitted search: what it matched is highlighted
         self.matches: list[PromptMatch] = []  # of ``query_text`` in the report shown, in tree order
-        self._shown_narrow = False
-        self._collapsed: set[str] = set()  # the prompts the user collapsed
 
-    def set_search(self, query: str, narrow: bool) -> None:
-        """Highlight the prompts ``query`` matches; with ``narrow``, list only them (the cursor on
-        the first). An empty query shows the whole tree again."""
+    def highlight(self, query: str) -> None:
+        """Highlight what ``query`` matches in the prompts' labels (only those labels are redrawn)."""
         self.query_text = query
-        self.narrow = narrow and bool(terms(query))
-        self.show_report(*self._shown_args)
-        if self.narrow and self._shown_nodes:
-            self.move_cursor(self._shown_nodes[0])
+        report = self._report or {}
+        by_id = {p.get("id", "?"): p for p in report.get("prompts", [])}
+        stale = bool(report.get("stale"))
+        query_terms = terms(query)
+        self.matches = []
+        for node in self._prompt_nodes():
+            prompt = by_id.get(node.data.prompt_id) if node.data else None
+            if prompt is None:
+                continue
+            match = match_prompt(prompt, query_terms) if query_terms else None
+            if match is not None:
+                self.matches.append(match)
+            label = search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)
+            if node.label != label:
+                node.set_label(label)
 
     def match_ids(self) -> list[str]:
         return [m.prompt_id for m in self.matches]
 
     def prompt_ids(self) -> list[str]:
         """Every prompt id of the report shown, in the tree's order (matching or not)."""
-        return [str(p.get("id", "?")) for p in (self._shown_args[0] or {}).get("prompts", [])]
+        return [str(p.get("id", "?")) for p in (self._report or {}).get("prompts", [])]
 
     def show_report(self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None = None) -> None:
         """Show ``report``: relabel the nodes in place when the tree's shape is unchanged (the common
@@ -128,7 +136,7 @@ class PromptTree(Tree[NodeRef]):
         ``current`` maps prompt id -> the example whose context statuses are marked; ``shown`` is the
         example on screen (it may be re-evaluated with a budget), used for its own prompt.
         """
-        self._shown_args = (report, current, shown)
+        self._report = report
         rows = self._rows(report, current, shown)
         shape = [(ref, parent) for ref, parent, _ in rows]
         if report and shape == self._shown_shape:
@@ -137,11 +145,7 @@ class PromptTree(Tree[NodeRef]):
                     node.set_label(label)
             return
         # the user's collapsed prompts stay collapsed; every other prompt (new ones too) is expanded
-        if not self._shown_narrow:  # a narrowed tree has no contexts: it keeps the collapsed set it found
-            self._collapsed = {n.data.prompt_id for n in self._prompt_nodes() if n.data and n.allow_expand and not n.is_expanded}
-        collapsed = self._collapsed
-        self._shown_narrow = self.narrow
-        previewed = self.cursor_node.data if self.narrow and self.cursor_node is not None else None
+        collapsed = {n.data.prompt_id for n in self._prompt_nodes() if n.data and n.allow_expand and not n.is_expanded}
         self.clear()
         self._shown_shape, self._shown_nodes = [], []
         if not report:
@@ -155,11 +159,7 @@ class PromptTree(Tree[NodeRef]):
         for node in self._shown_nodes:
             node.allow_expand = bool(node.children)
         self._shown_shape = shape
-        if not self.narrow:
-            self._restore_cursor(self._current)
-        elif self._shown_nodes:  # the match the user stepped to, if it is still one
-            _ = self.last_line
-            self.move_cursor(next((n for n in self._shown_nodes if n.data == previewed), self._shown_nodes[0]))
+        self._restore_cursor(self._current)
 
     def _rows(
         self, report: dict[str, Any] | None, current: dict[str, str | None], shown: dict[str, Any] | None
@@ -177,11 +177,7 @@ class PromptTree(Tree[NodeRef]):
             match = match_prompt(prompt, query_terms) if query_terms else None
             if match is not None:
                 self.matches.append(match)
-            elif self.narrow:
-                continue
-            rows.append((NodeRef(pid), None, search_label(prompt, stale, match) if match else prompt_label(prompt, stale)))
-            if self.narrow:
-                continue  # the matches alone, one line each
+            rows.append((NodeRef(pid), None, search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)))
             on_screen = shown if shown and (shown.get("inspection") or {}).get("prompt_id") == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             known: set[str] = set()
@@ -227,8 +223,6 @@ class PromptTree(Tree[NodeRef]):
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeRef]) -> None:
         event.stop()
-        if self.narrow or event.node is not self.cursor_node:
-            return  # a search being typed selects nothing; a node since left (or cleared) neither
         if event.node.data is not None:
             self._current = event.node.data
             self.post_message(self.PromptSelected(event.node.data.prompt_id, event.node.data.context_id))
