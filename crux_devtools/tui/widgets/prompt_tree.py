@@ -218,7 +218,11 @@ class PromptTree(Tree[NodeRef]):
         scroll it to the middle of the pane (after a jump, the user sees what is around it)."""
         self._current = ref
         self._restore_cursor(ref)
-        if center and self.cursor_node is not None and self.cursor_node.data == ref:
+        if center:  # after the layout: the tree may just have been shown again (its size was 0)
+            self.call_after_refresh(self._center_on, ref)
+
+    def _center_on(self, ref: NodeRef) -> None:
+        if self.cursor_node is not None and self.cursor_node.data == ref:
             self.scroll_to(y=max(0, self.cursor_line - self.scrollable_content_region.height // 2), animate=False)
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeRef]) -> None:
