@@ -93,7 +93,7 @@ async def headless(project: Path, rounds: int) -> dict[str, list[float]]:
 
         for _ in range(rounds):
             await pilot.pause(0.2)
-            # "/" and the first character: the whole tree narrowed to the matches
+            # "/" and the first character: the 400 matches listed in the tree's place
             started = time.perf_counter()
             app.post_message(events.Key("slash", "/"))
             app.post_message(events.Key("m", "m"))

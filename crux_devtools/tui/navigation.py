@@ -7,7 +7,8 @@ A mixin of ``CruxTui`` (its keys are in ``CruxTui.BINDINGS``):
   highlighted, Escape goes back to the tree as it was. Once submitted, the matches stay highlighted
   in the tree and ``n`` / ``N`` open the next / previous one; Escape clears them.
 - Ctrl+P: ``PromptCommands`` offers "Open prompt <id> (module, file)" for every prompt and agent.
-- ``1``..``7`` show the Nth tab (the tab labels carry their number).
+- ``1``..``7`` show the Nth tab: the tab labels carry their number when they all fit (else plain
+  labels, so that ``Errors (2)`` stays in sight); the footer says ``1-7 Tabs``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from textual import events
 from textual.app import App
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import Hit, Hits, Provider
 from textual.content import Content
 from textual.style import Style
 from textual.widgets import Input, TabbedContent, TabPane
@@ -62,9 +63,8 @@ class PromptCommands(Provider):
     def _open(self, prompt_id: str) -> None:
         getattr(self.app, "open_prompt")(prompt_id)
 
-    async def discover(self) -> Hits:
-        for text, prompt_id in self._entries():
-            yield DiscoveryHit(Content(text), functools.partial(self._open, prompt_id), text=text)
+    # No ``discover``: with hundreds of prompts the empty palette would bury Textual's own commands
+    # (Keys, Theme, Quit). The prompts come up as soon as something is typed.
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
