@@ -16,9 +16,10 @@ from typing import Any
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 
 from ..inspector.api import SessionEvent, SessionLike, failed_run
 from ..inspector.errors import FailedExample, LoadError
@@ -29,16 +30,38 @@ from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
 from .runs_tab import RunsTabApp, as_run, was_recorded
 from .widgets.errors import collect_errors
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
+from .navigation import NavigationActions, PromptCommands, typed_actions
 from .request_actions import RequestActions
+from .widgets.prompt_search import PromptSearch, SearchResults
 from .widgets.request import RequestView
 
+# The tabs of the prompt view, in order: the number keys 1..7 show them (their labels say which).
+TABS: tuple[tuple[str, str, type[Any], str], ...] = (
+    ("tab-request", "Request", RequestView, "request"),
+    ("tab-system", "System text", SystemTextView, "system"),
+    ("tab-contributors", "Contributors", ContributorsTable, "contributors"),
+    ("tab-tools", "Tools", ToolsView, "tools"),
+    ("tab-planning", "Planning", PlanningView, "planning"),
+    ("tab-runs", "Runs", RunsPanel, "runs"),
+    ("tab-errors", "Errors", ErrorsView, "errors"),
+)
 
-class CruxTui(RequestActions, RunsTabApp):
+
+class CruxTui(NavigationActions, RequestActions, RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
 
     CSS_PATH = ["app.tcss", "runs.tcss"]
     TITLE = "crux-devtools"
+    COMMANDS = App.COMMANDS | {PromptCommands}
     BINDINGS = [
+        Binding("slash", "search", "Search", key_display="/", tooltip="Find a prompt by id, module or file"),
+        *(
+            Binding(str(i), f"show_tab({i})", "Tabs" if i == 1 else f"Tab {title}", show=i == 1, key_display=f"1-{len(TABS)}" if i == 1 else None)
+            for i, (_, title, _, _) in enumerate(TABS, 1)
+        ),
+        Binding("n", "search_step(1)", "Next match", tooltip="Open the next prompt the search matched"),
+        Binding("N", "search_step(-1)", "Prev match", tooltip="Open the previous prompt the search matched"),
+        Binding("escape", "clear_search", "Clear search", show=False),
         Binding("e", "next_example", "Example"),
         Binding("plus", "budget(1)", "Budget +", key_display="+"),
         Binding("equals_sign", "budget(1)", "Budget +", show=False),
@@ -69,29 +92,22 @@ class CruxTui(RequestActions, RunsTabApp):
         self.busy: str | None = None
         self._unsubscribe: Any = None
         self._stopped = False
+        self._tab_titles = {tab_id: title for tab_id, title, _, _ in TABS}
 
     # -- layout and lifecycle ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Horizontal(id="main"):
-            yield PromptTree(id="tree")
+            with Vertical(id="left"):
+                yield PromptTree(id="tree")
+                yield SearchResults(id="results")
+                yield PromptSearch(id="search")
             with Vertical(id="detail"):
                 yield StatusLine(id="status")
                 with TabbedContent(id="tabs"):
-                    with TabPane("Request", id="tab-request"):
-                        yield RequestView(id="request")
-                    with TabPane("System text", id="tab-system"):
-                        yield SystemTextView(id="system")
-                    with TabPane("Contributors", id="tab-contributors"):
-                        yield ContributorsTable(id="contributors")
-                    with TabPane("Tools", id="tab-tools"):
-                        yield ToolsView(id="tools")
-                    with TabPane("Planning", id="tab-planning"):
-                        yield PlanningView(id="planning")
-                    with TabPane("Runs", id="tab-runs"):
-                        yield RunsPanel(id="runs")
-                    with TabPane("Errors", id="tab-errors"):
-                        yield ErrorsView(id="errors")
+                    for tab_id, title, view, view_id in TABS:
+                        with TabPane(title, id=tab_id):  # numbered by ``label_tabs`` when they fit
+                            yield view(id=view_id)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -105,6 +121,7 @@ class CruxTui(RequestActions, RunsTabApp):
         if self.session.report is not None:
             self.show_report()
         self.refresh_runs()
+        self.call_after_refresh(self.label_tabs)
         self.start_session()
 
     @work(group="session", exit_on_error=False)
@@ -128,6 +145,19 @@ class CruxTui(RequestActions, RunsTabApp):
         """A toast. Unlike Textual's default, ``message`` is never parsed as markup: notifications
         carry ids, file names and error messages from the user's project, where ``[/]`` is text."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``n`` / ``N`` and Escape step through and clear a submitted search: off (and out of the
+        footer) when there is none."""
+        allowed = super().check_action(action, parameters)
+        if allowed and action in typed_actions(type(self)) and isinstance(self.focused, Input):
+            return False  # its key is a character the input takes (and the footer should not offer)
+        if allowed and action in ("search_step", "clear_search"):
+            try:
+                return self.search_active()
+            except NoMatches:  # not composed yet
+                return False
+        return allowed
 
     # -- session events ------------------------------------------------------------------------
     def on_session_changed(self, message: SessionChanged) -> None:
@@ -166,6 +196,7 @@ class CruxTui(RequestActions, RunsTabApp):
             self.prompt_id = prompts[0]["id"]
             tree.select_prompt(self.prompt_id)
         self.show_selection()
+        self.update_search_hint()
 
     # -- selection -----------------------------------------------------------------------------
     def on_prompt_tree_prompt_selected(self, message: PromptTree.PromptSelected) -> None:
@@ -246,7 +277,7 @@ class CruxTui(RequestActions, RunsTabApp):
             self.query_one(RequestView).data = (prompt, self.shown)
         errors = collect_errors(report, self.shown)
         self.query_one(ErrorsView).data = (errors, report is not None and report["stale"])
-        self.query_one(TabbedContent).get_tab("tab-errors").label = f"Errors ({len(errors)})" if errors else "Errors"
+        self.set_tab_label("tab-errors", f"Errors ({len(errors)})" if errors else "Errors")
         self.update_part()
 
     # -- workers -------------------------------------------------------------------------------

@@ -89,6 +89,10 @@ class RunsTabApp(App[None]):
         """Show the selected prompt (``CruxTui`` implements it)."""
         raise NotImplementedError
 
+    def set_tab_label(self, tab_id: str, title: str) -> None:
+        """Label a tab of the prompt view (``CruxTui`` adds its number key)."""
+        raise NotImplementedError
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The main view's keys (this app's ``BINDINGS``, but quit) are off, and out of the footer,
         while another screen is on top: ``-`` behind a run's detail must not re-plan the prompt."""
@@ -154,7 +158,7 @@ class RunsTabApp(App[None]):
         if note:
             heading.append(f"\n{note}", "yellow")
         self.query_one(RunsPanel).show(runs, heading)
-        self.query_one(TabbedContent).get_tab("tab-runs").label = f"Runs ({total:,})" if total else "Runs"
+        self.set_tab_label("tab-runs", f"Runs ({total:,})" if total else "Runs")
 
     def on_runs_changed(self, message: RunsChanged) -> None:
         self.refresh_runs()

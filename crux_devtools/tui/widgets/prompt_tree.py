@@ -1,4 +1,8 @@
-"""The left pane: every prompt and agent with a status marker, and under each its contexts."""
+"""The left pane: every prompt and agent with a status marker, and under each its contexts.
+
+A submitted search (``highlight``) marks what it matched in the prompts' ids; while the search is
+typed, the matches are listed by ``SearchResults`` instead (this tree stays as it is, hidden).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from textual.widgets.tree import TreeNode
 
 from ...inspector.report_types import ContextEntry, ExampleReport, PromptReport, Report
 from ..report import find_example, part_statuses, prompt_status
+from ..search import PromptMatch, match_prompt, terms
 
 STATUS_MARKS = {
     "fits": ("✓", "green"),
@@ -20,6 +25,7 @@ STATUS_MARKS = {
     "stale": ("◌", "yellow"),
 }
 PART_MARKS = {"active": ("●", "green"), "excluded": ("○", "dim"), "dropped": ("✂", "red")}
+MATCH_STYLE = "bold underline black on yellow"  # underlined: the cursor line paints its own background over it
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,14 +36,39 @@ class NodeRef:
     context_id: str | None = None
 
 
-def prompt_label(prompt: PromptReport, stale: bool) -> Text:
+def prompt_label(prompt: PromptReport, stale: bool, detail: bool = True) -> Text:
     status = prompt_status(prompt, stale)
     mark, style = STATUS_MARKS.get(status, ("?", "red"))
     label = Text.assemble((mark, style), " ", (prompt["id"], "bold"))
     if prompt["kind"] == "agent":
         label.append(" agent", "italic cyan")
-    detail = f" {prompt['total_tokens']} tok" if status in ("fits", "over") else f" {status}"
-    label.append(detail, "dim" if status == "fits" else style)
+    if detail:
+        tokens = f" {prompt['total_tokens']} tok" if status in ("fits", "over") else f" {status}"
+        label.append(tokens, "dim" if status == "fits" else style)
+    return label
+
+
+def highlighted(text: str, spans: tuple[tuple[int, int], ...], style: str = "") -> Text:
+    """``text`` (literal, never markup) with the ``spans`` a search matched highlighted."""
+    label = Text(text, style)
+    for start, end in spans:
+        label.stylize(MATCH_STYLE, start, end)
+    return label
+
+
+def search_label(prompt: PromptReport, stale: bool, match: PromptMatch, where: bool = True) -> Text:
+    """A prompt's label with what a search matched highlighted in its id; with ``where``, when a
+    term matched only the module or the file, that field instead of the tokens (the user sees why
+    the prompt is listed: the pane is narrow)."""
+    outside = where and match.only_outside_id()
+    label = prompt_label(prompt, stale, detail=not outside)
+    offset = 2  # the status mark and a space
+    for start, end in match.spans.get("id", ()):
+        label.stylize(MATCH_STYLE, offset + start, offset + end)
+    if outside:
+        field = "file" if match.spans.get("file") else "module"
+        label.append(" · ", "dim")
+        label.append_text(highlighted(str(prompt.get(field) or ""), match.spans[field], "dim"))
     return label
 
 
@@ -69,6 +100,35 @@ class PromptTree(Tree[NodeRef]):
         self._current: NodeRef | None = None  # survives rebuilds (the cursor node is recomputed lazily)
         self._shown_shape: list[tuple[NodeRef, NodeRef | None]] = []  # (node, parent) of the tree on screen
         self._shown_nodes: list[TreeNode[NodeRef]] = []  # its nodes, in the same order
+        self._report: Report | None = None  # the report shown
+        self.query_text = ""  # a submitted search: what it matched is highlighted
+        self.matches: list[PromptMatch] = []  # of ``query_text`` in the report shown, in tree order
+
+    def highlight(self, query: str) -> None:
+        """Highlight what ``query`` matches in the prompts' labels (only those labels are redrawn)."""
+        self.query_text = query
+        report = self._report
+        by_id = {p["id"]: p for p in report["prompts"]} if report is not None else {}
+        stale = report is not None and report["stale"]
+        query_terms = terms(query)
+        self.matches = []
+        for node in self._prompt_nodes():
+            prompt = by_id.get(node.data.prompt_id) if node.data else None
+            if prompt is None:
+                continue
+            match = match_prompt(prompt, query_terms) if query_terms else None
+            if match is not None:
+                self.matches.append(match)
+            label = search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)
+            if node.label != label:
+                node.set_label(label)
+
+    def match_ids(self) -> list[str]:
+        return [m.prompt_id for m in self.matches]
+
+    def prompt_ids(self) -> list[str]:
+        """Every prompt id of the report shown, in the tree's order (matching or not)."""
+        return [p["id"] for p in self._report["prompts"]] if self._report is not None else []
 
     def show_report(self, report: Report | None, current: dict[str, str | None], shown: ExampleReport | None = None) -> None:
         """Show ``report``: relabel the nodes in place when the tree's shape is unchanged (the common
@@ -77,6 +137,7 @@ class PromptTree(Tree[NodeRef]):
         ``current`` maps prompt id -> the example whose context statuses are marked; ``shown`` is the
         example on screen (it may be re-evaluated with a budget), used for its own prompt.
         """
+        self._report = report
         rows = self._rows(report, current, shown)
         shape = [(ref, parent) for ref, parent, _ in rows]
         if report and shape == self._shown_shape:
@@ -107,12 +168,17 @@ class PromptTree(Tree[NodeRef]):
         """Every node in display order: what it stands for, its parent's ref, and its label.
         Contexts nest under their owner, in declaration order."""
         rows: list[tuple[NodeRef, NodeRef | None, Text]] = []
+        self.matches = []
         if not report:
             return rows
         stale = report["stale"]
+        query_terms = terms(self.query_text)
         for prompt in report["prompts"]:
             pid = prompt["id"]
-            rows.append((NodeRef(pid), None, prompt_label(prompt, stale)))
+            match = match_prompt(prompt, query_terms) if query_terms else None
+            if match is not None:
+                self.matches.append(match)
+            rows.append((NodeRef(pid), None, search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)))
             on_screen = shown if shown and (shown["inspection"] or {}).get("prompt_id") == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             known: set[str] = set()
@@ -147,6 +213,18 @@ class PromptTree(Tree[NodeRef]):
         """Move the cursor to a prompt's node (used on start and after a reload)."""
         self._current = NodeRef(prompt_id)
         self._restore_cursor(self._current)
+
+    def select_node_ref(self, ref: NodeRef, center: bool = False) -> None:
+        """Move the cursor to the node of ``ref`` (a prompt or one of its contexts); with ``center``,
+        scroll it to the middle of the pane (after a jump, the user sees what is around it)."""
+        self._current = ref
+        self._restore_cursor(ref)
+        if center:  # after the layout: the tree may just have been shown again (its size was 0)
+            self.call_after_refresh(self._center_on, ref)
+
+    def _center_on(self, ref: NodeRef) -> None:
+        if self.cursor_node is not None and self.cursor_node.data == ref:
+            self.scroll_to(y=max(0, self.cursor_line - self.scrollable_content_region.height // 2), animate=False)
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeRef]) -> None:
         event.stop()
