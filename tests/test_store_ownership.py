@@ -158,13 +158,12 @@ def test_the_readme_example_of_who_owns_the_store_runs():
 def test_the_fresh_stores_of_a_preview_without_one_open_no_database(monkeypatch):
     import sqlite3
 
-    from crux_devtools.core import offload_store, summaries
+    from crux_devtools.core import lazy_sqlite
 
     opened: list[str] = []
     real = sqlite3.connect
     fake = type("S", (), {"connect": staticmethod(lambda *a, **k: opened.append(str(a[0])) or real(*a, **k)), "Connection": sqlite3.Connection, "ProgrammingError": sqlite3.ProgrammingError})
-    monkeypatch.setattr(summaries, "sqlite3", fake)
-    monkeypatch.setattr(offload_store, "sqlite3", fake)
+    monkeypatch.setattr(lazy_sqlite, "sqlite3", fake)  # both stores open their database there
     p = log_prompt()
     planned = preview(p, input={}, input_budget=BUDGET)
     assert summary_rung(planned) == (False, "unprepared") and opened == []

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from .errors import OffloadError
+from .lazy_sqlite import LazySQLite
 from .results import _ToDict
 from .tokens import TiktokenCounter, TokenCounter, default_counter
 from .tools import Tool, tool
@@ -63,37 +61,17 @@ def make_handle(namespace: str, key: str) -> str:
     return f"ofl_{digest % 10**24:024d}"
 
 
-class OffloadStore:
+class OffloadStore(LazySQLite):
     """Content-addressed storage for offloaded values (see the module docstring).
 
-    An in-memory store opens its database on the first write (reading an empty one needs none), so
-    the fresh store a ``preview`` or ``generate`` without a store plans against costs nothing.
+    An in-memory store opens its database on the first write (``lazy_sqlite``).
     """
 
-    def __init__(self, path: str | Path = ":memory:") -> None:
-        self.path = str(path)
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        self._closed = False
-        if self.path != ":memory:":
-            self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        if self._closed:
-            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-        if self._db is None:
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            db.executescript(
-                "CREATE TABLE IF NOT EXISTS offload_blobs (digest TEXT PRIMARY KEY, content TEXT NOT NULL, byte_size INTEGER NOT NULL);"
-                "CREATE TABLE IF NOT EXISTS offload_refs (namespace TEXT NOT NULL, handle TEXT NOT NULL, revision INTEGER NOT NULL,"
-                " digest TEXT NOT NULL REFERENCES offload_blobs(digest), PRIMARY KEY (namespace, handle, revision));"
-            )
-            self._db = db
-        return self._db
-
-    def _unwritten(self) -> bool:
-        """An in-memory store nobody wrote to yet: every read answers "nothing" without a database."""
-        return self._db is None and not self._closed
+    SCHEMA = (
+        "CREATE TABLE IF NOT EXISTS offload_blobs (digest TEXT PRIMARY KEY, content TEXT NOT NULL, byte_size INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS offload_refs (namespace TEXT NOT NULL, handle TEXT NOT NULL, revision INTEGER NOT NULL,"
+        " digest TEXT NOT NULL REFERENCES offload_blobs(digest), PRIMARY KEY (namespace, handle, revision));"
+    )
 
     def put(self, namespace: str, key: str, value: Any) -> OffloadReceipt:
         """Store ``value`` under ``key`` in ``namespace``; same content as the latest revision is a no-op."""
@@ -159,12 +137,6 @@ class OffloadStore:
             if self._unwritten():
                 return 0
             return int(self._open().execute("SELECT COUNT(*) FROM offload_refs").fetchone()[0])
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-            self._closed = True
 
 
 class ReadOffloadParameters(BaseModel):

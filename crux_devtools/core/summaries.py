@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
-import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .errors import CruxError, SummaryError
+from .lazy_sqlite import LazySQLite
 from .results import _ToDict
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[ \t]+(?=\S)|\n")  # sentences, and lines (logs, lists)
@@ -167,36 +165,20 @@ class SummaryArtifact(_ToDict):
     created_at: float
 
 
-class SummaryStore:
+class SummaryStore(LazySQLite):
     """Summary artifacts in SQLite: a file the caller names, or ``":memory:"`` (the default).
 
-    An in-memory store opens its database on the first write (reading an empty one needs none), so
-    the fresh store a ``preview`` without a store plans against costs nothing.
+    An in-memory store opens its database on the first write (``lazy_sqlite``).
     """
 
-    def __init__(self, path: str | Path = ":memory:") -> None:
-        self.path = str(path)
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        self._closed = False
-        if self.path != ":memory:":
-            self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        if self._closed:
-            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-        if self._db is None:
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS summary_artifacts ("
-                " key TEXT PRIMARY KEY, strategy TEXT NOT NULL, model TEXT, text TEXT NOT NULL, created_at REAL NOT NULL)"
-            )
-            self._db = db
-        return self._db
+    SCHEMA = (
+        "CREATE TABLE IF NOT EXISTS summary_artifacts ("
+        " key TEXT PRIMARY KEY, strategy TEXT NOT NULL, model TEXT, text TEXT NOT NULL, created_at REAL NOT NULL)"
+    )
 
     def get(self, key: str) -> SummaryArtifact | None:
         with self._lock:
-            if self._db is None and not self._closed:
+            if self._unwritten():
                 return None  # an in-memory store nobody wrote to
             row = self._open().execute(
                 "SELECT key, strategy, model, text, created_at FROM summary_artifacts WHERE key = ?", (key,)
@@ -214,12 +196,6 @@ class SummaryStore:
 
     def count(self) -> int:
         with self._lock:
-            if self._db is None and not self._closed:
+            if self._unwritten():
                 return 0
             return int(self._open().execute("SELECT COUNT(*) FROM summary_artifacts").fetchone()[0])
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-            self._closed = True
