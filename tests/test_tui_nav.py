@@ -338,3 +338,23 @@ def test_snapshot_of_the_search_open_with_its_matches_highlighted(snap_compare: 
         await settle(pilot)
 
     assert snap_compare(make_tui(FakeSession()), terminal_size=(110, 34), run_before=search)
+
+
+async def test_a_query_matching_more_than_the_list_holds_lists_the_first_and_says_how_many_more(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SearchResults, "LISTED", 10)
+    await running.pilot.press("slash")
+    await running.type("prompt")
+    results = running.results
+    assert results.listed == 10 and results.option_count == 11
+    assert [str(results.get_option_at_index(i).id) for i in range(10)] == [f"m00{n // 4}-prompt-{n % 4}" for n in range(8)] + ["m002-prompt-0", "m002-prompt-1"]
+    more = results.get_option_at_index(10)
+    assert more.disabled and str(more.prompt) == "… 70 more: type more to narrow"
+    assert "80 of 80 prompts" in screen_text(running.app)
+    await running.pilot.press("up")  # from the first match, wraps to the last one listed, never the note
+    await settle(running.pilot)
+    assert results.chosen() == "m002-prompt-1"
+    await running.pilot.press("enter")
+    await settle(running.pilot)
+    assert running.shown_prompt() == "m002-prompt-1"

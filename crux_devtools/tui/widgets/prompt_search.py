@@ -45,26 +45,34 @@ class SearchResults(OptionList):
     """The prompts a query matches, one line each, what matched highlighted. The focus stays in
     the query line: Up/Down there move this list's highlight."""
 
+    LISTED = 100  # drawing hundreds of lines would be charged to the next keystroke: type more instead
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.can_focus = False
+        self.listed = 0  # matches listed (selectable); a last, disabled line may say how many more
 
     def show(self, report: dict[str, Any] | None, matches: list[PromptMatch]) -> None:
         by_id = {p.get("id", "?"): p for p in (report or {}).get("prompts", [])}
         stale = bool((report or {}).get("stale"))
+        found = [m for m in matches if m.prompt_id in by_id]
+        options = [Option(search_label(by_id[m.prompt_id], stale, m), id=m.prompt_id) for m in found[: self.LISTED]]
+        self.listed = len(options)
+        if len(found) > self.listed:
+            options.append(Option(Text(f"… {len(found) - self.listed} more: type more to narrow", "dim italic"), disabled=True))
         self.clear_options()
-        self.add_options([Option(search_label(by_id[m.prompt_id], stale, m), id=m.prompt_id) for m in matches if m.prompt_id in by_id])
-        self.highlighted = 0 if matches else None
+        self.add_options(options)
+        self.highlighted = 0 if self.listed else None
 
     def step(self, direction: int) -> None:
-        if self.option_count:
-            self.highlighted = ((self.highlighted or 0) + direction) % self.option_count
+        if self.listed:
+            self.highlighted = ((self.highlighted or 0) + direction) % self.listed
 
     def chosen(self) -> str | None:
         """The prompt id under the highlight (the first match unless the user stepped)."""
-        if self.highlighted is None or not self.option_count:
+        if self.highlighted is None or not self.listed:
             return None
-        return self.get_option_at_index(self.highlighted).id
+        return self.get_option_at_index(min(self.highlighted, self.listed - 1)).id
 
 
 class PromptSearch(Vertical):
