@@ -336,3 +336,18 @@ async def test_a_file_a_module_reads_and_writes_at_import_is_not_watched(tmp_pat
         assert not session.is_watched("cache.json") and session.is_watched("notes/guide.md")
         await live.quiet(1.5)
         assert (root / "cache.json").read_text() == "1"  # imported once
+
+
+async def test_the_web_list_says_how_many_prompts_a_save_re_evaluated(live: Live) -> None:
+    import httpx
+
+    from crux_devtools.web.app import create_app
+
+    app = create_app(live.session, manage_session=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+        first = (await client.get("/")).text
+        assert "evaluated in" in first and 'id="reevaluated"' not in first  # the first load is full
+        (live.session.root / "beta.py").write_text(BETA.format(text="Beta three."), encoding="utf-8")
+        assert (await live.next()).kind == "report"
+        page = (await client.get("/")).text
+    assert '">1 re-evaluated</span> in' in page

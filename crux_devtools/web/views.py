@@ -66,6 +66,8 @@ class ReportHeader:
     duration_ms: float
     stale: bool
     errors: list[LoadErrorDict]
+    load: str = "full"  # "incremental": only ``reevaluated`` were evaluated again, the rest kept
+    reevaluated: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,8 @@ def report_header(report: Report) -> ReportHeader:
         duration_ms=report["duration_ms"],
         stale=report["stale"],
         errors=list(report["errors"]),
+        load=report["load"],
+        reevaluated=len(report["reevaluated"]),
     )
 
 
