@@ -7,6 +7,7 @@ otherwise every ``.py`` file under the project whose text imports ``crux_devtool
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import tomllib
@@ -208,6 +209,20 @@ _CONFIDENCES = ("exact", "estimated", "conservative")
 _PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence")
 
 
+def tool_section(root: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """``[tool.crux-devtools]`` of ``pyproject.toml``, or None when there is no such table or no
+    readable file (``read_configured_modules`` reports an unreadable one; the other readers stay quiet)."""
+    path = Path(root) / "pyproject.toml"
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return None
+    section = data.get("tool", {}).get("crux-devtools")
+    return section if isinstance(section, dict) else None
+
+
 def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], list[LoadErrorDict]]:
     """``default_model`` and the ``[tool.crux-devtools.models.NAME]`` capacity profiles of
     ``pyproject.toml``, checked here (the server never imports the core), as plain data for the worker::
@@ -219,18 +234,11 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
     reported by ``read_configured_modules`` already, so it gives no second error here.
     """
     config: dict[str, Any] = {"default_model": None, "default_model_line": None, "models": {}}
-    path = Path(root) / "pyproject.toml"
-    if not path.is_file():
-        return config, []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return config, []
-    section = data.get("tool", {}).get("crux-devtools", {})
-    if not isinstance(section, dict):
+    section = tool_section(root)
+    if section is None:
         return config, []
     errors: list[LoadErrorDict] = []
-    lines = _TomlLines(path)
+    lines = _TomlLines(Path(root) / "pyproject.toml")
     default = section.get("default_model")
     if default is not None:
         line = lines.find("tool.crux-devtools", "default_model")
@@ -255,15 +263,8 @@ def read_watch_ignore(root: str | os.PathLike[str]) -> tuple[list[str], list[Loa
     """``[tool.crux-devtools] watch_ignore``: glob patterns of project files whose changes never reload
     (matched against the path relative to the project, with ``/``, and against the file name; a
     pattern ending in ``/`` names a folder). A bad value is a load error at ``pyproject.toml:LINE``."""
-    path = Path(root) / "pyproject.toml"
-    if not path.is_file():
-        return [], []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return [], []  # reported by ``read_configured_modules``
-    section = data.get("tool", {}).get("crux-devtools", {})
-    value = section.get("watch_ignore") if isinstance(section, dict) else None
+    section = tool_section(root)
+    value = section.get("watch_ignore") if section is not None else None
     if value is None:
         return [], []
     if not isinstance(value, list) or not all(isinstance(p, str) and p.strip() for p in value):
@@ -271,14 +272,13 @@ def read_watch_ignore(root: str | os.PathLike[str]) -> tuple[list[str], list[Loa
             f'[tool.crux-devtools] watch_ignore must be a list of glob patterns such as ["data/*.csv", "scratch/"], '
             f"got {value!r}"
         )
-        return [], [config_error(_TomlLines(path).find("tool.crux-devtools", "watch_ignore"), "ConfigError", message)]
+        line = _TomlLines(Path(root) / "pyproject.toml").find("tool.crux-devtools", "watch_ignore")
+        return [], [config_error(line, "ConfigError", message)]
     return [p.strip() for p in value], []
 
 
 def is_ignored(relative: str, patterns: list[str]) -> bool:
     """Whether a project file (path relative to the root) matches a ``watch_ignore`` pattern."""
-    import fnmatch
-
     posix = relative.replace(os.sep, "/")
     name = posix.rsplit("/", 1)[-1]
     for pattern in patterns:

@@ -47,7 +47,6 @@ import logging
 import math
 import sqlite3
 import threading
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -167,17 +166,12 @@ def read_retention(root: Path) -> Retention:
     """``history_keep`` and ``history_max_mb`` of ``[tool.crux-devtools]``, checked; the defaults when
     unset. A bad value raises ``HistoryUnavailable`` naming ``pyproject.toml:LINE`` and what is allowed.
     An unreadable ``pyproject.toml`` is reported by discovery; history then uses the defaults."""
-    from .discovery import _TomlLines
+    from .discovery import _TomlLines, tool_section
 
+    section = tool_section(root)
+    if section is None:
+        return Retention()
     path = Path(root) / "pyproject.toml"
-    if not path.is_file():
-        return Retention()
-    try:
-        section = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("crux-devtools", {})
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-        return Retention()
-    if not isinstance(section, dict):
-        return Retention()
     keep, max_mb = section.get("history_keep", DEFAULT_KEEP), section.get("history_max_mb", DEFAULT_MAX_MB)
 
     def bad(key: str, wanted: str, value: Any) -> HistoryUnavailable:
