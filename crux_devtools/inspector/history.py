@@ -269,6 +269,7 @@ class History:
         self._off = False
         # (prompt id, example) -> hash of its newest stored text; reloaded when another process writes
         self._newest: dict[tuple[str, str], str] = {}
+        self._digests: dict[int, tuple[str, str]] = {}  # id(text) -> (text, digest) of the last record
         self._seen_data = -1
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout, isolation_level=None)
         try:
@@ -319,7 +320,14 @@ class History:
         """Store one run and the texts of the report that changed since their newest version."""
         now = datetime.now(UTC).isoformat()
         texts = texts_of(report) if report is not None else {}
-        hashed = {key: text_hash(text) for key, text in texts.items()}
+        # A text an incremental load handed on unchanged is the same object as last time: reuse its
+        # digest, so hashing costs what the save changed, not the size of the project.
+        known = self._digests
+        hashed: dict[tuple[str, str], str] = {}
+        for key, text in texts.items():
+            hit = known.get(id(text))
+            hashed[key] = hit[1] if hit is not None and hit[0] is text else text_hash(text)
+        self._digests = {id(text): (text, hashed[key]) for key, text in texts.items()}
         with self._lock:
             if self._off:
                 return
