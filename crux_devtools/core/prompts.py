@@ -36,6 +36,7 @@ from .validation import validate_model
 def check_planning_model(owner: str, value: Any) -> Any:
     """A prompt's ``model=``: a model name, a ``ModelCapacityProfile`` or a model adapter."""
     from .budget import ModelCapacityProfile
+    from .models.base import is_model
 
     if value is None or isinstance(value, ModelCapacityProfile):
         return value
@@ -43,7 +44,7 @@ def check_planning_model(owner: str, value: Any) -> Any:
         if not value.strip():
             raise ValueError(f"prompt {owner!r}: model must be a non-empty model name, a ModelCapacityProfile or a model adapter, got ''")
         return value
-    if callable(getattr(value, "complete", None)) or callable(getattr(value, "acomplete", None)):
+    if is_model(value):
         return value
     raise TypeError(
         f"prompt {owner!r}: model must be a model name, a ModelCapacityProfile or a model adapter "

@@ -44,6 +44,7 @@ from .callbacks import drive_async, run_sync
 from .errors import ErrorInfo, RequestCompositionError
 from .ladders import Offloaded, OutputPolicy
 from .models import ModelRequest
+from .models.base import acall, is_model
 from .offload_store import OffloadReceipt, OffloadStore, canonical_text, make_handle, reference_text
 from .planner import Gathered, Plan, Planner, PlanOptions, gather
 from .receipts import Receipt
@@ -144,13 +145,6 @@ def _dump(value: Any) -> str:
     return canonical_text(value)
 
 
-async def _call_model(model: Any, request: Any) -> Any:
-    acomplete = getattr(model, "acomplete", None)
-    if callable(acomplete):
-        return await acomplete(request)
-    return model.complete(request)
-
-
 def _check_response(response: Any, offered: dict[str, Tool]) -> ErrorInfo | None:
     """What is wrong with a model response, or ``None``."""
     calls = getattr(response, "tool_calls", None)
@@ -236,7 +230,7 @@ async def _agenerate(
     s: Setup = setup(target, model, input_budget, max_tokens, counter, capacity_resolver, token_budget)
     if s.model is None:
         raise TypeError(f"generate({s.prompt.id!r}): no model; pass model=... or use an agent with a model")
-    if not (callable(getattr(s.model, "acomplete", None)) or callable(getattr(s.model, "complete", None))):
+    if not is_model(s.model):
         raise TypeError(
             f"generate({s.prompt.id!r}): the model {s.model!r} is something to plan against, not a model to call; "
             "pass model= an adapter such as OpenAICompatibleModel(...) or ScriptedModel([...])"
@@ -285,7 +279,7 @@ async def _agenerate(
         request = sent_request(plan, s)
         started = time.perf_counter()
         try:
-            response = await _call_model(s.model, request)
+            response = await acall(s.model, request)
         except Exception as exc:  # noqa: BLE001 - any adapter fault ends the run with a clear step error
             error = ErrorInfo.from_exception(exc, f"model {model_name!r} failed: {type(exc).__name__}: {exc}")
             steps.append(Step(index, receipt, request, None, [], [], offloads, None, _elapsed_ms(started), error))

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ..core.budget import InputBudget
 from ..core.errors import RequestCompositionError
 from ..core.ladders import shape
+from ..core.models.base import is_model
 from ..core.requests import preview
 from ..core.preparing import prepare_summaries
 from ..core.runtime import generate
@@ -50,9 +51,7 @@ def truncate(text: str | None) -> tuple[str | None, bool]:
 def runnable_model(target: Target) -> Any:
     """The model adapter a Run of ``target`` calls (the agent's, else the one its prompt names), or ``None``."""
     model = getattr(target.obj, "model", None) if target.kind == "agent" else target.prompt.model
-    if callable(getattr(model, "complete", None)) or callable(getattr(model, "acomplete", None)):
-        return model
-    return None
+    return model if is_model(model) else None
 
 
 def model_kind(target: Target) -> Literal["scripted", "real"] | None:
