@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from .report_types import ExampleReport, PromptReport
-from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, example_status, message_text, over_reason, system_parts, tokens_of
+from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, example_status, message_text, over_reason, rung_text, system_parts, tokens_of
 
 BRIEF_LINES = 4  # lines kept of a long text under --brief
 BRIEF_WIDTH = 160  # characters kept of a long line under --brief
@@ -62,8 +62,7 @@ def plan_lines(prompt: PromptReport, preview: dict[str, Any]) -> list[str]:
         shown = ", ".join(f"{d.get('id')} (priority {d.get('priority')}, {d.get('tokens')} tokens, {d.get('reason')})" for d in dropped)
         out.append(f"    dropped before planning (token_budget {preview.get('token_budget')}): {shown}")
     for a in preview.get("adaptations") or []:
-        rung = f"authored: {a['variant']}" if a.get("variant") else a.get("representation")
-        out.append(f"    adapted {a.get('contributor')} -> {rung}: {a.get('full_tokens')} -> {a.get('selected_tokens')} tokens")
+        out.append(f"    adapted {a.get('contributor')} -> {rung_text(a)}: {a.get('full_tokens')} -> {a.get('selected_tokens')} tokens")
     for warning in preview.get("warnings") or []:
         out.append(f"    warning: {warning}")
     return out
@@ -152,8 +151,7 @@ def render_sent_example(prompt: PromptReport, example: ExampleReport, brief: boo
         out.append("    candidates:")
         for c in rungs:
             mark = "selected" if c.get("selected") else f"rejected ({c.get('rejection_reason') or '-'})"
-            rung = f"authored: {c['variant']}" if c.get("variant") else c.get("representation")
-            out.append(f"      {c.get('contributor')} @ {rung}: {candidate_tokens(c)}, {mark}")
+            out.append(f"      {c.get('contributor')} @ {rung_text(c)}: {candidate_tokens(c)}, {mark}")
     if example["truncated"]:
         out.append("    note: long texts were truncated in this report; token counts are of the full text")
     return "\n".join(out)

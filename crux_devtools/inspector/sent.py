@@ -10,12 +10,18 @@ functions only read what the core decided; nothing here re-plans or re-counts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.rungs import label
 from .report_types import ExampleReport
+
+def rung_text(choice: Mapping[str, Any]) -> str:
+    """A candidate's or adaptation's rung as every view writes it: its label, and the alternative's id
+    for ``authored`` (``authored: catalog-index``)."""
+    return label(choice.get("representation")) + (f": {choice['variant']}" if choice.get("variant") else "")
+
 
 # Contributions outside the system text: the user prompt and passed messages, and the tool schemas.
 MESSAGE_KINDS = ("user-prompt", "messages")

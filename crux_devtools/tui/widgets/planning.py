@@ -16,7 +16,7 @@ from rich.text import Text
 from ...core.rungs import label
 from ...inspector.limits import limit_rows
 from ...inspector.report_types import ExampleReport, PlanErrorDict, PromptReport
-from ...inspector.sent import model_words
+from ...inspector.sent import model_words, rung_text
 from .pane import ReportPane
 from ..report import RUNG_STYLE
 
@@ -32,11 +32,6 @@ def limits_table(preview: dict[str, Any], plan_model: dict[str, Any] | None = No
     for row in rows:
         table.add_row(Text(row.label), Text(row.value), Text(row.hint, no_wrap=True, overflow="ellipsis"))
     return table
-
-
-def rung_text(c: dict[str, Any]) -> str:
-    """A rung as the candidates and adaptations show it: its label, and the alternative's id for ``authored``."""
-    return label(c.get("representation")) + (f": {c['variant']}" if c.get("variant") else "")
 
 
 def candidate_cells(c: dict[str, Any]) -> tuple[Text, Text]:

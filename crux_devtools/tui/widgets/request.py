@@ -16,7 +16,6 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
-from ...core.rungs import label
 from ...inspector.report_types import ExampleReport, PromptReport
 from ...inspector.sent import (
     MESSAGE_KINDS,
@@ -26,6 +25,7 @@ from ...inspector.sent import (
     example_status,
     message_text,
     over_reason,
+    rung_text,
     system_parts,
     tokens_of,
 )
@@ -68,7 +68,7 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
     if adaptations:
         line = Text("adapted: ", style="yellow")
         for n, a in enumerate(adaptations):
-            rung = f"{label(a.get('representation'))}: {a['variant']}" if a.get("variant") else label(a.get("representation"))
+            rung = rung_text(a)
             line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
         items.append(line)
     missing = [s for s in example["summaries"] if not s["prepared"]]
