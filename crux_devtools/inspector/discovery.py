@@ -206,7 +206,9 @@ def _imports_crux(path: Path) -> bool:
 # --- model profiles: what prompts are planned against -------------------------------------------
 
 _CONFIDENCES = ("exact", "estimated", "conservative")
-_PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence")
+# Prices in USD per million tokens (read by core/pricing.py, which the server does not import).
+PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price")
+_PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence", *PRICE_KEYS)
 
 
 def tool_section(root: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -228,7 +230,8 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
     ``pyproject.toml``, checked here (the server never imports the core), as plain data for the worker::
 
         {"default_model": str | None, "default_model_line": int | None,
-         "models": {name: {"context_window", "default_output_reserve", "counting_confidence", "line"}}}
+         "models": {name: {"context_window", "default_output_reserve", "counting_confidence", "line",
+                           and any of "input_price", "output_price", "cache_read_price", "cache_write_price"}}}
 
     Each bad value is a load error at ``pyproject.toml:LINE`` and is left out; an unreadable file is
     reported by ``read_configured_modules`` already, so it gives no second error here.
@@ -316,7 +319,26 @@ def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, 
     if reserve >= window:
         message = f"{where} default_output_reserve ({reserve}) must be below context_window ({window}): no room is left for the input"
         return None, config_error(lines.find(header, "default_output_reserve"), "ConfigError", message)
-    return {"context_window": window, "default_output_reserve": reserve, "counting_confidence": confidence, "line": lines.header(header)}, None
+    prices: dict[str, float] = {}
+    for key in PRICE_KEYS:
+        if key in table:
+            problem = price_error(key, table[key])
+            if problem is not None:
+                return None, config_error(lines.find(header, key), "ConfigError", f"{where} {problem}")
+            prices[key] = float(table[key])
+    if bool(prices.get("input_price") is None) != bool(prices.get("output_price") is None):
+        missing = "output_price" if "input_price" in prices else "input_price"
+        message = f"{where} prices a model with both input_price and output_price (USD per million tokens); {missing} is missing"
+        return None, config_error(lines.header(header), "ConfigError", message)
+    profile = {"context_window": window, "default_output_reserve": reserve, "counting_confidence": confidence, "line": lines.header(header)}
+    return {**profile, **prices}, None
+
+
+def price_error(key: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid ``key`` price (a non-negative number of USD per million tokens)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        return f"{key} must be a non-negative number of US dollars per million tokens, such as 2.5, got {value!r}"
+    return None
 
 
 def _toml_key(name: str) -> str:

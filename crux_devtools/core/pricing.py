@@ -1,0 +1,170 @@
+"""What tokens cost: a model's prices and the cost of a call's usage, or nothing when no price is known.
+
+Prices come from two places, in this order:
+
+1. a model profile in ``pyproject.toml`` (USD per million tokens)::
+
+       [tool.crux-devtools.models.gpt-4o]
+       context_window = 128000
+       input_price = 2.50          # per million input tokens
+       output_price = 10.00        # per million output tokens
+       cache_read_price = 1.25     # optional: cached input tokens read
+       cache_write_price = 3.125   # optional: input tokens written to the cache
+
+2. the optional ``genai-prices`` package, for the models it knows (looked up by name; install it
+   with ``pip install genai-prices``).
+
+Anything else is *unpriced*: ``price_for`` returns None and every caller says "unpriced" instead of
+guessing. This module does no I/O of its own and imports nothing heavy; ``genai-prices`` is imported
+only when a profile has no price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+PriceSource = Literal["profile", "genai-prices"]
+
+_MILLION = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """A model's prices in USD per million tokens. Cache prices default to the input price."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+    source: PriceSource = "profile"
+    model: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input": self.input, "output": self.output, "cache_read": self.cache_read,
+            "cache_write": self.cache_write, "source": self.source, "model": self.model,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one call. ``input_tokens`` is the whole input, cached parts included."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @classmethod
+    def of(cls, usage: Mapping[str, Any] | None) -> Usage | None:
+        """A provider's usage dict (``input_tokens``/``output_tokens``, optional cache counts; the
+        OpenAI names ``prompt_tokens``/``completion_tokens`` too), or None when it holds no counts."""
+        if not isinstance(usage, Mapping):
+            return None
+
+        def count(*names: str) -> int | None:
+            for name in names:
+                value = usage.get(name)
+                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                    return value
+            return None
+
+        tokens_in = count("input_tokens", "prompt_tokens")
+        tokens_out = count("output_tokens", "completion_tokens")
+        if tokens_in is None and tokens_out is None:
+            return None
+        return cls(
+            input_tokens=tokens_in or 0,
+            output_tokens=tokens_out or 0,
+            cache_read_tokens=count("cache_read_tokens", "cache_read_input_tokens") or 0,
+            cache_write_tokens=count("cache_write_tokens", "cache_creation_input_tokens") or 0,
+        )
+
+
+def price_from_profile(profile: Mapping[str, Any] | None, model: str | None = None) -> Price | None:
+    """The price a model profile carries (both ``input_price`` and ``output_price``), else None."""
+    if not profile:
+        return None
+    tokens_in, tokens_out = profile.get("input_price"), profile.get("output_price")
+    if tokens_in is None or tokens_out is None:
+        return None
+    return Price(float(tokens_in), float(tokens_out), _optional(profile.get("cache_read_price")),
+                 _optional(profile.get("cache_write_price")), "profile", model)
+
+
+def price_for(model: str | None, profiles: Mapping[str, Mapping[str, Any]] | None = None, *, known_prices: bool = True) -> Price | None:
+    """The price of ``model``: its profile's, else ``genai-prices``' (when installed and
+    ``known_prices``), else None (unpriced)."""
+    if not model:
+        return None
+    own = price_from_profile((profiles or {}).get(model), model)
+    if own is not None or not known_prices:
+        return own
+    return _known_price(model)
+
+
+def cost_usd(usage: Usage | Mapping[str, Any] | None, price: Price | None) -> float | None:
+    """What ``usage`` costs at ``price`` in USD, cache reads and writes at their own rates; None when
+    either is unknown."""
+    counts = usage if isinstance(usage, Usage) else Usage.of(usage)
+    if counts is None or price is None:
+        return None
+    cache_read = min(counts.cache_read_tokens, counts.input_tokens)
+    cache_write = min(counts.cache_write_tokens, counts.input_tokens - cache_read)
+    plain = counts.input_tokens - cache_read - cache_write
+    total = (
+        plain * price.input
+        + cache_read * (price.cache_read if price.cache_read is not None else price.input)
+        + cache_write * (price.cache_write if price.cache_write is not None else price.input)
+        + counts.output_tokens * price.output
+    )
+    return total / _MILLION
+
+
+def input_cost_usd(input_tokens: int, price: Price | None) -> float | None:
+    """What ``input_tokens`` uncached input tokens cost at ``price``, or None when unpriced."""
+    if price is None:
+        return None
+    return input_tokens * price.input / _MILLION
+
+
+def format_usd(amount: float | None) -> str:
+    """``$0.0123`` (four significant places for small sums), ``-$1.50``, or ``unpriced``."""
+    if amount is None:
+        return "unpriced"
+    sign = "-" if amount < 0 else ""
+    value = abs(amount)
+    if value == 0:
+        return "$0.00"
+    if value >= 1:
+        return f"{sign}${value:,.2f}"
+    return f"{sign}${value:.4g}" if value >= 0.0001 else f"{sign}${value:.2e}"
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _known_price(model: str) -> Price | None:
+    """``genai-prices``' price for ``model`` per million tokens, or None when the package is not
+    installed or does not know the model. Prices are read by pricing one million tokens of each kind."""
+    try:
+        from genai_prices import Usage as KnownUsage, calc_price  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+
+    def one_million(**counts: int) -> float | None:
+        try:
+            return float(calc_price(KnownUsage(**counts), model_ref=model).total_price)
+        except Exception:  # an unknown model, or a package version with another API: unpriced
+            return None
+
+    tokens_in = one_million(input_tokens=_MILLION)
+    tokens_out = one_million(output_tokens=_MILLION)
+    if tokens_in is None or tokens_out is None:
+        return None
+    cache_read = one_million(input_tokens=_MILLION, cache_read_tokens=_MILLION)
+    cache_write = one_million(input_tokens=_MILLION, cache_write_tokens=_MILLION)
+    return Price(tokens_in, tokens_out, cache_read, cache_write, "genai-prices", model)
