@@ -267,7 +267,9 @@ def cache_prefix(base: RequestSnapshot, head: RequestSnapshot, counter: Counter 
     if common == len(base_text) == len(head_text):
         total = counter.count(head_text)
         return {"common_tokens": total, "base_tokens": total, "head_tokens": total, "broken_by": None}
-    broken_by = _owner_at(head_pieces if common < len(head_text) else base_pieces, common)
+    owners = {_owner_at(head_pieces, common), _owner_at(base_pieces, common)} - {None}
+    # where one side still offers tools and the other does not, the tools broke it; else head's owner
+    broken_by = TOOLS if TOOLS in owners else _owner_at(head_pieces, common) or _owner_at(base_pieces, common)
     return {
         "common_tokens": counter.count(head_text[:common]),
         "base_tokens": counter.count(base_text),
