@@ -192,3 +192,24 @@ def test_sample_project_house_rule_changes_prompts_in_other_files_and_moves_the_
     budgeted = next(p for p in document["prompts"] if p["id"] == "budgeted-reply")
     left = [c for e in budgeted["examples"] for c in e["changes"] if c["kind"] == "context-left"]
     assert {"kind": "context-left", "id": "brand-voice", "reason": "budget"} in left
+
+
+def test_markdown_of_a_large_review_is_cut_under_60000_characters_and_says_so(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    (root / "many.py").write_text(
+        "from shared import house_rules\n\nfrom crux_devtools import prompt\n\n"
+        "for i in range(60):\n"
+        "    globals()[f'p{i}'] = prompt(f'prompt-number-{i:03d}-with-a-long-id', system=f'You answer question {i}.', use=[house_rules],\n"
+        "                                examples={f'example-{j}-with-a-long-name': {} for j in range(3)})\n"
+    )
+    commit_all(root, "many prompts")
+    shared = root / "shared.py"
+    shared.write_text(shared.read_text().replace("- Be kind.", "- Be kind and exact."))
+    done = diff(root, "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    markdown = done.stdout
+    assert 40_000 < len(markdown) <= 60_000
+    assert markdown.index("| Prompt | Example |") < markdown.index("<details>")
+    assert "Cut to stay under 60,000 characters" in markdown and "detail section(s)" in markdown
+    assert markdown.count("<details>") == markdown.count("</details>")
+    assert "**184 of 184 example(s) changed" in markdown and markdown.count("| <code>prompt-number-") == 180
