@@ -82,5 +82,10 @@ async def test_the_tui_diff_screen_updates_when_a_save_is_reported(tmp_path: Pat
         text = body()
         assert "reply" in text and "triage" in text and "broken by house-rules" in text
         assert live_diff(session).base_evaluations == 1
+        # B edits the base revision; an unknown one is said in one line
+        shown = screen.computed
+        await pilot.press("B", "ctrl+u", *"no-such-rev", "enter")
+        await until(lambda: screen.computed > shown, "the review against the new base")
+        assert "Cannot compare: unknown revision 'no-such-rev'" in body()
         await pilot.press("escape")
         assert not isinstance(app.screen, DiffScreen)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .compare import changed
-from .render import _n, cost_text, delta_tokens, describe, headline, kinds, prefix_line
+from .render import _n, cost_text, delta_tokens, describe, headline, kinds
 
 
 @dataclass
@@ -57,12 +57,10 @@ def review_view(document: dict[str, Any]) -> ReviewView:
             example=str(example["name"]), status=example["status"],
             tokens=f"{_n(base.get('input_tokens'))} → {_n(head.get('input_tokens'))}" if base and head else "—",
             delta="—" if delta is None else f"{delta:+,}",
-            cache=f"{_n(prefix['base_tokens'])} → {_n(prefix['common_tokens'])}, {prefix['broken_by']}" if prefix and prefix.get("broken_by") else "—",
+            cache=f"{_n(prefix['base_tokens'])} → {_n(prefix['common_tokens'])}, broken by {prefix['broken_by']}" if prefix and prefix.get("broken_by") else "—",
             cost=cost_text(example), kinds=kinds(example),
-            lines=[describe(c) for c in example["changes"] if c["kind"] != "tokens"],
+            lines=[describe(c).replace(" -> ", " → ") for c in example["changes"] if c["kind"] != "tokens"],
         )
-        if line := prefix_line(prefix):
-            row.lines.append(line)
         if prompt.get("note"):
             row.lines.append(str(prompt["note"]))
         view.rows.append(row)

@@ -54,7 +54,7 @@ def render_review(view: ReviewView) -> Text:
             text.append(row.prompt, style="bold cyan")
             text.append(f" ({row.kind}, {row.where})\n", style="dim")
         text.append(f"  {row.example}", style="bold")
-        text.append(f"  {row.tokens} tokens ({row.delta})  cache {row.cache}  {row.cost} / 1,000 calls\n")
+        text.append(f"  {row.tokens} tokens ({row.delta})  cacheable prefix {row.cache}  {row.cost} / 1,000 calls\n")
         for line in row.lines:
             text.append(f"    {line}\n")
     for note in view.notes:
@@ -70,7 +70,7 @@ class DiffScreen(Screen[None]):
         Binding("B", "edit_base", "Base revision"),
     ]
     DEFAULT_CSS = """
-    DiffScreen #diff-base { dock: top; display: none; }
+    DiffScreen #diff-base { display: none; }
     DiffScreen #diff-base.editing { display: block; }
     DiffScreen #diff-body { padding: 0 1; }
     """
