@@ -11,6 +11,7 @@ import asyncio
 import json
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ async def build_review(
     from .inspector.discovery import read_model_config
     from .review.compare import review
     from .review.evaluate import evaluate_project, export_side
-    from .review.revisions import work_tree
+    from .review.revisions import changed_files, work_tree
 
     started = time.perf_counter()
     tree = work_tree(directory)
@@ -70,15 +71,25 @@ async def build_review(
         sides = [export_side(tree, rev, directory, Path(scratch) / name) for rev, name in ((base, "base"), (head, "head"))]
         seconds: dict[str, float] = {}
 
-        async def evaluate(name: str, root: Path | None) -> dict[str, Any] | None:
+        async def evaluate(name: str, root: Path | None, files: Sequence[str] = (), watched: list[str] | None = None) -> dict[str, Any] | None:
             if root is None:
                 return None
             began = time.perf_counter()
-            report = await evaluate_project(root, timeout=timeout, inputs=inputs)
+            report = await evaluate_project(root, timeout=timeout, inputs=inputs, files=files, watched=watched)
             seconds[f"{name}_s"] = round(time.perf_counter() - began, 3)
             return report
 
-        base_report, head_report = await asyncio.gather(*(evaluate(n, s.root) for n, s in zip(("base", "head"), sides)))
+        # Only what can differ is evaluated twice: when no module, pyproject.toml or file that user
+        # code reads differs between the revisions, the base's report is the head's.
+        differ = changed_files(tree, sides[0].sha or "", sides[1].sha) if sides[0].sha and sides[0].root and sides[1].root else None
+        base_report: dict[str, Any] | None
+        if differ is not None and not any(f == "pyproject.toml" or f.endswith(".py") for f in differ):
+            watched: list[str] = []
+            head_report = await evaluate("head", sides[1].root, differ, watched)
+            base_report = head_report if not watched else await evaluate("base", sides[0].root)
+            seconds["base_reused"] = not watched
+        else:
+            base_report, head_report = await asyncio.gather(*(evaluate(n, s.root) for n, s in zip(("base", "head"), sides)))
         profile_root = sides[1].root or directory
         profiles = read_model_config(profile_root)[0]["models"]
         document = review(

@@ -213,3 +213,21 @@ def test_markdown_of_a_large_review_is_cut_under_60000_characters_and_says_so(tm
     assert "Cut to stay under 60,000 characters" in markdown and "detail section(s)" in markdown
     assert markdown.count("<details>") == markdown.count("</details>")
     assert "**184 of 184 example(s) changed" in markdown and markdown.count("| <code>prompt-number-") == 180
+
+
+def test_only_what_can_differ_is_evaluated_twice(project: Path) -> None:
+    (project / "rules.txt").write_text("- Reply in English.")
+    (project / "notes.md").write_text("team notes\n")
+    (project / "read.py").write_text(
+        "from pathlib import Path\n\nfrom crux_devtools import prompt\n\n"
+        "rules = prompt('rules', system=(Path(__file__).parent / 'rules.txt').read_text(), examples={'a': {}})\n"
+    )
+    commit_all(project, "a prompt that reads a data file")
+    (project / "notes.md").write_text("team notes, edited\n")  # no prompt reads it
+    document = as_json(project)
+    assert document["summary"]["examples"]["changed"] == 0 and document["timing"]["base_reused"] is True
+    (project / "rules.txt").write_text("- Reply in English or French.")  # read by user code at import
+    document = as_json(project)
+    assert document["timing"]["base_reused"] is False
+    [example] = next(p for p in document["prompts"] if p["id"] == "rules")["examples"]
+    assert [c["context"] for c in example["changes"] if c["kind"] == "text"] == ["prompt"]

@@ -48,10 +48,17 @@ def export_side(tree: WorkTree, rev: str | None, project: Path, scratch: Path) -
 
 
 async def evaluate_project(
-    root: Path, *, timeout: float = 10.0, inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None = None
+    root: Path,
+    *,
+    timeout: float = 10.0,
+    inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None = None,
+    files: Sequence[str] = (),
+    watched: list[str] | None = None,
 ) -> dict[str, Any]:
     """The project's report (``inspector.report_types.Report``), each prompt's ``inputs`` (name,
-    input) planned too and appended to its examples under that name."""
+    input) planned too and appended to its examples under that name. Those of ``files`` (relative
+    paths) that can change the report (a module, ``pyproject.toml``, a file user code read) are
+    appended to ``watched``."""
     from ..inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
@@ -68,6 +75,8 @@ async def evaluate_project(
                     extra.append({**example, "name": name})
                 prompts.append({**prompt, "examples": list(prompt["examples"]) + extra} if extra else prompt)
             report["prompts"] = prompts
+        if watched is not None:
+            watched.extend(f for f in files if session.is_watched(f))
         return report
     finally:
         await session.stop()

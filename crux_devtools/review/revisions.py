@@ -67,3 +67,20 @@ def export(tree: WorkTree, sha: str, into: Path) -> Path | None:
         archive.extractall(into, filter="data")
     project = into / tree.subdir if tree.subdir else into
     return project if project.is_dir() else None
+
+
+def changed_files(tree: WorkTree, base_sha: str, head_sha: str | None) -> list[str] | None:
+    """The project's files (relative to the project folder) that differ between ``base_sha`` and
+    ``head_sha`` (None: the working tree, untracked files included); None when git cannot say."""
+    where = ["--", tree.subdir] if tree.subdir else []
+    listed = _git(tree.top, "diff", "--name-only", "--no-renames", base_sha, *([head_sha] if head_sha else []), *where)
+    if listed.returncode != 0:
+        return None
+    names = listed.stdout.decode().splitlines()
+    if head_sha is None:
+        untracked = _git(tree.top, "ls-files", "--others", "--exclude-standard", "--full-name", *where)
+        if untracked.returncode != 0:
+            return None
+        names += untracked.stdout.decode().splitlines()
+    prefix = tree.subdir + "/" if tree.subdir else ""
+    return sorted({n[len(prefix):] for n in names if n.startswith(prefix)})
