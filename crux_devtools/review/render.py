@@ -15,7 +15,8 @@ from .compare import changed
 MARKDOWN_LIMIT = 60_000
 
 
-def _n(value: Any) -> str:
+def thousands(value: Any) -> str:
+    """``1,812``, or ``?`` for a missing count."""
     return f"{value:,}" if isinstance(value, int) else "?"
 
 
@@ -32,7 +33,7 @@ def describe(change: Mapping[str, Any]) -> str:
     kind = change["kind"]
     if kind == "text":
         subject = {"prompt": "the prompt's own text", "messages": "the messages"}.get(change["context"], f"context {change['context']}")
-        return f"{subject} changed: {_n(change['base_tokens'])} -> {_n(change['head_tokens'])} tokens{_where(change)}"
+        return f"{subject} changed: {thousands(change['base_tokens'])} -> {thousands(change['head_tokens'])} tokens{_where(change)}"
     if kind == "context-left":
         return f"context {change['id']} left the request ({change['reason']})"
     if kind == "context-joined":
@@ -47,7 +48,7 @@ def describe(change: Mapping[str, Any]) -> str:
         return f"tool {change['name']}: {change.get('what', 'schema')} changed"
     if kind == "tokens":
         percent = f", {change['percent']:+}%" if change.get("percent") is not None else ""
-        return f"input tokens {_n(change['base'])} -> {_n(change['head'])} ({_signed(change['delta'])}{percent})"
+        return f"input tokens {thousands(change['base'])} -> {thousands(change['head'])} ({_signed(change['delta'])}{percent})"
     if kind == "status":
         return f"status {change['base']} -> {change['head']}"
     if kind == "error":
@@ -61,7 +62,7 @@ def prefix_line(prefix: Mapping[str, Any] | None) -> str | None:
     """``cacheable prefix 1,812 -> 61 tokens, broken by house-rules`` (None when nothing broke it)."""
     if not prefix or prefix.get("broken_by") is None:
         return None
-    return f"cacheable prefix {_n(prefix['base_tokens'])} -> {_n(prefix['common_tokens'])} tokens, broken by {prefix['broken_by']}"
+    return f"cacheable prefix {thousands(prefix['base_tokens'])} -> {thousands(prefix['common_tokens'])} tokens, broken by {prefix['broken_by']}"
 
 
 def _usd(value: float | None) -> str:
@@ -90,7 +91,8 @@ def kinds(example: Mapping[str, Any]) -> str:
     return ", ".join(dict.fromkeys(c["kind"] for c in example["changes"]))
 
 
-def _side_label(side: Mapping[str, Any]) -> str:
+def side_label(side: Mapping[str, Any]) -> str:
+    """``HEAD (1a2b3c4d5e)``, or ``working tree``."""
     rev, sha = side.get("rev"), side.get("sha")
     if rev is None:
         return "working tree"
@@ -111,7 +113,7 @@ def headline(document: Mapping[str, Any]) -> str:
 
 def render_text(document: Mapping[str, Any]) -> str:
     """The review for a terminal."""
-    lines = [f"{_side_label(document['base'])} -> {_side_label(document['head'])}: {headline(document)}"]
+    lines = [f"{side_label(document['base'])} -> {side_label(document['head'])}: {headline(document)}"]
     current = None
     for prompt, example in changed(document):
         if prompt["id"] != current:
@@ -121,7 +123,7 @@ def render_text(document: Mapping[str, Any]) -> str:
             if prompt.get("note"):
                 lines.append(f"  {prompt['note']}")
         delta = delta_tokens(example)
-        size = f"{_n(example['base']['input_tokens'])} -> {_n(example['head']['input_tokens'])} tokens ({_signed(delta)})" if delta is not None else example["status"]
+        size = f"{thousands(example['base']['input_tokens'])} -> {thousands(example['head']['input_tokens'])} tokens ({_signed(delta)})" if delta is not None else example["status"]
         lines.append(f"  {example['name']}: {size}; {cost_text(example)} per 1,000 calls")
         lines += [f"    {describe(c)}" for c in example["changes"] if c["kind"] != "tokens"]
         if line := prefix_line(example.get("cache_prefix")):
@@ -146,11 +148,11 @@ def _cell(text: str) -> str:
 def _row(prompt: Mapping[str, Any], example: Mapping[str, Any]) -> str:
     delta = delta_tokens(example)
     base, head = example.get("base") or {}, example.get("head") or {}
-    size = f"{_n(base.get('input_tokens'))} → {_n(head.get('input_tokens'))}" if base and head else "—"
+    size = f"{thousands(base.get('input_tokens'))} → {thousands(head.get('input_tokens'))}" if base and head else "—"
     percent = next((c["percent"] for c in example["changes"] if c["kind"] == "tokens"), None)
     dt = "—" if delta is None else _signed(delta) + (f" ({percent:+}%)" if percent is not None else "")
     prefix = example.get("cache_prefix")
-    cache = f"{_n(prefix['base_tokens'])} → {_n(prefix['common_tokens'])} ({_code(prefix['broken_by'])})" if prefix and prefix.get("broken_by") else "—"
+    cache = f"{thousands(prefix['base_tokens'])} → {thousands(prefix['common_tokens'])} ({_code(prefix['broken_by'])})" if prefix and prefix.get("broken_by") else "—"
     return f"| {_code(prompt['id'])} | {_code(example['name'])} | {size} | {dt} | {cache} | {cost_text(example)} | {_cell(kinds(example))} |"
 
 
@@ -168,7 +170,7 @@ def _details(prompt: Mapping[str, Any], example: Mapping[str, Any]) -> str:
 def render_markdown(document: Mapping[str, Any], limit: int = MARKDOWN_LIMIT) -> str:
     """The review as a pull-request comment: summary table, then a collapsed section per changed
     example; at most ``limit`` characters, saying what was cut."""
-    head = [f"### Prompt changes: {_cell(_side_label(document['base']))} → {_cell(_side_label(document['head']))}", "",
+    head = [f"### Prompt changes: {_cell(side_label(document['base']))} → {_cell(side_label(document['head']))}", "",
             f"**{_cell(headline(document))}**", ""]
     items = changed(document)
     rows = [_row(p, e) for p, e in items]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .compare import changed
-from .render import _n, cost_text, delta_tokens, describe, headline, kinds
+from .render import thousands, cost_text, delta_tokens, describe, headline, kinds, side_label
 
 
 @dataclass
@@ -36,18 +36,11 @@ class ReviewView:
     header: Any = None  # the page header of the web front end (set by the route)
 
 
-def _label(side: dict[str, Any]) -> str:
-    if side.get("rev") is None:
-        return "working tree"
-    sha = side.get("sha")
-    return f"{side['rev']} ({sha[:10]})" if sha else str(side["rev"])
-
-
 def review_view(document: dict[str, Any]) -> ReviewView:
     """Rows of the changed examples, each with its change lines, and the notes under them."""
     if "error" in document:
-        return ReviewView(_label(document.get("base") or {}), "working tree", "", error=str(document["error"]))
-    view = ReviewView(_label(document["base"]), _label(document["head"]), headline(document))
+        return ReviewView(side_label(document.get("base") or {}), "working tree", "", error=str(document["error"]))
+    view = ReviewView(side_label(document["base"]), side_label(document["head"]), headline(document))
     for prompt, example in changed(document):
         base, head = example.get("base") or {}, example.get("head") or {}
         delta = delta_tokens(example)
@@ -55,9 +48,9 @@ def review_view(document: dict[str, Any]) -> ReviewView:
         row = ExampleRow(
             prompt=prompt["id"], kind=str(prompt.get("kind")), where=f"{prompt.get('file')}:{prompt.get('line')}",
             example=str(example["name"]), status=example["status"],
-            tokens=f"{_n(base.get('input_tokens'))} → {_n(head.get('input_tokens'))}" if base and head else "—",
+            tokens=f"{thousands(base.get('input_tokens'))} → {thousands(head.get('input_tokens'))}" if base and head else "—",
             delta="—" if delta is None else f"{delta:+,}",
-            cache=f"{_n(prefix['base_tokens'])} → {_n(prefix['common_tokens'])}, broken by {prefix['broken_by']}" if prefix and prefix.get("broken_by") else "—",
+            cache=f"{thousands(prefix['base_tokens'])} → {thousands(prefix['common_tokens'])}, broken by {prefix['broken_by']}" if prefix and prefix.get("broken_by") else "—",
             cost=cost_text(example), kinds=kinds(example),
             lines=[describe(c).replace(" -> ", " → ") for c in example["changes"] if c["kind"] != "tokens"],
         )
