@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from crux_devtools import ScriptedModel, context, generate, prompt
 from crux_devtools.review.changes import (
     Problem,
     compare,
     default_counter,
     snapshot_from_example,
     snapshot_from_request,
+    snapshot_from_step,
 )
 
 RULES = "## House rules\n- Be kind."
@@ -105,3 +107,19 @@ def test_a_side_that_sends_nothing_has_no_cache_prefix() -> None:
     changes, prefix = compare(request(BASE), empty)
     assert prefix is None
     assert [c["kind"] for c in changes][:2] == ["status", "error"]
+
+
+def test_a_recorded_step_compared_with_a_replanned_one() -> None:
+
+    def step_of(rules_text: str) -> dict[str, Any]:
+        rules = context("rules", system=rules_text)
+        result = generate(prompt("p", system="You are Ari.", use=[rules]), input={}, model=ScriptedModel(["hi"]))
+        return result.steps[0].to_dict()
+
+    recorded = snapshot_from_step(step_of("Be kind."))
+    assert recorded.contexts_in == ("rules",) and recorded.text_of("rules") == "Be kind."
+    same, prefix = compare(recorded, snapshot_from_step(step_of("Be kind.")))
+    assert same == [] and prefix is not None and prefix["broken_by"] is None
+    changes, prefix = compare(recorded, snapshot_from_step(step_of("Be kind and brief.")))
+    assert [c["kind"] for c in changes] == ["tokens", "text"] and changes[1]["context"] == "rules"
+    assert prefix is not None and prefix["broken_by"] == "rules"

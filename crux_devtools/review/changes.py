@@ -6,7 +6,8 @@ counter of ``crux_devtools.core.tokens``, is loaded on first use when no ``count
 API::
 
     base = snapshot_from_example(prompt_report, example_report)       # an inspector report
-    head = snapshot_from_request(sent, contributions, input_tokens=..., status="fits")  # a recorded step
+    head = snapshot_from_step(step)                                    # a recorded step (Step.to_dict())
+    head = snapshot_from_request(sent, contributions, input_tokens=..., status="fits")  # any planned request
     changes, cache_prefix = compare(base, head)                        # counter=... optional
 
 ``RequestSnapshot`` is one request as planned: the literal ``sent`` (system text, messages, tool
@@ -219,6 +220,28 @@ def snapshot_from_example(
     )
 
 
+def snapshot_from_step(
+    step: Mapping[str, Any],
+    *,
+    status: str | None = "fits",
+    where: Mapping[str, tuple[str | None, int | None]] | None = None,
+) -> RequestSnapshot:
+    """A snapshot of one recorded step (``Step.to_dict()``: its ``sent`` and its receipt ``request``
+    with ``contributions``, ``dropped`` and ``input_tokens``), e.g. to compare a recorded step with
+    its replay. A step that stopped on an error carries it as the snapshot's error."""
+    receipt = step.get("request") or {}
+    error = _problem(step.get("error"))
+    return snapshot_from_request(
+        step.get("sent"),
+        receipt.get("contributions") or (),
+        input_tokens=receipt.get("input_tokens"),
+        status=status,
+        dropped=receipt.get("dropped") or (),
+        errors=[error] if error is not None else [],
+        where=where,
+    )
+
+
 def _message_text(message: Any) -> str:
     if isinstance(message, Mapping):
         content = message.get("content")
@@ -390,4 +413,5 @@ def compare(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | Non
 __all__ = [
     "KIND_ORDER", "MESSAGES", "PROMPT", "TOOLS", "Change", "Counter", "Part", "Problem", "RequestSnapshot",
     "cache_prefix", "compare", "default_counter", "part_id", "segments", "snapshot_from_example", "snapshot_from_request",
+    "snapshot_from_step",
 ]
