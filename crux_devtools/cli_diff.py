@@ -60,6 +60,7 @@ async def build_review(
     """The review document of ``base`` -> ``head`` (None: the working tree) for the project in ``directory``."""
     from .core.pricing import price_for
     from .inspector.discovery import read_model_config
+    from .review.changes import default_counter
     from .review.compare import review
     from .review.evaluate import evaluate_project, export_side
     from .review.revisions import changed_files, work_tree
@@ -81,6 +82,8 @@ async def build_review(
 
         # Only what can differ is evaluated twice: when no module, pyproject.toml or file that user
         # code reads differs between the revisions, the base's report is the head's.
+        # the token counter's tables load in a thread while the workers evaluate
+        warm = asyncio.ensure_future(asyncio.to_thread(lambda: default_counter().count("")))
         differ = changed_files(tree, sides[0].sha or "", sides[1].sha) if sides[0].sha and sides[0].root and sides[1].root else None
         base_report: dict[str, Any] | None
         if differ is not None and not any(f == "pyproject.toml" or f.endswith(".py") for f in differ):
@@ -90,6 +93,7 @@ async def build_review(
             seconds["base_reused"] = not watched
         else:
             base_report, head_report = await asyncio.gather(*(evaluate(n, s.root) for n, s in zip(("base", "head"), sides)))
+        await warm
         profile_root = sides[1].root or directory
         profiles = read_model_config(profile_root)[0]["models"]
         document = review(
