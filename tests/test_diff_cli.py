@@ -231,3 +231,34 @@ def test_only_what_can_differ_is_evaluated_twice(project: Path) -> None:
     assert document["timing"]["base_reused"] is False
     [example] = next(p for p in document["prompts"] if p["id"] == "rules")["examples"]
     assert [c["context"] for c in example["changes"] if c["kind"] == "text"] == ["prompt"]
+
+
+def test_a_module_that_hangs_at_the_base_is_a_finding_of_the_base(project: Path) -> None:
+    (project / "slow.py").write_text("import crux_devtools\n\nwhile True:\n    pass\n")
+    commit_all(project, "a module that hangs")
+    (project / "slow.py").write_text("from crux_devtools import prompt\n\nfast = prompt('fast', system='Quick.', examples={'a': {}})\n")
+    done = diff(project, "--timeout", "3")
+    assert done.returncode == 0, done.stderr
+    [line] = [x for x in done.stdout.splitlines() if x.startswith("base: slow.py:")]
+    assert "Timeout" in line or "timed out" in line or "seconds" in line, line
+    assert "fast (prompt, slow.py:3): added" in done.stdout
+
+
+def test_a_prompt_without_examples_is_listed_as_not_compared(project: Path) -> None:
+    (project / "bare.py").write_text(
+        "from pydantic import BaseModel\n\nfrom crux_devtools import prompt\n\n\nclass Needs(BaseModel):\n    name: str\n\n\n"
+        "bare = prompt('bare', system='Hi.', input=Needs, prompt=lambda i: i.name)\n"
+    )
+    commit_all(project, "a prompt with required inputs and no examples")
+    done = diff(project)
+    assert done.returncode == 0 and "not compared: bare (bare.py): no examples" in done.stdout
+
+
+def test_a_shallow_clone_without_the_base_says_so(project: Path, tmp_path: Path) -> None:
+    (project / "other.py").write_text(OTHER.replace("Sort the ticket.", "Sort it."))
+    commit_all(project, "second")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", project.as_uri(), str(clone)], check=True, capture_output=True)
+    done = diff(clone, "--base", "HEAD~1")
+    assert done.returncode == 2 and "unknown revision 'HEAD~1' (this is a shallow clone" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
