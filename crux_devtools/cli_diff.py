@@ -62,15 +62,15 @@ async def build_review(
     from .inspector.discovery import read_model_config
     from .review.changes import default_counter
     from .review.compare import review
-    from .review.evaluate import evaluate_project, export_side
-    from .review.revisions import changed_files, work_tree
+    from .review.evaluate import evaluate_in_turn, evaluate_project, export_side
+    from .review.revisions import changed_files, has_ignored_files, work_tree
 
     started = time.perf_counter()
     tree = work_tree(directory)
     inputs = _run_inputs(directory, runs) if runs else None
     with tempfile.TemporaryDirectory(prefix="crux-diff-") as scratch:
         sides = [export_side(tree, rev, directory, Path(scratch) / name) for rev, name in ((base, "base"), (head, "head"))]
-        seconds: dict[str, float] = {}
+        seconds: dict[str, Any] = {}
 
         async def evaluate(name: str, root: Path | None, files: Sequence[str] = (), watched: list[str] | None = None) -> dict[str, Any] | None:
             if root is None:
@@ -91,6 +91,13 @@ async def build_review(
             head_report = await evaluate("head", sides[1].root, differ, watched)
             base_report = head_report if not watched else await evaluate("base", sides[0].root)
             seconds["base_reused"] = not watched
+        elif differ is not None and head is None and sides[0].root is not None and has_ignored_files(tree) is False:
+            # the working tree differs from the base only in files git knows: the base is loaded,
+            # then the differing files are applied to it as a save (only what they reach is evaluated)
+            began = time.perf_counter()
+            base_report, head_report, seconds["head_load"] = await evaluate_in_turn(
+                sides[0].root, directory, differ, timeout=timeout, inputs=inputs)
+            seconds["both_s"] = round(time.perf_counter() - began, 3)
         else:
             base_report, head_report = await asyncio.gather(*(evaluate(n, s.root) for n, s in zip(("base", "head"), sides)))
         await warm

@@ -262,3 +262,26 @@ def test_a_shallow_clone_without_the_base_says_so(project: Path, tmp_path: Path)
     done = diff(clone, "--base", "HEAD~1")
     assert done.returncode == 2 and "unknown revision 'HEAD~1' (this is a shallow clone" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_head_as_an_incremental_save_of_the_base_gives_the_same_review_as_two_fresh_loads(project: Path) -> None:
+    for n in range(3):
+        (project / f"mod{n}.py").write_text(
+            f"from shared import house_rules\n\nfrom crux_devtools import prompt\n\np{n} = prompt('p{n}', system='Module {n}.', use=[house_rules], examples={{'a': {{}}}})\n"
+        )
+    commit_all(project, "three more modules")
+    (project / "mod1.py").write_text((project / "mod1.py").read_text().replace("Module 1.", "Module one."))
+    (project / "new.py").write_text("from crux_devtools import prompt\n\nnew = prompt('new', system='New.', examples={'a': {}})\n")
+    (project / "other.py").unlink()
+    in_turn = as_json(project)
+    assert in_turn["timing"]["head_load"] in ("incremental", "full")
+    statuses = {p["id"]: p["status"] for p in in_turn["prompts"]}
+    assert statuses == {"reply": "unchanged", "p0": "unchanged", "p1": "changed", "p2": "unchanged", "new": "added",
+                        "triage": "removed", "notes": "removed"}
+    # a file git ignores in the project (an export lacks it) makes both sides load from scratch
+    (project / ".gitignore").write_text("local.txt\n")
+    (project / "local.txt").write_text("kept out of git\n")
+    fresh = as_json(project)
+    assert "head_load" not in fresh["timing"] and "head_s" in fresh["timing"]
+    in_turn.pop("timing"), fresh.pop("timing")
+    assert in_turn == fresh

@@ -84,3 +84,14 @@ def changed_files(tree: WorkTree, base_sha: str, head_sha: str | None) -> list[s
         names += untracked.stdout.decode().splitlines()
     prefix = tree.subdir + "/" if tree.subdir else ""
     return sorted({n[len(prefix):] for n in names if n.startswith(prefix)})
+
+
+def has_ignored_files(tree: WorkTree) -> bool | None:
+    """Whether the project folder holds files git ignores (caches aside), which an export lacks;
+    None when git cannot say."""
+    where = ["--", tree.subdir] if tree.subdir else []
+    listed = _git(tree.top, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", *where)
+    if listed.returncode != 0:
+        return None
+    caches = ("__pycache__/", ".crux/", ".pytest_cache/", ".mypy_cache/")
+    return any(not (name.endswith(caches) or name.endswith(".pyc")) for name in listed.stdout.decode().splitlines())
