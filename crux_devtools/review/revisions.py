@@ -86,12 +86,24 @@ def changed_files(tree: WorkTree, base_sha: str, head_sha: str | None) -> list[s
     return sorted({n[len(prefix):] for n in names if n.startswith(prefix)})
 
 
+_NEVER_READ = ("venv/", "env/", "node_modules/", "__pycache__/", "build/", "dist/")
+
+
 def has_ignored_files(tree: WorkTree) -> bool | None:
-    """Whether the project folder holds files git ignores (caches aside), which an export lacks;
+    """Whether the project folder holds files git ignores that user code might read, which an export
+    lacks (hidden folders, virtual environments, caches, build output and ``*.egg-info`` aside);
     None when git cannot say."""
     where = ["--", tree.subdir] if tree.subdir else []
     listed = _git(tree.top, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", *where)
     if listed.returncode != 0:
         return None
-    caches = ("__pycache__/", ".crux/", ".pytest_cache/", ".mypy_cache/")
-    return any(not (name.endswith(caches) or name.endswith(".pyc")) for name in listed.stdout.decode().splitlines())
+    prefix = tree.subdir + "/" if tree.subdir else ""
+
+    def matters(name: str) -> bool:
+        relative = name[len(prefix):] if name.startswith(prefix) else name
+        parts = relative.split("/")
+        if any(p.startswith(".") or p == "__pycache__" or p.endswith(".egg-info") for p in parts[:-1] if p):
+            return False
+        return not (relative.startswith(_NEVER_READ) or relative.startswith(".") or relative.endswith((".pyc", ".egg-info/")))
+
+    return any(matters(name) for name in listed.stdout.decode().splitlines())
