@@ -6,7 +6,10 @@ Run: .venv/bin/python benchmarks/bench_diff.py [--history N]
    ``shared.py`` in the working tree) against ``check`` of the same folder: medians of 5 runs each,
    alternated, wall clock. Target: diff at most 1.3x check.
 2. ``diff --runs 100``: 100 recorded inputs planned at both revisions. Target: under 10 s.
-3. False positives on this repository's own history: for the newest N commits (default 10) that
+3. The generated scale project (``scale_project.py``) of 10 and of 100 modules, one module edited
+   in the working tree: ``diff`` time at 100 against 10 (target: at most 2x), and ``diff`` after an
+   edit to a file no prompt reads against ``check`` (target: about 1x).
+4. False positives on this repository's own history: for the newest N commits (default 10) that
    touched ``sample_project/``, ``diff --base C^ --head C`` beside an independent oracle, ``inspect
    --json`` of each revision compared example by example on the literal request, its input tokens
    and its status. An example ``diff`` calls changed whose request, tokens and status are all equal
@@ -74,6 +77,29 @@ def runs(project: Path) -> None:
     print(f"diff --runs 100: {seconds:.2f} s (target < 10 s)")
 
 
+def scale(tmp: Path) -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from scale_project import make_project, touch_module
+
+    times: dict[int, float] = {}
+    for modules in (10, 100):
+        root = make_project(tmp / f"scale{modules}", modules)
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qm", "base")
+        touch_module(root, 7 % modules)
+        subprocess.run([CLI, "check", str(root)], capture_output=True, check=False)
+        times[modules] = statistics.median(timed("diff", str(root)) for _ in range(3))
+        print(f"diff, {modules} modules, one edited: median {times[modules]:.2f} s")
+        if modules == 100:
+            git(root, "checkout", "-q", ".")
+            (root / "NOTES.md").write_text("nobody reads this\n")
+            unread = statistics.median(timed("diff", str(root)) for _ in range(3))
+            checked = statistics.median(timed("check", str(root)) for _ in range(3))
+            print(f"diff after an edit no prompt reads, 100 modules: {unread:.2f} s; check: {checked:.2f} s; ratio {unread / checked:.2f}x")
+    print(f"one-module change, 100 against 10 modules: {times[100] / times[10]:.2f}x (target <= 2x)")
+
+
 def requests(report: dict[str, Any]) -> dict[tuple[str, str], Any]:
     found = {}
     for prompt in report.get("prompts") or ():
@@ -122,6 +148,7 @@ def main() -> None:
         project = edited_copy(tmp)
         speed(project)
         runs(project)
+        scale(tmp)
         history(args.history, tmp)
 
 
