@@ -43,3 +43,8 @@ async def test_the_changes_page_opens_from_the_header_and_follows_a_save(tmp_pat
             assert "context house-rules changed" in text and "(shared.py:12)" in text and "broken by house-rules" in text
             assert await page.evaluate("() => document.querySelectorAll('script:not([src])').length") == 0
             await page.screenshot(path=str(tmp_path / "diff.png"))
+            # the list's header says how many prompts differ, and links here
+            await page.goto(server.url + "/")
+            await until(page, "() => document.querySelector('#diff-badge')?.dataset.changed === '3'", timeout=60)
+            await page.click("#diff-badge")
+            await until(page, "() => location.pathname === '/diff' && !!document.querySelector('tr.diff-row')", timeout=60)

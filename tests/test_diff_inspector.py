@@ -57,6 +57,10 @@ async def test_the_diff_page_shows_the_working_tree_against_head_and_caches_the_
             block = await client.get("/diff?base=HEAD", headers={"HX-Request": "true"})
             assert block.text.lstrip().startswith('<div id="review"') and "<html" not in block.text
             assert app.state.live_diff.base_evaluations == 1
+            # the list page's header loads a line saying how many prompts differ, linking here
+            assert 'hx-get="/diff/summary"' in page
+            badge = (await client.get("/diff/summary")).text
+            assert 'data-changed="3"' in badge and "3 prompts differ from HEAD" in badge and 'href="/diff?base=HEAD"' in badge
             unknown = await client.get("/diff?base=no-such-rev")
             assert unknown.status_code == 200 and "unknown revision &#39;no-such-rev&#39;" in unknown.text
 

@@ -43,6 +43,8 @@ class LiveDiff:
         return sha, self._bases[sha]
 
     async def document(self, base: str = "HEAD") -> dict[str, Any]:
+        if getattr(self.session, "root", None) is None:
+            return {"error": "the session has no project folder", "base": {"rev": base, "sha": None}}
         root = Path(self.session.root)
         try:
             sha, base_report = await self._base(root, base)

@@ -33,3 +33,11 @@ async def diff_page(request: Request, base: str = Query("HEAD", max_length=200))
     view.header = report_header(shown_report(request.app.state.session))
     return render(request, "changes.html", {"view": view, "base": base},
                   block="review" if wants_block(request) else None)
+
+
+@router.get("/diff/summary", response_class=HTMLResponse)
+async def diff_summary(request: Request, base: str = Query("HEAD", max_length=200)) -> Response:
+    """The list header's line: how many prompts differ from the base (an htmx fragment, refetched on
+    every report; empty outside a git work tree)."""
+    view = review_view(await live_diff(request).document(base.strip() or "HEAD"))
+    return render(request, "_diff_summary.html", {"view": view, "base": base})
