@@ -89,6 +89,7 @@ class ReplayedStep(_ToDict):
     model: str | None
     max_input_tokens: int
     optimize_at: int
+    output_reserve: int
     tier: str | None
     new_epoch: bool
     adaptations: list[Adaptation] = field(default_factory=list)
@@ -353,7 +354,7 @@ def replay_recorded(run_id: str, step: dict[str, Any], data: dict[str, Any], ove
         run=run_id, step=int(step["index"]), source="recorded", overrides=overrides.to_dict(), recorded_sent=sent,
         recorded_tokens=recorded_tokens if isinstance(recorded_tokens, int) else None, status="fits" if plan.fits else "over-limit",
         input_tokens=plan.input_tokens, sent=replayed, identical=replayed == sent, model=model,
-        max_input_tokens=limits.max_input_tokens, optimize_at=limits.optimize_at, tier=plan.tier, new_epoch=new_epoch,
+        max_input_tokens=limits.max_input_tokens, optimize_at=limits.optimize_at, output_reserve=limits.output_reserve, tier=plan.tier, new_epoch=new_epoch,
         adaptations=plan.adaptations, candidates=plan.candidates, contributions=plan.contributions, warnings=warnings + plan.warnings,
         error_code=plan.error_code, diagnostics=plan.diagnostics, left_out=sorted(left_out),
     )
