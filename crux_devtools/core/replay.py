@@ -320,11 +320,13 @@ def replay_step(store: RunStore, run_id: str, index: int = 0, overrides: Overrid
     return replay_recorded(run_id, step, data, overrides or Overrides())
 
 
-def replay_recorded(run_id: str, step: dict[str, Any], data: dict[str, Any], overrides: Overrides) -> ReplayedStep:
-    """Replay one recorded step (``step``: its dict as stored; ``data``: ``read_step_plan``'s answer)."""
+def replay_recorded(run_id: str, step: dict[str, Any], data: dict[str, Any], overrides: Overrides, *,
+                    messages: list[dict[str, Any]] | None = None, source: str = "recorded") -> ReplayedStep:
+    """Replay one recorded step (``step``: its dict as stored; ``data``: ``read_step_plan``'s answer,
+    or plan inputs made from today's source with the ``messages`` that plan sends)."""
     frame, state, texts = data["frame"], data["state"], data["texts"]
     sent = step.get("sent") or {}
-    messages = list(sent.get("messages") or [])
+    messages = list(sent.get("messages") or []) if messages is None else list(messages)
     prompt_at = state["history"] if state.get("prompt") else None
     changed_model = overrides.model is not None
     model = overrides.model if changed_model else frame["model"]
@@ -351,7 +353,7 @@ def replay_recorded(run_id: str, step: dict[str, Any], data: dict[str, Any], ove
     replayed = ModelRequest(plan.system, plan.messages, plan.tools, frame.get("max_tokens")).to_dict() if plan.fits else None
     recorded_tokens = (step.get("request") or {}).get("input_tokens")
     return ReplayedStep(
-        run=run_id, step=int(step["index"]), source="recorded", overrides=overrides.to_dict(), recorded_sent=sent,
+        run=run_id, step=int(step["index"]), source=source, overrides=overrides.to_dict(), recorded_sent=sent,
         recorded_tokens=recorded_tokens if isinstance(recorded_tokens, int) else None, status="fits" if plan.fits else "over-limit",
         input_tokens=plan.input_tokens, sent=replayed, identical=replayed == sent, model=model,
         max_input_tokens=limits.max_input_tokens, optimize_at=limits.optimize_at, output_reserve=limits.output_reserve, tier=plan.tier, new_epoch=new_epoch,

@@ -43,13 +43,14 @@ def _snapshot(sent: Mapping[str, Any] | None, contributions: Iterable[Mapping[st
     return dataclasses.replace(snapshot, rungs=rungs, contexts_in=tuple(contexts_in), out=out)
 
 
-def replay_document(replayed: Any, run: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON document of a replay (see the module docstring). ``replayed``: a ``ReplayedStep``."""
+def replay_document(replayed: Any, run: Mapping[str, Any] | None = None, where: Mapping[str, tuple[str | None, int | None]] | None = None) -> dict[str, Any]:
+    """The JSON document of a replay (see the module docstring). ``replayed``: a ``ReplayedStep``;
+    ``where``: where each context is defined (``--source current``), so a text change names its line."""
     r = replayed.to_dict()
     step = next((s for s in (run or {}).get("steps") or [] if isinstance(s, dict) and s.get("index") == r["step"]), {})
     request = step.get("request") or {}
     own = ((run or {}).get("file"), (run or {}).get("line"))
-    where = {"prompt": own, "messages": own}
+    where = {"prompt": own, "messages": own, **(where or {})}
     base = _snapshot(r["recorded_sent"], request.get("contributions") or [], input_tokens=r["recorded_tokens"], status="fits", where=where)
     head = _snapshot(r["sent"], r["contributions"], input_tokens=r["input_tokens"], status=r["status"], left_out=r["left_out"], where=where)
     changes, cache_prefix = compare(base, head)

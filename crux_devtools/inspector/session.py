@@ -664,6 +664,11 @@ class ProjectSession:
                 self._emit(event)
             await asyncio.sleep(self.runs_poll)
 
+    async def replay_plan(self, prompt_id: str, step: dict[str, Any]) -> dict[str, Any]:
+        """A recorded step planned from today's source in the worker (``replay_current.py``):
+        ``{"ok", "result" | "error"}``; ``step`` holds its input, messages and epoch state."""
+        return await self._job({"op": "replay", "prompt_id": prompt_id, **step})
+
     async def prepare_summaries(
         self,
         prompt_id: str,

@@ -9,6 +9,8 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     -> {"id": 3, "op": "run", "prompt_id": "x", "example": null, "input": {...}}
     -> {"id": 4, "op": "prepare", "prompt_id": "x", "example": "a", "input": null, "contributor": "log",
         "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
+    -> {"id": 6, "op": "replay", "prompt_id": "x", "input": {...}, "history": [...], "turn": [...], "ceilings": {...},
+        "epoch": 1, "support_required": false, "namespace": "x/s1"}   # a recorded step planned from today's source
     -> {"id": 5, "op": "update", "files": ["a.py"], "retry": [], "known": [ids], "protect": [], "progress": true}
     <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
                                                            # or {"full": why}: the session loads in full
@@ -347,6 +349,7 @@ class Worker:
             "evaluate": self.evaluate,
             "run": self.run,
             "prepare": self.prepare,
+            "replay": self.replay,
         }
 
     def handle(self, request: dict[str, Any]) -> Any:
@@ -543,6 +546,12 @@ class Worker:
             self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
             allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
         )
+
+    def replay(self, request: dict[str, Any]) -> Any:
+        """A recorded step planned from today's source (``replay_current.py``)."""
+        from .replay_current import plan_current
+
+        return plan_current(self._find(request["prompt_id"]), request, self.defaults)
 
     def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs
