@@ -76,16 +76,19 @@ def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> 
 @click.option("--drop", multiple=True, metavar="CONTEXT", help="Leave this context out, with what it owns and its tools (repeatable).")
 @click.option("--brief", is_flag=True, help="Cut long texts of the replayed request to a few lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the replay as JSON: recorded and replayed requests, changes, cache prefix.")
+@click.option("--send", is_flag=True, help="Send the replayed request to the run's model and record the answer as a child run.")
+@click.option("--yes", is_flag=True, help="With --send: do not ask before calling a model that is not scripted.")
 def replay(
     directory: str, run_id: str, step: int, source: str, max_: int | None, optimize_at: int | None, model: str | None,
-    rungs: tuple[str, ...], drop: tuple[str, ...], brief: bool, as_json: bool,
+    rungs: tuple[str, ...], drop: tuple[str, ...], brief: bool, as_json: bool, send: bool, yes: bool,
 ) -> None:
     """Plan step K of a recorded run again and show how the request compares with the one sent.
 
     With no overrides the replayed request equals the recorded one; each override shows what the
     request would have been with a bigger budget, another model's capacity, another rung, or a
-    context left out. No model is called.
+    context left out. No model is called, unless --send.
     """
+    from .core.runstore import RunStore
     from .inspector.replaying import render_replay
 
     root = _project(directory)
@@ -96,10 +99,29 @@ def replay(
         document = replay_current_step(root, run_id, step, overrides)
     else:
         document = replay_recorded_step(root, run_id, step, overrides)
+    if send:
+        from .cli_replay_send import send_replay
+        from .inspector.render_runs import run_summary
+
+        store = RunStore.for_project(root, create=False)
+        try:
+            run = store.get(run_id) or {}
+        finally:
+            store.close()
+        child = send_replay(root, run, document, yes=yes)
+        document["sent"] = {"run": child["id"], "status": child["status"], "text": child["text"], "usage": child["usage"],
+                            "latency_ms": child["duration_ms"], "error": child["error"], "step": child["steps"][0]}
     if as_json:
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_replay(document, brief=brief))
+        click.echo(render_replay(document, brief=brief, request=not send))
+        if send:
+            sent = document["sent"]
+            answer = sent["text"] if sent["text"] is not None else f"tool calls: {', '.join(c['name'] for c in sent['step']['tool_calls']) or 'none'}"
+            click.echo(f"  sent: {answer}" if sent["error"] is None else f"  sent: {sent['error']['type']}: {sent['error']['message']}")
+            click.echo(f"  recorded as run {sent['run']} (child of {run_id}, step {step}): {run_summary(child)}")
+    if send and document["sent"]["status"] != "ok":
+        click.get_current_context().exit(1)
 
 
 __all__ = ["replay"]

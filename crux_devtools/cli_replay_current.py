@@ -59,7 +59,7 @@ async def _plan_in_worker(root: Path, target: str, request: dict[str, Any], time
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        report = session.report
+        report: Any = session.report
         prompt = find_prompt(report, target)
         if prompt is None:
             known = ", ".join(p["id"] for p in (report or {}).get("prompts", [])) or "none"

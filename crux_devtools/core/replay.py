@@ -168,7 +168,7 @@ class RecordedPlanner(Planner):
         self.frame, self.texts, self.recorded_messages = frame, texts, messages
         self.forced, self.left_out = forced, left_out
         self.prompt_at = prompt_at
-        self.recorded_tools = {name: RecordedTool(json.loads(texts[h])) for name, h in frame["tools"].items()}
+        self.recorded_tools: dict[str, Any] = {name: RecordedTool(json.loads(texts[h])) for name, h in frame["tools"].items()}
         self.support = RecordedTool(json.loads(texts[frame["support_tool"]]))
         super().__init__(None, options)  # type: ignore[arg-type]
 

@@ -669,6 +669,11 @@ class ProjectSession:
         ``{"ok", "result" | "error"}``; ``step`` holds its input, messages and epoch state."""
         return await self._job({"op": "replay", "prompt_id": prompt_id, **step})
 
+    async def replay_send(self, prompt_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        """A replayed request sent to the target's model in the worker (``replay_send.py``):
+        ``{"ok", "result" | "error"}``, the result the child run or ``{"confirm": ...}``."""
+        return await self._job({"op": "replay_send", "prompt_id": prompt_id, **request})
+
     async def prepare_summaries(
         self,
         prompt_id: str,

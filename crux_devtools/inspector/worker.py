@@ -11,6 +11,7 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
         "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
     -> {"id": 6, "op": "replay", "prompt_id": "x", "input": {...}, "history": [...], "turn": [...], "ceilings": {...},
         "epoch": 1, "support_required": false, "namespace": "x/s1"}   # a recorded step planned from today's source
+    -> {"id": 7, "op": "replay_send", "prompt_id": "x", "sent": {...}, "run": "id", "step": 1, "confirmed": false, ...}
     -> {"id": 5, "op": "update", "files": ["a.py"], "retry": [], "known": [ids], "protect": [], "progress": true}
     <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
                                                            # or {"full": why}: the session loads in full
@@ -350,6 +351,7 @@ class Worker:
             "run": self.run,
             "prepare": self.prepare,
             "replay": self.replay,
+            "replay_send": self.replay_send,
         }
 
     def handle(self, request: dict[str, Any]) -> Any:
@@ -552,6 +554,12 @@ class Worker:
         from .replay_current import plan_current
 
         return plan_current(self._find(request["prompt_id"]), request, self.defaults)
+
+    def replay_send(self, request: dict[str, Any]) -> Any:
+        """A replayed request sent to the target's model; answers the child run (``replay_send.py``)."""
+        from .replay_send import send_replayed
+
+        return send_replayed(self.project.root, self._find(request["prompt_id"]), request)
 
     def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs

@@ -1,0 +1,82 @@
+"""``crux-devtools replay --send``: the replayed request sent to the run's model, recorded as a child run.
+
+The model adapter is user code, so the call happens in a worker (``inspector/replay_send.py``). A
+model that is not a ``ScriptedModel`` is called only after a confirmation (or ``--yes``), which
+shows the estimated input cost where a price is known (``core/pricing.py``). The child run is
+written to the project's store with ``parent`` (the recorded run) and ``fork_step`` (the step).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def receipt_of(document: dict[str, Any]) -> dict[str, Any]:
+    """The child step's receipt: what the replayed plan decided."""
+    replayed = document["replayed"]
+    return {
+        "input_tokens": replayed["input_tokens"], "max_input_tokens": replayed["max_input_tokens"], "optimize_at": replayed["optimize_at"],
+        "adaptations": replayed["adaptations"], "candidates": replayed["candidates"], "contributions": replayed["contributions"],
+        "warnings": replayed["warnings"], "measurement": "exact", "epoch": None, "previous_request_id": None,
+    }
+
+
+def estimate_line(root: Path, model: str | None, input_tokens: int) -> str:
+    """``estimated input cost $0.0123 (1,234 tokens)``, or ``unpriced``."""
+    from .core.pricing import format_usd, input_cost_usd, price_for
+    from .inspector.discovery import read_model_config
+
+    config, _errors = read_model_config(root)
+    price = price_for(model, config.get("models") or {})
+    return f"estimated input cost {format_usd(input_cost_usd(input_tokens, price))} ({input_tokens:,} input tokens, output extra)"
+
+
+async def _send(root: Path, target: str, request: dict[str, Any], timeout: float, ask: Any) -> dict[str, Any]:
+    from .inspector.session import ProjectSession
+
+    session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
+    try:
+        await session.start()
+        answer = await session.replay_send(target, request)
+        if answer.get("ok") and "confirm" in answer["result"]:
+            if not ask(answer["result"]["confirm"]):
+                raise click.ClickException("not sent")
+            answer = await session.replay_send(target, {**request, "confirmed": True})
+    finally:
+        await session.stop()
+    if not answer.get("ok"):
+        error = answer.get("error") or {}
+        where = f"{error.get('file')}:{error.get('line')}: " if error.get("file") else ""
+        raise click.ClickException(f"sending the replayed request failed: {where}{error.get('type')}: {error.get('message')}")
+    return dict(answer["result"])
+
+
+def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, yes: bool, timeout: float = 120.0) -> dict[str, Any]:
+    """Send the replayed request of ``document`` and write the child run; returns it."""
+    from .core.runstore import RunStore, RunStoreError
+
+    replayed = document["replayed"]
+    if replayed["sent"] is None:
+        raise click.ClickException(f"nothing to send: the replayed request does not fit ({replayed['error_code']})")
+    request = {"sent": replayed["sent"], "run": document["run"], "step": document["step"], "input": run.get("input"), "receipt": receipt_of(document)}
+
+    def ask(confirm: dict[str, Any]) -> bool:
+        question = f"send the replayed request to {confirm.get('model')!r}, a real model ({estimate_line(root, confirm.get('model'), replayed['input_tokens'])})?"
+        return yes or click.confirm(question, default=False, err=True)
+
+    child = asyncio.run(_send(root, str(run.get("target")), request, timeout, ask))
+    store = RunStore.for_project(root)
+    try:
+        store.write(child)
+    except RunStoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    return child
+
+
+__all__ = ["send_replay"]
