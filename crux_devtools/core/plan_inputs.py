@@ -88,13 +88,15 @@ class PlanInputs:
         if not self.pending:
             return None
         steps = []
-        previous: dict[str, Any] | None = None
+        previous: tuple[Any, dict[str, Any]] | None = None
         for index, planner, s in self.pending:
-            frame = self._frame(planner, s)
-            if frame == previous:
-                frame = previous  # the same object: the store serialises a run's repeated frame once
+            # Within a run every step plans from the same gathered texts: when the rungs on offer are
+            # the same too, so is every text, and the frame is the previous step's (the same object:
+            # the store serialises a run's repeated frame once).
+            key = _signature(planner, s)
+            frame = previous[1] if previous is not None and previous[0] == key else self._frame(planner, s)
             steps.append({"index": index, "frame": frame, "state": _state(planner)})
-            previous = frame
+            previous = (key, frame)
         return {"format": FORMAT, "texts": self.texts, "steps": steps}
 
     # -- one step -----------------------------------------------------------------------------
@@ -158,6 +160,15 @@ class PlanInputs:
             "token_budget": s.token_budget,
             "dropped": [d.to_dict() for d in planner.g.dropped],
         }
+
+
+def _signature(planner: Planner, s: Setup) -> tuple[Any, ...]:
+    """What decides a step's frame besides the run's gathered texts (which are the same objects all run)."""
+    return (
+        id(planner.g), id(s), planner.o.namespace, tuple(t.name for t in planner._fixed_tools),
+        tuple((c.id, c.priority, tuple(t.name for t in c.tools), tuple((r.name, r.reason == "over-limit" or r.available, r.variant, r.cost is None) for r in c.rungs))
+              for c in planner.contributors),
+    )
 
 
 def _ladder_id(node: Any, planner: Planner) -> str | None:

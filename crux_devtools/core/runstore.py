@@ -721,7 +721,9 @@ def _write_replay_data(conn: sqlite3.Connection, seq: int | None, run: dict[str,
             frame_hash = frames[id(step["frame"])] = hashlib.sha256(frame.encode("utf-8")).hexdigest()[:32]
             blobs.append((frame_hash, frame))
         rows.append((seq, step["index"], frame_hash, stored_json(step.get("state") or {})))
-    conn.executemany("INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", blobs)
+    marks = ",".join("?" * len(blobs))
+    have = {h for (h,) in conn.execute(f"SELECT hash FROM blobs WHERE hash IN ({marks})", [h for h, _t in blobs])} if 0 < len(blobs) <= 500 else set()
+    conn.executemany("INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", [b for b in blobs if b[0] not in have])  # known texts are not bound again
     conn.executemany("INSERT OR REPLACE INTO step_plans (run_seq, idx, frame, state) VALUES (?, ?, ?, ?)", rows)
 
 
