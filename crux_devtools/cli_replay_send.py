@@ -15,16 +15,6 @@ from typing import Any
 import click
 
 
-def receipt_of(document: dict[str, Any]) -> dict[str, Any]:
-    """The child step's receipt: what the replayed plan decided."""
-    replayed = document["replayed"]
-    return {
-        "input_tokens": replayed["input_tokens"], "max_input_tokens": replayed["max_input_tokens"], "optimize_at": replayed["optimize_at"],
-        "adaptations": replayed["adaptations"], "candidates": replayed["candidates"], "contributions": replayed["contributions"],
-        "warnings": replayed["warnings"], "measurement": "exact", "epoch": None, "previous_request_id": None,
-    }
-
-
 def estimate_line(root: Path, model: str | None, input_tokens: int) -> str:
     """``estimated input cost $0.0123 (1,234 tokens)``, or ``unpriced``."""
     from .core.pricing import format_usd, input_cost_usd, price_for
@@ -58,11 +48,12 @@ async def _send(root: Path, target: str, request: dict[str, Any], timeout: float
 def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, yes: bool, timeout: float = 120.0) -> dict[str, Any]:
     """Send the replayed request of ``document`` and write the child run; returns it."""
     from .core.runstore import RunStore, RunStoreError
+    from .inspector.replaying import send_request
 
     replayed = document["replayed"]
     if replayed["sent"] is None:
         raise click.ClickException(f"nothing to send: the replayed request does not fit ({replayed['error_code']})")
-    request = {"sent": replayed["sent"], "run": document["run"], "step": document["step"], "input": run.get("input"), "receipt": receipt_of(document)}
+    request = send_request(document, run)
 
     def ask(confirm: dict[str, Any]) -> bool:
         question = f"send the replayed request to {confirm.get('model')!r}, a real model ({estimate_line(root, confirm.get('model'), replayed['input_tokens'])})?"

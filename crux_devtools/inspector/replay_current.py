@@ -55,4 +55,37 @@ def plan_current(target: Any, request: dict[str, Any], defaults: Any) -> dict[st
             "messages": planner._base_messages(), "warnings": warnings}
 
 
-__all__ = ["plan_current"]
+def overrides_of(data: dict[str, Any], defaults: Any) -> Any:
+    """``Overrides`` from their JSON form (``Overrides.to_dict()``); the model's profile from the project's."""
+    from ..core.replay import Overrides, ReplayError
+
+    model = data.get("model") or None
+    profile = None
+    if model is not None:
+        profiles = getattr(defaults, "profiles", {}) or {}
+        profile = profiles.get(model)
+        if profile is None:
+            raise ReplayError(f"model {model!r}: no capacity profile of that name in pyproject.toml; known: {', '.join(sorted(profiles)) or 'none'}")
+    rungs = tuple((str(c), str(r)) for c, r in (data.get("rungs") or {}).items())
+    return Overrides(max=data.get("max"), optimize_at=data.get("optimize_at"), model=model, profile=profile, rungs=rungs, drop=tuple(data.get("drop") or ()))
+
+
+def replay_recorded_document(root: Any, request: dict[str, Any], defaults: Any) -> dict[str, Any]:
+    """The replay document of a recorded step (``request``: ``run``, ``step``, ``overrides``), or
+    ``{"error": message}`` for what cannot be replayed (an unknown run or step, a bad override)."""
+    from ..core.replay import ReplayError, replay_step
+    from ..core.runstore import RunStore
+    from .replaying import replay_document
+
+    store = RunStore.for_project(root, create=False)
+    try:
+        run = store.get(str(request["run"]))
+        replayed = replay_step(store, str(request["run"]), int(request.get("step") or 0), overrides_of(request.get("overrides") or {}, defaults))
+    except ReplayError as exc:
+        return {"error": str(exc)}
+    finally:
+        store.close()
+    return replay_document(replayed, run)
+
+
+__all__ = ["overrides_of", "plan_current", "replay_recorded_document"]

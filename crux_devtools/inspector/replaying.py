@@ -72,6 +72,21 @@ def replay_document(replayed: Any, run: Mapping[str, Any] | None = None, where: 
     }
 
 
+def receipt_of(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The receipt of a replayed request sent as a child run's one step: what the replayed plan decided."""
+    replayed = document["replayed"]
+    return {
+        "input_tokens": replayed["input_tokens"], "max_input_tokens": replayed["max_input_tokens"], "optimize_at": replayed["optimize_at"],
+        "adaptations": replayed["adaptations"], "candidates": replayed["candidates"], "contributions": replayed["contributions"],
+        "warnings": replayed["warnings"], "measurement": "exact", "epoch": None, "previous_request_id": None,
+    }
+
+
+def send_request(document: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
+    """What the worker's ``replay_send`` takes to send a replayed request (without ``confirmed``)."""
+    return {"sent": document["replayed"]["sent"], "run": document["run"], "step": document["step"], "input": run.get("input"), "receipt": receipt_of(document)}
+
+
 def overrides_text(overrides: Mapping[str, Any]) -> str:
     """``max=1500, rung sync-log=offload, drop examples`` (``none`` for a plain replay)."""
     words = [f"{key.replace('_', '-')}={overrides[key]}" for key in ("max", "optimize_at", "model") if overrides.get(key) is not None]
@@ -115,4 +130,4 @@ def render_replay(document: Mapping[str, Any], *, brief: bool = False, request: 
     return "\n".join(lines)
 
 
-__all__ = ["overrides_text", "render_replay", "replay_document"]
+__all__ = ["overrides_text", "receipt_of", "render_replay", "replay_document", "send_request"]

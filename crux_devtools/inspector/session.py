@@ -669,6 +669,11 @@ class ProjectSession:
         ``{"ok", "result" | "error"}``; ``step`` holds its input, messages and epoch state."""
         return await self._job({"op": "replay", "prompt_id": prompt_id, **step})
 
+    async def replay_step(self, run: dict[str, Any], step: int, overrides: dict[str, Any]) -> dict[str, Any]:
+        """A recorded step planned again with ``overrides`` in the worker (the planner never runs in
+        this process): ``{"ok", "result" | "error"}``, the result a replay document or ``{"error"}``."""
+        return await self._job({"op": "replay_step", "prompt_id": str(run.get("target")), "run": run.get("id"), "step": step, "overrides": overrides})
+
     async def replay_send(self, prompt_id: str, request: dict[str, Any]) -> dict[str, Any]:
         """A replayed request sent to the target's model in the worker (``replay_send.py``):
         ``{"ok", "result" | "error"}``, the result the child run or ``{"confirm": ...}``."""

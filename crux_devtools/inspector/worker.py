@@ -11,6 +11,7 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
         "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
     -> {"id": 6, "op": "replay", "prompt_id": "x", "input": {...}, "history": [...], "turn": [...], "ceilings": {...},
         "epoch": 1, "support_required": false, "namespace": "x/s1"}   # a recorded step planned from today's source
+    -> {"id": 8, "op": "replay_step", "prompt_id": "x", "run": "id", "step": 1, "overrides": {"max": 2000, ...}}
     -> {"id": 7, "op": "replay_send", "prompt_id": "x", "sent": {...}, "run": "id", "step": 1, "confirmed": false, ...}
     -> {"id": 5, "op": "update", "files": ["a.py"], "retry": [], "known": [ids], "protect": [], "progress": true}
     <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
@@ -352,6 +353,7 @@ class Worker:
             "prepare": self.prepare,
             "replay": self.replay,
             "replay_send": self.replay_send,
+            "replay_step": self.replay_step,
         }
 
     def handle(self, request: dict[str, Any]) -> Any:
@@ -554,6 +556,12 @@ class Worker:
         from .replay_current import plan_current
 
         return plan_current(self._find(request["prompt_id"]), request, self.defaults)
+
+    def replay_step(self, request: dict[str, Any]) -> Any:
+        """A recorded step planned again from its recording, with overrides (``replay_current.py``)."""
+        from .replay_current import replay_recorded_document
+
+        return replay_recorded_document(self.project.root, request, self.defaults)
 
     def replay_send(self, request: dict[str, Any]) -> Any:
         """A replayed request sent to the target's model; answers the child run (``replay_send.py``)."""
