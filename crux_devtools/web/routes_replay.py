@@ -86,8 +86,8 @@ async def replay_send(request: Request, run_id: str, index: int) -> Response:
         return render(request, "_replay_sent.html", {"sent": None, "problem": why}, status=400)
     answer = await session.replay_send(str(run.get("target")), {**send_request(document, run), "confirmed": True})
     if not answer.get("ok"):
-        error = answer.get("error") or {}
-        return render(request, "_replay_sent.html", {"sent": None, "problem": f"{error.get('type')}: {error.get('message')}"}, status=502)
+        failure = answer.get("error") or {}
+        return render(request, "_replay_sent.html", {"sent": None, "problem": f"{failure.get('type')}: {failure.get('message')}"}, status=502)
     child = answer["result"]
     root = getattr(session, "root", None)
     try:
