@@ -98,3 +98,15 @@ async def test_send_records_a_child_run_and_shows_its_answer(recorded: tuple[htt
     assert f'href="/runs/{children[0]["id"]}"' in sent.text and "tool calls: <span" in sent.text and " ms" in sent.text
     child_page = await client.get(f"/runs/{children[0]['id']}")
     assert child_page.status_code == 200
+
+
+async def test_the_runs_list_shows_a_replay_under_the_run_it_replays(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, _project, run_id = recorded
+    sent = await client.post(f"/runs/{run_id}/steps/0/replay/send", data={"q": ""})
+    assert sent.status_code == 200, sent.text
+    page = (await client.get("/runs")).text
+    ids = re.findall(r'<tr class="run-row" data-id="([^"]+)"', page)
+    child = re.search(r'<tr class="run-row" data-id="([^"]+)" data-status="[^"]*" data-parent="' + re.escape(run_id) + '"', page)
+    assert child is not None
+    assert ids.index(child.group(1)) == ids.index(run_id) + 1  # newest first, yet right under its parent
+    assert f'replay of step 0 of <a class="mono" href="/runs/{run_id}">' in page
