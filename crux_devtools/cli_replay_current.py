@@ -70,10 +70,15 @@ async def _plan_in_worker(root: Path, target: str, request: dict[str, Any], time
     finally:
         await session.stop()
     if not answer.get("ok"):
-        error = answer.get("error") or {}
-        where = f"{error.get('file')}:{error.get('line')}: " if error.get("file") else ""
-        raise click.ClickException(f"planning {target!r} from today's source failed: {where}{error.get('type')}: {error.get('message')}")
+        raise worker_failure(f"planning {target!r} from today's source", answer)
     return answer["result"], dict(prompt)
+
+
+def worker_failure(what: str, answer: dict[str, Any]) -> click.ClickException:
+    """A worker's failed answer as one line: ``WHAT failed: FILE:LINE: Type: message``."""
+    error = answer.get("error") or {}
+    where = f"{error.get('file')}:{error.get('line')}: " if error.get("file") else ""
+    return click.ClickException(f"{what} failed: {where}{error.get('type')}: {error.get('message')}")
 
 
 def replay_current_step(root: Path, run_id: str, index: int, overrides: Any, timeout: float = 30.0) -> dict[str, Any]:
@@ -96,4 +101,4 @@ def replay_current_step(root: Path, run_id: str, index: int, overrides: Any, tim
     return document
 
 
-__all__ = ["replay_current_step"]
+__all__ = ["replay_current_step", "worker_failure"]

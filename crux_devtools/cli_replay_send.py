@@ -39,9 +39,9 @@ async def _send(root: Path, target: str, request: dict[str, Any], timeout: float
     finally:
         await session.stop()
     if not answer.get("ok"):
-        error = answer.get("error") or {}
-        where = f"{error.get('file')}:{error.get('line')}: " if error.get("file") else ""
-        raise click.ClickException(f"sending the replayed request failed: {where}{error.get('type')}: {error.get('message')}")
+        from .cli_replay_current import worker_failure
+
+        raise worker_failure("sending the replayed request", answer)
     return dict(answer["result"])
 
 

@@ -26,6 +26,7 @@ from .models import ModelRequest
 from .offload_store import OffloadStore
 from .planner import Contributor, Plan, Planner, PlanOptions, Rung
 from .receipts import Adaptation, Candidate, Contribution
+from .replay_overrides import Overrides
 from .results import _ToDict
 from .rungs import RUNGS
 from .runstore import RunStore, read_step_plan
@@ -35,25 +36,6 @@ from .tokens import OFFLINE_ENCODING, TiktokenCounter, TokenCounter, counter_for
 
 class ReplayError(CruxError, ValueError):
     """A step cannot be replayed as asked: unknown run or step, no plan inputs kept, a bad override."""
-
-
-@dataclass(frozen=True, slots=True)
-class Overrides(_ToDict):
-    """What a replay changes; empty, the step is planned exactly as recorded."""
-
-    max: int | None = None
-    optimize_at: int | None = None
-    model: str | None = None
-    profile: ModelCapacityProfile | None = None  # the capacity profile of ``model``
-    rungs: tuple[tuple[str, str], ...] = ()  # (contributor, rung)
-    drop: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return self.max is None and self.optimize_at is None and self.model is None and not self.rungs and not self.drop
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"max": self.max, "optimize_at": self.optimize_at, "model": self.model, "rungs": dict(self.rungs), "drop": list(self.drop)}
 
 
 def parse_rungs(values: Iterable[str]) -> tuple[tuple[str, str], ...]:

@@ -15,47 +15,36 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from ..core.replay_overrides import Overrides
 from ..inspector.sent import system_parts
 from ..review.render import describe, prefix_line
 
 MAX_VARIANTS = 3
 
 
-@dataclass(frozen=True, slots=True)
-class VariantOverrides:
-    """One variant's overrides as the form sends them."""
+VariantOverrides = Overrides  # a variant is a set of replay overrides (without a profile: the worker finds it by name)
 
-    max: int | None = None
-    optimize_at: int | None = None
-    model: str | None = None
-    rungs: tuple[tuple[str, str], ...] = ()
-    drop: tuple[str, ...] = ()
 
-    @property
-    def empty(self) -> bool:
-        return self.max is None and self.optimize_at is None and self.model is None and not self.rungs and not self.drop
+def overrides_query(o: Overrides) -> str:
+    """The overrides as a query string (one ``v`` value of the panel)."""
+    pairs: list[tuple[str, str]] = []
+    if o.max is not None:
+        pairs.append(("max", str(o.max)))
+    if o.optimize_at is not None:
+        pairs.append(("optimize_at", str(o.optimize_at)))
+    if o.model:
+        pairs.append(("model", o.model))
+    pairs += [("rung", f"{c}={r}") for c, r in o.rungs]
+    pairs += [("drop", d) for d in o.drop]
+    return urlencode(pairs)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"max": self.max, "optimize_at": self.optimize_at, "model": self.model, "rungs": dict(self.rungs), "drop": list(self.drop)}
 
-    def query(self) -> str:
-        """The overrides as a query string (one ``v`` value of the panel)."""
-        pairs: list[tuple[str, str]] = []
-        if self.max is not None:
-            pairs.append(("max", str(self.max)))
-        if self.optimize_at is not None:
-            pairs.append(("optimize_at", str(self.optimize_at)))
-        if self.model:
-            pairs.append(("model", self.model))
-        pairs += [("rung", f"{c}={r}") for c, r in self.rungs]
-        pairs += [("drop", d) for d in self.drop]
-        return urlencode(pairs)
-
-    def label(self) -> str:
-        words = [f"max {self.max:,}" if self.max is not None else "", f"optimize at {self.optimize_at:,}" if self.optimize_at is not None else "",
-                 f"model {self.model}" if self.model else ""]
-        words += [f"{c} → {r}" for c, r in self.rungs] + [f"without {d}" for d in self.drop]
-        return ", ".join(w for w in words if w) or "as recorded"
+def overrides_label(o: Overrides) -> str:
+    """A variant's column title: its overrides in words."""
+    words = [f"max {o.max:,}" if o.max is not None else "", f"optimize at {o.optimize_at:,}" if o.optimize_at is not None else "",
+             f"model {o.model}" if o.model else ""]
+    words += [f"{c} → {r}" for c, r in o.rungs] + [f"without {d}" for d in o.drop]
+    return ", ".join(w for w in words if w) or "as recorded"
 
 
 def parse_overrides(pairs: Iterable[tuple[str, str]]) -> tuple[VariantOverrides, list[str]]:
@@ -84,7 +73,7 @@ def parse_overrides(pairs: Iterable[tuple[str, str]]) -> tuple[VariantOverrides,
             rungs[key[5:]] = value
         elif key == "drop" and value not in drop:
             drop.append(value)
-    return VariantOverrides(numbers["max"], numbers["optimize_at"], model, tuple(rungs.items()), tuple(drop)), problems
+    return Overrides(max=numbers["max"], optimize_at=numbers["optimize_at"], model=model, rungs=tuple(rungs.items()), drop=tuple(drop)), problems
 
 
 def variant_list(previous: Iterable[str], new: VariantOverrides | None) -> list[VariantOverrides]:
@@ -94,8 +83,8 @@ def variant_list(previous: Iterable[str], new: VariantOverrides | None) -> list[
         out.append(new)
     seen: dict[str, VariantOverrides] = {}
     for v in out:
-        seen.pop(v.query(), None)
-        seen[v.query()] = v
+        seen.pop(overrides_query(v), None)
+        seen[overrides_query(v)] = v
     return list(seen.values())[-MAX_VARIANTS:]
 
 
@@ -133,7 +122,11 @@ class VariantColumn:
 
     @property
     def query(self) -> str:
-        return self.overrides.query()
+        return overrides_query(self.overrides)
+
+    @property
+    def label(self) -> str:
+        return overrides_label(self.overrides)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,4 +193,4 @@ def as_example(run: Mapping[str, Any]) -> str:
     return f"examples={{{json.dumps(name)}: {json.dumps(data, ensure_ascii=False, indent=4)}}}"
 
 
-__all__ = ["MAX_VARIANTS", "ReplayPanel", "VariantColumn", "VariantOverrides", "as_example", "parse_overrides", "recorded_column", "variant_column", "variant_list"]
+__all__ = ["MAX_VARIANTS", "ReplayPanel", "VariantColumn", "VariantOverrides", "overrides_label", "overrides_query", "as_example", "parse_overrides", "recorded_column", "variant_column", "variant_list"]
