@@ -77,10 +77,12 @@ def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> 
 @click.option("--brief", is_flag=True, help="Cut long texts of the replayed request to a few lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the replay as JSON: recorded and replayed requests, changes, cache prefix.")
 @click.option("--send", is_flag=True, help="Send the replayed request to the run's model and record the answer as a child run.")
-@click.option("--yes", is_flag=True, help="With --send: do not ask before calling a model that is not scripted.")
+@click.option("--yes", is_flag=True, help="With --send or --continue: do not ask before calling a model that is not scripted.")
+@click.option("--continue", "continue_", is_flag=True, help="Fork the agent at this step and run on; tool calls are answered from the run's recorded results.")
+@click.option("--live-tools", is_flag=True, help="With --continue: run a tool call that was never recorded (else the fork stops there).")
 def replay(
     directory: str, run_id: str, step: int, source: str, max_: int | None, optimize_at: int | None, model: str | None,
-    rungs: tuple[str, ...], drop: tuple[str, ...], brief: bool, as_json: bool, send: bool, yes: bool,
+    rungs: tuple[str, ...], drop: tuple[str, ...], brief: bool, as_json: bool, send: bool, yes: bool, continue_: bool, live_tools: bool,
 ) -> None:
     """Plan step K of a recorded run again and show how the request compares with the one sent.
 
@@ -99,6 +101,30 @@ def replay(
         document = replay_current_step(root, run_id, step, overrides)
     else:
         document = replay_recorded_step(root, run_id, step, overrides)
+    if send and continue_:
+        raise click.UsageError("use either --send (one request) or --continue (the agent runs on), not both")
+    if live_tools and not continue_:
+        raise click.UsageError("--live-tools goes with --continue")
+    if continue_:
+        from .cli_replay_send import continue_replay
+        from .inspector.render_runs import run_summary
+
+        store = RunStore.for_project(root, create=False)
+        try:
+            run = store.get(run_id) or {}
+        finally:
+            store.close()
+        child = continue_replay(root, run, step, overrides.to_dict(), live_tools=live_tools, yes=yes)
+        document["continued"] = {"run": child["id"], "status": child["status"], "text": child["text"], "error": child["error"], "steps": len(child["steps"])}
+        if as_json:
+            click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        else:
+            click.echo(render_replay(document, brief=brief, request=False))
+            click.echo(f"  continued: {child['text']}" if child["text"] is not None else f"  continued: {(child['error'] or {}).get('type')}: {(child['error'] or {}).get('message')}")
+            click.echo(f"  recorded as run {child['id']} (child of {run_id}, from step {step}): {run_summary(child)}")
+        if child["status"] != "ok":
+            click.get_current_context().exit(1)
+        return
     if send:
         from .cli_replay_send import send_replay
         from .inspector.render_runs import run_summary

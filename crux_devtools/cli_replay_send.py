@@ -70,4 +70,46 @@ def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, ye
     return child
 
 
-__all__ = ["send_replay"]
+async def _continue(root: Path, run: dict[str, Any], request: dict[str, Any], timeout: float, ask: Any) -> dict[str, Any]:
+    from .inspector.session import ProjectSession
+
+    session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
+    try:
+        await session.start()
+        answer = await session.replay_continue(run, request)
+        if answer.get("ok") and "confirm" in answer["result"]:
+            if not ask(answer["result"]["confirm"]):
+                raise click.ClickException("not sent")
+            answer = await session.replay_continue(run, {**request, "confirmed": True})
+    finally:
+        await session.stop()
+    if not answer.get("ok"):
+        from .cli_replay_current import worker_failure
+
+        raise worker_failure("continuing the run", answer)
+    if "id" not in answer["result"]:  # not a run: why the fork could not start
+        raise click.ClickException(str(answer["result"].get("error")))
+    return dict(answer["result"])
+
+
+def continue_replay(root: Path, run: dict[str, Any], step: int, overrides: dict[str, Any], *, live_tools: bool, yes: bool, timeout: float = 300.0) -> dict[str, Any]:
+    """Fork the agent at ``step`` (with ``overrides``), run it on in a worker, write the child run; returns it."""
+    from .core.runstore import RunStore, RunStoreError
+
+    def ask(confirm: dict[str, Any]) -> bool:
+        question = f"continue the run with {confirm.get('model')!r}, a real model (each step is a paid call; {estimate_line(root, confirm.get('model'), 0).split(' (')[0]} per step before output)?"
+        return yes or click.confirm(question, default=False, err=True)
+
+    request = {"step": step, "overrides": overrides, "live_tools": live_tools}
+    child = asyncio.run(_continue(root, run, request, timeout, ask))
+    store = RunStore.for_project(root)
+    try:
+        store.write(child)
+    except RunStoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    return child
+
+
+__all__ = ["continue_replay", "send_replay"]

@@ -44,13 +44,17 @@ def test_send_to_the_scripted_model_records_a_child_run(tmp_path: Path) -> None:
 PROJECT = '''
 import os
 from pydantic import BaseModel
-from crux_devtools import OpenAICompatibleModel, agent, context, prompt
+from crux_devtools import OpenAICompatibleModel, agent, context, prompt, tool
 
 class Ask(BaseModel):
     question: str
 
+class Key(BaseModel):
+    key: str
+
+lookup = tool("lookup", description="Look a key up.", parameters=Key, execute=lambda k: {"found": k.key.upper()})
 rules = context("rules", system="Answer in one sentence.")
-ask = prompt("ask", system="You are terse.", prompt=lambda i: i.question, input=Ask, use=[rules])
+ask = prompt("ask", system="You are terse.", prompt=lambda i: i.question, input=Ask, use=[rules], tools=[lookup])
 helper = agent("helper", prompt=ask, model=OpenAICompatibleModel(os.environ["REPLAY_CHAT_URL"], "test-model"))
 '''
 RECORD = '''
@@ -104,3 +108,34 @@ def test_an_unreachable_model_is_recorded_as_an_error_run(chat_project: tuple[Pa
     children = child_runs(RunStore.for_project(project), run_id)
     assert len(children) == 1 and children[0]["status"] == "error" and children[0]["fork_step"] == 0
     assert children[0]["error"]["type"] and "failed" in children[0]["error"]["message"]
+
+
+def test_continue_runs_the_agent_on_and_answers_tools_from_the_recording(tmp_path: Path) -> None:
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    parent = str(RunStore.for_project(project).list()[-1]["id"])
+    forked = replay(project, "--run", parent, "--step", "1", "--max", "2000", "--continue", "--json")
+    assert forked.returncode == 0, forked.stderr
+    child_id = json.loads(forked.stdout)["continued"]["run"]
+    child = RunStore.for_project(project).get(child_id)
+    assert child is not None and child["status"] == "ok" and child["parent"] == parent and child["fork_step"] == 1
+    assert [s["index"] for s in child["steps"]] == [1, 2] and child["text"]
+    assert all(r.get("recorded") for r in child["steps"][0]["tool_results"])  # every call answered from the recording
+    assert all(s["request"]["input_tokens"] <= 2000 for s in child["steps"])  # the override holds on every step
+
+
+def test_a_tool_call_never_recorded_stops_the_fork_unless_live_tools(chat_project: tuple[Path, ChatServer, dict[str, str], str]) -> None:
+    project, server, env, run_id = chat_project
+    server.reply_tool_calls([{"id": "call_9", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"key": "abc"})}}])
+    stopped = replay(project, "--run", run_id, "--continue", "--yes", env=env)
+    assert stopped.returncode == 1 and "no recorded result for lookup" in stopped.stdout and "--live-tools" in stopped.stdout
+    server.reply_tool_calls([{"id": "call_9", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"key": "abc"})}}])
+    server.reply_text("It is ABC.")
+    live = replay(project, "--run", run_id, "--continue", "--live-tools", "--yes", env=env)
+    assert live.returncode == 0, live.stdout + live.stderr
+    assert "continued: It is ABC." in live.stdout
+    assert '"found": "ABC"' in json.dumps(server.received[-1].body) or "ABC" in json.dumps(server.received[-1].body)  # the live result went back
+    children = child_runs(RunStore.for_project(project), run_id)
+    assert [c["status"] for c in children] == ["error", "ok"]

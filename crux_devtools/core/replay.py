@@ -302,21 +302,29 @@ def replay_step(store: RunStore, run_id: str, index: int = 0, overrides: Overrid
     return replay_recorded(run_id, step, data, overrides or Overrides())
 
 
-def replay_recorded(run_id: str, step: dict[str, Any], data: dict[str, Any], overrides: Overrides, *,
-                    messages: list[dict[str, Any]] | None = None, source: str = "recorded") -> ReplayedStep:
-    """Replay one recorded step (``step``: its dict as stored; ``data``: ``read_step_plan``'s answer,
-    or plan inputs made from today's source with the ``messages`` that plan sends)."""
-    frame, state, texts = data["frame"], data["state"], data["texts"]
-    sent = step.get("sent") or {}
-    messages = list(sent.get("messages") or []) if messages is None else list(messages)
+@dataclass(slots=True)
+class PlannedReplay:
+    """One step planned from plan inputs (``plan_recorded``): the plan and what it was planned against."""
+
+    plan: Plan
+    request: ModelRequest | None  # what would be sent (None when nothing fits)
+    model: str | None
+    limits: Any
+    new_epoch: bool
+    warnings: list[str]
+    left_out: set[str]
+
+
+def plan_recorded(frame: dict[str, Any], texts: Mapping[str, str], state: dict[str, Any], messages: list[dict[str, Any]], overrides: Overrides) -> PlannedReplay:
+    """Plan a step from its plan inputs, with ``messages`` (history, user prompt, this run's traffic)
+    and ``state`` (``history``, ``prompt``, ``ceilings``, ``epoch``, ``support_required``)."""
     prompt_at = state["history"] if state.get("prompt") else None
     changed_model = overrides.model is not None
     model = overrides.model if changed_model else frame["model"]
     counter, warnings = _counter(frame["counter"], model, changed_model)
     measurement = counter_for_model(model)[1] if changed_model else frame["measurement"]
     profile = overrides.profile if overrides.profile is not None else _recorded_profile(frame)
-    budget = _budget(frame.get("budget"), overrides)
-    limits = derive_limits(profile, budget, frame.get("max_tokens"))
+    limits = derive_limits(profile, _budget(frame.get("budget"), overrides), frame.get("max_tokens"))
     recorded_limits = frame["limits"]
     new_epoch = changed_model or (limits.max_input_tokens, limits.optimize_at) != (recorded_limits["max_input_tokens"], recorded_limits["optimize_at"])
     forced = dict(overrides.rungs)
@@ -332,15 +340,27 @@ def replay_recorded(run_id: str, step: dict[str, Any], data: dict[str, Any], ove
         support_required=bool(state["support_required"]),
     )
     plan: Plan = RecordedPlanner(frame, texts, messages, prompt_at, options, forced, left_out).plan()
-    replayed = ModelRequest(plan.system, plan.messages, plan.tools, frame.get("max_tokens")).to_dict() if plan.fits else None
+    request = ModelRequest(plan.system, plan.messages, plan.tools, frame.get("max_tokens")) if plan.fits else None
+    return PlannedReplay(plan, request, model, limits, new_epoch, warnings + plan.warnings, left_out)
+
+
+def replay_recorded(run_id: str, step: dict[str, Any], data: dict[str, Any], overrides: Overrides, *,
+                    messages: list[dict[str, Any]] | None = None, source: str = "recorded") -> ReplayedStep:
+    """Replay one recorded step (``step``: its dict as stored; ``data``: ``read_step_plan``'s answer,
+    or plan inputs made from today's source with the ``messages`` that plan sends)."""
+    sent = step.get("sent") or {}
+    messages = list(sent.get("messages") or []) if messages is None else list(messages)
+    p = plan_recorded(data["frame"], data["texts"], data["state"], messages, overrides)
+    plan, limits = p.plan, p.limits
+    replayed = p.request.to_dict() if p.request is not None else None
     recorded_tokens = (step.get("request") or {}).get("input_tokens")
     return ReplayedStep(
         run=run_id, step=int(step["index"]), source=source, overrides=overrides.to_dict(), recorded_sent=sent,
         recorded_tokens=recorded_tokens if isinstance(recorded_tokens, int) else None, status="fits" if plan.fits else "over-limit",
-        input_tokens=plan.input_tokens, sent=replayed, identical=replayed == sent, model=model,
-        max_input_tokens=limits.max_input_tokens, optimize_at=limits.optimize_at, output_reserve=limits.output_reserve, tier=plan.tier, new_epoch=new_epoch,
-        adaptations=plan.adaptations, candidates=plan.candidates, contributions=plan.contributions, warnings=warnings + plan.warnings,
-        error_code=plan.error_code, diagnostics=plan.diagnostics, left_out=sorted(left_out),
+        input_tokens=plan.input_tokens, sent=replayed, identical=replayed == sent, model=p.model,
+        max_input_tokens=limits.max_input_tokens, optimize_at=limits.optimize_at, output_reserve=limits.output_reserve, tier=plan.tier, new_epoch=p.new_epoch,
+        adaptations=plan.adaptations, candidates=plan.candidates, contributions=plan.contributions, warnings=p.warnings,
+        error_code=plan.error_code, diagnostics=plan.diagnostics, left_out=sorted(p.left_out),
     )
 
 
@@ -368,4 +388,4 @@ def _budget(recorded: dict[str, Any] | None, overrides: Overrides) -> InputBudge
         raise ReplayError(str(exc)) from exc
 
 
-__all__ = ["Overrides", "RecordedPlanner", "RecordedTool", "ReplayError", "ReplayedStep", "parse_rungs", "replay_recorded", "replay_step"]
+__all__ = ["Overrides", "PlannedReplay", "RecordedPlanner", "RecordedTool", "ReplayError", "ReplayedStep", "parse_rungs", "plan_recorded", "replay_recorded", "replay_step"]

@@ -674,6 +674,11 @@ class ProjectSession:
         this process): ``{"ok", "result" | "error"}``, the result a replay document or ``{"error"}``."""
         return await self._job({"op": "replay_step", "prompt_id": str(run.get("target")), "run": run.get("id"), "step": step, "overrides": overrides})
 
+    async def replay_continue(self, run: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+        """The agent forked at a recorded step and run on in the worker (``replay_continue.py``):
+        ``{"ok", "result" | "error"}``, the result the child run, ``{"confirm"}`` or ``{"error"}``."""
+        return await self._job({"op": "replay_continue", "prompt_id": str(run.get("target")), "run": run.get("id"), **request})
+
     async def replay_send(self, prompt_id: str, request: dict[str, Any]) -> dict[str, Any]:
         """A replayed request sent to the target's model in the worker (``replay_send.py``):
         ``{"ok", "result" | "error"}``, the result the child run or ``{"confirm": ...}``."""

@@ -12,6 +12,7 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     -> {"id": 6, "op": "replay", "prompt_id": "x", "input": {...}, "history": [...], "turn": [...], "ceilings": {...},
         "epoch": 1, "support_required": false, "namespace": "x/s1"}   # a recorded step planned from today's source
     -> {"id": 8, "op": "replay_step", "prompt_id": "x", "run": "id", "step": 1, "overrides": {"max": 2000, ...}}
+    -> {"id": 9, "op": "replay_continue", "prompt_id": "x", "run": "id", "step": 1, "overrides": {...}, "live_tools": false}
     -> {"id": 7, "op": "replay_send", "prompt_id": "x", "sent": {...}, "run": "id", "step": 1, "confirmed": false, ...}
     -> {"id": 5, "op": "update", "files": ["a.py"], "retry": [], "known": [ids], "protect": [], "progress": true}
     <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
@@ -354,6 +355,7 @@ class Worker:
             "replay": self.replay,
             "replay_send": self.replay_send,
             "replay_step": self.replay_step,
+            "replay_continue": self.replay_continue,
         }
 
     def handle(self, request: dict[str, Any]) -> Any:
@@ -562,6 +564,12 @@ class Worker:
         from .replay_current import replay_recorded_document
 
         return replay_recorded_document(self.project.root, request, self.defaults)
+
+    def replay_continue(self, request: dict[str, Any]) -> Any:
+        """The agent forked at a recorded step and run on; answers the child run (``replay_continue.py``)."""
+        from .replay_continue import continue_from
+
+        return continue_from(self.project.root, self._find(request["prompt_id"]), request, self.defaults)
 
     def replay_send(self, request: dict[str, Any]) -> Any:
         """A replayed request sent to the target's model; answers the child run (``replay_send.py``)."""
