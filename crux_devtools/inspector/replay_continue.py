@@ -88,7 +88,7 @@ async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: 
         receipt = {"input_tokens": plan.input_tokens, "max_input_tokens": planned.limits.max_input_tokens, "optimize_at": planned.limits.optimize_at,
                    "adaptations": [a.to_dict() for a in plan.adaptations], "contributions": [c.to_dict() for c in plan.contributions],
                    "candidates": [c.to_dict() for c in plan.candidates], "warnings": planned.warnings, "model": model_name_of(model)}
-        record = {"index": k, "request": receipt, "sent": planned.request.to_dict(), "response_text": None, "tool_calls": [], "tool_results": [],
+        record: dict[str, Any] = {"index": k, "request": receipt, "sent": planned.request.to_dict(), "response_text": None, "tool_calls": [], "tool_results": [],
                   "offloads": [], "usage": None, "latency_ms": None, "error": None}
         steps.append(record)
         if not planned.new_epoch:  # fidelity never rises within the epoch: hold each contributor at its rung
@@ -102,7 +102,8 @@ async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: 
             record["error"] = error
             break
         record["latency_ms"] = round((time.perf_counter() - call_started) * 1000, 3)
-        record["usage"] = dict(response.usage) if isinstance(getattr(response, "usage", None), dict) else None
+        usage_of = getattr(response, "usage", None)
+        record["usage"] = dict(usage_of) if isinstance(usage_of, dict) else None
         record["response_text"] = response.text
         if not response.tool_calls:
             text = response.text
