@@ -25,23 +25,26 @@ def estimate_line(root: Path, model: str | None, input_tokens: int) -> str:
     return f"estimated input cost {format_usd(input_cost_usd(input_tokens, price))} ({input_tokens:,} input tokens, output extra)"
 
 
-async def _send(root: Path, target: str, request: dict[str, Any], timeout: float, ask: Any) -> dict[str, Any]:
+async def _child_run(root: Path, timeout: float, what: str, call: Any, ask: Any) -> dict[str, Any]:
+    """The child run a worker op makes (``call(session, confirmed)``), asking first when the worker
+    says the model is not scripted."""
+    from .cli_replay_current import worker_failure
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        answer = await session.replay_send(target, request)
+        answer = await call(session, False)
         if answer.get("ok") and "confirm" in answer["result"]:
             if not ask(answer["result"]["confirm"]):
                 raise click.ClickException("not sent")
-            answer = await session.replay_send(target, {**request, "confirmed": True})
+            answer = await call(session, True)
     finally:
         await session.stop()
     if not answer.get("ok"):
-        from .cli_replay_current import worker_failure
-
-        raise worker_failure("sending the replayed request", answer)
+        raise worker_failure(what, answer)
+    if "id" not in answer["result"]:  # not a run: why it could not start
+        raise click.ClickException(str(answer["result"].get("error")))
     return dict(answer["result"])
 
 
@@ -59,7 +62,9 @@ def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, ye
         question = f"send the replayed request to {confirm.get('model')!r}, a real model ({estimate_line(root, confirm.get('model'), replayed['input_tokens'])})?"
         return yes or click.confirm(question, default=False, err=True)
 
-    child = asyncio.run(_send(root, str(run.get("target")), request, timeout, ask))
+    target = str(run.get("target"))
+    child = asyncio.run(_child_run(root, timeout, "sending the replayed request",
+                                   lambda session, confirmed: session.replay_send(target, {**request, "confirmed": confirmed}), ask))
     store = RunStore.for_project(root)
     try:
         store.write(child)
@@ -68,28 +73,6 @@ def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, ye
     finally:
         store.close()
     return child
-
-
-async def _continue(root: Path, run: dict[str, Any], request: dict[str, Any], timeout: float, ask: Any) -> dict[str, Any]:
-    from .inspector.session import ProjectSession
-
-    session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
-    try:
-        await session.start()
-        answer = await session.replay_continue(run, request)
-        if answer.get("ok") and "confirm" in answer["result"]:
-            if not ask(answer["result"]["confirm"]):
-                raise click.ClickException("not sent")
-            answer = await session.replay_continue(run, {**request, "confirmed": True})
-    finally:
-        await session.stop()
-    if not answer.get("ok"):
-        from .cli_replay_current import worker_failure
-
-        raise worker_failure("continuing the run", answer)
-    if "id" not in answer["result"]:  # not a run: why the fork could not start
-        raise click.ClickException(str(answer["result"].get("error")))
-    return dict(answer["result"])
 
 
 def continue_replay(root: Path, run: dict[str, Any], step: int, overrides: dict[str, Any], *, live_tools: bool, yes: bool, timeout: float = 300.0) -> dict[str, Any]:
@@ -101,7 +84,8 @@ def continue_replay(root: Path, run: dict[str, Any], step: int, overrides: dict[
         return yes or click.confirm(question, default=False, err=True)
 
     request = {"step": step, "overrides": overrides, "live_tools": live_tools}
-    child = asyncio.run(_continue(root, run, request, timeout, ask))
+    child = asyncio.run(_child_run(root, timeout, "continuing the run",
+                                   lambda session, confirmed: session.replay_continue(run, {**request, "confirmed": confirmed}), ask))
     store = RunStore.for_project(root)
     try:
         store.write(child)
