@@ -93,6 +93,10 @@ def replay(
     from .core.runstore import RunStore
     from .inspector.replaying import render_replay
 
+    if send and continue_:
+        raise click.UsageError("use either --send (one request) or --continue (the agent runs on), not both")
+    if live_tools and not continue_:
+        raise click.UsageError("--live-tools goes with --continue")
     root = _project(directory)
     overrides = build_overrides(root, max_, optimize_at, model, rungs, drop)
     if source == "current":
@@ -101,19 +105,16 @@ def replay(
         document = replay_current_step(root, run_id, step, overrides)
     else:
         document = replay_recorded_step(root, run_id, step, overrides)
-    if send and continue_:
-        raise click.UsageError("use either --send (one request) or --continue (the agent runs on), not both")
-    if live_tools and not continue_:
-        raise click.UsageError("--live-tools goes with --continue")
-    if continue_:
-        from .cli_replay_send import continue_replay
-        from .inspector.render_runs import run_summary
-
+    if send or continue_:
         store = RunStore.for_project(root, create=False)
         try:
             run = store.get(run_id) or {}
         finally:
             store.close()
+    if continue_:
+        from .cli_replay_send import continue_replay
+        from .inspector.render_runs import run_summary
+
         child = continue_replay(root, run, step, overrides.to_dict(), live_tools=live_tools, yes=yes)
         document["continued"] = {"run": child["id"], "status": child["status"], "text": child["text"], "error": child["error"], "steps": len(child["steps"])}
         if as_json:
@@ -129,11 +130,6 @@ def replay(
         from .cli_replay_send import send_replay
         from .inspector.render_runs import run_summary
 
-        store = RunStore.for_project(root, create=False)
-        try:
-            run = store.get(run_id) or {}
-        finally:
-            store.close()
         child = send_replay(root, run, document, yes=yes)
         document["sent"] = {"run": child["id"], "status": child["status"], "text": child["text"], "usage": child["usage"],
                             "latency_ms": child["duration_ms"], "error": child["error"], "step": child["steps"][0]}

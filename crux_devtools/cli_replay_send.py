@@ -48,9 +48,23 @@ async def _child_run(root: Path, timeout: float, what: str, call: Any, ask: Any)
     return dict(answer["result"])
 
 
+def record_child(root: Path, timeout: float, what: str, call: Any, ask: Any) -> dict[str, Any]:
+    """Make the child run in a worker (``_child_run``) and write it to the project's store; returns it."""
+    from .core.runstore import RunStore, RunStoreError
+
+    child = asyncio.run(_child_run(root, timeout, what, call, ask))
+    store = RunStore.for_project(root)
+    try:
+        store.write(child)
+    except RunStoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    return child
+
+
 def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, yes: bool, timeout: float = 120.0) -> dict[str, Any]:
     """Send the replayed request of ``document`` and write the child run; returns it."""
-    from .core.runstore import RunStore, RunStoreError
     from .inspector.replaying import send_request
 
     replayed = document["replayed"]
@@ -63,37 +77,18 @@ def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, ye
         return yes or click.confirm(question, default=False, err=True)
 
     target = str(run.get("target"))
-    child = asyncio.run(_child_run(root, timeout, "sending the replayed request",
-                                   lambda session, confirmed: session.replay_send(target, {**request, "confirmed": confirmed}), ask))
-    store = RunStore.for_project(root)
-    try:
-        store.write(child)
-    except RunStoreError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        store.close()
-    return child
+    return record_child(root, timeout, "sending the replayed request", lambda session, confirmed: session.replay_send(target, {**request, "confirmed": confirmed}), ask)
 
 
 def continue_replay(root: Path, run: dict[str, Any], step: int, overrides: dict[str, Any], *, live_tools: bool, yes: bool, timeout: float = 300.0) -> dict[str, Any]:
     """Fork the agent at ``step`` (with ``overrides``), run it on in a worker, write the child run; returns it."""
-    from .core.runstore import RunStore, RunStoreError
 
     def ask(confirm: dict[str, Any]) -> bool:
         question = f"continue the run with {confirm.get('model')!r}, a real model (each step is a paid call; {estimate_line(root, confirm.get('model'), 0).split(' (')[0]} per step before output)?"
         return yes or click.confirm(question, default=False, err=True)
 
     request = {"step": step, "overrides": overrides, "live_tools": live_tools}
-    child = asyncio.run(_child_run(root, timeout, "continuing the run",
-                                   lambda session, confirmed: session.replay_continue(run, {**request, "confirmed": confirmed}), ask))
-    store = RunStore.for_project(root)
-    try:
-        store.write(child)
-    except RunStoreError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        store.close()
-    return child
+    return record_child(root, timeout, "continuing the run", lambda session, confirmed: session.replay_continue(run, {**request, "confirmed": confirmed}), ask)
 
 
 __all__ = ["continue_replay", "send_replay"]
