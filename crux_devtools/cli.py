@@ -327,3 +327,6 @@ async def _run_once(root: Path, timeout: float, prompt_id: str, example: str | N
         await session.stop()
 
 from . import cli_diff  # noqa: E402,F401  (registers `crux-devtools diff`)
+from .cli_replay import replay as _replay  # noqa: E402  (`crux-devtools replay`)
+
+main.add_command(_replay)
