@@ -44,7 +44,8 @@ if TYPE_CHECKING:
         RunStoreError,
         SummaryError,
     )
-    from .models import Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .models import AnthropicModel, Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .record_call import RecordedCall, record_call
     from .prompts import Prompt, prompt
     from .results import Drop, Exclusion, Inspection, Part, Resolved
     from .tokens import TiktokenCounter, TokenCounter, default_counter
@@ -97,6 +98,8 @@ __all__ = [
     "generate",
     "RunRecorder",
     "record_runs",
+    "RecordedCall",
+    "record_call",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -114,6 +117,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OpenAICompatibleModel",
+    "AnthropicModel",
     "Part",
     "Prompt",
     "RequestCompositionError",
@@ -155,7 +159,8 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
         "RequestCompositionError", "RunStoreError", "SummaryError",
     ),
-    "models": ("Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
+    "record_call": ("RecordedCall", "record_call",),
+    "models": ("AnthropicModel", "Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
     "prompts": ("Prompt", "prompt",),
     "results": ("Drop", "Exclusion", "Inspection", "Part", "Resolved",),
     "tokens": ("TiktokenCounter", "TokenCounter", "default_counter",),

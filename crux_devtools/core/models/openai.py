@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
-from .base import ModelRequest, ModelResponse, ToolCall, capacity_dict, jsonable_message, tool_call
+from .base import ModelRequest, ModelResponse, ToolCall, capacity_dict, tool_call
 
 if TYPE_CHECKING:
     import httpx
@@ -69,15 +69,7 @@ class OpenAICompatibleModel:
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (no secrets: the key travels in a header)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": request.system}, *(jsonable_message(m) for m in request.messages)],
-        }
-        if request.tools:
-            body["tools"] = [t.json_schema() for t in request.tools]
-        if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
-        return body
+        return request.to_openai(self.model)
 
     def _headers(self) -> dict[str, str]:
         key = self._api_key if self._api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -222,7 +214,8 @@ def parse_chat_completion(data: Any, *, model: str = "model", url: str = "<respo
 
 def parse_usage(raw: Any) -> dict[str, int] | None:
     """The provider's token usage (``prompt_tokens``/``completion_tokens``, or the ``input_tokens``/
-    ``output_tokens`` spelling) as ``{"input_tokens", "output_tokens"}``; ``None`` if absent or odd."""
+    ``output_tokens`` spelling) as ``{"input_tokens", "output_tokens"}``, plus ``cache_read_tokens``
+    when ``prompt_tokens_details.cached_tokens`` reports any; ``None`` if absent or odd."""
     if not isinstance(raw, dict):
         return None
     def number(*keys: str) -> int | None:
@@ -235,7 +228,12 @@ def parse_usage(raw: Any) -> dict[str, int] | None:
     output_tokens = number("completion_tokens", "output_tokens")
     if input_tokens is None and output_tokens is None:
         return None
-    return {"input_tokens": input_tokens or 0, "output_tokens": output_tokens or 0}
+    usage = {"input_tokens": input_tokens or 0, "output_tokens": output_tokens or 0}
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0:
+        usage["cache_read_tokens"] = cached  # part of input_tokens, priced at the cache-read rate
+    return usage
 
 
 def _message_text(content: Any, model: str, url: str) -> str | None:
