@@ -147,8 +147,8 @@ def _result(call: RecordedCall, exc: BaseException | None) -> Any:
         0, call.receipt, call.sent, answer.text if answer else None, list(answer.tool_calls) if answer else [], [], [],
         answer.usage if answer else None, call.latency_ms, error,
     )
-    result = GenerateResult(answer.text if answer and error is None else None, [_WithProviderResponse(step, call.provider_response)], "error" if error else "text", error)
-    return result
+    recorded: Any = _WithProviderResponse(step, call.provider_response)  # a Step to the recorder: it calls to_dict()
+    return GenerateResult(answer.text if answer and error is None else None, [recorded], "error" if error else "text", error)
 
 
 class _WithProviderResponse:

@@ -38,7 +38,7 @@ TEXT_CAP = 1_000_000  # characters kept of any one string in a run
 SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
 MAX_DEPTH = 64  # deeper nesting is stored as a repr
 RUN_STATUSES = ("ok", "error", "max_steps")
-RUN_ORIGINS = ("app", "inspector")
+RUN_ORIGINS = ("app", "inspector", "otel")
 
 # Version 1. ``seq`` is the write order (never reused); listing order is ``started`` (seconds since
 # the epoch, from ``started_at``) then ``seq``, newest first, through one index per filter. ``runs``
@@ -620,6 +620,22 @@ class RunStore:
                 return 0
             return int(conn.execute(sql, args).fetchone()[0])
 
+    def usage_by_model(self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The provider-reported usage of every run matching the filters (those of ``list``), summed
+        per model: ``{"model", "runs", "reported" (runs with usage), "input_tokens", "output_tokens",
+        "cache_read_tokens", "cache_write_tokens"}``, so a caller can price a whole filter at once."""
+        clause, args = self._where(target, status, origin, text)
+        sql = (
+            "SELECT json_extract(summary, '$.model') AS model, count(*), count(json_extract(summary, '$.usage.input_tokens')), "
+            + ", ".join(f"coalesce(sum(json_extract(summary, '$.usage.{k}')), 0)" for k in _USAGE_KEYS)
+            + f" FROM run_summaries WHERE seq IN (SELECT seq FROM runs{clause}) GROUP BY model"
+        )
+        with self._reading("sum usage") as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(sql, args).fetchall()
+        return [{"model": row[0], "runs": row[1], "reported": row[2], **dict(zip(_USAGE_KEYS, row[3:], strict=True))} for row in rows]
+
     def targets(self) -> builtins.list[str]:
         """Every target that has a recorded run, sorted (for a filter menu)."""
         with self._reading("list targets") as conn:
@@ -669,6 +685,9 @@ class RunStore:
                 return 0
             row = conn.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()
             return int(row[0]) if row else 0
+
+
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 def _is_readonly(exc: sqlite3.Error) -> bool:
