@@ -59,6 +59,7 @@ __all__ = [
     "record_runs",
     "RecordedCall",
     "record_call",
+    "emit_otel",
     "SummaryStore",
     "summarize",
     "CallbackError",

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     )
     from .models import AnthropicModel, Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
     from .record_call import RecordedCall, record_call
+    from .otel_export import emit_otel
     from .prompts import Prompt, prompt
     from .results import Drop, Exclusion, Inspection, Part, Resolved
     from .tokens import TiktokenCounter, TokenCounter, default_counter
@@ -100,6 +101,7 @@ __all__ = [
     "record_runs",
     "RecordedCall",
     "record_call",
+    "emit_otel",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -160,6 +162,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "RequestCompositionError", "RunStoreError", "SummaryError",
     ),
     "record_call": ("RecordedCall", "record_call",),
+    "otel_export": ("emit_otel",),
     "models": ("AnthropicModel", "Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
     "prompts": ("Prompt", "prompt",),
     "results": ("Drop", "Exclusion", "Inspection", "Part", "Resolved",),
