@@ -93,6 +93,7 @@ def test_genai_spans_from_the_sdk_become_runs_and_other_spans_are_ignored(server
     assert "RuntimeError" in bad["error"]["traceback"]
     page = httpx.get(f"{server.url}/runs/{ok['id']}", timeout=60)
     assert page.status_code == 200 and "It was paid once." in page.text and "Answer billing questions." in page.text
+    assert "Not planned by crux" in page.text and "Sent at full fidelity" not in page.text
     listed = httpx.get(f"{server.url}/runs?origin=otel", timeout=60)
     assert listed.status_code == 200 and listed.text.count('class="run-row"') == 2
 
