@@ -38,6 +38,7 @@ from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor  # noqa: E402
 import httpx  # noqa: E402
+from bench_web_runs import OBSERVE  # noqa: E402 - the same row stamping as the runs page benchmark
 from web_conftest_helpers import chromium, free_port, live_server, new_page  # noqa: E402
 
 from crux_devtools import ScriptedModel, agent, emit_otel, generate, prompt, record_runs, tool, tool_call  # noqa: E402
@@ -46,16 +47,6 @@ from crux_devtools.core.runstore import RunStore  # noqa: E402
 from crux_devtools.inspector.session import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 
-OBSERVE = """
-() => {
-  window.__seen = {};
-  const stamp = () => document.querySelectorAll('#runs-list tr.run-row').forEach((tr) => {
-    if (!(tr.dataset.id in window.__seen)) { window.__seen[tr.dataset.id] = Date.now(); }
-  });
-  stamp();
-  new MutationObserver(stamp).observe(document.body, { childList: true, subtree: true });
-}
-"""
 MESSAGES = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Was INV-1042 charged twice? " * 5}]}])
 ANSWER = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "It was paid once."}], "finish_reason": "stop"}])
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, capacity_dict, jsonable_message, tool_call
-from .openai import _excerpt
+from .openai import _excerpt, apost_json, check_http_adapter, post_json
 
 if TYPE_CHECKING:
     import httpx
@@ -160,18 +160,7 @@ class AnthropicModel:
         default_max_tokens: int = 4096,
         client: httpx.Client | httpx.AsyncClient | None = None,
     ) -> None:
-        import httpx
-
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL such as 'https://api.anthropic.com', got {base_url!r}")
-        if httpx.URL(base_url).userinfo:
-            raise ValueError("base_url must not contain credentials (user:password@); pass the key as api_key= instead")
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError(f"model must be a non-empty model name, got {model!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        if client is not None and not isinstance(client, (httpx.Client, httpx.AsyncClient)):
-            raise TypeError(f"client must be an httpx.Client or httpx.AsyncClient, got {type(client).__name__}")
+        check_http_adapter(base_url, model, timeout, client, "https://api.anthropic.com")
         self.base_url = base_url.rstrip("/").removesuffix("/v1")
         self.model = self.name = model
         self.capacity = capacity
@@ -200,11 +189,7 @@ class AnthropicModel:
         import httpx
 
         try:
-            if isinstance(self._client, httpx.Client):
-                response = self._client.post(self.url, json=self.payload(request), headers=self._headers(), timeout=self.timeout)
-            else:
-                with httpx.Client(timeout=self.timeout) as client:
-                    response = client.post(self.url, json=self.payload(request), headers=self._headers())
+            response = post_json(self._client, self.url, self.payload(request), self._headers(), self.timeout)
         except httpx.HTTPError as exc:
             raise self._failed(exc) from exc
         return self._parse(response)
@@ -214,11 +199,7 @@ class AnthropicModel:
         import httpx
 
         try:
-            if isinstance(self._client, httpx.AsyncClient):
-                response = await self._client.post(self.url, json=self.payload(request), headers=self._headers(), timeout=self.timeout)
-            else:
-                async with httpx.AsyncClient(timeout=self.timeout) as client:
-                    response = await client.post(self.url, json=self.payload(request), headers=self._headers())
+            response = await apost_json(self._client, self.url, self.payload(request), self._headers(), self.timeout)
         except httpx.HTTPError as exc:
             raise self._failed(exc) from exc
         return self._parse(response)

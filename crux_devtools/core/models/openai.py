@@ -21,6 +21,43 @@ if TYPE_CHECKING:
 _BODY_EXCERPT_CHARS = 200
 
 
+def check_http_adapter(base_url: Any, model: Any, timeout: Any, client: Any, example: str) -> None:
+    """The arguments every HTTP adapter takes, checked alike (``ValueError``/``TypeError`` saying why)."""
+    import httpx  # imported here so that `import crux_devtools` stays light
+
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise ValueError(f"base_url must be an http(s) URL such as {example!r}, got {base_url!r}")
+    if httpx.URL(base_url).userinfo:
+        # The URL is shown in to_dict() and error messages, so it must never carry a secret.
+        raise ValueError("base_url must not contain credentials (user:password@); pass the key as api_key= instead")
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(f"model must be a non-empty model name, got {model!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if client is not None and not isinstance(client, (httpx.Client, httpx.AsyncClient)):
+        raise TypeError(f"client must be an httpx.Client or httpx.AsyncClient, got {type(client).__name__}")
+
+
+def post_json(client: Any, url: str, body: Any, headers: dict[str, str], timeout: float) -> httpx.Response:
+    """POST ``body`` as JSON with ``client`` when it is an ``httpx.Client``, else a client of its own."""
+    import httpx
+
+    if isinstance(client, httpx.Client):
+        return client.post(url, json=body, headers=headers, timeout=timeout)
+    with httpx.Client(timeout=timeout) as own:
+        return own.post(url, json=body, headers=headers)
+
+
+async def apost_json(client: Any, url: str, body: Any, headers: dict[str, str], timeout: float) -> httpx.Response:
+    """The async form of ``post_json`` (``client`` used when it is an ``httpx.AsyncClient``)."""
+    import httpx
+
+    if isinstance(client, httpx.AsyncClient):
+        return await client.post(url, json=body, headers=headers, timeout=timeout)
+    async with httpx.AsyncClient(timeout=timeout) as own:
+        return await own.post(url, json=body, headers=headers)
+
+
 class OpenAICompatibleModel:
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -42,19 +79,7 @@ class OpenAICompatibleModel:
         timeout: float = 60.0,
         client: httpx.Client | httpx.AsyncClient | None = None,
     ) -> None:
-        import httpx  # imported here so that `import crux_devtools` stays light
-
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {base_url!r}")
-        if httpx.URL(base_url).userinfo:
-            # The URL is shown in to_dict() and error messages, so it must never carry a secret.
-            raise ValueError("base_url must not contain credentials (user:password@); pass the key as api_key= instead")
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError(f"model must be a non-empty model name, got {model!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        if client is not None and not isinstance(client, (httpx.Client, httpx.AsyncClient)):
-            raise TypeError(f"client must be an httpx.Client or httpx.AsyncClient, got {type(client).__name__}")
+        check_http_adapter(base_url, model, timeout, client, "http://127.0.0.1:8000/v1")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = model
@@ -84,11 +109,7 @@ class OpenAICompatibleModel:
 
         body, headers = self.payload(request), self._headers()
         try:
-            if isinstance(self._client, httpx.Client):
-                response = self._client.post(self.url, json=body, headers=headers, timeout=self.timeout)
-            else:
-                with httpx.Client(timeout=self.timeout) as client:
-                    response = client.post(self.url, json=body, headers=headers)
+            response = post_json(self._client, self.url, body, headers, self.timeout)
         except httpx.TimeoutException as exc:
             raise self._timeout_error(exc) from exc
         except httpx.TransportError as exc:
@@ -101,11 +122,7 @@ class OpenAICompatibleModel:
 
         body, headers = self.payload(request), self._headers()
         try:
-            if isinstance(self._client, httpx.AsyncClient):
-                response = await self._client.post(self.url, json=body, headers=headers, timeout=self.timeout)
-            else:
-                async with httpx.AsyncClient(timeout=self.timeout) as client:
-                    response = await client.post(self.url, json=body, headers=headers)
+            response = await apost_json(self._client, self.url, body, headers, self.timeout)
         except httpx.TimeoutException as exc:
             raise self._timeout_error(exc) from exc
         except httpx.TransportError as exc:
