@@ -221,3 +221,20 @@ async def test_only_this_machine_may_send_unless_a_token_is_set(tmp_path: Path, 
     assert (await send(("127.0.0.1", 5000))).status_code == 401
     assert (await send(("10.1.2.3", 5000), authorization="Bearer wrong")).status_code == 401
     assert (await send(("10.1.2.3", 5000), authorization="Bearer s3cret")).status_code == 200
+
+
+def test_a_batch_of_writes_is_one_transaction_all_or_nothing(tmp_path: Path) -> None:
+    with RunStore.for_project(tmp_path) as store, RunStore.for_project(tmp_path, create=False) as reader:
+        store.write({"id": "kept", "target": "t"})
+        with store.batch():
+            store.write({"id": "a", "target": "t"})
+            store.write({"id": "b", "target": "t"})
+            assert reader.count() == 1  # another connection sees nothing until the batch commits
+        assert reader.count() == 3
+        with pytest.raises(RuntimeError):
+            with store.batch():
+                store.write({"id": "c", "target": "t"})
+                raise RuntimeError("the sender's connection dropped")
+        assert sorted(r["id"] for r in reader.list()) == ["a", "b", "kept"]
+        store.write({"id": "d", "target": "t"})  # writing goes on normally after a failed batch
+        assert reader.count() == 4

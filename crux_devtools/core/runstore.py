@@ -277,6 +277,7 @@ class RunStore:
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._readonly = False
+        self._batched = False  # inside ``batch()``: writes join its transaction
         if create:
             self._open()
 
@@ -418,6 +419,9 @@ class RunStore:
     @contextmanager
     def _writing(self, action: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self._batched and self._conn is not None:
+                yield self._conn  # the transaction of the enclosing ``batch()``
+                return
             if not self.create:
                 raise RunStoreError(self.path, f"{action} failed: the store was opened with create=False (read-only)")
             conn = self._open()
@@ -430,6 +434,17 @@ class RunStore:
                     conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every write inside is one transaction: many runs at once cost one commit, and either all
+        of them are stored or none. Other writers wait meanwhile: keep a batch to a few hundred runs."""
+        with self._writing("write runs") as _conn:
+            self._batched = True
+            try:
+                yield
+            finally:
+                self._batched = False
 
     def close(self) -> None:
         """Close the connection. Further calls raise ``RunStoreError``."""
