@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -35,9 +36,10 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
         yield srv
 
 
-def provider(server: LiveServer, service: str = "billing-app") -> TracerProvider:
+def provider(server: LiveServer, service: str = "billing-app", compression: Compression = Compression.NoCompression) -> TracerProvider:
     tracer_provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    tracer_provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{server.url}/v1/traces", timeout=30)))
+    exporter = OTLPSpanExporter(endpoint=f"{server.url}/v1/traces", timeout=30, compression=compression)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
     return tracer_provider
 
 
@@ -63,7 +65,7 @@ TOOLS = [{"type": "function", "name": "lookup", "description": "Find an invoice.
 
 
 def test_genai_spans_from_the_sdk_become_runs_and_other_spans_are_ignored(server: LiveServer, tmp_path: Path) -> None:
-    tracer = provider(server).get_tracer("test")
+    tracer = provider(server, compression=Compression.Gzip).get_tracer("test")
     with tracer.start_as_current_span("handle request"):  # not a GenAI span
         with tracer.start_as_current_span("chat gpt-4o-mini") as span:
             span.set_attributes({
