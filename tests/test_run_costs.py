@@ -134,3 +134,30 @@ async def test_the_tui_runs_tab_shows_each_runs_cost_and_the_total(tmp_path: Pat
         last_cells = [table.get_row_at(i)[-1].plain for i in range(table.row_count)]
         assert last_cells == [f"${each:.4g}", "unpriced"]
         assert f"All runs · 2 · cost ${each:.4g} (1 unpriced)" in screen_text(app)
+
+
+async def test_the_tui_run_detail_shows_the_runs_cost_and_each_steps(tmp_path: Path) -> None:
+    from test_tui import screen_text, settle
+    from tui_fakes import FakeSession, recorded_run
+
+    from crux_devtools.tui import make_tui
+    from crux_devtools.tui.screens import RunDetailScreen
+
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT.replace("scripted-billing", "scripted"), encoding="utf-8")
+    session = FakeSession(root=tmp_path, runs_file=tmp_path / ".crux" / "runs.sqlite3")
+    usage = {"input_tokens": 1_000, "output_tokens": 100}
+    run = recorded_run(session.prompts["support-reply"], {"message": "hi"}, ["Hello."], run_id="priced")
+    run["steps"][0]["usage"] = run["usage"] = usage
+    assert session.store is not None
+    session.store.write(run)
+    each = cost_usd(usage, PRICE)
+    app = make_tui(session)
+    async with app.run_test(size=(170, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunDetailScreen)
+        text = screen_text(app)
+        assert text.count(f"cost ${each:.4g}") == 2  # the run (one step) and its step

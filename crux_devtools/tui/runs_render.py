@@ -235,6 +235,8 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
         Text.assemble("input tokens (ours) ", (fmt_int(ours), "bold")),
         Text.assemble("provider usage in/out ", (fmt_usage(run.get("usage")), "bold")),
     )
+    if isinstance(run.get("cost_usd"), float):
+        facts.add_row(Text.assemble("cost ", (format_usd(run["cost_usd"]), "bold")))
     items.append(facts)
     items.append(Text.assemble(("input ", "dim"), Text(one_line(run.get("input"), 1_000))))
     error = run.get("error")
@@ -462,6 +464,8 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
     else:
         head.append("not reported", "dim")
     head.append(f"  latency {fmt_duration(step.get('latency_ms'))}", "dim")
+    if isinstance(step.get("cost_usd"), float):  # set by the Runs tab when the model has a price
+        head.append(f"  cost {format_usd(step['cost_usd'])}", "dim")
     items: list[RenderableType] = [head]
     error = step.get("error")
     items.extend(render_planner(receipt))

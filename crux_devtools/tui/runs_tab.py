@@ -213,6 +213,11 @@ class RunsTabApp(App[None]):
         from .screens import RunDetailScreen
 
         steps = run.get("steps") or []
+        prices = prices_for(getattr(self.session, "root", None))
+        run["cost_usd"] = prices.run_cost(run)
+        for step in steps:
+            if isinstance(step, dict) and isinstance(step.get("usage"), dict):
+                step["cost_usd"] = prices.step_cost(step, run.get("model"))
         failed = next((i for i, s in enumerate(steps) if s.get("error")), None)
         first = failed if failed is not None else (len(steps) - 1 if run.get("error") and steps else 0)
         self.push_screen(RunDetailScreen(run, first), callback=self.run_detail_closed)
