@@ -232,6 +232,7 @@ def test_a_batch_of_writes_is_one_transaction_all_or_nothing(tmp_path: Path) -> 
             store.write({"id": "a", "target": "t"})
             store.write({"id": "b", "target": "t"})
             assert reader.count() == 1  # another connection sees nothing until the batch commits
+            assert store.count() == 3  # the batch's own connection reads inside its transaction
         assert reader.count() == 3
         with pytest.raises(RuntimeError):
             with store.batch():

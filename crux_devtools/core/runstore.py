@@ -410,6 +410,9 @@ class RunStore:
                 if conn is None or not self._ready(conn):
                     yield None
                     return
+                if self._batched:
+                    yield conn  # inside ``batch()``: read within its transaction
+                    return
                 conn.execute("BEGIN")
                 try:
                     yield conn
