@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -108,24 +109,33 @@ def test_a_price_added_to_pyproject_prices_runs_already_recorded(tmp_path: Path)
     assert prices.run_cost(run) == pytest.approx((1000 * 1 + 100 * 2) / 1e6)
 
 
-async def test_the_tui_runs_tab_shows_each_runs_cost_and_the_total(tmp_path: Path) -> None:
-    from test_tui import screen_text, settle
-    from tui_fakes import FakeSession, recorded_run
+TUI_USAGE = {"input_tokens": 1_000, "output_tokens": 100}
 
-    from crux_devtools.tui import make_tui
-    from crux_devtools.tui.widgets.runs import RunsTable
+
+def tui_session(tmp_path: Path) -> Any:
+    """The TUI's fake session over a real store in a project that prices the scripted model: one run
+    with usage ("priced", newest) and one without ("silent")."""
+    from tui_fakes import FakeSession, recorded_run
 
     (tmp_path / "pyproject.toml").write_text(PYPROJECT.replace("scripted-billing", "scripted"), encoding="utf-8")
     session = FakeSession(root=tmp_path, runs_file=tmp_path / ".crux" / "runs.sqlite3")
-    usage = {"input_tokens": 1_000, "output_tokens": 100}
     priced = recorded_run(session.prompts["support-reply"], {"message": "hi"}, ["Hello."], run_id="priced", started_at="2026-11-30T10:00:00+00:00")
-    priced["steps"][0]["usage"] = priced["usage"] = usage
+    priced["steps"][0]["usage"] = priced["usage"] = TUI_USAGE
     silent = recorded_run(session.prompts["support-reply"], {"message": "hi"}, ["Hello."], run_id="silent", started_at="2026-11-30T09:00:00+00:00")
     assert session.store is not None
     session.store.write(priced)
     session.store.write(silent)
-    each = cost_usd(usage, PRICE)
-    app = make_tui(session)
+    return session
+
+
+async def test_the_tui_runs_tab_shows_each_runs_cost_and_the_total(tmp_path: Path) -> None:
+    from test_tui import screen_text, settle
+
+    from crux_devtools.tui import make_tui
+    from crux_devtools.tui.widgets.runs import RunsTable
+
+    each = cost_usd(TUI_USAGE, PRICE)
+    app = make_tui(tui_session(tmp_path))
     async with app.run_test(size=(170, 50)) as pilot:
         await settle(pilot)
         await pilot.press("x")
@@ -134,30 +144,9 @@ async def test_the_tui_runs_tab_shows_each_runs_cost_and_the_total(tmp_path: Pat
         last_cells = [table.get_row_at(i)[-1].plain for i in range(table.row_count)]
         assert last_cells == [f"${each:.4g}", "unpriced"]
         assert f"All runs · 2 · cost ${each:.4g} (1 unpriced)" in screen_text(app)
-
-
-async def test_the_tui_run_detail_shows_the_runs_cost_and_each_steps(tmp_path: Path) -> None:
-    from test_tui import screen_text, settle
-    from tui_fakes import FakeSession, recorded_run
-
-    from crux_devtools.tui import make_tui
-    from crux_devtools.tui.screens import RunDetailScreen
-
-    (tmp_path / "pyproject.toml").write_text(PYPROJECT.replace("scripted-billing", "scripted"), encoding="utf-8")
-    session = FakeSession(root=tmp_path, runs_file=tmp_path / ".crux" / "runs.sqlite3")
-    usage = {"input_tokens": 1_000, "output_tokens": 100}
-    run = recorded_run(session.prompts["support-reply"], {"message": "hi"}, ["Hello."], run_id="priced")
-    run["steps"][0]["usage"] = run["usage"] = usage
-    assert session.store is not None
-    session.store.write(run)
-    each = cost_usd(usage, PRICE)
-    app = make_tui(session)
-    async with app.run_test(size=(170, 50)) as pilot:
+        await pilot.press("enter")  # the newest run: the priced one
         await settle(pilot)
-        await pilot.press("x")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
+        from crux_devtools.tui.screens import RunDetailScreen
+
         assert isinstance(app.screen, RunDetailScreen)
-        text = screen_text(app)
-        assert text.count(f"cost ${each:.4g}") == 2  # the run (one step) and its step
+        assert screen_text(app).count(f"cost ${each:.4g}") == 2  # the run (one step) and its step
