@@ -174,7 +174,7 @@ def test_inspect_with_an_invalid_input_field_exits_1_and_says_which_field() -> N
     result = _real_cli("inspect", good, "--prompt", "support", "--input", '{"question": "Where?", "expert": "maybe"}', "--json")
     assert result.returncode == 1
     [support] = json.loads(result.stdout)["prompts"]
-    assert support["status"] == "error"
+    assert support["status"] == "invalid-input"
     assert support["examples"][0]["error"]["message"] == "field 'expert': expected true or false, got 'maybe'"
     result = _real_cli("inspect", good, "--prompt", "support", "--input", '{"question": "Where is my order?", "tone": "warm"}')
     assert result.returncode == 0, result.stdout + result.stderr

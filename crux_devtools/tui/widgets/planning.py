@@ -81,7 +81,7 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
         if error:
             items.append(render_error(error))
         return Group(*items)
-    badge = status_badge(str(example["status"]) if example is not None else "error")
+    badge = status_badge(str(example.get("status") or "error") if example is not None else "error")
     plan_model: dict[str, Any] = dict(prompt["plan_model"]) if prompt is not None else {}
     items = [
         Text.assemble(

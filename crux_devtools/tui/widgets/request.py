@@ -44,8 +44,8 @@ def headline(example: ExampleReport) -> Text:
         (" of max ", "dim"), (f"{preview.get('max_input_tokens', 0):,}", "bold"), (" tokens · ", "dim"),
     )
     line.append(badge, style)
-    if example["status"] != "fits":
-        line.append(f" ({term(example['status']).means})", style)
+    if example["status"] != "fits":  # what the state means, on a line of its own
+        line.append(f"\n{term(example['status']).means}", style)
     if preview.get("sent") is not None:
         system = sum(p.tokens for p in system_parts(preview))
         line.append(f"\nsystem {system:,} · messages {tokens_of(preview, MESSAGE_KINDS):,} · tools {tokens_of(preview, (TOOLS_KIND,)):,}", "dim")
