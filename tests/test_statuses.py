@@ -22,7 +22,7 @@ import pytest
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.inspector.statuses import fails, term, word
 from crux_devtools.tui.app import make_tui
-from crux_devtools.tui.widgets import PromptTree, StatusLine
+from crux_devtools.tui.widgets import ErrorsView, PromptTree, StatusLine
 from crux_devtools.tui.widgets.status_line import status_text
 from crux_devtools.web.app import create_app
 
@@ -92,6 +92,10 @@ async def tui_statuses() -> tuple[dict[str, str], dict[str, str]]:
                     break
             data = app.query_one(StatusLine).data
             line_words[prompt_id] = status_text(**data).plain if data else ""
+            if prompt_id == "unchecked":  # the Errors tab says why it was not checked, and what was imported
+                _errors, _stale, notes = app.query_one(ErrorsView).data
+                assert notes[0].startswith("not checked: prompt 'unchecked' has required inputs and no examples"), notes
+                assert notes[1].startswith("imported: prompts.py (every .py file that imports crux_devtools"), notes
     return tree_words, line_words
 
 
