@@ -358,7 +358,7 @@ class Worker:
             raise ValueError(f"unknown op {op!r}; expected one of: {', '.join(self.ops)}")
         if op not in ("ping", "prime", "load") and self.project is None:
             raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        with self._network(op, request):
+        with self._network(str(op), request):
             return method(request)
 
     def _network(self, op: str, request: dict[str, Any]) -> Any:

@@ -86,6 +86,8 @@ def status_text(
     size = request_size(shown)
     if size.plain:
         pieces.append(size)
+    elif prompt.get("status"):  # no example on screen (none to show): the prompt's own status
+        pieces.append(Text(*status_badge(prompt["status"])))
     pieces.append(budget_words(prompt, shown, budget, target))
     text = Text(no_wrap=True, overflow="ellipsis")
     column = 0
