@@ -129,6 +129,29 @@ async def test_evaluating_refuses_a_callback_that_connects_and_a_run_may_call_it
     assert server.connections == 1  # the Run, and only the Run, reached the server
 
 
+WRAPPED = (
+    "import urllib.request\n"
+    "from crux_devtools import prompt\n"
+    "\n"
+    "try:\n"
+    "    CONFIG = urllib.request.urlopen('http://127.0.0.1:{port}/config', timeout=30).read()\n"
+    "except OSError as exc:\n"
+    "    raise RuntimeError('could not fetch the configuration') from exc\n"
+    "hello = prompt('hello', system='Hi.', examples={{'one': {{}}}})\n"
+)
+
+
+async def test_a_refusal_wrapped_by_a_client_library_is_still_reported_as_one(tmp_path: Path, server: Counter) -> None:
+    (tmp_path / "config.py").write_text(WRAPPED.format(port=server.port), encoding="utf-8")
+    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+        errors = session.report["errors"] if session.report is not None else []
+    assert server.connections == 0
+    [error] = errors
+    assert (error["file"], error["line"], error["type"]) == ("config.py", 5, "NetworkRefused")  # where it connected
+    assert error["message"].startswith(f"crux-devtools refused a network connection to 127.0.0.1:{server.port} made by config.py:5")
+    assert error["message"].endswith("(raised as RuntimeError: could not fetch the configuration)")
+
+
 def test_the_guard_refuses_only_while_on_and_only_code_of_the_project(tmp_path: Path, server: Counter) -> None:
     """In this process: the hook is off outside ``guarded``, and library code (no project frame) may connect."""
     from crux_devtools.inspector import netguard
