@@ -48,8 +48,9 @@ class _Guard:
         self.refused = 0  # connections refused so far in this process
         self.doing = "importing and evaluating your modules"
 
-    def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.active or event not in EVENTS or self.root is None:
+    def check(self, event: str, args: tuple[Any, ...]) -> None:
+        """Refuse this connection when the guard is on and user code made it."""
+        if not self.active or self.root is None:
             return
         where = self.user_frame()
         if where is None:
@@ -86,12 +87,19 @@ _guard = _Guard()
 _installed = False
 
 
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    # Called for every audited event of the process (each open, import, compile...): the common
+    # case returns at once.
+    if event in EVENTS:
+        _guard.check(event, args)
+
+
 def install(root: Path) -> None:
     """Add the audit hook once per process; ``root`` is the project (its files are user code)."""
     global _installed
     _guard.root = Path(root).resolve()
     if not _installed:
-        sys.addaudithook(_guard.hook)
+        sys.addaudithook(_hook)
         _installed = True
 
 
