@@ -1,4 +1,4 @@
-"""The layers import one way: core <- inspector <- (web | tui), and web and tui never each other."""
+"""The layers import one way: core <- inspector <- review <- (web | tui), and web and tui never each other."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "crux_devtools"
 
 FORBIDDEN = {
-    "core": {"inspector", "web", "tui", "cli"},
-    "inspector": {"web", "tui", "cli"},
+    "core": {"inspector", "review", "web", "tui", "cli"},
+    "inspector": {"web", "tui", "cli", "review"},
+    "review": {"web", "tui", "cli"},
     "web": {"tui", "cli"},
     "tui": {"web", "cli"},
 }
