@@ -214,19 +214,36 @@ def _store_call(call: Any) -> Any:
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, metavar="N", help="At most N runs (the newest).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of whole runs, steps included (with --follow: one run per line).")
 @click.option("--follow", is_flag=True, help="Keep printing new runs as they are recorded, until Ctrl-C.")
-def runs(directory: str, target: str | None, status: str | None, limit: int, as_json: bool, follow: bool) -> None:
+@click.option("--format", "out_format", type=click.Choice(("table", "json", "jsonl", "csv")), default="table", show_default=True,
+              help="table; json (as --json); jsonl: one whole run per line; csv: one row per run with its usage and cost.")
+def runs(directory: str, target: str | None, status: str | None, limit: int, as_json: bool, follow: bool, out_format: str) -> None:
     """List the runs recorded in DIRECTORY/.crux/runs.sqlite3, newest first.
 
     One line per run: time, target, status, steps, input tokens sent, provider-reported usage,
-    duration, model, origin and id.
+    duration, cost, model, origin and id; the cost of every run the filters match goes to stderr.
     """
     from .inspector.render_runs import run_line, run_table
+    from .inspector.run_costs import prices_for
+    from .inspector.runs_export import csv_lines, jsonl_line
 
     root = _project(directory)
     store = _open_runs(root)
-    listed = _store_call(lambda: store.list(target=target, status=status, limit=limit))
+    prices = prices_for(root)
+
+    def priced(run: dict[str, Any]) -> dict[str, Any]:
+        run["cost_usd"] = prices.run_cost(run)
+        return run
+
+    listed = [priced(r) for r in _store_call(lambda: store.list(target=target, status=status, limit=limit))]
     sizes: list[int] | None = None
-    if as_json:
+    as_json = as_json or out_format == "json"
+    if out_format in ("jsonl", "csv"):
+        whole = [priced(_store_call(lambda r=r: store.get(r["id"])) or r) for r in reversed(listed)] if out_format == "jsonl" else list(reversed(listed))
+        if whole or out_format == "csv":
+            click.echo("\n".join(jsonl_line(r) for r in whole) if out_format == "jsonl" else csv_lines(whole), nl=out_format == "jsonl")
+        if not follow:
+            return
+    elif as_json:
         whole = [_store_call(lambda r=r: store.get(r["id"])) or r for r in listed]
         if not follow:
             click.echo(json.dumps(whole, indent=2, ensure_ascii=False))
@@ -236,6 +253,9 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     elif listed:
         lines, sizes = run_table(listed)
         click.echo("\n".join(lines))
+        if not follow:
+            cost = prices.total(_store_call(lambda: store.usage_by_model(target=target, status=status))).label
+            click.echo(f"cost of every run these filters match: {cost}", err=True)
     elif not follow:
         click.echo(
             f"no runs recorded in {root / '.crux' / 'runs.sqlite3'}"
@@ -255,7 +275,12 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
             for run in new:
                 if (target is not None and run.get("target") != target) or (status is not None and run.get("status") != status):
                     continue
-                if as_json:
+                run = priced(run)
+                if out_format == "jsonl":
+                    click.echo(jsonl_line(priced(_store_call(lambda r=run: store.get(r["id"])) or run)))
+                elif out_format == "csv":
+                    click.echo(csv_lines([run], header=False), nl=False)
+                elif as_json:
                     click.echo(json.dumps(_store_call(lambda r=run: store.get(r["id"])) or run, ensure_ascii=False))
                 else:
                     if sizes is None:

@@ -62,7 +62,7 @@ async def build_review(
     from .inspector.discovery import read_model_config
     from .review.changes import default_counter
     from .review.compare import review
-    from .review.evaluate import evaluate_in_turn, evaluate_project, export_side
+    from .inspector.diff_evaluate import evaluate_in_turn, evaluate_project, export_side
     from .review.revisions import changed_files, has_ignored_files, work_tree
 
     started = time.perf_counter()

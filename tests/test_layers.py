@@ -1,4 +1,4 @@
-"""The layers import one way: core <- inspector <- review <- (web | tui), and web and tui never each other."""
+"""The layers import one way: core <- review <- inspector <- (web | tui), and web and tui never each other."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "crux_devtools"
 
 FORBIDDEN = {
     "core": {"inspector", "review", "web", "tui", "cli"},
-    "inspector": {"web", "tui", "cli", "review"},
-    "review": {"web", "tui", "cli"},
+    "review": {"inspector", "web", "tui", "cli"},
+    "inspector": {"web", "tui", "cli"},
     "web": {"tui", "cli"},
     "tui": {"web", "cli"},
 }

@@ -85,7 +85,9 @@ def ollama() -> Iterator[ChatServer]:
 
 def test_the_shipped_adapters_and_the_documented_one_are_models() -> None:
     adapter = load_doc_adapter()
-    for model in (ScriptedModel(["hi"]), OpenAICompatibleModel("http://127.0.0.1:9/v1", "m"), adapter("llama3.2")):
+    from crux_devtools import AnthropicModel
+
+    for model in (ScriptedModel(["hi"]), OpenAICompatibleModel("http://127.0.0.1:9/v1", "m"), AnthropicModel("claude-x"), adapter("llama3.2")):
         assert isinstance(model, Model), type(model).__name__
 
 

@@ -44,7 +44,9 @@ if TYPE_CHECKING:
         RunStoreError,
         SummaryError,
     )
-    from .models import Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .models import AnthropicModel, Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .record_call import RecordedCall, record_call
+    from .otel_export import emit_otel
     from .prompts import Prompt, prompt
     from .results import Drop, Exclusion, Inspection, Part, Resolved
     from .tokens import TiktokenCounter, TokenCounter, default_counter
@@ -97,6 +99,9 @@ __all__ = [
     "generate",
     "RunRecorder",
     "record_runs",
+    "RecordedCall",
+    "record_call",
+    "emit_otel",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -114,6 +119,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OpenAICompatibleModel",
+    "AnthropicModel",
     "Part",
     "Prompt",
     "RequestCompositionError",
@@ -155,7 +161,9 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
         "RequestCompositionError", "RunStoreError", "SummaryError",
     ),
-    "models": ("Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
+    "record_call": ("RecordedCall", "record_call",),
+    "otel_export": ("emit_otel",),
+    "models": ("AnthropicModel", "Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
     "prompts": ("Prompt", "prompt",),
     "results": ("Drop", "Exclusion", "Inspection", "Part", "Resolved",),
     "tokens": ("TiktokenCounter", "TokenCounter", "default_counter",),

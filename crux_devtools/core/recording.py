@@ -180,6 +180,22 @@ def _deactivate(recorder: RunRecorder) -> None:
             _active.remove(recorder)
 
 
+# Listeners take each run after every recorder has written it (the OpenTelemetry export): they see
+# the run as the last recorder left it, and must not block (``listener.write(run)``).
+_listeners: list[Any] = []
+
+
+def add_listener(listener: Any) -> None:
+    with _lock:
+        _listeners.append(listener)
+
+
+def remove_listener(listener: Any) -> None:
+    with _lock:
+        if listener in _listeners:
+            _listeners.remove(listener)
+
+
 def _check_env() -> None:
     """Turn recording on from ``CRUX_DEVTOOLS_RECORD``, once per process (at the first run)."""
     global _env_checked
@@ -225,7 +241,7 @@ def begin(target: Any, input: Any) -> RunCapture | None:
     if not _env_checked:
         _check_env()
     scope = _scope.get()
-    if not _active and scope is None:
+    if not _active and scope is None and not _listeners:
         return None
     try:
         return RunCapture(target, input, scope)
@@ -275,6 +291,8 @@ class RunCapture:
             for i, recorder in enumerate(consumers):
                 last = scope is None and i == len(consumers) - 1
                 recorder.write(run if last or recorder.redact is None else copy.deepcopy(run))  # each redact gets its own copy
+            for listener in list(_listeners):
+                listener.write(run)
             return run
         except Exception as exc2:  # noqa: BLE001 - a recording fault never reaches the application
             _internal_failure(exc2)
@@ -348,7 +366,8 @@ def _sum_usage(steps: list[dict[str, Any]]) -> dict[str, int] | None:
     reported = [s["usage"] for s in steps if isinstance(s.get("usage"), dict)]
     if not reported:
         return None
-    return {key: sum(u.get(key) or 0 for u in reported if isinstance(u.get(key) or 0, int)) for key in ("input_tokens", "output_tokens")}
+    keys = ["input_tokens", "output_tokens", *(k for k in ("cache_read_tokens", "cache_write_tokens") if any(k in u for u in reported))]
+    return {key: sum(u.get(key) or 0 for u in reported if isinstance(u.get(key) or 0, int)) for key in keys}
 
 
 def _input_dict(validated: Any, raw: Any) -> Any:

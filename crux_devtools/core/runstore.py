@@ -39,7 +39,7 @@ TEXT_CAP = 1_000_000  # characters kept of any one string in a run
 SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
 MAX_DEPTH = 64  # deeper nesting is stored as a repr
 RUN_STATUSES = ("ok", "error", "max_steps")
-RUN_ORIGINS = ("app", "inspector")
+RUN_ORIGINS = ("app", "inspector", "otel")
 
 # Version 1. ``seq`` is the write order (never reused); listing order is ``started`` (seconds since
 # the epoch, from ``started_at``) then ``seq``, newest first, through one index per filter. ``runs``
@@ -302,6 +302,7 @@ class RunStore:
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._readonly = False
+        self._batched = False  # inside ``batch()``: writes join its transaction
         if create:
             self._open()
 
@@ -434,6 +435,9 @@ class RunStore:
                 if conn is None or not self._ready(conn):
                     yield None
                     return
+                if self._batched:
+                    yield conn  # inside ``batch()``: read within its transaction
+                    return
                 conn.execute("BEGIN")
                 try:
                     yield conn
@@ -443,6 +447,9 @@ class RunStore:
     @contextmanager
     def _writing(self, action: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self._batched and self._conn is not None:
+                yield self._conn  # the transaction of the enclosing ``batch()``
+                return
             if not self.create:
                 raise RunStoreError(self.path, f"{action} failed: the store was opened with create=False (read-only)")
             conn = self._open()
@@ -455,6 +462,17 @@ class RunStore:
                     conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every write inside is one transaction: many runs at once cost one commit, and either all
+        of them are stored or none. Other writers wait meanwhile: keep a batch to a few hundred runs."""
+        with self._writing("write runs") as _conn:
+            self._batched = True
+            try:
+                yield
+            finally:
+                self._batched = False
 
     def close(self) -> None:
         """Close the connection. Further calls raise ``RunStoreError``."""
@@ -647,6 +665,22 @@ class RunStore:
                 return 0
             return int(conn.execute(sql, args).fetchone()[0])
 
+    def usage_by_model(self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The provider-reported usage of every run matching the filters (those of ``list``), summed
+        per model: ``{"model", "runs", "reported" (runs with usage), "input_tokens", "output_tokens",
+        "cache_read_tokens", "cache_write_tokens"}``, so a caller can price a whole filter at once."""
+        clause, args = self._where(target, status, origin, text)
+        sql = (
+            "SELECT json_extract(summary, '$.model') AS model, count(*), count(json_extract(summary, '$.usage.input_tokens')), "
+            + ", ".join(f"coalesce(sum(json_extract(summary, '$.usage.{k}')), 0)" for k in _USAGE_KEYS)
+            + f" FROM run_summaries WHERE seq IN (SELECT seq FROM runs{clause}) GROUP BY model"
+        )
+        with self._reading("sum usage") as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(sql, args).fetchall()
+        return [{"model": row[0], "runs": row[1], "reported": row[2], **dict(zip(_USAGE_KEYS, row[3:], strict=True))} for row in rows]
+
     def targets(self) -> builtins.list[str]:
         """Every target that has a recorded run, sorted (for a filter menu)."""
         with self._reading("list targets") as conn:
@@ -778,6 +812,9 @@ def child_runs(store: RunStore, parent: str) -> builtins.list[dict[str, Any]]:
         run.update(fork_step=fork_step, step_count=step_count, input_tokens=input_tokens)
         out.append(run)
     return out
+
+
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 def _is_readonly(exc: sqlite3.Error) -> bool:

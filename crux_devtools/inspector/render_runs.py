@@ -9,8 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-COLUMNS = ("TIME", "TARGET", "STATUS", "STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "MODEL", "ORIGIN", "ID")
-RIGHT = frozenset({"STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION"})
+from ..core.pricing import format_usd
+
+COLUMNS = ("TIME", "TARGET", "STATUS", "STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST", "MODEL", "ORIGIN", "ID")
+RIGHT = frozenset({"STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST"})
 
 
 def local_time(started_at: Any) -> str:
@@ -58,6 +60,7 @@ def cells(run: dict[str, Any]) -> tuple[str, ...]:
         f"{input_tokens(run):,}",
         usage(run.get("usage")),
         duration(run.get("duration_ms")),
+        format_usd(run.get("cost_usd")),  # set by the caller from the project's prices (run_costs)
         str(run.get("model") or "-"),
         str(run.get("origin") or "-"),
         str(run.get("id") or "-"),

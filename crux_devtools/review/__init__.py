@@ -2,5 +2,7 @@
 
 ``changes`` compares two snapshots of one request (pure, no I/O); ``revisions`` exports a git
 revision; ``compare`` turns two project reports into the review document; ``render`` prints it.
-Nothing here is imported by ``import crux_devtools``.
+Nothing here starts a worker: it sits below the inspector, whose ``diff_evaluate`` and ``diff_live``
+evaluate revisions and whose worker replays recorded steps with this engine. Nothing here is imported
+by ``import crux_devtools``.
 """

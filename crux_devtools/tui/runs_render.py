@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.rungs import label
+from ..inspector.run_costs import format_usd
 from ..inspector.sent import SentPart, cut_system
 from .report import RUNG_STYLE
 
@@ -37,7 +38,7 @@ STATUS_LOOK = {
     "max_steps": ("▲ max_steps", "bold yellow"),
 }
 ROLE_STYLE = {"system": "blue", "user": "magenta", "assistant": "green", "tool": "cyan"}
-RUN_COLUMNS = ("Time", "Target", "Origin", "Status", "Steps", "Input tok", "Usage in/out", "Duration")
+RUN_COLUMNS = ("Time", "Target", "Origin", "Status", "Steps", "Input tok", "Usage in/out", "Duration", "Cost")
 
 
 # -- small formatters ---------------------------------------------------------------------------
@@ -151,6 +152,7 @@ def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...
     if input_tokens is None and run.get("steps"):
         input_tokens = sum(((s.get("request") or {}).get("input_tokens") or 0) for s in run["steps"])
     target = Text(str(run.get("target") or "?"), style="bold")
+    cost = run.get("cost_usd") if isinstance(run.get("cost_usd"), (int, float)) else None  # set by the Runs tab from its prices
     if run.get("kind") == "agent":
         target.append(" agent", "italic cyan")
     return (
@@ -162,6 +164,7 @@ def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...
         Text(fmt_int(input_tokens), justify="right"),
         Text(fmt_usage(run.get("usage")), justify="right"),
         Text(fmt_duration(run.get("duration_ms")), justify="right"),
+        Text(format_usd(cost), justify="right", style="dim" if cost is None else ""),
     )
 
 
@@ -232,6 +235,8 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
         Text.assemble("input tokens (ours) ", (fmt_int(ours), "bold")),
         Text.assemble("provider usage in/out ", (fmt_usage(run.get("usage")), "bold")),
     )
+    if isinstance(run.get("cost_usd"), float):
+        facts.add_row(Text.assemble("cost ", (format_usd(run["cost_usd"]), "bold")))
     items.append(facts)
     items.append(Text.assemble(("input ", "dim"), Text(one_line(run.get("input"), 1_000))))
     error = run.get("error")
@@ -459,6 +464,8 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
     else:
         head.append("not reported", "dim")
     head.append(f"  latency {fmt_duration(step.get('latency_ms'))}", "dim")
+    if isinstance(step.get("cost_usd"), float):  # set by the Runs tab when the model has a price
+        head.append(f"  cost {format_usd(step['cost_usd'])}", "dim")
     items: list[RenderableType] = [head]
     error = step.get("error")
     items.extend(render_planner(receipt))

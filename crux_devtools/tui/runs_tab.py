@@ -20,6 +20,7 @@ from textual.widgets import TabbedContent
 
 from ..inspector.api import SessionLike
 from ..inspector.report_types import PromptReport
+from ..inspector.run_costs import prices_for
 from .messages import RunsChanged
 from .widgets.prompt_tree import PromptTree
 from .widgets.runs import RunsPanel, RunsTable
@@ -120,11 +121,16 @@ class RunsTabApp(App[None]):
         note: str | None = None
         runs: list[dict[str, Any]] = []
         total = shown_total = 0
+        cost = "unpriced"
         if store is not None:
             try:
                 runs = store.list(target=target, limit=LIST_LIMIT)
                 shown_total = store.count(target=target) if len(runs) >= LIST_LIMIT or target else len(runs)
                 total = store.count() if target else shown_total
+                prices = prices_for(getattr(self.session, "root", None))
+                for run in runs:
+                    run["cost_usd"] = prices.run_cost(run)
+                cost = prices.total(store.usage_by_model(target=target)).label
             except Exception as exc:  # noqa: BLE001 - a corrupt or locked file is a note, not a crash
                 note = f"The runs store could not be read ({type(exc).__name__}: {exc}): only this session's runs are listed."
                 runs, total, shown_total = [], 0, 0
@@ -139,12 +145,12 @@ class RunsTabApp(App[None]):
         heading = Text()
         if target is None:
             heading.append("All runs", "bold")
-            heading.append(f" · {total:,}", "dim")
+            heading.append(f" · {total:,} · cost {cost}", "dim")
             heading.append("   f: only the selected prompt's", "dim")
         else:
             heading.append("Runs of ", "bold")
             heading.append(target, "bold cyan")
-            heading.append(f" · {shown_total:,} of {total:,}", "dim")
+            heading.append(f" · {shown_total:,} of {total:,} · cost {cost}", "dim")
             heading.append("   f or x: all runs", "dim")
         if shown_total > len(runs):
             heading.append(f"   newest {len(runs)} shown", "dim")
@@ -207,6 +213,11 @@ class RunsTabApp(App[None]):
         from .screens import RunDetailScreen
 
         steps = run.get("steps") or []
+        prices = prices_for(getattr(self.session, "root", None))
+        run["cost_usd"] = prices.run_cost(run)
+        for step in steps:
+            if isinstance(step, dict) and isinstance(step.get("usage"), dict):
+                step["cost_usd"] = prices.step_cost(step, run.get("model"))
         failed = next((i for i, s in enumerate(steps) if s.get("error")), None)
         first = failed if failed is not None else (len(steps) - 1 if run.get("error") and steps else 0)
         self.push_screen(RunDetailScreen(run, first), callback=self.run_detail_closed)

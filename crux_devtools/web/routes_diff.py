@@ -9,7 +9,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from ..review.live import LiveDiff
+from ..inspector.diff_live import LiveDiff
 from ..review.view import review_view
 from .routes_pages import render, wants_block
 from .views import report_header, shown_report

@@ -14,10 +14,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..core.runstore import RunStore, RunStoreError
+from ..inspector.run_costs import prices_for
 from .routes_pages import render, wants_block
 from .runs_access import open_store, recent_runs
 from .views import report_header, shown_report
-from .views_run import RunMissing, run_detail
+from .views_run import RunMissing, run_detail, with_costs
 from .views_runs import (
     ORIGINS,
     PAGE_SIZE,
@@ -55,6 +56,7 @@ async def runs_page(
     filters, problems = parse_filters(target, status, origin, q or text, page)
     store, unavailable = open_store(request.app.state.session)
     summaries: list[dict[str, Any]] = []
+    usage: list[dict[str, Any]] = []
     total = 0
     targets = known_targets(request)
     if store is not None:
@@ -65,11 +67,14 @@ async def runs_page(
                 problems.append(f"page {filters.page} is past the last page ({last_page}); showing page {last_page}")
                 filters = parse_filters(filters.target, filters.status, filters.origin, filters.text, str(last_page))[0]
             summaries = await read(store, store.list, limit=PAGE_SIZE, offset=(filters.page - 1) * PAGE_SIZE, **filters.store_args())
+            usage = await read(store, store.usage_by_model, **filters.store_args())
             targets += [t for t in stored_targets if t not in targets]
         except RunStoreError as exc:
             unavailable = str(exc)
-    view = runs_list_view(header, filters, summaries, total, targets, problems)
+    prices = prices_for(getattr(request.app.state.session, "root", None))
+    view = runs_list_view(header, filters, summaries, total, targets, problems, prices)
     view.unavailable = unavailable
+    view.cost_total = prices.total(usage).label
     return render(request, "runs.html", {"view": view}, block="runs_list" if wants_block(request) else None)
 
 
@@ -94,7 +99,8 @@ async def run_page(request: Request, run_id: str) -> Response:
     if run is None:
         context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
         return render(request, "run.html", context, status=404 if unavailable is None else 503)
-    view = run_detail(header, run, set(known_targets(request)), getattr(request.app.state.session, "root", None))
+    root = getattr(request.app.state.session, "root", None)
+    view = with_costs(run_detail(header, run, set(known_targets(request)), root), run, prices_for(root))
     return render(request, "run.html", {"view": view, "missing": None})
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.rungs import rung_rank
+from ..inspector.run_costs import Prices, format_usd
 from ..inspector.sent import cut_system
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
@@ -155,6 +156,7 @@ class StepDetail:
     error: dict[str, Any] | None
     replay_href: str | None
     sent_missing: bool
+    cost: str = "unpriced"  # the provider's usage at the model's price (``with_costs``)
 
     @property
     def usage_delta(self) -> int | None:
@@ -191,6 +193,7 @@ class RunDetail:
     input_tokens: int
     steps: list[StepDetail]
     json_href: str
+    cost: str = "unpriced"
 
 
 def _colour_of(colours: dict[str, int], contributor: str) -> int:
@@ -473,6 +476,14 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         json_href=f"/api/runs/{quote(run_id, safe='')}",
     )
 
+
+def with_costs(view: RunDetail, run: dict[str, Any], prices: Prices) -> RunDetail:
+    """``view`` with the run's cost and each step's, from the provider's usage and the model prices."""
+    view.cost = format_usd(prices.run_cost(run))
+    steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
+    for detail, step in zip(view.steps, steps, strict=False):
+        detail.cost = format_usd(prices.step_cost(step, run.get("model"))) if isinstance(step.get("usage"), dict) else "unpriced"
+    return view
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 
 from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
 from ..inspector.report_types import PromptReport
+from ..inspector.run_costs import Prices, format_usd
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 
@@ -149,9 +150,10 @@ class RunRow:
     text: str
     parent: str | None = None  # a replay of step ``fork_step`` of run ``parent``
     fork_step: int | None = None
+    cost: str = "unpriced"
 
 
-def run_row(summary: dict[str, Any]) -> RunRow:
+def run_row(summary: dict[str, Any], prices: Prices | None = None) -> RunRow:
     run_id = str(summary.get("id", ""))
     target = str(summary.get("target") or "?")
     got_in, got_out = usage_pair(summary.get("usage"))
@@ -179,6 +181,7 @@ def run_row(summary: dict[str, Any]) -> RunRow:
         text=" ".join(str(preview or "").split())[:160],
         parent=summary["parent"] if isinstance(summary.get("parent"), str) else None,
         fork_step=summary["fork_step"] if isinstance(summary.get("fork_step"), int) else None,
+        cost=format_usd(prices.run_cost(summary)) if prices is not None else "unpriced",
     )
 
 
@@ -217,6 +220,7 @@ class RunsListView:
     links: list[PageLink] = field(default_factory=list)
     prev_href: str | None = None
     next_href: str | None = None
+    cost_total: str = "unpriced"  # the cost of every run the filter matches, not only this page's
 
     @property
     def first(self) -> int:
@@ -250,10 +254,12 @@ def page_links(filters: RunFilters, pages: int) -> list[PageLink]:
 
 
 def runs_list_view(
-    header: ReportHeader, filters: RunFilters, summaries: list[dict[str, Any]], total: int, targets: list[str], problems: list[str]
+    header: ReportHeader, filters: RunFilters, summaries: list[dict[str, Any]], total: int, targets: list[str], problems: list[str],
+    prices: Prices | None = None,
 ) -> RunsListView:
     pages = max(1, math.ceil(total / PAGE_SIZE))
-    view = RunsListView(header=header, filters=filters, rows=under_parents([run_row(s) for s in summaries]), total=total, pages=pages, targets=targets, problems=problems)
+    rows = under_parents([run_row(s, prices) for s in summaries])
+    view = RunsListView(header=header, filters=filters, rows=rows, total=total, pages=pages, targets=targets, problems=problems)
     if pages > 1:
         view.links = page_links(filters, pages)
     if filters.page > 1:

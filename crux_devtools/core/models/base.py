@@ -77,6 +77,27 @@ class ModelRequest:
             "max_tokens": self.max_tokens,
         }
 
+    def to_openai(self, model: str | None = None) -> dict[str, Any]:
+        """This request as an OpenAI chat-completions body (``client.chat.completions.create(**...)``):
+        the system text as the first message, tools as ``{"type": "function", "function": ...}``, the
+        ``tools`` and ``max_tokens`` keys only when there are any, ``model`` only when given."""
+        body: dict[str, Any] = {} if model is None else {"model": model}
+        body["messages"] = [{"role": "system", "content": self.system}, *(jsonable_message(m) for m in self.messages)]
+        if self.tools:
+            body["tools"] = [t.json_schema() for t in self.tools]
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        return body
+
+    def to_anthropic(self, model: str | None = None, *, default_max_tokens: int = 4096) -> dict[str, Any]:
+        """This request as an Anthropic Messages body (``client.messages.create(**...)``): ``system``
+        on its own, tool calls and results as ``tool_use``/``tool_result`` blocks, tools as ``{"name",
+        "description", "input_schema"}``. The Messages API requires ``max_tokens``: without one
+        planned, ``default_max_tokens`` is sent."""
+        from .anthropic import messages_body
+
+        return messages_body(self, model, default_max_tokens)
+
 
 @dataclass(frozen=True, slots=True)
 class ModelResponse:

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
-from ...review.live import LiveDiff
+from ...inspector.diff_live import LiveDiff
 from ...review.view import ReviewView, review_view
 
 _LIVE: weakref.WeakKeyDictionary[Any, LiveDiff] = weakref.WeakKeyDictionary()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .revisions import WorkTree, export, resolve
+from ..review.revisions import WorkTree, export, resolve
 
 # Local stores a project keeps beside its source (never committed) that planning reads: prepared
 # summaries are keyed by content, so the ones prepared in the work tree serve every revision.
@@ -65,7 +65,7 @@ async def _planned(session: Any, inputs: Mapping[str, Sequence[tuple[str, dict[s
 
 
 def _session(root: Path, timeout: float) -> Any:
-    from ..inspector.session import ProjectSession
+    from .session import ProjectSession
 
     return ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
 

@@ -13,9 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .compare import review
-from .evaluate import evaluate_project, export_side
-from .revisions import RevisionError, resolve, work_tree
+from ..review.compare import review
+from .diff_evaluate import evaluate_project, export_side
+from ..review.revisions import RevisionError, resolve, work_tree
 
 
 class LiveDiff:
@@ -66,7 +66,7 @@ def _scrubbed(report: dict[str, Any] | None, scratch: str) -> dict[str, Any] | N
 
 def _review(root: Path, rev: str, sha: str, base: dict[str, Any] | None, head: dict[str, Any] | None) -> dict[str, Any]:
     from ..core.pricing import price_for
-    from ..inspector.discovery import read_model_config
+    from .discovery import read_model_config
 
     profiles = read_model_config(root)[0]["models"]
     return review(base, head, base_info={"rev": rev, "sha": sha}, head_info={"rev": None, "sha": None},
