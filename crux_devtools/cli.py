@@ -68,7 +68,7 @@ async def _inspect(
                 ]
                 # status and size (the first example's planned input tokens) are of the examples shown
                 first = examples[0] if examples else None
-                chosen.append({**prompt, "examples": examples, "status": status_of(examples), "total_tokens": planned_tokens(first)})
+                chosen.append({**prompt, "examples": examples, "status": status_of(examples, checked=prompt["note"] is None), "total_tokens": planned_tokens(first)})
             prompts = chosen
         report["prompts"] = prompts
         return report
@@ -121,6 +121,8 @@ def inspect(
     from .inspector.render import failures, render_report
 
     click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
+    if report.get("imported_note") and not as_json:  # which files ran, and why (on stderr: not the report)
+        click.echo(report["imported_note"], err=True)
     failed = failures(report)
     if failed:  # exit 1 when anything printed failed (the same failures `check` reports)
         click.echo(f"{len(failed)} failure(s)", err=True)
@@ -130,29 +132,38 @@ def inspect(
 @main.command()
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
-def check(directory: str, timeout: float) -> None:
+@click.option("--strict", is_flag=True, help="Also fail on prompts that could not be checked (required inputs and no examples).")
+def check(directory: str, timeout: float, strict: bool) -> None:
     """Resolve and plan every prompt with every example; exit 1 on any error.
 
     Fails on what generate would refuse or silently leave out: load errors, examples that do not
     resolve, plans over their input limit, system text over the prompt's token_budget even after
     drops, and match(...) keys with no case. Each failure is printed to stdout as
-    FILE:LINE: ErrorType: message, for editors and CI; warnings that do not fail go to stderr.
+    FILE:LINE: ErrorType: message, for editors and CI; warnings that do not fail go to stderr, and so
+    does each prompt that could not be checked (required inputs and no examples): with --strict,
+    those fail too.
     """
-    from .inspector.render import failures, warnings
+    from .inspector.render import failures, not_checked, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
-    lines = failures(report)
+    lines = failures(report, strict=strict)
     for line in lines:
         click.echo(line)
     for line in warnings(report):
         click.echo(line, err=True)
+    unchecked = not_checked(report)
+    if not strict:
+        for line in unchecked:
+            click.echo(line, err=True)
     examples = sum(len(p["examples"]) for p in report["prompts"])
     if lines:
         click.echo(f"{len(lines)} failure(s) in {len(report['prompts'])} prompt(s)", err=True)
         click.get_current_context().exit(1)
     if report["notice"]:
         click.echo(report["notice"], err=True)
-    click.echo(f"ok: {len(report['prompts'])} prompt(s), {examples} example(s), no failures")
+    checked = len(report["prompts"]) - len(unchecked)
+    skipped = f"; {len(unchecked)} not checked (no examples; --strict fails on them)" if unchecked else ""
+    click.echo(f"ok: {checked} prompt(s), {examples} example(s), no failures{skipped}")
 
 
 @main.command()

@@ -119,10 +119,10 @@ def test_inspect_never_prints_none_tokens_for_any_project(mode: tuple[str, ...])
 def test_inspect_exits_1_when_what_it_printed_failed() -> None:
     over = inspect(str(PROJECTS / "huge_text"))
     assert over.returncode == 1
-    assert "(over-limit: nothing would be sent)" in over.stdout
+    assert "(over limit: no plan fits the model's input limit: generate refuses it and nothing is sent)" in over.stdout
     assert "1 failure(s)" in over.stderr
     bad = inspect(str(PROJECTS / "bad_example"), "--prompt", "orders")
-    assert bad.returncode == 1 and "example 'bad': ERROR" in bad.stdout
+    assert bad.returncode == 1 and "example 'bad': invalid input" in bad.stdout
     good = inspect(str(PROJECTS / "bad_example"), "--prompt", "orders", "--example", "good")
     assert good.returncode == 0, good.stdout + good.stderr
     unmatched = inspect(str(PROJECTS / "check_truths"), "--prompt", "modes", "--example", "typo")

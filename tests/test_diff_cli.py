@@ -102,7 +102,7 @@ def test_a_project_missing_at_the_base_lists_every_prompt_as_added(project: Path
         ("context-left:billing", "billing left (budget)"),
         ("tool-removed", "tool refund removed"),
         ("cache-prefix:1000", "reply / refund: cacheable prefix 0 tokens (under 1000), broken by tools"),
-        ("error", "triage / one: over at head"),
+        ("error", "triage / one: over budget at head"),
     ],
 )
 def test_each_fail_on_policy_fails_when_met_and_passes_when_not(project: Path, policy: str, expected: str) -> None:

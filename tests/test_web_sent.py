@@ -118,7 +118,7 @@ async def test_an_over_limit_plan_says_nothing_would_be_sent_and_shows_the_diagn
     planned = the_preview(session, 30)
     assert planned["status"] == "over-limit"
     banner = after(r.text, 'id="over-limit"')
-    assert "Over the limit: nothing would be sent" in banner and planned["error_code"] in banner
+    assert "Over limit: nothing would be sent" in banner and planned["error_code"] in banner
     for d in planned["diagnostics"]:
         assert str(escape(d["message"])) in banner
     assert "chip-over" in r.text.split('id="over-limit"')[0] and 'id="nothing-sent"' in r.text

@@ -270,12 +270,10 @@ def summary_states(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def example_status(error: Any, inspection: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
-    """``ExampleReport["status"]`` as the engine reports it."""
-    if error is not None:
-        return "error"
-    if (plan or {}).get("status") == "over-limit" or not (inspection or {}).get("fits", True):
-        return "over"
-    return "fits"
+    """``ExampleReport["status"]``, decided by the engine's own function."""
+    from crux_devtools.inspector.evaluate import example_status as decide
+
+    return decide({"error": error, "preview_error": None, "preview": plan, "inspection": inspection})  # type: ignore[typeddict-item]
 
 
 def example_report(

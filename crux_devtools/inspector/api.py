@@ -31,7 +31,7 @@ checks them, and a test validates real reports against it. Every ``LoadError`` i
       "tools": [str],                 # every tool name reachable
       "default_budget": int | None,   # prompt.token_budget (the prompt's default system-text budget),
                                       # or the agent's input_budget.max; else None
-      "status": "fits" | "over" | "error",
+      "status": str,                  # a key of statuses.py, derived from the examples' (see below)
       "total_tokens": int,            # of the first example
       "has_model": bool,              # agents with a model can be run
       "examples": [ExampleReport, ...],
@@ -81,10 +81,10 @@ the store and emits ``SessionEvent(kind="runs", version=<store change token>, su
 <target> (<status>)", runs=[new run ids, oldest first])`` within about 250 ms of any process writing.
 
 What is sent (issue 12); the web page, the TUI and ``inspect`` read the same keys:
-    ExampleReport["status"]: "fits" | "over" | "error"
-        # the example's one status, from the plan when there is one: "over" when the plan is
-        # over-limit (nothing would be sent) or when the system text is over the prompt's
-        # token_budget even after every drop; "error" when the example or its planning failed.
+    ExampleReport["status"]: "fits" | "over-limit" | "over-budget" | "unmatched" | "invalid-input" | "error"
+        # the example's one status, decided once in the worker (evaluate.example_status); the
+        # states, their words and whether ``check`` fails on them are ``statuses.py``'s. Every
+        # surface reads this value and none decides it again from the plan or the inspection.
     ExampleReport["preview"]: RequestPreview.to_dict(), planned with the SAME token_budget as the
         inspection (a context the inspection shows as dropped is not sent), with these keys:
         ["sent"]: {"system": str, "messages": [dict], "tools": [{"name", "description",
@@ -109,7 +109,9 @@ What is sent (issue 12); the web page, the TUI and ``inspect`` read the same key
     PromptReport["total_tokens"]: the first example's planned input tokens (preview.input_tokens; for
         an over-limit plan, what the cheapest candidate needs); the inspection's total only when
         that example has no plan at all.
-    PromptReport["status"]: "error" if any example failed, else the first example's status.
+    PromptReport["status"]: the worst of its examples' statuses (``statuses.SEVERITY``); "not-checked"
+        when it has required inputs and no examples (nothing could be resolved; ``note`` says so).
+    report["imported_note"]: str | None   # which files the worker imports (runs) on every save, and why
     PromptReport["plan_model"]: PlanModel, the model every example of this target is planned against:
         {"name": str | None,
          "source": "prompt" | "agent" | "project" | "none",

@@ -23,6 +23,7 @@ from .api import failed_run
 from .errors import LoadError
 from .loader import LoadedProject, Progress, Target
 from .planning import PlanningDefaults
+from .statuses import worst
 from .report_types import (
     ContextEntry,
     ExampleReport,
@@ -38,6 +39,9 @@ from .report_types import (
 # Texts longer than this are cut in reports (token counts stay those of the full text).
 MAX_TEXT = 200_000
 EMPTY_EXAMPLE = "empty"
+# Exception types of an input that does not match the prompt's input model (the example's status is
+# ``invalid-input``, not ``error``).
+INPUT_ERRORS = frozenset({"InputValidationError", "ValidationError"})
 
 
 def truncate(text: str | None) -> tuple[str | None, bool]:
@@ -156,19 +160,26 @@ def summary_states(target: Target, preview_data: dict[str, Any]) -> list[Summary
 
 
 def example_status(report: ExampleReport) -> Status:
-    """``"error"``, ``"over"`` (the plan is over-limit, or the system text is over the token budget
-    even after drops) or ``"fits"``: the one status every view shows for an example."""
-    if report["error"] is not None:
-        return "error"
+    """The example's one status, decided here once (``statuses.py`` names the states): ``error``
+    (user code raised), ``invalid-input`` (the input does not match the schema), ``over-limit`` (no
+    plan fits the model's limit), ``over-budget`` (the system text is over its token_budget even
+    after drops), ``unmatched`` (a match key with no case) or ``fits``. Every view and ``check`` read it."""
+    error = report["error"]
+    if error is not None:
+        return "invalid-input" if error["type"] in INPUT_ERRORS else "error"
+    found: list[str] = []
     failure = report["preview_error"]
     if failure is not None:
-        return "over" if failure["code"] in ("REQUEST_TOO_LARGE", "REPRESENTATION_UNAVAILABLE") else "error"
+        found.append("over-limit" if failure["code"] in ("REQUEST_TOO_LARGE", "REPRESENTATION_UNAVAILABLE") else "error")
     planned = report["preview"]
     if planned is not None and planned.get("status") == "over-limit":
-        return "over"
-    if report["inspection"] is not None and not report["inspection"]["fits"]:
-        return "over"
-    return "fits"
+        found.append("over-limit")
+    inspection = report["inspection"]
+    if inspection is not None and not inspection["fits"]:
+        found.append("over-budget")
+    if inspection is not None and inspection.get("unmatched"):
+        found.append("unmatched")
+    return worst(found) or "fits"  # type: ignore[return-value]  # a StatusKey
 
 
 def input_key(prompt: Any, input: dict[str, Any], token_budget: int | None) -> tuple[int, str, int | None] | None:
@@ -210,6 +221,7 @@ def evaluate_example(
             inspection = target.prompt.inspect(input, token_budget=token_budget)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks may raise anything
             report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.example_lines.get(name, target.line)).to_dict()
+            report["status"] = example_status(report)
             return report
         inspected, report["truncated"] = inspection_dict(inspection)
         report["inspection"] = inspected
@@ -233,11 +245,13 @@ def evaluate_example(
     return report
 
 
-def status_of(examples: list[ExampleReport]) -> Status:
-    """``"error"`` if any example failed, else the first example's status (``"fits"`` with none)."""
-    if any(example["status"] == "error" for example in examples):
-        return "error"
-    return examples[0]["status"] if examples else "fits"
+def status_of(examples: list[ExampleReport], *, checked: bool = True) -> Status:
+    """A prompt's status, derived from its examples' statuses: the worst of them (``statuses.SEVERITY``);
+    ``not-checked`` when it has none and could not be resolved without one (``checked`` False)."""
+    found = worst([example["status"] for example in examples])
+    if found is None:
+        return "fits" if checked else "not-checked"
+    return found  # type: ignore[return-value]  # one of the examples' statuses
 
 
 def planned_tokens(example: ExampleReport | None) -> int:
@@ -326,7 +340,7 @@ def prompt_report(
         "contexts": contexts,
         "tools": sorted(prompt.all_tools),
         "default_budget": budget,
-        "status": status_of(examples),
+        "status": status_of(examples, checked=note is None),
         "total_tokens": planned_tokens(examples[0] if examples else None),
         "has_model": runnable_model(target) is not None,
         "model_kind": model_kind(target),

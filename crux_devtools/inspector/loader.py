@@ -332,9 +332,12 @@ def collect_targets(root: Path, loaded: list[tuple[dict[str, Any], Any]]) -> Loa
                 target.example_lines = example_lines(tree, target.line)
                 if target.id in by_id:
                     first = by_id[target.id]
+                    # The one whose module comes first (modules = [...] order, else file path order)
+                    # is shown, whichever was written first; the error is at the one not shown.
                     message = (
-                        f"two {kind}s share the id {target.id!r} ({first.file}:{first.line} and "
-                        f"{target.file}:{target.line}); ids must be unique, the first one is shown"
+                        f"two {kind}s share the id {target.id!r}: {first.file}:{first.line} is shown, "
+                        f"{target.file}:{target.line} is not (the module that comes first in discovery "
+                        f"order wins); ids must be unique: rename one"
                     )
                     project.errors.append(LoadError.plain("DuplicateIdError", message, file=target.file, line=target.line).to_dict())
                     seen[id(value)] = target

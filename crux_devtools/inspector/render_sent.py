@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 from .report_types import ExampleReport, PromptReport
-from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, example_status, message_text, over_reason, rung_text, system_parts, tokens_of
+from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, message_text, rung_text, system_parts, tokens_of
+from .statuses import term
 
 BRIEF_LINES = 4  # lines kept of a long text under --brief
 BRIEF_WIDTH = 160  # characters kept of a long line under --brief
@@ -40,14 +41,19 @@ def candidate_tokens(candidate: dict[str, Any]) -> str:
     return f"{candidate['input_tokens']} tokens"
 
 
+def status_words(example: ExampleReport) -> str:
+    """The example's status as every surface writes it: its word, and for a state other than
+    ``fits`` what it means (``over limit: no plan fits ...``)."""
+    status = term(example["status"])
+    return status.word if example["status"] == "fits" else f"{status.word}: {status.means}"
+
+
 def headline(example: ExampleReport) -> str:
     """``example 'busy-day': input tokens 2238 of max 5292 (fits)``."""
     preview = example["preview"] or {}
-    status = example_status(example)
-    word = over_reason(example) if status == "over" else status
     if preview:
-        return f"  example {example['name']!r}: input tokens {preview.get('input_tokens')} of max {preview.get('max_input_tokens')} ({word})"
-    return f"  example {example['name']!r}: no plan ({word})"
+        return f"  example {example['name']!r}: input tokens {preview.get('input_tokens')} of max {preview.get('max_input_tokens')} ({status_words(example)})"
+    return f"  example {example['name']!r}: no plan ({status_words(example)})"
 
 
 def plan_lines(prompt: PromptReport, preview: dict[str, Any]) -> list[str]:

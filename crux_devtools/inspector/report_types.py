@@ -27,7 +27,9 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict  # pydantic validates typing_extensions TypedDicts on 3.11
 
-Status = Literal["fits", "over", "error"]
+from .statuses import StatusKey
+
+Status = StatusKey  # the states and their words: statuses.py
 
 
 class LoadErrorDict(TypedDict):
@@ -130,6 +132,7 @@ class Report(TypedDict):
     modules_found: bool
     load: Literal["full", "incremental"]
     reevaluated: list[str]
+    imported_note: NotRequired[str | None]  # which files the worker imports and why (discovery.imported_note)
 
 
 class PreparedSummary(TypedDict):

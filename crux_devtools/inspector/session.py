@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import ModuleRef, discover, is_ignored, read_model_config, read_watch_ignore
+from .discovery import ModuleRef, discover, imported_note, is_ignored, read_model_config, read_watch_ignore
 from .errors import FailedExample, LoadError
 from .history import open_history
 from .loading import LoadOutcome, load_project, update_project
@@ -174,6 +174,7 @@ class ProjectSession:
         self._retiring: set[WorkerProcess] = set()
         self._writes: set[asyncio.Future[None]] = set()  # history writes, finished before closing
         self._preload: list[str] = []
+        self._imported_note: str | None = None  # discovery.imported_note of the last load
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
         self._files: list[str] = []  # the project's module files, compiled ahead by the spare
         self._hashes: dict[str, str] = {}
@@ -338,6 +339,7 @@ class ProjectSession:
         started = time.perf_counter()
         try:
             discovery, models, config_errors, ignore = await asyncio.to_thread(self._read_project)
+            self._imported_note = imported_note(discovery)  # the report says which files run, and why
         except OSError as exc:
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
@@ -492,6 +494,7 @@ class ProjectSession:
             "modules_found": found_modules,
             "load": outcome.kind,
             "reevaluated": list(outcome.reevaluated),
+            "imported_note": self._imported_note,
         }
         self._swap_workers(outcome.worker, owners)
         self._hashes = hashes

@@ -344,6 +344,8 @@ class Worker:
         self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported
         self.held: dict[str, Any] = {}  # target id -> last good Target of a module that failed to re-import
         self.libraries: dict[str, tuple[int, int]] = {}  # library files user code imported, as they were
+        self.allow_network = False  # [tool.crux-devtools] allow_network (netguard.py), read at load
+        self.network_errors: list[Any] = []  # its ConfigError, if the value is bad
         self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": self.ping,
             "prime": self.prime,
@@ -365,7 +367,24 @@ class Worker:
             raise ValueError(f"unknown op {op!r}; expected one of: {', '.join(self.ops)}")
         if op not in ("ping", "prime", "load") and self.project is None:
             raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        return method(request)
+        with self._network(str(op), request):
+            return method(request)
+
+    def _network(self, op: str, request: dict[str, Any]) -> Any:
+        """User code may not connect anywhere while it is imported or evaluated (netguard.py), except
+        in a Run, a model-backed prepare, or a project with ``allow_network = true``."""
+        from . import netguard
+
+        root = self.project.root if self.project is not None else request.get("root")
+        if root is None:
+            return netguard.guarded(False)
+        if op == "load":
+            from .discovery import read_allow_network
+
+            self.allow_network, self.network_errors = read_allow_network(root)
+        netguard.install(Path(root))
+        lifted = self.allow_network or op == "run" or (op == "prepare" and bool(request.get("allow_models")))
+        return netguard.guarded(not lifted, "importing your modules" if op in ("load", "update") else "evaluating your prompts")
 
     def ping(self, request: dict[str, Any]) -> Any:
         return {"pid": os.getpid()}
@@ -399,6 +418,7 @@ class Worker:
             self.modules = {ref["name"]: module for ref, module in loaded}
             self.project = collect_targets(root, loaded)
             self.project.import_errors = errors
+            self.project.errors.extend(self.network_errors)
             modules = tracker.project_modules()
             self._context_edges(self.project.targets, modules)
             self.defaults = PlanningDefaults.load(root, request.get("models"))
@@ -462,6 +482,7 @@ class Worker:
                 self.modules.pop(name, None)
             project = collect_targets(root, [(ref, self.modules[ref["name"]]) for ref in self.refs if ref["name"] in self.modules])
             project.import_errors = errors
+            project.errors.extend(self.network_errors)
             for target in project.targets:
                 self.held.pop(target.id, None)
             modules = tracker.project_modules()

@@ -28,7 +28,7 @@ from . import report as rp
 from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
 from .runs_tab import RunsTabApp, as_run, was_recorded
-from .widgets.errors import collect_errors
+from .widgets.errors import collect_errors, notes
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
 from .navigation import NavigationActions, PromptCommands, typed_actions
 from .request_actions import RequestActions
@@ -277,7 +277,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
             self.query_one(PlanningView).data = (prompt, self.shown)
             self.query_one(RequestView).data = (prompt, self.shown)
         errors = collect_errors(report, self.shown)
-        self.query_one(ErrorsView).data = (errors, report is not None and report["stale"])
+        self.query_one(ErrorsView).data = (errors, report is not None and report["stale"], notes(report, prompt))
         self.set_tab_label("tab-errors", f"Errors ({len(errors)})" if errors else "Errors")
         self.update_part()
 

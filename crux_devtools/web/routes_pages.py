@@ -109,7 +109,9 @@ async def build_prompt_view(
     custom: dict[str, Any] | None = None
     if input_text.strip():
         custom, view.input_errors = parse_and_check(input_text, prompt["input_schema"])
-        if view.input_errors:
+        if view.input_errors:  # nothing was evaluated: the chip says why, never the prompt's own status
+            view.status = "invalid-input"
+            view.chips = status_chips(view.status, is_stale(report, prompt))
             return view
     cached = next((e for e in prompt["examples"] if e["name"] == ctl.example), None)
     if custom is None and budget is None and cached is not None:
@@ -128,7 +130,7 @@ async def build_prompt_view(
     inspection = ex["inspection"] if ex is not None else None
     view.planning = planning_view(ex, prompt["plan_model"])
     # One status for the example, decided in the worker from the plan (api.py: ExampleReport["status"]).
-    view.status = ex["status"] if ex is not None else "fits"
+    view.status = ex["status"] if ex is not None else prompt["status"]
     if inspection is not None:
         view.inspection = inspection
         view.colours = colour_map(prompt, inspection)

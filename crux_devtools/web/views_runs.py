@@ -279,6 +279,7 @@ class RecentRuns:
     total: int
     all_href: str
     unavailable: str | None = None
+    runnable: bool = False  # the prompt page has a Run button (the target has a model to call)
 
 
 def needs_confirmation(prompt: PromptReport) -> bool:

@@ -172,6 +172,9 @@ def sent_view(example_report: ExampleReport | None, colours: dict[str, int], pro
             view.tool_tokens += tokens
         else:
             view.message_tokens += tokens
+    # The status line's system, messages and tool figures add up to the request's input tokens: each
+    # part is counted alone, so the parts' sum can differ from the whole by a token at the joins.
+    view.system_tokens = max(0, view.input_tokens - view.message_tokens - view.tool_tokens) if view.input_tokens is not None else view.system_tokens
     for part in cut_system(str(sent.get("system") or ""), in_system):
         if part.contribution is None or part.representation == "omitted":
             continue  # the blank lines between parts; an omitted rung is listed as not sent

@@ -18,7 +18,7 @@ from ...inspector.limits import limit_rows
 from ...inspector.report_types import ExampleReport, PlanErrorDict, PromptReport
 from ...inspector.sent import model_words, rung_text
 from .pane import ReportPane
-from ..report import RUNG_STYLE
+from ..report import RUNG_STYLE, status_badge
 
 
 def limits_table(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> Table:
@@ -81,11 +81,11 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
         if error:
             items.append(render_error(error))
         return Group(*items)
-    status = preview.get("status", "?")
+    badge = status_badge(str(example.get("status") or "error") if example is not None else "error")
     plan_model: dict[str, Any] = dict(prompt["plan_model"]) if prompt is not None else {}
     items = [
         Text.assemble(
-            ("Plan: ", "bold"), (str(status), "bold green" if status == "fits" else "bold red"),
+            ("Plan: ", "bold"), badge,
             (f" · input {preview.get('input_tokens', 0):,} of max {preview.get('max_input_tokens', 0):,} tokens", ""),
         ),
         Text.assemble(("Planned for: ", "bold"), Text(model_words(preview, plan_model))),

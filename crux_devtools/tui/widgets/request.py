@@ -22,14 +22,13 @@ from ...inspector.sent import (
     TOOLS_KIND,
     SentPart,
     capacity_line,
-    example_status,
     message_text,
-    over_reason,
     rung_text,
     system_parts,
     tokens_of,
 )
-from ..report import RUNG_STYLE
+from ...inspector.statuses import term
+from ..report import RUNG_STYLE, status_badge
 from .pane import ReportPane
 
 # One colour per rung, the same in the rules here and in the Planning tab.
@@ -39,15 +38,14 @@ def headline(example: ExampleReport) -> Text:
     """``input 2,238 of max 5,292 tokens · ✓ fits``, and on a second line where they go:
     ``system 2,018 · messages 15 · tools 205``."""
     preview = example["preview"] or {}
-    status = example_status(example)
+    badge, style = status_badge(example["status"])
     line = Text.assemble(
         ("input ", "dim"), (f"{preview.get('input_tokens', 0):,}", "bold"),
         (" of max ", "dim"), (f"{preview.get('max_input_tokens', 0):,}", "bold"), (" tokens · ", "dim"),
     )
-    if status == "fits":
-        line.append("✓ fits", "bold green")
-    else:
-        line.append(f"▲ {over_reason(example)}" if status == "over" else "✗ error", "bold red")
+    line.append(badge, style)
+    if example["status"] != "fits":  # what the state means, on a line of its own
+        line.append(f"\n{term(example['status']).means}", style)
     if preview.get("sent") is not None:
         system = sum(p.tokens for p in system_parts(preview))
         line.append(f"\nsystem {system:,} · messages {tokens_of(preview, MESSAGE_KINDS):,} · tools {tokens_of(preview, (TOOLS_KIND,)):,}", "dim")
