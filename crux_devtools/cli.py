@@ -271,6 +271,7 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     recorded in DIRECTORY/.crux/runs.sqlite3 with origin "inspector", like the inspector's Run button.
     """
     from .inspector.render_runs import run_summary
+    from .inspector.visible import visible
 
     if example is not None and input_json is not None:
         raise click.UsageError("use either --example or --input, not both")
@@ -290,7 +291,7 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     error = run.get("error")
     if isinstance(error, dict):
         where = f"{error['file']}:{error['line']}: " if error.get("file") and error.get("line") else ""
-        click.echo(f"{where}{error.get('type')}: {error.get('message')}", err=True)
+        click.echo(visible(f"{where}{error.get('type')}: {error.get('message')}", lines=True), err=True)
     click.echo(run_summary(run), err=True)
     if run.get("status") != "ok":
         click.get_current_context().exit(1)

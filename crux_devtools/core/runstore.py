@@ -676,6 +676,19 @@ def _is_readonly(exc: sqlite3.Error) -> bool:
     return any(word in low for word in ("readonly", "read-only", "unable to open", "attempt to write", "could not switch"))
 
 
+def is_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is SQLite's "database is locked/busy": a transient state
+    while another connection holds the write lock, not a fault of the file."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sqlite3.OperationalError):
+            name = str(getattr(seen, "sqlite_errorname", "") or "")
+            if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(seen) or "database is busy" in str(seen):
+                return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def new_run_id() -> str:
     """A fresh run id: sortable by time, unique across processes."""
     return f"{time.time_ns() // 1000:x}-{uuid.uuid4().hex[:8]}"

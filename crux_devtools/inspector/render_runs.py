@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from .visible import visible
+
 COLUMNS = ("TIME", "TARGET", "STATUS", "STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "MODEL", "ORIGIN", "ID")
 RIGHT = frozenset({"STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION"})
 
@@ -50,6 +52,11 @@ def input_tokens(run: dict[str, Any]) -> int:
 
 
 def cells(run: dict[str, Any]) -> tuple[str, ...]:
+    """The run's cells, each on one line with its control characters shown, never obeyed."""
+    return tuple(visible(cell) for cell in raw_cells(run))
+
+
+def raw_cells(run: dict[str, Any]) -> tuple[str, ...]:
     return (
         local_time(run.get("started_at")),
         str(run.get("target") or "-"),
@@ -105,4 +112,4 @@ def run_summary(run: dict[str, Any]) -> str:
         parts.append(f"recorded as {run.get('id')}")
     elif run.get("record_error"):
         parts.append(f"not recorded: {run['record_error']}")
-    return " · ".join(parts)
+    return visible(" · ".join(parts))

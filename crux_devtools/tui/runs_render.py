@@ -20,6 +20,7 @@ from rich.text import Text
 
 from ..core.rungs import label
 from ..inspector.sent import SentPart, cut_system
+from ..inspector.visible import visible_tree
 from .report import RUNG_STYLE
 
 # The canonical tool output is what the application got, not what was sent: shown up to this many
@@ -144,6 +145,7 @@ def section(title: str, detail: str = "", style: str = "bold") -> Rule:
 # -- the Runs list --------------------------------------------------------------------------------
 def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...]:
     """The cells of one row of the Runs table, in ``RUN_COLUMNS`` order."""
+    run = visible_tree(run, lines=False)  # every recorded string: control characters shown, not obeyed
     steps = run.get("step_count")
     if steps is None:
         steps = len(run.get("steps") or [])
@@ -177,6 +179,7 @@ def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
     """Under the table: the highlighted run's source, its error (or answer) and its input, a line each."""
     if run is None:
         return Text("")
+    run = visible_tree(run, lines=False)
     where = str(run.get("file") or "")
     if where and run.get("line"):
         where += f":{run['line']}"
@@ -194,6 +197,7 @@ def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
 # -- a run's detail ---------------------------------------------------------------------------------
 def step_label(step: dict[str, Any]) -> Text:
     """The step's line in the detail's step list: ``Step 0  ✓ 2,067 tok``."""
+    step = visible_tree(step, lines=False)
     receipt = step.get("request") or {}
     label = Text()
     label.append(f"Step {step.get('index', '?')} ", "bold")
@@ -209,6 +213,7 @@ def step_label(step: dict[str, Any]) -> Text:
 
 def render_run_header(run: dict[str, Any]) -> RenderableType:
     """The run as a whole: what ran, how it ended, on what input, and its answer or error."""
+    run = visible_tree(run)
     items: list[RenderableType] = []
     title = Text.assemble((str(run.get("target") or "?"), "bold"), (f" {run.get('kind') or ''}", "italic cyan"), "  ", status_text(run.get("status")))
     where = str(run.get("file") or "")
@@ -446,6 +451,7 @@ def render_response(step: dict[str, Any]) -> list[RenderableType]:
 def render_step_outcome(step: dict[str, Any]) -> RenderableType:
     """One step's tokens (ours beside the provider's), the planner's decisions, what came back, and
     its error with traceback: the short half of a step, shown above what was sent."""
+    step = visible_tree(step)
     receipt = step.get("request") or {}
     head = Text()
     head.append(f" Step {step.get('index', '?')} ", "bold reverse")
@@ -472,6 +478,7 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
 
 
 def render_step_sent(step: dict[str, Any]) -> RenderableType:
+    step = visible_tree(step)
     title = Text()
     title.append(f" Sent in step {step.get('index', '?')} ", "bold reverse")
     title.append("  exactly what the model received", "dim")
