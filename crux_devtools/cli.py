@@ -209,6 +209,7 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     One line per run: time, target, status, steps, input tokens sent, provider-reported usage,
     duration, model, origin and id.
     """
+    from .core.runstore import json_text
     from .inspector.render_runs import run_line, run_table
 
     root = _project(directory)
@@ -218,10 +219,10 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     if as_json:
         whole = [_store_call(lambda r=r: store.get(r["id"])) or r for r in listed]
         if not follow:
-            click.echo(json.dumps(whole, indent=2, ensure_ascii=False))
+            click.echo(json_text(whole, indent=2))
             return
         for run in reversed(whole):
-            click.echo(json.dumps(run, ensure_ascii=False))
+            click.echo(json_text(run))
     elif listed:
         lines, sizes = run_table(listed)
         click.echo("\n".join(lines))
@@ -245,7 +246,7 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
                 if (target is not None and run.get("target") != target) or (status is not None and run.get("status") != status):
                     continue
                 if as_json:
-                    click.echo(json.dumps(_store_call(lambda r=run: store.get(r["id"])) or run, ensure_ascii=False))
+                    click.echo(json_text(_store_call(lambda r=run: store.get(r["id"])) or run))
                 else:
                     if sizes is None:
                         lines, sizes = run_table([run])
@@ -270,6 +271,7 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     Prints the final text, then a one-line summary on stderr; exits 1 when the run failed. The run is
     recorded in DIRECTORY/.crux/runs.sqlite3 with origin "inspector", like the inspector's Run button.
     """
+    from .core.runstore import json_text
     from .inspector.render_runs import run_summary
     from .inspector.visible import visible
 
@@ -285,7 +287,7 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
             raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
     run = asyncio.run(_run_once(_project(directory), timeout, prompt_id, example, data))
     if as_json:
-        click.echo(json.dumps(run, indent=2, ensure_ascii=False))
+        click.echo(json_text(run, indent=2))
     elif run.get("text") is not None:
         click.echo(run["text"])
     error = run.get("error")

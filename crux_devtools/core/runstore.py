@@ -37,6 +37,7 @@ RUNS_FILE = Path(".crux") / "runs.sqlite3"
 TEXT_CAP = 1_000_000  # characters kept of any one string in a run
 SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
 MAX_DEPTH = 64  # deeper nesting is stored as a repr
+SQLITE_MAX_INT = 2**63 - 1  # a limit or offset beyond it means "all" or "past the end"
 RUN_STATUSES = ("ok", "error", "max_steps")
 RUN_ORIGINS = ("app", "inspector")
 
@@ -188,6 +189,12 @@ def _utf8(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` (a run read back from the store) as JSON text any UTF-8 output can take: a lone
+    surrogate the store kept (a reply with broken bytes) is written as its ``\\udcXX`` escape."""
+    return _utf8(json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False))
 
 
 def stored_json(value: Any) -> str:
@@ -571,6 +578,7 @@ class RunStore:
             raise ValueError(f"limit must be a non-negative int, got {limit!r}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValueError(f"offset must be a non-negative int, got {offset!r}")
+        limit, offset = min(limit, SQLITE_MAX_INT), min(offset, SQLITE_MAX_INT)
         clause, args = self._where(target, status, origin, text)
         # With a text filter, walk the newest-first index and test each run against the (once
         # materialised) matches, so a page stops after `limit` rows however many runs match.

@@ -19,6 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.rungs import label
+from ..inspector.render_runs import input_tokens as sent_tokens
+from ..inspector.render_runs import local_datetime, step_count
 from ..inspector.sent import SentPart, cut_system
 from ..inspector.visible import visible_tree
 from .report import RUNG_STYLE
@@ -48,9 +50,8 @@ def fmt_int(value: Any) -> str:
 
 def fmt_time(started_at: Any, now: datetime | None = None) -> str:
     """``14:03:07`` for a run of today (local time), ``11-28 14:03`` for an older one."""
-    try:
-        when = datetime.fromisoformat(str(started_at)).astimezone()
-    except (TypeError, ValueError):
+    when = local_datetime(started_at)
+    if when is None:
         return str(started_at or "?")
     today = (now or datetime.now().astimezone()).date()
     return when.strftime("%H:%M:%S") if when.date() == today else when.strftime("%m-%d %H:%M")
@@ -58,10 +59,8 @@ def fmt_time(started_at: Any, now: datetime | None = None) -> str:
 
 def fmt_started(started_at: Any) -> str:
     """``2026-11-30 09:00:00`` in local time (the recorded ISO text when it cannot be read)."""
-    try:
-        return datetime.fromisoformat(str(started_at)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except (TypeError, ValueError):
-        return str(started_at or "?")
+    when = local_datetime(started_at)
+    return when.strftime("%Y-%m-%d %H:%M:%S") if when is not None else str(started_at or "?")
 
 
 def fmt_duration(ms: Any) -> str:
@@ -146,12 +145,8 @@ def section(title: str, detail: str = "", style: str = "bold") -> Rule:
 def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...]:
     """The cells of one row of the Runs table, in ``RUN_COLUMNS`` order."""
     run = visible_tree(run, lines=False)  # every recorded string: control characters shown, not obeyed
-    steps = run.get("step_count")
-    if steps is None:
-        steps = len(run.get("steps") or [])
-    input_tokens = run.get("input_tokens")
-    if input_tokens is None and run.get("steps"):
-        input_tokens = sum(((s.get("request") or {}).get("input_tokens") or 0) for s in run["steps"])
+    steps = step_count(run)
+    input_tokens = sent_tokens(run) if run.get("input_tokens") is not None or run.get("steps") else None
     target = Text(str(run.get("target") or "?"), style="bold")
     if run.get("kind") == "agent":
         target.append(" agent", "italic cyan")
@@ -220,8 +215,8 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
     if where:
         title.append(f"  {where}" + (f":{run['line']}" if run.get("line") else ""), "dim")
     items.append(title)
-    steps = run.get("steps") or []
-    ours = sum(((s.get("request") or {}).get("input_tokens") or 0) for s in steps)
+    steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
+    ours = sent_tokens({"steps": steps})
     facts = Table.grid(padding=(0, 2))
     for _ in range(4):
         facts.add_column(style="dim")

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
+from ..inspector.render_runs import local_datetime
 from ..inspector.report_types import PromptReport
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
@@ -59,12 +60,9 @@ def fmt_ms(value: Any) -> str:
 def fmt_started(value: Any) -> tuple[str, str]:
     """(shown, title): local time to the second, the stored ISO text as the tooltip."""
     text = str(value or "")
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
+    when = local_datetime(text)  # None for a text that is no date, or a date with no local time
+    if when is None:
         return text or "—", text
-    if when.tzinfo is not None:
-        when = when.astimezone()
     return when.strftime("%Y-%m-%d %H:%M:%S"), text
 
 
