@@ -468,3 +468,28 @@ async def test_over_the_real_session_r_records_the_run_and_the_runs_tab_lists_it
         assert target_of(row) == "support-agent" and "| inspector | ✓ ok | 2 |" in row
         await pilot.press("q")
     await session.stop()
+
+
+async def test_a_run_with_a_date_beyond_local_time_odd_usage_and_escapes_is_listed_and_opened(session: FakeSession) -> None:
+    support = session.prompts["support-reply"]
+    odd = recorded_run(support, {"message": "hi"}, ["fine"], started_at="0001-01-01T00:00:00+01:00", run_id="run-odd")
+    odd["usage"] = "lots"
+    odd["target"] = "support-reply\x1b]0;pwned\x07\x1b[2J"
+    odd["model"] = "m\x9b2J"
+    assert session.store is not None
+    session.store.write(odd)
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_runs_tab(pilot)
+        [row] = table_rows(app)
+        assert row.startswith("0001-01-01T00:00:00+01:00 | support-reply\\x1b]0;pwned\\x07\\x1b[2J")
+        assert "\x1b" not in screen_text(app) and "\x9b" not in screen_text(app)
+        await pilot.press("enter")
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, RunDetailScreen) and "model m\\x9b2J" in screen_text(app):
+                break
+        assert isinstance(app.screen, RunDetailScreen)
+        text = screen_text(app)
+        assert "started 0001-01-01T00:00:00+01:00" in text and "\x1b" not in text and "\x9b" not in text
+        await pilot.press("q")
