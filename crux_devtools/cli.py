@@ -325,6 +325,6 @@ async def _run_once(root: Path, timeout: float, prompt_id: str, example: str | N
         if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
             known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
             raise click.ClickException(f"{prompt['kind']} {prompt_id!r} has no example {example!r}; known examples: {known}")
-        return await session.run(prompt_id, example=example, input=data)
+        return await session.run(prompt_id, example=example, input=data, confirm=True)  # the command is the confirmation
     finally:
         await session.stop()

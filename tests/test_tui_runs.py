@@ -280,7 +280,7 @@ async def test_run_asks_first_when_the_model_is_not_scripted_and_n_cancels_y_run
         assert isinstance(app.screen, ConfirmRun)
         text = screen_text(app)
         assert "Run triage-agent for real?" in text
-        assert "model kind: openai-compatible" in text and "may cost money" in text and "real tools" in text
+        assert "model: openai-compatible-model" in text and "may cost money" in text and "real tools" in text
         await pilot.press("n")
         await settle(pilot)
         assert not [c for c in session.calls if c[0] == "run"]
