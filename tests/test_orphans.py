@@ -60,6 +60,15 @@ def project(root: Path, template: str) -> tuple[Path, Path]:
     return code, pidfile
 
 
+def start_serve(code: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 @pytest.fixture
 def cleanup() -> Iterator[list[int]]:
     """Pids to kill at the end whatever happens, so a failing test leaves nothing running."""
@@ -73,12 +82,7 @@ def cleanup() -> Iterator[list[int]]:
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
 def test_a_worker_running_hung_code_dies_when_serve_is_killed(tmp_path: Path, how: signal.Signals, cleanup: list[int]) -> None:
     code, pidfile = project(tmp_path, HANGS)
-    serve = subprocess.Popen(
-        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    serve = start_serve(code)
     cleanup.append(serve.pid)
     worker = read_pid(pidfile)
     cleanup.append(worker)
@@ -114,12 +118,7 @@ def test_a_child_left_by_a_module_that_exits_dies_with_check(tmp_path: Path, cle
 
 def test_a_child_left_by_a_module_that_exits_dies_while_serve_runs_and_after(tmp_path: Path, cleanup: list[int]) -> None:
     code, pidfile = project(tmp_path, LEAVES_A_CHILD)
-    serve = subprocess.Popen(
-        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    serve = start_serve(code)
     cleanup.append(serve.pid)
     try:
         child = read_pid(pidfile)
@@ -141,12 +140,7 @@ STARTS_A_CHILD = (
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
 def test_a_child_user_code_started_at_import_dies_when_serve_is_killed(tmp_path: Path, how: signal.Signals, cleanup: list[int]) -> None:
     code, pidfile = project(tmp_path, STARTS_A_CHILD)
-    serve = subprocess.Popen(
-        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    serve = start_serve(code)
     cleanup.append(serve.pid)
     child = read_pid(pidfile)
     cleanup.append(child)

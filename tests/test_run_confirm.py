@@ -144,21 +144,22 @@ async def test_tui_a_save_switching_to_a_real_model_during_a_run_asks_before_cal
         await settle(pilot)
         session.saves = ['Costly("costly-a")']
         await pilot.press("r")
-        for _ in range(1200):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ConfirmRun):
-                break
-        assert isinstance(app.screen, ConfirmRun)
+        await screen_shown(pilot, app, ConfirmRun)
         assert called(session) == []
         assert "Run bot for real?" in screen_text(app) and "model: costly-a" in screen_text(app)
         await pilot.press("y")
-        for _ in range(1200):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, RunDetailScreen):
-                break
-        assert isinstance(app.screen, RunDetailScreen)
+        await screen_shown(pilot, app, RunDetailScreen)
         assert called(session) == ["costly-a"]
         await pilot.press("q")
+
+
+async def screen_shown(pilot: Any, app: Any, kind: type) -> None:
+    """Wait (60 s at most: a failure bound, not a pause) until the app shows a screen of ``kind``."""
+    for _ in range(1200):
+        await pilot.pause(0.05)
+        if isinstance(app.screen, kind):
+            return
+    raise AssertionError(f"{kind.__name__} was not shown; the screen is {app.screen!r}")
 
 
 async def _already_started() -> None:

@@ -241,6 +241,11 @@ def import_module(ref: dict[str, Any], root: Path | None = None) -> Any:
             return existing  # already imported by another project module (``from shared import x``)
         # A project file named like an already imported module (json.py, tokens.py): keep both.
         name = f"crux_project.{name}"
+    return _exec_file(name, path)
+
+
+def _exec_file(name: str, path: str) -> Any:
+    """Run the file ``path`` as the new module ``name`` (in ``sys.modules`` unless it raises)."""
     spec = importlib.util.spec_from_file_location(name, path, loader=ProjectSourceLoader(name, path))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path!r}: not a Python source file")
@@ -261,16 +266,7 @@ def _import_in_namespace(name: str, path: str) -> Any:
         return existing  # already imported by a relative import of another project module
     parent, _, child = name.rpartition(".")
     package = importlib.import_module(parent)
-    spec = importlib.util.spec_from_file_location(name, path, loader=ProjectSourceLoader(name, path))
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path!r}: not a Python source file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
+    module = _exec_file(name, path)
     setattr(package, child, module)
     return module
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
 from ..inspector.render_runs import local_datetime
-from ..inspector.report_types import PromptReport
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 
@@ -251,9 +249,3 @@ class RecentRuns:
     total: int
     all_href: str
     unavailable: str | None = None
-
-
-def needs_confirmation(prompt: PromptReport) -> bool:
-    """Whether the Run button must ask first: any model but a scripted one (``model_kind`` from the
-    worker) costs money and runs real tools. An unknown kind asks too."""
-    return prompt["model_kind"] != "scripted"
