@@ -493,3 +493,24 @@ async def test_a_run_with_a_date_beyond_local_time_odd_usage_and_escapes_is_list
         text = screen_text(app)
         assert "started 0001-01-01T00:00:00+01:00" in text and "\x1b" not in text and "\x9b" not in text
         await pilot.press("q")
+
+
+def _crash_with_escapes(_: Any) -> Any:
+    raise Explode("HTTP 500 from the provider: \x1b]0;pwned\x07\x1b[2J")
+
+
+async def test_a_failed_inspector_run_notifies_its_error_without_control_characters(session: FakeSession) -> None:
+    crashing = tool("refund", description="Refund an order.", parameters=Ticket, execute=_crash_with_escapes)
+    session.prompts["refund-agent"] = prompt("refund-agent", system="Refund.", input=Ticket, tools=[crashing], prompt=lambda i: i.message, examples={"default": {"message": "me"}})
+    session._report = session.build_report()
+    session.run_responses = ([tool_call("refund", {"message": "now"})], "never reached")
+    app = make_tui(session)
+    async with app.run_test(size=(150, 80), notifications=True) as pilot:
+        await settle(pilot)
+        app.query_one(PromptTree).select_prompt("refund-agent")
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        [failed] = [n for n in notifications(app) if n.startswith("Run of refund-agent failed")]
+        assert "\\x1b]0;pwned\\x07\\x1b[2J" in failed and "\x1b" not in failed
+        assert "\x1b" not in screen_text(app)

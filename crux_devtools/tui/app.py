@@ -24,6 +24,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from ..inspector.api import SessionEvent, SessionLike, failed_run
 from ..inspector.errors import FailedExample, LoadError
 from ..inspector.report_types import ExampleReport, PromptReport
+from ..inspector.visible import visible
 from . import report as rp
 from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
@@ -335,7 +336,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         if run.get("error"):
             error = run["error"]
             why = f"{error.get('type') or 'Error'}: {error.get('message')}" if isinstance(error, dict) else str(error)
-            self.notify(f"Run of {message.prompt_id} failed after {steps} step(s): {why}", severity="error", timeout=10, markup=False)
+            self.notify(visible(f"Run of {message.prompt_id} failed after {steps} step(s): {why}"), severity="error", timeout=10, markup=False)
         else:
             self.notify(f"Run of {message.prompt_id} finished ({run.get('status')}): {steps} step(s)", markup=False)
         self.refresh_runs()
