@@ -330,3 +330,24 @@ def test_a_forked_child_records_through_its_own_connection(tmp_path: Path) -> No
         generate(helper_agent(["parent after"]))
     assert os.waitstatus_to_exitcode(status) == 0
     assert sorted(r["text"] for r in stored(tmp_path)) == ["child", "parent after", "parent before"]
+
+
+def test_a_run_waiting_for_a_lock_is_written_when_the_application_exits(tmp_path: Path) -> None:
+    store = RunStore.for_project(tmp_path)
+    store.close()  # the file exists: the holder below can lock it
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / ".crux" / "runs.sqlite3"), "3"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        app = textwrap.dedent(f"""
+            import sys
+            sys.path.insert(0, {str(HERE.parent)!r})
+            from crux_devtools import record_runs, generate
+            from test_recording import helper_agent
+            record_runs({str(tmp_path)!r})
+            print(generate(helper_agent(["while locked"])).text)
+        """)
+        done = subprocess.run([sys.executable, "-c", app], capture_output=True, text=True, timeout=120, cwd=REPO)
+    finally:
+        holder.wait(60)
+    assert done.returncode == 0 and done.stdout.strip() == "while locked", done.stderr
+    assert [r["text"] for r in stored(tmp_path)] == ["while locked"]

@@ -20,6 +20,7 @@ Runs made meanwhile join the queue without waiting for the lock. Recording stays
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import logging
@@ -224,6 +225,16 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _flush_at_exit() -> None:
+    """At the process's end, runs still waiting for another process's lock get one more wait."""
+    for recorder in list(_recorders):
+        if recorder.pending and recorder._pid == os.getpid():
+            recorder.flush(recorder.busy_timeout)
+
+
+atexit.register(_flush_at_exit)
 
 
 def relative_file(run: dict[str, Any], root: str | os.PathLike[str]) -> dict[str, Any]:
