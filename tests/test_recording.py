@@ -332,22 +332,56 @@ def test_a_forked_child_records_through_its_own_connection(tmp_path: Path) -> No
     assert sorted(r["text"] for r in stored(tmp_path)) == ["child", "parent after", "parent before"]
 
 
+HOLD_LOCK_UNTIL_TOLD = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE meta SET value = value WHERE key = 'writes'")
+print("locked", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+print("released", flush=True)
+"""
+
+
 def test_a_run_waiting_for_a_lock_is_written_when_the_application_exits(tmp_path: Path) -> None:
-    store = RunStore.for_project(tmp_path)
-    store.close()  # the file exists: the holder below can lock it
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / ".crux" / "runs.sqlite3"), "3"], stdout=subprocess.PIPE, text=True)
+    RunStore.for_project(tmp_path).close()  # the file exists: the holder below can lock it
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK_UNTIL_TOLD, str(tmp_path / ".crux" / "runs.sqlite3")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    # The application's own exit handler (it runs before recording's) waits until the lock is gone:
+    # the run is still waiting when the process ends, and its retry thread would not try for an hour.
+    app_code = textwrap.dedent(f"""
+        import atexit, sys, time
+        sys.path.insert(0, {str(HERE.parent)!r})
+        from crux_devtools import generate, record_runs
+        from crux_devtools.core import recording
+        from test_recording import helper_agent
+        recording.RETRY_SECONDS = 3600
+        locked_seen = []
+        is_locked = recording.is_locked
+        recording.is_locked = lambda exc: locked_seen.append(exc) or is_locked(exc)
+        recorder = record_runs({str(tmp_path)!r})
+        print(generate(helper_agent(["while locked"])).text, recorder.pending, flush=True)
+        deadline = time.monotonic() + 60
+        while len(locked_seen) < 2 and time.monotonic() < deadline:  # the retry thread tried and now waits
+            time.sleep(0.01)
+        atexit.register(lambda: (print("exiting", flush=True), sys.stdin.readline()))
+    """)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        app = textwrap.dedent(f"""
-            import sys
-            sys.path.insert(0, {str(HERE.parent)!r})
-            from crux_devtools import record_runs, generate
-            from test_recording import helper_agent
-            record_runs({str(tmp_path)!r})
-            print(generate(helper_agent(["while locked"])).text)
-        """)
-        done = subprocess.run([sys.executable, "-c", app], capture_output=True, text=True, timeout=120, cwd=REPO)
+        app = subprocess.Popen([sys.executable, "-c", app_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+        assert app.stdout is not None and app.stdin is not None
+        assert app.stdout.readline().strip() == "while locked 1"  # the run waits for the lock
+        assert app.stdout.readline().strip() == "exiting"
+        assert holder.stdin is not None
+        holder.stdin.write("release\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "released"
+        app.stdin.write("go on\n")
+        app.stdin.flush()
+        assert app.wait(120) == 0
     finally:
+        holder.kill()
         holder.wait(60)
-    assert done.returncode == 0 and done.stdout.strip() == "while locked", done.stderr
     assert [r["text"] for r in stored(tmp_path)] == ["while locked"]

@@ -72,6 +72,7 @@ class RunRecorder:
         self._pid = os.getpid()
         self._pending: list[dict[str, Any]] = []  # runs waiting for another process's lock to go
         self._retrying: threading.Thread | None = None
+        self._wake = threading.Event()  # set by ``flush``: try again now
         self.dropped = 0  # runs lost because more than PENDING_CAP waited for a lock
         _recorders.add(self)
 
@@ -161,7 +162,8 @@ class RunRecorder:
                 store.write(run, keep=self.keep)
             except Exception as exc:  # noqa: BLE001 - never raises into the application
                 if is_locked(exc):
-                    time.sleep(RETRY_SECONDS)  # still held: give its holder (and the application) a turn
+                    self._wake.wait(RETRY_SECONDS)  # still held: give its holder (and the application) a turn
+                    self._wake.clear()
                     continue
                 with self._lock:
                     self._pending.clear()
@@ -186,6 +188,7 @@ class RunRecorder:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 break
+            self._wake.set()
             thread.join(remaining)
         return not self._pending
 
@@ -221,6 +224,7 @@ def _after_fork_in_child() -> None:
         recorder._lock = threading.Lock()
         recorder._pending = []  # the parent writes its own waiting runs; its retry thread is not here
         recorder._retrying = None
+        recorder._wake = threading.Event()
 
 
 if hasattr(os, "register_at_fork"):
