@@ -98,6 +98,15 @@ def target_of(row: str) -> str:
     return row.split(" | ")[1].split()[0]
 
 
+async def press_run(pilot: Any, app: CruxTui, prompt_id: str) -> None:
+    """Select ``prompt_id`` in the tree and press ``r``, letting each step settle."""
+    await settle(pilot)
+    app.query_one(PromptTree).select_prompt(prompt_id)
+    await settle(pilot)
+    await pilot.press("r")
+    await settle(pilot)
+
+
 async def open_runs_tab(pilot: Any) -> None:
     await settle(pilot)
     await pilot.press("x")  # all runs: shows the tab and focuses its table
@@ -244,11 +253,7 @@ async def test_a_failed_run_shows_as_failed_with_its_error_and_traceback(session
     session.run_responses = ([tool_call("refund", {"message": "[bold]now"})], "never reached")
     app = make_tui(session)
     async with app.run_test(size=(150, 80), notifications=True) as pilot:
-        await settle(pilot)
-        app.query_one(PromptTree).select_prompt("refund-agent")
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
+        await press_run(pilot, app, "refund-agent")
         assert isinstance(app.screen, RunDetailScreen)
         text = screen_text(app)
         assert "refund-agent agent  ✗ error" in text
@@ -506,11 +511,7 @@ async def test_a_failed_inspector_run_notifies_its_error_without_control_charact
     session.run_responses = ([tool_call("refund", {"message": "now"})], "never reached")
     app = make_tui(session)
     async with app.run_test(size=(150, 80), notifications=True) as pilot:
-        await settle(pilot)
-        app.query_one(PromptTree).select_prompt("refund-agent")
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
+        await press_run(pilot, app, "refund-agent")
         [failed] = [n for n in notifications(app) if n.startswith("Run of refund-agent failed")]
         assert "\\x1b]0;pwned\\x07\\x1b[2J" in failed and "\x1b" not in failed
         assert "\x1b" not in screen_text(app)
