@@ -222,6 +222,7 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     One line per run: time, target, status, steps, input tokens sent, provider-reported usage,
     duration, cost, model, origin and id; the cost of every run the filters match goes to stderr.
     """
+    from .core.runstore import json_text
     from .inspector.render_runs import run_line, run_table
     from .inspector.run_costs import prices_for
     from .inspector.runs_export import csv_lines, jsonl_line
@@ -246,10 +247,10 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     elif as_json:
         whole = [_store_call(lambda r=r: store.get(r["id"])) or r for r in listed]
         if not follow:
-            click.echo(json.dumps(whole, indent=2, ensure_ascii=False))
+            click.echo(json_text(whole, indent=2))
             return
         for run in reversed(whole):
-            click.echo(json.dumps(run, ensure_ascii=False))
+            click.echo(json_text(run))
     elif listed:
         lines, sizes = run_table(listed)
         click.echo("\n".join(lines))
@@ -281,7 +282,7 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
                 elif out_format == "csv":
                     click.echo(csv_lines([run], header=False), nl=False)
                 elif as_json:
-                    click.echo(json.dumps(_store_call(lambda r=run: store.get(r["id"])) or run, ensure_ascii=False))
+                    click.echo(json_text(_store_call(lambda r=run: store.get(r["id"])) or run))
                 else:
                     if sizes is None:
                         lines, sizes = run_table([run])
@@ -306,7 +307,9 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     Prints the final text, then a one-line summary on stderr; exits 1 when the run failed. The run is
     recorded in DIRECTORY/.crux/runs.sqlite3 with origin "inspector", like the inspector's Run button.
     """
+    from .core.runstore import json_text
     from .inspector.render_runs import run_summary
+    from .inspector.visible import visible
 
     if example is not None and input_json is not None:
         raise click.UsageError("use either --example or --input, not both")
@@ -320,13 +323,13 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
             raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
     run = asyncio.run(_run_once(_project(directory), timeout, prompt_id, example, data))
     if as_json:
-        click.echo(json.dumps(run, indent=2, ensure_ascii=False))
+        click.echo(json_text(run, indent=2))
     elif run.get("text") is not None:
         click.echo(run["text"])
     error = run.get("error")
     if isinstance(error, dict):
         where = f"{error['file']}:{error['line']}: " if error.get("file") and error.get("line") else ""
-        click.echo(f"{where}{error.get('type')}: {error.get('message')}", err=True)
+        click.echo(visible(f"{where}{error.get('type')}: {error.get('message')}", lines=True), err=True)
     click.echo(run_summary(run), err=True)
     if run.get("status") != "ok":
         click.get_current_context().exit(1)
@@ -358,7 +361,7 @@ async def _run_once(root: Path, timeout: float, prompt_id: str, example: str | N
         if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
             known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
             raise click.ClickException(f"{prompt['kind']} {prompt_id!r} has no example {example!r}; known examples: {known}")
-        return await session.run(prompt_id, example=example, input=data)
+        return await session.run(prompt_id, example=example, input=data, confirm=True)  # the command is the confirmation
     finally:
         await session.stop()
 

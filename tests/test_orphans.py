@@ -60,6 +60,15 @@ def project(root: Path, template: str) -> tuple[Path, Path]:
     return code, pidfile
 
 
+def start_serve(code: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 @pytest.fixture
 def cleanup() -> Iterator[list[int]]:
     """Pids to kill at the end whatever happens, so a failing test leaves nothing running."""
@@ -73,12 +82,7 @@ def cleanup() -> Iterator[list[int]]:
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
 def test_a_worker_running_hung_code_dies_when_serve_is_killed(tmp_path: Path, how: signal.Signals, cleanup: list[int]) -> None:
     code, pidfile = project(tmp_path, HANGS)
-    serve = subprocess.Popen(
-        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    serve = start_serve(code)
     cleanup.append(serve.pid)
     worker = read_pid(pidfile)
     cleanup.append(worker)
@@ -114,12 +118,7 @@ def test_a_child_left_by_a_module_that_exits_dies_with_check(tmp_path: Path, cle
 
 def test_a_child_left_by_a_module_that_exits_dies_while_serve_runs_and_after(tmp_path: Path, cleanup: list[int]) -> None:
     code, pidfile = project(tmp_path, LEAVES_A_CHILD)
-    serve = subprocess.Popen(
-        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    serve = start_serve(code)
     cleanup.append(serve.pid)
     try:
         child = read_pid(pidfile)
@@ -129,3 +128,57 @@ def test_a_child_left_by_a_module_that_exits_dies_while_serve_runs_and_after(tmp
         serve.send_signal(signal.SIGINT)
         serve.wait(15)
     assert not alive(child)
+
+
+STARTS_A_CHILD = (
+    "import pathlib, subprocess\nimport crux_devtools\n\n"
+    "child = subprocess.Popen(['sleep', '300'], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "pathlib.Path({pidfile!r}).write_text(str(child.pid))\nwhile True:\n    pass\n"
+)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
+def test_a_child_user_code_started_at_import_dies_when_serve_is_killed(tmp_path: Path, how: signal.Signals, cleanup: list[int]) -> None:
+    code, pidfile = project(tmp_path, STARTS_A_CHILD)
+    serve = start_serve(code)
+    cleanup.append(serve.pid)
+    child = read_pid(pidfile)
+    cleanup.append(child)
+    assert alive(child)
+    serve.send_signal(how)
+    serve.wait(10)
+    wait_until(lambda: not alive(child), 5.0, "the child user code started dies with serve")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGHUP"])
+def test_a_child_user_code_started_at_import_dies_when_the_tui_is_killed(tmp_path: Path, how: str, cleanup: list[int]) -> None:
+    code, pidfile = project(tmp_path, STARTS_A_CHILD)
+    socket = f"crux-orphans-{os.getpid()}-{how}"
+    tui_pidfile = tmp_path / "tui.pid"
+    command = f"echo $$ > {tui_pidfile}; exec {COMMAND} tui {code}"
+    subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", command], check=True)
+    try:
+        tui = read_pid(tui_pidfile)
+        cleanup.append(tui)
+        child = read_pid(pidfile)
+        cleanup.append(child)
+        assert alive(child)
+        if how == "SIGKILL":
+            os.kill(tui, signal.SIGKILL)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], check=False)  # SIGHUP to the tui
+    wait_until(lambda: not alive(child), 5.0, "the child user code started dies with the tui")
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_a_child_user_code_started_at_import_dies_when_check_is_killed(tmp_path: Path, how: signal.Signals, cleanup: list[int]) -> None:
+    code, pidfile = project(tmp_path, STARTS_A_CHILD)
+    check = subprocess.Popen([COMMAND, "check", str(code), "--timeout", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    cleanup.append(check.pid)
+    child = read_pid(pidfile)
+    cleanup.append(child)
+    assert alive(child)
+    check.send_signal(how)
+    check.wait(10)
+    wait_until(lambda: not alive(child), 5.0, "the child user code started dies with check")

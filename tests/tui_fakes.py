@@ -44,6 +44,7 @@ from crux_devtools import (
 )
 from crux_devtools.core.runstore import RunStore
 from crux_devtools.inspector.api import SessionEvent
+from confirm_fake import fake_check_run
 
 
 class Order(BaseModel):
@@ -457,7 +458,10 @@ class FakeSession:
             await self.reload()
         return result
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: Any = None) -> dict[str, Any]:
+        asked = fake_check_run(self.report, prompt_id, confirm)
+        if asked is not None:  # nothing runs: the front end must ask first
+            return asked
         self.calls.append(("run", {"prompt_id": prompt_id, "example": example} if input is None else {"prompt_id": prompt_id, "input": input}))
         if self.run_delay:
             await asyncio.sleep(self.run_delay)

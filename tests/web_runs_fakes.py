@@ -31,6 +31,7 @@ from crux_devtools import (
     tool_call,
 )
 from crux_devtools.core.runstore import RunStore
+from confirm_fake import fake_check_run
 
 XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
 
@@ -161,8 +162,11 @@ class RecordingSession(FakeSession):
         for callback in list(self._subscribers):
             callback(event)
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: Any = None) -> dict[str, Any]:
         """The inspector's own Run: a real run, recorded with origin "inspector", returned whole."""
+        asked = fake_check_run(self.report, prompt_id, confirm)
+        if asked is not None:  # nothing runs: the front end must ask first
+            return asked
         self.run_calls.append({"prompt_id": prompt_id, "example": example, "input": input})
         run = run_record(target=prompt_id, origin="inspector", input=input or {"question": "Was INV-1042 charged twice?"})
         self.record(run)

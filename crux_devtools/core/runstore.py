@@ -38,6 +38,7 @@ RUNS_FILE = Path(".crux") / "runs.sqlite3"
 TEXT_CAP = 1_000_000  # characters kept of any one string in a run
 SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
 MAX_DEPTH = 64  # deeper nesting is stored as a repr
+SQLITE_MAX_INT = 2**63 - 1  # a limit or offset beyond it means "all" or "past the end"
 RUN_STATUSES = ("ok", "error", "max_steps")
 RUN_ORIGINS = ("app", "inspector", "otel")
 
@@ -213,6 +214,12 @@ def _utf8(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` (a run read back from the store) as JSON text any UTF-8 output can take: a lone
+    surrogate the store kept (a reply with broken bytes) is written as its ``\\udcXX`` escape."""
+    return _utf8(json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False))
 
 
 def stored_json(value: Any) -> str:
@@ -616,6 +623,7 @@ class RunStore:
             raise ValueError(f"limit must be a non-negative int, got {limit!r}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValueError(f"offset must be a non-negative int, got {offset!r}")
+        limit, offset = min(limit, SQLITE_MAX_INT), min(offset, SQLITE_MAX_INT)
         clause, args = self._where(target, status, origin, text)
         # With a text filter, walk the newest-first index and test each run against the (once
         # materialised) matches, so a page stops after `limit` rows however many runs match.
@@ -820,6 +828,19 @@ _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_writ
 def _is_readonly(exc: sqlite3.Error) -> bool:
     low = str(exc).lower()
     return any(word in low for word in ("readonly", "read-only", "unable to open", "attempt to write", "could not switch"))
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is SQLite's "database is locked/busy": a transient state
+    while another connection holds the write lock, not a fault of the file."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sqlite3.OperationalError):
+            name = str(getattr(seen, "sqlite_errorname", "") or "")
+            if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(seen) or "database is busy" in str(seen):
+                return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def new_run_id() -> str:

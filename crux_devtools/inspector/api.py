@@ -265,9 +265,13 @@ class SessionLike(Protocol):
         """
         ...
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(
+        self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: str | bool | None = None
+    ) -> dict[str, Any]:
         """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run
-        (see "Runs" above): ``text``, ``steps`` ([Step.to_dict()...]), ``status``, ``error``, ..."""
+        (see "Runs" above): ``text``, ``steps`` ([Step.to_dict()...]), ``status``, ``error``, ...
+        A real model runs only with ``confirm`` (its token, or ``True``): else the answer is a
+        confirmation request and nothing ran (``run_confirm.asks_confirmation``)."""
         ...
 
     def runs(self) -> Any:

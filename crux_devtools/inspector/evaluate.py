@@ -402,7 +402,7 @@ def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any 
                 return failed_run(target.id, LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict(), input=input, kind=target.kind)
     run = relative_file(scope.runs[-1], root)
     recorded = recorder is not None and recorder.enabled and recorder.written > written_before
-    why = "recording is off" if recorder is None else (recorder.failure or "the run was not written")
+    why = "recording is off" if recorder is None else (recorder.failure or ("the runs file is locked by another process: the run waits and is written once it is free" if recorder.pending else "the run was not written"))
     out: dict[str, Any] = storable(run)
     out["recorded"] = recorded
     if not recorded:

@@ -612,10 +612,13 @@ class ProjectSession:
         name = "custom" if input is not None else (example or "")
         return FailedExample(name, input or {}, LoadError.from_dict(answer["error"])).to_dict()
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(
+        self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: str | bool | None = None
+    ) -> dict[str, Any]:
         """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run, recorded
-        in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs")."""
-        answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input})
+        in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs"), or a confirmation
+        request when its model is real and ``confirm`` is not that model's token (``run_confirm``)."""
+        answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input, "confirm": confirm})
         if answer["ok"]:
             return answer["result"]
         return failed_run(prompt_id, answer["error"], input=input)

@@ -556,8 +556,13 @@ class Worker:
     def run(self, request: dict[str, Any]) -> Any:
         from .evaluate import run_target
 
+        from .run_confirm import check_run
+
         target = self._find(request["prompt_id"])
         _name, data = self._input(target, request.get("example"), request.get("input"))
+        asked = check_run(target, request.get("confirm"))  # against the model about to run, not the one shown
+        if asked is not None:
+            return asked
         if self.recorder is None:
             from crux_devtools.core.recording import RunRecorder
 

@@ -24,6 +24,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from ..inspector.api import SessionEvent, SessionLike, failed_run
 from ..inspector.errors import FailedExample, LoadError
 from ..inspector.report_types import ExampleReport, PromptReport
+from ..inspector.visible import visible
 from . import report as rp
 from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
@@ -313,18 +314,20 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
 
     @work(group="run", exit_on_error=False)
-    async def run_agent(self, prompt_id: str, example: str | None, input: Any = None) -> None:
+    async def run_agent(self, prompt_id: str, example: str | None, input: Any = None, confirm: str | None = None) -> None:
         try:
             if input is not None:
-                result = await self.session.run(prompt_id, input=input)
+                result = await self.session.run(prompt_id, input=input, confirm=confirm)
             else:
-                result = await self.session.run(prompt_id, example=example)
+                result = await self.session.run(prompt_id, example=example, confirm=confirm)
         except Exception as exc:  # shown in the Runs tab like any failed run
             result = failed_run(prompt_id, LoadError.plain(type(exc).__name__, str(exc)).to_dict(), input=input)
         self.post_message(RunFinished(prompt_id, result))
 
     def on_run_finished(self, message: RunFinished) -> None:
         """The run is in the store (or, with history off, kept here): list it and open its detail."""
+        if self.ask_to_run(message.prompt_id, message.result):
+            return
         run = as_run(message.result, rp.find_prompt(self.session.report, message.prompt_id), message.prompt_id)
         if self.runs_store() is None or not was_recorded(message.result):
             self.local_runs.insert(0, run)  # listed with the store's runs until the app exits
@@ -334,7 +337,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         if run.get("error"):
             error = run["error"]
             why = f"{error.get('type') or 'Error'}: {error.get('message')}" if isinstance(error, dict) else str(error)
-            self.notify(f"Run of {message.prompt_id} failed after {steps} step(s): {why}", severity="error", timeout=10, markup=False)
+            self.notify(visible(f"Run of {message.prompt_id} failed after {steps} step(s): {why}"), severity="error", timeout=10, markup=False)
         else:
             self.notify(f"Run of {message.prompt_id} finished ({run.get('status')}): {steps} step(s)", markup=False)
         self.refresh_runs()
@@ -390,19 +393,14 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         if any(w.group == "run" and w.is_running for w in self.workers):
             self.notify("A run is already under way; its result will open in Runs.", severity="warning")
             return
-        if prompt["model_kind"] != "scripted":  # a real model: it costs money and runs real tools
-            from .screens import ConfirmRun
+        self.start_run(prompt["id"])  # a real model is refused by the worker until confirmed (ask_to_run)
 
-            self.push_screen(ConfirmRun(prompt["id"], prompt["model_kind"]), callback=lambda yes: self.start_run(prompt["id"]) if yes else None)
-            return
-        self.start_run(prompt["id"])
-
-    def start_run(self, prompt_id: str) -> None:
+    def start_run(self, prompt_id: str, confirm: str | None = None) -> None:
         """Run ``prompt_id`` on the example shown, or on the run input loaded from a run's detail."""
         self.busy = f"running {prompt_id}"
         self.update_status()
         custom = self.custom_inputs.get(prompt_id)
-        self.run_agent(prompt_id, self.example_names.get(prompt_id), custom[0] if custom else None)
+        self.run_agent(prompt_id, self.example_names.get(prompt_id), custom[0] if custom else None, confirm)
 
     def action_open_source(self) -> None:
         prompt = rp.find_prompt(self.session.report, self.prompt_id)

@@ -21,6 +21,7 @@ from textual.widgets import TabbedContent
 from ..inspector.api import SessionLike
 from ..inspector.report_types import PromptReport
 from ..inspector.run_costs import prices_for
+from ..inspector.visible import visible
 from .messages import RunsChanged
 from .widgets.prompt_tree import PromptTree
 from .widgets.runs import RunsPanel, RunsTable
@@ -169,7 +170,7 @@ class RunsTabApp(App[None]):
     def on_runs_changed(self, message: RunsChanged) -> None:
         self.refresh_runs()
         if message.event.summary:
-            self.notify(message.event.summary, title="Runs", timeout=3, markup=False)
+            self.notify(visible(message.event.summary), title="Runs", timeout=3, markup=False)
 
     def show_runs_tab(self) -> None:
         self.query_one(TabbedContent).active = "tab-runs"

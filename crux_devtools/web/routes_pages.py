@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from ..inspector.api import failed_run, find_prompt, is_stale
 from ..inspector.errors import FailedExample, LoadError
 from ..inspector.report_types import PromptReport, Report
+from ..inspector.run_confirm import asks_confirmation
 from .display import raw_query_value
 from .input_check import parse_and_check
 from .runs_access import recent_runs
@@ -37,7 +38,7 @@ from .views import (
 from .views_list import list_view, parse_list_filters
 from .views_planning import planning_view, run_view
 from .views_sent import sent_view
-from .views_runs import needs_confirmation, run_href, status_chip
+from .views_runs import run_href, status_chip
 
 router = APIRouter()
 log = logging.getLogger(__name__)
@@ -243,9 +244,6 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
     if not prompt["has_model"]:
         return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
     form = await url_encoded_form(request)
-    if needs_confirmation(prompt) and form.get("confirm") != "yes":  # a second click, on the confirm button
-        context = {"prompt_id": prompt_id, "model": prompt.get("model"), "run_href": request.scope.get("raw_path", b"").decode("latin-1") or request.url.path}  # the confirm posts back here
-        return render(request, "_run_confirm.html", context)
     example = form.get("example") or None
     input_text = form.get("input", "")
     custom = None
@@ -254,11 +252,15 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
         if errors:
             problem = "; ".join(f"{e.field or 'input'}: {e.message}" for e in errors)
             return render(request, "_run.html", {"run": None, "problem": problem}, status=422)
-    try:
-        result = await session.run(prompt["id"], example=example, input=custom)
+    try:  # the worker decides whether the model it is about to call needs the user's go-ahead
+        result = await session.run(prompt["id"], example=example, input=custom, confirm=form.get("confirm") or None)
     except Exception as exc:  # shown in the run panel: a failing agent must not take the page down
         log.warning("running %s failed: %s", prompt_id, exc)
         result = failed_run(prompt["id"], LoadError.plain(type(exc).__name__, str(exc)).to_dict(), input=custom)
+    if asks_confirmation(result):  # nothing ran: the confirm button posts back here with the model's token
+        context = {"prompt_id": prompt_id, "model": result.get("model"), "confirm": result.get("confirm"),
+                   "run_href": request.scope.get("raw_path", b"").decode("latin-1") or request.url.path}
+        return render(request, "_run_confirm.html", context)
     link = run_href(str(result["id"])) if result.get("id") and result.get("recorded", True) else None
     context = {"run": run_view(result), "problem": None, "run_link": link, "record_error": result.get("record_error"),
                "status": status_chip(result["status"]) if result.get("status") else None}

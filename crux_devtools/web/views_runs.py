@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
-from ..inspector.report_types import PromptReport
 from ..inspector.run_costs import Prices, format_usd
+from ..inspector.render_runs import local_datetime
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 
@@ -60,12 +59,9 @@ def fmt_ms(value: Any) -> str:
 def fmt_started(value: Any) -> tuple[str, str]:
     """(shown, title): local time to the second, the stored ISO text as the tooltip."""
     text = str(value or "")
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
+    when = local_datetime(text)  # None for a text that is no date, or a date with no local time
+    if when is None:
         return text or "—", text
-    if when.tzinfo is not None:
-        when = when.astimezone()
     return when.strftime("%Y-%m-%d %H:%M:%S"), text
 
 
@@ -280,9 +276,3 @@ class RecentRuns:
     all_href: str
     unavailable: str | None = None
     runnable: bool = False  # the prompt page has a Run button (the target has a model to call)
-
-
-def needs_confirmation(prompt: PromptReport) -> bool:
-    """Whether the Run button must ask first: any model but a scripted one (``model_kind`` from the
-    worker) costs money and runs real tools. An unknown kind asks too."""
-    return prompt["model_kind"] != "scripted"
