@@ -124,7 +124,7 @@ async def test_evaluating_refuses_a_callback_that_connects_and_a_run_may_call_it
         assert (error["file"], error["line"]) == ("prompts.py", 12) and "made by prompts.py:12" in error["message"]
         custom = await session.evaluate("fetched", input={})  # a custom evaluation is refused too
         assert custom["status"] == "error" and server.connections == 0
-        run = await session.run("talk", example="one")
+        run = await session.run("talk", example="one", confirm=True)  # the one who presses Run confirms
     assert run["status"] == "ok" and run["text"] == "done", run
     assert server.connections == 1  # the Run, and only the Run, reached the server
 
