@@ -27,7 +27,7 @@ from ...inspector.sent import (
     system_parts,
     tokens_of,
 )
-from ...inspector.statuses import term
+from ...core.statuses import term
 from ..report import RUNG_STYLE, status_badge
 from .pane import ReportPane
 
