@@ -93,23 +93,30 @@ def origin_matches_host(origin: str, host: str, allowed_hosts: frozenset[str]) -
 
 
 MAX_BODY_BYTES = 1024 * 1024
+# An OpenTelemetry export (POST /v1/traces) may be a large batch: its route takes up to this many bytes
+# (after decompression too) and answers OTLP's own 413 past it.
+OTLP_MAX_BODY_BYTES = 32 * 1024 * 1024
+WIDER_BODY_LIMITS = {"/v1/traces": (OTLP_MAX_BODY_BYTES, "an exporter should send smaller batches")}
 
 
 class BodyLimitMiddleware:
-    """Answer ``413`` to a request body over ``limit`` bytes, without reading more than that.
+    """Answer ``413`` to a request body over ``limit`` bytes (``wider[path]``: the limit and a hint for
+    the paths it names), without reading more than that.
 
     A declared ``Content-Length`` over the limit is refused before any byte of the body is read; a
     chunked body is counted as it arrives and refused once it passes the limit."""
 
-    def __init__(self, app: Any, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: Any, limit: int = MAX_BODY_BYTES, wider: dict[str, tuple[int, str]] | None = None) -> None:
         self.app = app
         self.limit = limit
+        self.wider = WIDER_BODY_LIMITS if wider is None else wider
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        too_large = f"request body over {self.limit:,} bytes refused"
+        limit, hint = self.wider.get(scope.get("path", ""), (self.limit, ""))
+        too_large = f"request body over {limit:,} bytes refused" + (f": {hint}" if hint else "")
         for name, value in scope.get("headers", []):
             if name.lower() == b"content-length":
                 try:
@@ -117,7 +124,7 @@ class BodyLimitMiddleware:
                 except ValueError:
                     await _plain(send, 400, "bad Content-Length header")
                     return
-                if declared > self.limit:
+                if declared > limit:
                     await _plain(send, 413, too_large, close=True)
                     return
         received = 0
@@ -127,7 +134,7 @@ class BodyLimitMiddleware:
             message: dict[str, Any] = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.limit:
+                if received > limit:
                     raise HTTPException(413, too_large, {"Connection": "close"})
             return message
 
