@@ -109,3 +109,17 @@ def test_the_readmes_inspect_example_runs_as_written():
         assert out.returncode == 0, f"{line}: {out.stdout}{out.stderr}"
         if "--token-budget" in args:
             assert "dropped: " in out.stdout, f"{line} drops nothing"
+
+
+def test_the_readme_says_how_to_install_the_library_into_your_own_project():
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Use it in your own project", 1)[1].split("\n## ", 1)[0]
+    assert "pip install /path/to/crux_devtools" in section
+    assert "python -m build" in section
+    assert "[tool.crux-devtools]" in section
+    assert "crux-devtools serve ." in section
+
+
+def test_the_readme_says_the_first_command_keeps_the_terminal_and_how_to_stop_it():
+    intro = (REPO / "README.md").read_text().split("\n## ", 1)[0]
+    assert "Ctrl+C" in intro and "foreground" in intro
