@@ -162,3 +162,16 @@ async def test_running_an_agent_shows_each_step_and_the_answer(server: LiveServe
         await page.wait_for_selector("#run-output .step", timeout=20000)
         text = await page.inner_text("#run-output")
         assert "STEP 0" in text.upper() and "receipt" in text
+
+
+async def test_reloading_after_run_shows_the_prompt_page_not_a_missing_page(server: LiveServer, browser: Any) -> None:
+    async with new_page(browser) as page:
+        await page.goto(server.url + "/prompts/support-agent")
+        await page.wait_for_selector("#sent-system")
+        await page.click("button.run")
+        await page.wait_for_selector("#run-output .step", timeout=60000)
+        assert not page.url.split("?")[0].endswith("/run"), page.url
+        await page.reload()
+        await page.wait_for_selector("#sent-system", timeout=60000)
+        assert "Not found" not in await page.title()
+        assert await page.locator("h1").first.inner_text() == "support-agent"
