@@ -1,4 +1,4 @@
-"""Incremental evaluation (issue 15): a save re-imports and re-evaluates what it concerns, and only
+"""Incremental evaluation: a save re-imports and re-evaluates what it concerns, and only
 files that can change a report are watched. Real worker processes, real files, the real watcher."""
 
 from __future__ import annotations

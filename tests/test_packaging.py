@@ -34,14 +34,14 @@ def test_core_never_imports_the_inspector_or_the_front_ends():
     assert offenders == []
 
 
-SPEC_NAMES_FOUNDATION = [
+FOUNDATION_NAMES = [
     "context", "prompt", "when", "match", "tool", "Context", "Prompt", "Tool", "Conditional", "Match",
     "Resolved", "Inspection", "Part", "Exclusion", "Drop", "RequestCompositionError", "Diagnostic",
     "TokenCounter", "TiktokenCounter", "default_counter",
 ]
 
 
-@pytest.mark.parametrize("name", SPEC_NAMES_FOUNDATION)
+@pytest.mark.parametrize("name", FOUNDATION_NAMES)
 def test_every_public_name_of_the_foundation_is_exported(name):
     assert hasattr(crux_devtools, name)
     assert name in crux_devtools.__all__

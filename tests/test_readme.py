@@ -123,3 +123,37 @@ def test_the_readme_says_how_to_install_the_library_into_your_own_project():
 def test_the_readme_says_the_first_command_keeps_the_terminal_and_how_to_stop_it():
     intro = (REPO / "README.md").read_text().split("\n## ", 1)[0]
     assert "Ctrl+C" in intro and "foreground" in intro
+
+
+def budgeted_reply_drop_order() -> list[str]:
+    """The contexts of the sample's ``budgeted-reply`` in the order they leave as the budget falls."""
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(REPO / "sample_project"))
+    try:
+        spec = importlib.util.spec_from_file_location("tour_03_budgets", REPO / "sample_project" / "03_budgets.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(REPO / "sample_project"))
+    reply = module.budgeted_reply
+    example = reply.examples["with-brand-voice"]
+    order: list[str] = []
+    for budget in range(reply.inspect(example, token_budget=10_000).total_tokens, 0, -1):
+        for dropped in reply.inspect(example, token_budget=budget).dropped_contexts:
+            if dropped.id not in order:
+                order.append(dropped.id)
+    return order
+
+
+def test_the_tours_budget_step_names_the_drops_in_the_order_they_happen():
+    order = budgeted_reply_drop_order()
+    assert order[0] == "style-examples"  # the one the default budget drops
+    text = (REPO / "README.md").read_text()
+    step = text.split("3. **Budgets**", 1)[1].split("\n4. ", 1)[0]
+    after_drag = step.split("Drag the budget slider", 1)[1]
+    named = sorted((after_drag.index(f"`{cid}`"), cid) for cid in order[1:] if f"`{cid}`" in after_drag)
+    assert [cid for _, cid in named] == order[1:], f"the tour says {named}, the sample drops {order}"
+    assert "hatched" in step and "*Resolved view*" in step.split("hatched", 1)[0].rsplit(".", 1)[-1]
