@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from waits import WAIT
+
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -52,7 +55,7 @@ def test_the_readme_serve_command_serves_the_sample_project(tmp_path):
     )
     try:
         url = None
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + WAIT
         lines = []
         while url is None and time.monotonic() < deadline:
             line = proc.stdout.readline()
@@ -76,7 +79,7 @@ def test_the_readme_serve_command_serves_the_sample_project(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=WAIT)
         except subprocess.TimeoutExpired:
             proc.kill()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import pilot_until
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
@@ -93,10 +94,7 @@ async def start(project: Path, size: tuple[int, int] = SIZE) -> AsyncIterator[Ru
     session = ProjectSession(project, history=False)
     app = make_tui(session)
     async with app.run_test(size=size) as pilot:
-        for _ in range(600):
-            await pilot.pause(0.05)
-            if session.report is not None and app.prompt_id is not None:
-                break
+        await pilot_until(pilot, lambda: session.report is not None and app.prompt_id is not None, "the first report is shown")
         assert session.report is not None, "the real session never produced a report"
         assert len(session.report["prompts"]) == MODULES * 4
         await settle(pilot)
@@ -227,18 +225,13 @@ async def test_the_command_palette_finds_a_prompt_by_a_fragment_of_its_id_and_op
     app = running.app
     await running.pilot.press("ctrl+p")
     await settle(running.pilot)
-    for _ in range(40):
-        await running.pilot.pause(0.05)
-        if "Keys" in screen_text(app):
-            break
+    await pilot_until(running.pilot, lambda: "Keys" in screen_text(app), "the palette lists its commands")
     text = screen_text(app)
     assert "Keys" in text and "Quit" in text  # Textual's own commands are not buried under 80 prompts
     assert "Open prompt" not in text
     await running.type("m017-prompt-3")
-    for _ in range(40):  # the palette gathers its hits in a worker of its own
-        await running.pilot.pause(0.05)
-        if "Open prompt m017-prompt-3 (mod_017, mod_017.py)" in screen_text(app):
-            break
+    # the palette gathers its hits in a worker of its own
+    await pilot_until(running.pilot, lambda: "Open prompt m017-prompt-3 (mod_017, mod_017.py)" in screen_text(app), "the palette offers the prompt")
     palette = app.screen
     assert isinstance(palette, CommandPalette)
     options = palette.query_one("CommandList")
@@ -298,10 +291,7 @@ async def test_ids_and_files_that_look_like_markup_are_searched_and_offered_lite
         await settle(pilot)
         for key in ["[", "slash", "]"]:
             await pilot.press(key)
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if f"Open agent {AGENT_ID} (support, src[/]/agent.py)" in screen_text(app):
-                break
+        await pilot_until(pilot, lambda: f"Open agent {AGENT_ID} (support, src[/]/agent.py)" in screen_text(app), "the palette offers the agent")
         assert f"Open agent {AGENT_ID} (support, src[/]/agent.py)" in screen_text(app)
         await pilot.press("enter")
         await settle(pilot)
