@@ -87,23 +87,22 @@ async def test_every_tab_is_in_sight_with_its_count(session: FakeSession, size: 
                 assert title in line, f"{title!r} is not in sight at {size[0]} columns: {line!r}"
 
 
-async def test_the_footer_at_160_columns_shows_every_key_it_offers(session: FakeSession) -> None:
-    seed(session)
-    app = make_tui(session)
-    async with app.run_test(size=WIDE) as pilot:
-        await settle(pilot)
-        footer = footer_line(app)
-        for shown in ("Search", "Tabs", "Example", "Budget", "Run agent", "Open source", "Reload", "Quit", "Summarize", "Filter runs", "All runs", "palette"):
-            assert shown in footer, f"{shown!r} is cut from the footer: {footer!r}"
+FOOTERS = [
+    # at 160 columns the footer of the prompt tabs holds every key it offers
+    (WIDE, "1", ("Search", "Tabs", "Example", "Budget", "Run agent", "Open source", "Reload", "Quit", "Summarize", "Filter runs", "All runs", "palette")),
+    # at 100 columns the Runs tab's footer keeps the Runs keys (the prompt view's keys are off there)
+    (NARROW, "6", ("Tabs", "Filter runs", "All runs", "Run agent", "Quit")),
+]
 
 
-async def test_the_footer_at_100_columns_shows_the_runs_keys_on_the_runs_tab(session: FakeSession) -> None:
+@pytest.mark.parametrize(("size", "tab_key", "shown"), FOOTERS, ids=["160-prompt-tabs", "100-runs-tab"])
+async def test_the_footer_shows_every_key_it_offers(session: FakeSession, size: tuple[int, int], tab_key: str, shown: tuple[str, ...]) -> None:
     seed(session)
     app = make_tui(session)
-    async with app.run_test(size=NARROW) as pilot:
+    async with app.run_test(size=size) as pilot:
         await settle(pilot)
-        await pilot.press("6")
+        await pilot.press(tab_key)
         await settle(pilot)
         footer = footer_line(app)
-        for shown in ("Tabs", "Filter runs", "All runs", "Run agent", "Quit"):
-            assert shown in footer, f"{shown!r} is cut from the footer: {footer!r}"
+        for label in shown:
+            assert label in footer, f"{label!r} is cut from the footer: {footer!r}"
