@@ -22,6 +22,7 @@ import time
 import urllib.request
 import venv
 import zipfile
+from typing import NoReturn
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,7 +30,7 @@ VENDORED = ("crux_devtools/static/vendor/htmx.min.js", "crux_devtools/static/ven
 STEP_BOUND = 600  # seconds: bounds a step that hangs, never paces one that works
 
 
-def fail(step: str, detail: str) -> None:
+def fail(step: str, detail: str) -> NoReturn:
     print(f"check_wheel: {step} failed\n{detail[-4000:]}", file=sys.stderr)
     raise SystemExit(1)
 
