@@ -28,8 +28,8 @@ from .widgets.runs import RunsPanel, RunsTable
 if TYPE_CHECKING:  # the screens load on first use: the first frame does not wait for them
     from .screens import OpenInPrompt
 
-# keys that only change what the prompt tabs show (budget, view, summaries, source): off on the Runs tab
-PROMPT_VIEW_ACTIONS = frozenset({"budget", "clear_budget", "toggle_budget_target", "toggle_view", "prepare_summaries", "open_source"})
+# keys that only change what the prompt tabs show (example, budget, view, summaries, source): off on the Runs tab
+PROMPT_VIEW_ACTIONS = frozenset({"next_example", "budget", "clear_budget", "toggle_budget_target", "toggle_view", "prepare_summaries", "open_source"})
 LIST_LIMIT = 50  # rows in the Runs tab (newest first); the CLI and the web page page through the rest
 _local_ids = itertools.count(1)
 
