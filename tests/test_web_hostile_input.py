@@ -155,7 +155,7 @@ async def test_a_change_under_a_non_utf8_name_does_not_stop_watching(tmp_path: P
         os.makedirs(os.fsencode(root) + b"/sub\xff")
         with open(os.fsencode(root) + b"/sub\xff/notes.txt", "w") as f:
             f.write("a change watchfiles cannot name")
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # usually a batch of its own; together with the next save it proves the same
         (root / "hello.py").write_text("from crux_devtools import prompt\n\nhello = prompt('hello', system='Two.')\n")
         deadline = asyncio.get_running_loop().time() + WAIT
         while "Two." not in json.dumps(session.report):
