@@ -12,7 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_project"
 
-# Every primitive of the SPEC that a user writes, and the pattern that shows it used in a sample module.
+# Every primitive of the library that a user writes, and the pattern that shows it used in a sample module.
 PRIMITIVES = {
     "context": r"\bcontext\(",
     "prompt": r"\bprompt\(",

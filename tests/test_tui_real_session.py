@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import pilot_until
 from rich.console import Console
 
 from crux_devtools.inspector.session import ProjectSession
@@ -34,34 +35,24 @@ async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path:
     session = ProjectSession(project)
     app = make_tui(session)
     async with app.run_test(size=(140, 40)) as pilot:
-        for _ in range(400):
-            await pilot.pause(0.05)
-            if session.report is not None and app.screen.query("PromptTree"):
-                break
+        await pilot_until(pilot, lambda: session.report is not None and app.screen.query("PromptTree"), "the first report is shown")
         assert session.report is not None, "the real session never produced a report"
         ids = [p["id"] for p in session.report["prompts"]]
         assert {"support-reply", "responder", "budgeted-reply", "ladder-reply", "support-agent", "support-with-memory"} <= set(ids)
-        await pilot.pause(0.3)
-        svg = app.export_screenshot()
-        for prompt_id in ids:
-            assert prompt_id in svg
+        await pilot_until(pilot, lambda: all(prompt_id in app.export_screenshot() for prompt_id in ids), "every prompt is drawn")
         # "o" on a context defined at module level names its own line, not the prompt's.
         monkeypatch.delenv("EDITOR", raising=False)
         await pilot.press("down")  # the first prompt's first context: house-rules, from shared.py
         await pilot.press("o")
-        await pilot.pause(0.2)
         shared = (project / "shared.py").read_text().splitlines()
         line = next(i for i, text in enumerate(shared, 1) if text.startswith("house_rules = context("))
-        assert [n.message for n in app._notifications][-1] == f"shared.py:{line}"
+        await pilot_until(pilot, lambda: [n.message for n in app._notifications][-1:] == [f"shared.py:{line}"], "o names the line")
         # A prompt with ladders: "-" lowers the request's input budget and the real planner re-plans.
         app.query_one(PromptTree).select_prompt("ladder-reply")
-        await pilot.pause(0.3)
+        await pilot_until(pilot, lambda: app.prompt_id == "ladder-reply" and app.busy is None, "ladder-reply is shown")
         for _ in range(12):
             await pilot.press("minus")
-            for _ in range(100):
-                await pilot.pause(0.05)
-                if app.busy is None:
-                    break
+            await pilot_until(pilot, lambda: app.busy is None, "the plan is shown")
         budget = app.budgets["ladder-reply"]
         shown = app.shown or {}
         assert shown["preview"]["max_input_tokens"] == budget
@@ -77,10 +68,7 @@ async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path:
         await pilot.press("e")
         tree = app.query_one(PromptTree)
         tree.move_cursor(next(n for n in tree._shown_nodes if n.data == NodeRef("ladder-reply", "sync-log")))
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if app.busy is None and "offload preview" in screen_text(app):
-                break
+        await pilot_until(pilot, lambda: app.busy is None and "offload preview" in screen_text(app), "the offload preview is shown")
         text = screen_text(app)
         assert app.example_names["ladder-reply"] == "busy-day"
         assert re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", text)

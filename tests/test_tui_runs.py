@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import pilot_until
 from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -452,21 +453,15 @@ async def test_over_the_real_session_r_records_the_run_and_the_runs_tab_lists_it
     session = ProjectSession(project, history=False)
     app = make_tui(session)
     async with app.run_test(size=(150, 50)) as pilot:
-        for _ in range(400):
-            await pilot.pause(0.05)
-            if session.report is not None and app.query(PromptTree) and app.query_one(PromptTree).root.children:
-                break
+        await pilot_until(pilot, lambda: session.report is not None and app.query(PromptTree) and app.query_one(PromptTree).root.children, "the tree is shown")
         app.query_one(PromptTree).select_prompt("support-agent")
-        await pilot.pause(0.2)
+        await pilot_until(pilot, lambda: app.prompt_id == "support-agent", "support-agent is selected")
         await pilot.press("r")  # a ScriptedModel: no confirmation
-        for _ in range(400):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, RunDetailScreen):
-                break
+        await pilot_until(pilot, lambda: isinstance(app.screen, RunDetailScreen), "the run's detail opens")
         assert isinstance(app.screen, RunDetailScreen)
         assert "support-agent agent  ✓ ok" in screen_text(app)
         await pilot.press("escape")
-        await pilot.pause(0.3)
+        await pilot_until(pilot, lambda: not isinstance(app.screen, RunDetailScreen) and table_rows(app), "the Runs tab lists the run")
         stored = RunStore.for_project(project, create=False).list()
         assert [(r["target"], r["origin"], r["status"]) for r in stored] == [("support-agent", "inspector", "ok")]
         row = table_rows(app)[0]

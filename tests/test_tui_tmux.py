@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from waits import WAIT
 
 REPO = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).parent / "crux-devtools"
@@ -37,7 +38,7 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "t", "--", *keys)
 
-    def settle(self, before: str, timeout: float = 10.0) -> None:
+    def settle(self, before: str, timeout: float = WAIT) -> None:
         """Wait until the screen (styles included) differs from ``before`` and then holds still
         for 0.2 s: one key's effects have all been drawn."""
         deadline = time.monotonic() + timeout
@@ -53,7 +54,7 @@ class Terminal:
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "t"], capture_output=True, check=False).returncode == 0
 
-    def wait_for(self, check: Callable[[str], bool], timeout: float = 20.0) -> str:
+    def wait_for(self, check: Callable[[str], bool], timeout: float = WAIT) -> str:
         """Poll the screen until ``check`` passes; fail with the last screen if it never does."""
         deadline = time.monotonic() + timeout
         screen = ""
@@ -105,7 +106,7 @@ def test_the_real_tui_shows_the_sample_project_updates_live_and_quits(terminal: 
     assert "of max 5,702 tokens" in screen
 
     terminal.keys("q")
-    terminal.wait_for(lambda s: "support-reply" not in s, timeout=10)
+    terminal.wait_for(lambda s: "support-reply" not in s)
 
 
 def test_the_real_tui_shows_an_authored_alternative_an_offload_preview_and_a_summary_it_prepared(terminal: Terminal, project: Path) -> None:
@@ -135,6 +136,6 @@ def test_the_real_tui_shows_an_authored_alternative_an_offload_preview_and_a_sum
     assert "[sync-log is offloaded: lines, 16762 characters." in screen
 
     terminal.keys("p")  # prepare the extractive summary: the plan now sends it
-    screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s, timeout=30)
+    screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s)
     assert "offload preview" not in screen
     assert (project / ".crux" / "summaries.sqlite3").exists()

@@ -98,7 +98,7 @@ async def test_saving_a_file_updates_the_page_and_keeps_example_budget_and_scrol
         source = project / "01_contexts.py"
         source.write_text(source.read_text().replace("support agent for Nimbus", "support agent for Nimbus Cloud (edited)"))
         # a locator wait: the page's Content-Security-Policy forbids the string eval of wait_for_function
-        await page.locator("#sent-system").get_by_text("(edited)").first.wait_for(timeout=20000)
+        await page.locator("#sent-system").get_by_text("(edited)").first.wait_for()
         assert await page.locator("#report").get_attribute("data-example") == "anonymous"
         assert await page.locator("#report").get_attribute("data-budget") == "100"
         assert await page.input_value("#example") == "anonymous"
@@ -126,7 +126,7 @@ async def test_the_ladders_lesson_shows_an_authored_alternative_an_offload_previ
         assert "read_offload" in await page.locator("#sent-tools").inner_text()
         assert "not prepared" in await page.locator("#planning .rungs[data-contributor='sync-log']").inner_text()
         await page.click("#planning .prepare-summary")
-        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='summary']", timeout=20000)
+        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='summary']")
         assert (await log.locator(".part-text").inner_text()).startswith("[summary of sync-log]")
         assert "read_offload" not in await page.locator("#sent-tools").inner_text()
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
@@ -159,6 +159,19 @@ async def test_running_an_agent_shows_each_step_and_the_answer(server: LiveServe
         await runnable.click()
         await page.wait_for_selector("#sent-system")
         await page.click("button.run")
-        await page.wait_for_selector("#run-output .step", timeout=20000)
+        await page.wait_for_selector("#run-output .step")
         text = await page.inner_text("#run-output")
         assert "STEP 0" in text.upper() and "receipt" in text
+
+
+async def test_reloading_after_run_shows_the_prompt_page_not_a_missing_page(server: LiveServer, browser: Any) -> None:
+    async with new_page(browser) as page:
+        await page.goto(server.url + "/prompts/support-agent")
+        await page.wait_for_selector("#sent-system")
+        await page.click("button.run")
+        await page.wait_for_selector("#run-output .step")
+        assert not page.url.split("?")[0].endswith("/run"), page.url
+        await page.reload()
+        await page.wait_for_selector("#sent-system")
+        assert "Not found" not in await page.title()
+        assert await page.locator("h1").first.inner_text() == "support-agent"

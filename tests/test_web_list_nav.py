@@ -1,4 +1,4 @@
-"""Navigation in the web prompt list (issue 15): search over id, module and file, one group per module,
+"""Navigation in the web prompt list: search over id, module and file, one group per module,
 status filters with counts, and the empty result; through httpx against the ASGI app.
 
 The prompts are real (``Prompt.inspect`` through ``FakeSession``); each is placed in a module and file

@@ -1,4 +1,4 @@
-"""Recorded runs in the web inspector (SPEC section 8), through httpx against the ASGI app.
+"""Recorded runs in the web inspector, through httpx against the ASGI app.
 
 The runs are real ``generate`` runs (ScriptedModel) written to a real ``.crux/runs.sqlite3`` file
 with the real ``RunStore``; the session is the web tests' fake with that store.
@@ -81,7 +81,7 @@ async def test_the_runs_page_filters_by_target_status_origin_and_text(client: ht
     assert rows((await client.get("/runs?origin=inspector")).text) == ["b"]
     assert rows((await client.get("/runs?status=max_steps")).text) == ["c"]
     assert rows((await client.get("/runs?q=parcel")).text) == ["a"]
-    assert rows((await client.get("/runs?text=parcel")).text) == ["a"]  # the SPEC's name for it
+    assert rows((await client.get("/runs?text=parcel")).text) == ["a"]  # the filter's other name
     page = (await client.get("/runs?q=nothing-like-this")).text
     assert rows(page) == [] and "No run matches these filters" in page
     # The form keeps the filters it shows.

@@ -158,7 +158,7 @@ async def test_the_sent_request_on_the_page_is_what_the_model_receives_token_for
         # 2. Prepare the extractive summary from the page: the summary is sent, as generate (which
         #    prepares the same summary when it needs it) sends it.
         await page.click("#planning .prepare-summary")
-        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='summary']", timeout=20000)
+        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='summary']")
         assert "Prepared the summary of sync-log" in await page.locator("#prepare-result").inner_text()
         after = await read_sent(page)
         module.desk_agent.model.requests.clear()

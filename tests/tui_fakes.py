@@ -232,7 +232,7 @@ def recorded_run(
     started_at: str | None = None,
     run_id: str | None = None,
 ) -> dict[str, Any]:
-    """One run as the recorder writes it (SPEC section 8): a real ``generate`` of ``p`` with a
+    """One run as the recorder writes it: a real ``generate`` of ``p`` with a
     ``ScriptedModel`` replaying ``responses``, its steps as ``Step.to_dict()``."""
     model = ScriptedModel(responses, name="scripted")
     began = time.perf_counter()

@@ -100,7 +100,7 @@ def run_record(
     steps: list[Any] | None = None,
     question: str = "Was INV-1042 charged twice?",
 ) -> dict[str, Any]:
-    """A whole run in the SPEC section 8 shape, its steps from a real ``generate``."""
+    """A whole run as the recorder writes it, its steps from a real ``generate``."""
     result, raw = scripted_run(answer, order=order, steps=steps, question=question)
     status = {"text": "ok", "max_steps": "max_steps"}.get(raw.stop_reason, "error")
     step_dicts = result["steps"]

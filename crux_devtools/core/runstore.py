@@ -4,7 +4,8 @@ One SQLite file per project, in WAL mode with a busy timeout, written with ``BEG
 several processes (the application, inspectors, the CLI) may write and read at once and lose
 nothing. The schema is versioned with ``PRAGMA user_version`` like the memory store's.
 
-A run is the JSON shape of SPEC section 8. ``write`` never trusts it: any value that is not JSON
+A run is a JSON object: ``id, target, kind, file, line, origin, started_at, duration_ms, status,
+error, model, input, text, usage, steps`` (each step ``Step.to_dict()``). ``write`` never trusts it: any value that is not JSON
 (an object, a set, bytes, NaN, a non-string key) is stored as its ``repr``, and a string longer
 than ``TEXT_CAP`` characters is cut, ending with a marker that names its true size. Every SQLite
 failure is translated once, here, into a ``RunStoreError`` that names the file and says what to do.
@@ -510,7 +511,7 @@ class RunStore:
 
     # -- writing -----------------------------------------------------------------------------
     def write(self, run: Mapping[str, Any], *, keep: int | None = None) -> str:
-        """Store one whole run (SPEC section 8 shape) and return its id.
+        """Store one whole run (the shape above) and return its id.
 
         Writing a run whose id is already stored replaces it. With ``keep``, only the newest
         ``keep`` runs remain afterwards (older ones go with their steps), in the same transaction.

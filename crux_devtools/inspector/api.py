@@ -50,7 +50,7 @@ checks them, and a test validates real reports against it. Every ``LoadError`` i
 
 Events reach subscribers as ``SessionEvent`` values, on the session's event loop.
 
-Additive keys (engine, issue 5); front ends may ignore them:
+Additive keys; front ends may ignore them:
     report["notice"]: str | None       # set when no prompt was found: says so and how to add one
     report["modules_found"]: bool      # discovery found at least one module
     PromptReport["note"]: str | None   # e.g. "has required inputs and no examples; add examples=..."
@@ -59,7 +59,7 @@ Additive keys (engine, issue 5); front ends may ignore them:
                                                        # where a module-level context is assigned;
                                                        # None for one defined inline in a use=[...]
     ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
-    PromptReport["stale"]: bool        # its module failed to load: this is its last good report (issue 14);
+    PromptReport["stale"]: bool        # its module failed to load: this is its last good report;
                                        # read it with ``is_stale`` (falls back to the report's flag)
     PromptReport["model_kind"]: "scripted" | "real" | None
                                        # the model a Run calls: a ScriptedModel (offline, free), any
@@ -68,7 +68,7 @@ Additive keys (engine, issue 5); front ends may ignore them:
                                        # "has_model" is true exactly when model_kind is not None: an
                                        # agent whose model is an adapter, or a prompt(..., model=adapter).
 
-Runs (issue 13, SPEC section 8). ``session.run(...)`` returns a *run*: the SPEC section 8 JSON
+Runs. ``session.run(...)`` returns a *run*: the JSON a recorded run has
 (``id, target, kind, file, line, origin, started_at, duration_ms, status, error, model, input,
 text, usage, steps``) with ``origin="inspector"``, recorded in ``<project>/.crux/runs.sqlite3`` like
 any run, plus ``"recorded": bool`` (whether it reached the store; ``"record_error"`` says why not).
@@ -80,7 +80,7 @@ the file cannot be opened (a warning is logged once). While anyone is subscribed
 the store and emits ``SessionEvent(kind="runs", version=<store change token>, summary="1 new run:
 <target> (<status>)", runs=[new run ids, oldest first])`` within about 250 ms of any process writing.
 
-What is sent (issue 12); the web page, the TUI and ``inspect`` read the same keys:
+What is sent; the web page, the TUI and ``inspect`` read the same keys:
     ExampleReport["status"]: "fits" | "over-limit" | "over-budget" | "unmatched" | "invalid-input" | "error"
         # the example's one status, decided once in the worker (evaluate.example_status); the
         # states, their words and whether ``check`` fails on them are ``core/statuses.py``'s. Every
@@ -137,7 +137,7 @@ reloads the project; it returns ``{"prepared": [{"contributor", "strategy", "tok
 "skipped": [{"contributor", "reason", "needs_model", "model"}], "error": LoadError | None}``
 (``needs_model``: hierarchical, not prepared without ``allow_models``).
 
-Incremental evaluation and what is watched (issue 15):
+Incremental evaluation and what is watched:
     report["load"]: "full" | "incremental"
         # "full": every module imported in a fresh worker (the first load, ``reload()`` with no files,
         # a change to pyproject.toml, a module added, removed or renamed, a changed library outside

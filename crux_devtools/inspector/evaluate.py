@@ -381,7 +381,7 @@ def project_report(project: LoadedProject, defaults: PlanningDefaults | None = N
 
 
 def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any = None) -> dict[str, Any]:
-    """Run an agent (or a prompt with a model adapter) once; returns the whole run (SPEC section 8).
+    """Run an agent (or a prompt with a model adapter) once; returns the whole run (as ``RunStore`` stores it).
 
     The run is recorded with ``origin="inspector"`` through ``recorder`` (a ``RunRecorder`` for the
     project's store) and written before this returns. A failure is a run with ``status="error"``.

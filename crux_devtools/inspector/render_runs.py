@@ -1,6 +1,6 @@
 """Recorded runs as plain text, for the command line: one line per run, and a run's one-line summary.
 
-Reads run dicts (SPEC section 8 shape, or the ``RunSummary`` of ``RunStore.list``) and never
+Reads run dicts (the shape ``core/runstore.py`` describes, or the ``RunSummary`` of ``RunStore.list``) and never
 re-derives anything: token figures are the receipts' and the provider's.
 """
 

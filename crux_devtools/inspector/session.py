@@ -9,7 +9,7 @@ Staleness is per module: a module that fails to load keeps its last good prompts
 each marked ``"stale": true`` and still answered (budget, custom input) by the worker that loaded
 them; the other modules' prompts are current.
 
-Incremental evaluation (issue 15). The first load is full: every module is imported in a fresh
+Incremental evaluation. The first load is full: every module is imported in a fresh
 worker, which records the import graph and the files user code read (``graph.py``). The session
 keeps that worker, and a save becomes an ``update`` request to it: the worker forgets the changed
 modules and the modules that (transitively) import them or read the changed file, imports them

@@ -338,7 +338,7 @@ class Worker:
     def __init__(self, channel: Channel) -> None:
         self.project: Any = None
         self.channel = channel
-        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
+        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs
         self.defaults: Any = None  # planning.PlanningDefaults of the loaded project
         self.refs: list[dict[str, Any]] = []  # the project's modules (ModuleRef dicts), in order
         self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported

@@ -47,6 +47,8 @@ TABS: tuple[tuple[str, str, type[Any], str], ...] = (
     ("tab-errors", "Errors", ErrorsView, "errors"),
 )
 
+BUDGET_KEYS = Binding.Group("Budget", compact=True)
+
 
 class CruxTui(NavigationActions, RequestActions, RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
@@ -64,10 +66,11 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         Binding("N", "search_step(-1)", "Prev match", tooltip="Open the previous prompt the search matched"),
         Binding("escape", "clear_search", "Clear search", show=False),
         Binding("e", "next_example", "Example"),
-        Binding("plus", "budget(1)", "Budget +", key_display="+"),
+        # one footer entry "+-0 Budget" (+ raises, - lowers, 0 clears): the footer fits 160 columns
+        Binding("plus", "budget(1)", "Budget +", key_display="+", group=BUDGET_KEYS),
         Binding("equals_sign", "budget(1)", "Budget +", show=False),
-        Binding("minus", "budget(-1)", "Budget -", key_display="-"),
-        Binding("0", "clear_budget", "No budget"),
+        Binding("minus", "budget(-1)", "Budget -", key_display="-", group=BUDGET_KEYS),
+        Binding("0", "clear_budget", "No budget", group=BUDGET_KEYS),
         Binding("b", "toggle_budget_target", "Budget for"),
         Binding("r", "run", "Run agent"),
         Binding("o", "open_source", "Open source"),
@@ -110,7 +113,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
                     for tab_id, title, view, view_id in TABS:
                         with TabPane(title, id=tab_id):  # numbered by ``label_tabs`` when they fit
                             yield view(id=view_id)
-        yield Footer()
+        yield Footer(compact=True)  # every key in sight at 160 columns (the Runs tab's at 100)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)

@@ -1,4 +1,4 @@
-"""Pure render functions for recorded runs (SPEC section 8): the Runs list rows and a run's detail.
+"""Pure render functions for recorded runs (the run shape: ``core/runstore.py``): the Runs list rows and a run's detail.
 
 They read run dicts as the runs store returns them (a RunSummary for the list, the whole run with its
 ``steps`` for the detail) and never re-derive what the core decided. Every string that comes from the

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..inspector.api import failed_run, find_prompt, is_stale
 from ..inspector.errors import FailedExample, LoadError
@@ -30,6 +30,7 @@ from .views import (
     lookup_prompt,
     offered_tools,
     part_views,
+    prompt_href,
     report_header,
     shown_report,
     status_chips,
@@ -166,6 +167,9 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
     report = shown_report(request.app.state.session)
     prompt = lookup_prompt(report, prompt_id)
     if prompt is None:
+        ran = run_endpoint_of(report, prompt_id)
+        if ran is not None:  # the Run button's address, reloaded or bookmarked: the prompt's page
+            return RedirectResponse(prompt_href(ran["id"]), status_code=303)
         return missing(request, report, prompt_id)
     value, budget_error = parse_budget(query.get("budget"))
     page = await build_prompt_view(
@@ -175,6 +179,13 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
     if not wants_block(request):  # the full page shows the recent runs at once (no shift when they load)
         context["recent"] = await recent_runs(request.app.state.session, prompt["id"])
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
+
+
+def run_endpoint_of(report: Report, path_id: str) -> PromptReport | None:
+    """The prompt whose Run endpoint ``/prompts/{id}/run`` a GET names (no prompt has the whole id)."""
+    if not path_id.endswith("/run"):
+        return None
+    return lookup_prompt(report, path_id.removesuffix("/run"))
 
 
 def missing(request: Request, report: Report, prompt_id: str) -> Response:
@@ -228,6 +239,12 @@ async def prepare_and_show(request: Request, prompt_id: str) -> Response:
 @router.post("/prompts/{prompt_id:path}/run", response_class=HTMLResponse)
 async def run_prompt(request: Request, prompt_id: str) -> Response:
     return await run_and_show(request, prompt_id)
+
+
+@router.get("/prompt/run", response_class=HTMLResponse)
+async def run_address_by_query(request: Request, id: str = Query(...)) -> Response:
+    """The Run endpoint of a ``/prompt?id=..`` page, opened with GET: that page."""
+    return RedirectResponse(prompt_href(id), status_code=303)
 
 
 @router.post("/prompt/run", response_class=HTMLResponse)

@@ -1,4 +1,4 @@
-"""Recorded runs (SPEC section 8): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
+"""Recorded runs (the run shape: ``core/runstore.py``): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
 
 The store is read through ``runs_access`` (in a thread; a store that cannot be opened is a banner,
 never a 500).

@@ -1,4 +1,4 @@
-"""View-model of one recorded run, step by step (SPEC section 8): ``/runs/{id}``.
+"""View-model of one recorded run, step by step: ``/runs/{id}``.
 
 A run is the JSON the store holds (``RunStore.get``), written by another process, so every key is
 read with ``.get`` and a missing one hides a line, never the page. The view only lays out what the

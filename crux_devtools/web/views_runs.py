@@ -1,4 +1,4 @@
-"""View-models for the list of recorded runs (SPEC section 8): ``/runs`` and a prompt's recent runs.
+"""View-models for the list of recorded runs: ``/runs`` and a prompt's recent runs.
 
 A list row is a RunSummary (``RunStore.list``), written by another process, maybe an older or
 newer version of the library, so every key is read with ``.get`` and a missing one hides a cell,
