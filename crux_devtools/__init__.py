@@ -92,6 +92,7 @@ __all__ = [
     "when",
     "InputValidationError",
     "OffloadError",
+    "RunError",
     "RunStoreError",
     "SummaryError",
 ]

@@ -21,10 +21,12 @@ from crux_devtools.core.errors import (
     CallbackError,
     CruxError,
     Diagnostic,
+    ErrorInfo,
     MemoryStoreError,
     ModelError,
     OffloadError,
     RequestCompositionError,
+    RunError,
     RunStoreError,
     SummaryError,
 )
@@ -147,6 +149,7 @@ EXAMPLES = [
     OffloadError("unknown handle"),
     MemoryStoreError("/tmp/memory.sqlite3", "database is locked"),
     RunStoreError("/tmp/runs.sqlite3", "file is not a database"),
+    RunError(ErrorInfo("ModelError", "model 'm' failed: ModelError: connection refused")),
 ]
 
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         ModelError,
         OffloadError,
         RequestCompositionError,
+        RunError,
         RunStoreError,
         SummaryError,
     )
@@ -132,6 +133,7 @@ __all__ = [
     "when",
     "InputValidationError",
     "OffloadError",
+    "RunError",
     "RunStoreError",
     "SummaryError",
 ]
@@ -153,7 +155,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "skills": ("Skill", "skill",),
     "errors": (
         "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
-        "RequestCompositionError", "RunStoreError", "SummaryError",
+        "RequestCompositionError", "RunError", "RunStoreError", "SummaryError",
     ),
     "models": ("Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
     "prompts": ("Prompt", "prompt",),
