@@ -57,6 +57,7 @@ __all__ = [
     "generate",
     "RunRecorder",
     "record_runs",
+    "redact_values",
     "SummaryStore",
     "summarize",
     "CallbackError",

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
     from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
     from .recording import RunRecorder, record_runs
+    from .redaction import redact_values
     from .agents import Agent, agent
     from .runtime import GenerateResult, Step, ToolResult, agenerate, generate
     from .summaries import SummaryStore, summarize
@@ -98,6 +99,7 @@ __all__ = [
     "generate",
     "RunRecorder",
     "record_runs",
+    "redact_values",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -149,6 +151,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "agents": ("Agent", "agent",),
     "runtime": ("GenerateResult", "Step", "ToolResult", "agenerate", "generate",),
     "recording": ("RunRecorder", "record_runs",),
+    "redaction": ("redact_values",),
     "summaries": ("SummaryStore", "summarize",),
     "contexts": ("Conditional", "Context", "Match", "context", "match", "when",),
     "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "SectionSummary", "facts", "memory", "recent_messages",),
