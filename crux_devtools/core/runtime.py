@@ -53,10 +53,11 @@ from .models import ModelRequest
 from .models.base import acall, is_model
 from .offload_store import OffloadReceipt, OffloadStore, canonical_text, make_handle, reference_text
 from .planner import Gathered, Plan, Planner, PlanOptions, gather
+from .preparing import prepare_missing
 from .receipts import Receipt
 from .requests import PlanningSession, Setup, check_active_tools, check_messages, check_session, composition_error, new_request_id, sent_request, setup, stores_of
 from .results import _ToDict
-from .summaries import SummaryError, SummaryStore
+from .summaries import SummaryStore
 from .tools import Tool
 
 StopReason = Literal["text", "max_steps", "error"]
@@ -122,34 +123,19 @@ class GenerateResult(_ToDict):
         return sum_usage(self.steps)
 
 
-async def _prepare_summaries(plan: Plan, store: SummaryStore) -> list[str]:
-    """Prepare missing summaries a plan needs (``on_miss="prepare"``); failures become warnings."""
-    warnings: list[str] = []
+async def _plan_step(gathered: Gathered, options: PlanOptions, summary_store: SummaryStore) -> tuple[Plan, list[str]]:
+    """Plan one request; first prepare the summaries it lacks and its ladders say to prepare."""
+    plan = Planner(gathered, options).plan()
+    if not plan.missing_summaries:
+        return plan, []
     for contributor in plan.missing_summaries:
-        summ = contributor.shape.summary
-        assert summ is not None and contributor.summary_key is not None
-        if summ.on_miss == "fail":
+        if contributor.shape.summary is not None and contributor.shape.summary.on_miss == "fail":
             raise RequestCompositionError(
                 "REPRESENTATION_UNAVAILABLE",
                 f"the summary of {contributor.id!r} is needed but not prepared and on_miss='fail'; prepare it or use on_miss='prepare'",
             )
-        try:
-            if summ.strategy.needs_model:
-                text = await summ.strategy.summarize_with(summ.model, contributor.full_text)  # type: ignore[union-attr]
-            else:
-                text = summ.strategy.summarize_text(contributor.full_text)  # type: ignore[union-attr]
-        except SummaryError as exc:
-            warnings.append(f"summary of {contributor.id!r} could not be prepared: {exc}")
-            continue
-        store.put(contributor.summary_key, summ.strategy, model_name_of(summ.model), text)
-    return warnings
-
-
-async def _plan_step(gathered: Gathered, options: PlanOptions, summary_store: SummaryStore) -> tuple[Plan, list[str]]:
-    plan = Planner(gathered, options).plan()
-    if not plan.missing_summaries:
-        return plan, []
-    warnings = await _prepare_summaries(plan, summary_store)
+    done = await prepare_missing(plan, summary_store, options.counter, allow_models=True)
+    warnings = [f"summary of {d.contributor!r} could not be prepared: {d.detail}" for d in done if d.status == "failed"]
     return Planner(gathered, options).plan(), warnings
 
 

@@ -260,3 +260,23 @@ class SummaryStore(LazySQLite):
             if self._unwritten():
                 return 0
             return int(self._open().execute("SELECT COUNT(*) FROM summary_artifacts").fetchone()[0])
+
+
+class LayeredSummaryStore(SummaryStore):
+    """Two stores read as one: ``get`` answers from ``top``, else from ``below``; ``put`` writes to
+    ``top`` only. The inspector plans previews against the project's store (``below``) with the
+    summaries it prepares itself kept apart, in memory (``top``)."""
+
+    def __init__(self, top: SummaryStore, below: SummaryStore) -> None:
+        super().__init__()
+        self.top = top
+        self.below = below
+
+    def get(self, key: str) -> SummaryArtifact | None:
+        return self.top.get(key) or self.below.get(key)
+
+    def put(self, key: str, strategy: SummaryStrategy, model_name: str | None, text: str) -> SummaryArtifact:
+        return self.top.put(key, strategy, model_name, text)
+
+    def count(self) -> int:
+        return self.top.count() + self.below.count()
