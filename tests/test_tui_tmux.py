@@ -135,13 +135,11 @@ def test_the_real_tui_shows_an_authored_alternative_the_summary_generate_prepare
     assert "[summary of sync-log]" in screen and "offload preview" not in screen
     assert not (project / ".crux" / "summaries.sqlite3").exists()  # prepared in memory, nothing written
 
-    terminal.keys("b")  # the budget keys now limit the whole request: lower it until the summary no longer fits
-    terminal.wait_for(lambda s: "whole request" in s)
-    for _ in range(40):
+    for _ in range(40):  # "-" lowers the request's input budget (a prompt with ladders): until the summary no longer fits
         if "sync-log · ladder · offload preview" in terminal.screen():
             break
         before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
-        terminal.keys("minus")
+        terminal.keys("-")
         terminal.settle(before)
     screen = terminal.wait_for(lambda s: "sync-log · ladder · offload preview" in s)
     assert re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", screen)
