@@ -325,3 +325,8 @@ async def _run_once(root: Path, timeout: float, prompt_id: str, example: str | N
         return await session.run(prompt_id, example=example, input=data)
     finally:
         await session.stop()
+
+from . import cli_diff  # noqa: E402,F401  (registers `crux-devtools diff`)
+from .cli_replay import replay as _replay  # noqa: E402  (`crux-devtools replay`)
+
+main.add_command(_replay)

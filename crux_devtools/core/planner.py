@@ -183,6 +183,7 @@ class Plan:
     offloads: list[tuple[str, str, str]]  # (contributor id, store key, exact text)
     missing_summaries: list[Contributor]
     tool_tokens: dict[str, int] = field(default_factory=dict)
+    planner: Planner | None = None  # what it was planned from (its slots and tools), for a recording
 
 
 def _json(value: Any) -> str:
@@ -310,13 +311,17 @@ class Planner:
                 rung.available, rung.reason = False, "required-tool"
                 rung.detail = f"omission would remove the explicitly selected tools {required}"
             rungs.append(rung)
+        self._hold_to_ceiling(c, rungs)
+        c.rungs = rungs
+
+    def _hold_to_ceiling(self, c: Contributor, rungs: list[Rung]) -> None:
+        """Mark the rungs above the lowest one ``c`` was sent at in this epoch as unavailable."""
         ceiling = self.o.ceilings.get(c.id)
         if ceiling is not None:
             for rung in rungs[: min(ceiling, len(rungs))]:
                 if rung.available:
                     rung.available, rung.reason = False, "over-limit"
                     rung.detail = f"held below this rung for the rest of epoch {self.o.epoch} (fidelity never rises within an epoch)"
-        c.rungs = rungs
 
     # -- costs ---------------------------------------------------------------------------------
     def _base_messages(self) -> list[dict[str, Any]]:
@@ -445,7 +450,9 @@ class Planner:
         if result is None:
             return self._infeasible(order, fixed)
         choice, (system, _blocks, messages, tools, total) = result
-        return self._finish(order, choice, total, system, messages, tools, tier)
+        plan = self._finish(order, choice, total, system, messages, tools, tier)
+        plan.planner = self
+        return plan
 
     # -- results -------------------------------------------------------------------------------
     def _finish(self, order: list[Contributor], choice: list[int], total: int, system: str, messages: list[dict[str, Any]], tools: list[Tool], tier: str | None) -> Plan:

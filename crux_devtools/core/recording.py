@@ -237,7 +237,7 @@ def begin(target: Any, input: Any) -> RunCapture | None:
 class RunCapture:
     """What one run needs for its record, gathered while ``agenerate`` runs."""
 
-    __slots__ = ("target", "raw_input", "scope", "started_at", "started", "model", "validated")
+    __slots__ = ("target", "raw_input", "scope", "started_at", "started", "model", "validated", "plan_inputs")
 
     def __init__(self, target: Any, input: Any, scope: Scope | None) -> None:
         self.target = target
@@ -247,6 +247,15 @@ class RunCapture:
         self.started = time.perf_counter()
         self.model: Any = None
         self.validated: Any = None
+        self.plan_inputs: Any = None
+
+    def plan_made(self, index: int, plan: Any, setup: Any) -> None:
+        """Step ``index`` was planned: keep what its plan was made from (so it can be replayed)."""
+        if self.plan_inputs is None:
+            from .plan_inputs import PlanInputs
+
+            self.plan_inputs = PlanInputs()
+        self.plan_inputs.add(index, plan, setup)
 
     def planned(self, model: Any, validated_input: Any) -> None:
         """The model the run calls and its validated input, known once the run is set up."""
@@ -262,7 +271,7 @@ class RunCapture:
             if scope is not None and scope.recorder is not None and scope.recorder.enabled and scope.recorder not in consumers:
                 consumers.append(scope.recorder)
             if scope is not None:
-                scope.runs.append(run)
+                scope.runs.append({k: v for k, v in run.items() if k != "plan_inputs"})
             for i, recorder in enumerate(consumers):
                 last = scope is None and i == len(consumers) - 1
                 recorder.write(run if last or recorder.redact is None else copy.deepcopy(run))  # each redact gets its own copy
@@ -314,6 +323,7 @@ class RunCapture:
             "text": text,
             "usage": usage,
             "steps": step_dicts,
+            "plan_inputs": _built(self.plan_inputs),
         }
 
 
@@ -323,6 +333,17 @@ def _step_dict(step: Any) -> dict[str, Any]:
         return step.to_dict()
     except Exception as exc:  # noqa: BLE001 - a step that cannot be converted is still a step
         return {"index": getattr(step, "index", None), "error": {"type": "RecordingError", "message": f"this step could not be recorded: {exc!r}", "traceback": None}}
+
+
+def _built(plan_inputs: Any) -> dict[str, Any] | None:
+    """The steps' plan inputs as data; a fault here loses only the replay of this run, never the run."""
+    if plan_inputs is None:
+        return None
+    try:
+        return plan_inputs.build()  # type: ignore[no-any-return]
+    except Exception as exc:  # noqa: BLE001
+        _internal_failure(exc)
+        return None
 
 
 def _sum_usage(steps: list[dict[str, Any]]) -> dict[str, int] | None:

@@ -16,6 +16,7 @@ process can read the store without loading pydantic, tiktoken or the planner.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
 import math
 import os
@@ -97,7 +98,31 @@ CREATE TABLE meta (
 INSERT INTO meta (key, value) VALUES ('writes', 0);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# Version 2: what each step's plan was made from (``plan_inputs.py``), so a step can be replayed.
+# Every text is kept once in ``blobs`` (content-addressed: the steps of a run and runs of the same
+# prompt share their texts and frames); ``step_plans`` holds each step's frame hash and small state.
+# ``parent``/``fork_step``: a run made by replaying step ``fork_step`` of run ``parent``.
+_V2 = """
+CREATE TABLE blobs (
+    hash  TEXT PRIMARY KEY,
+    text  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE step_plans (
+    run_seq  INTEGER NOT NULL,
+    idx      INTEGER NOT NULL,
+    frame    TEXT    NOT NULL,
+    state    TEXT    NOT NULL,
+    PRIMARY KEY (run_seq, idx)
+) WITHOUT ROWID;
+CREATE TRIGGER runs_plans_gone AFTER DELETE ON runs BEGIN
+    DELETE FROM step_plans WHERE run_seq = old.seq;
+END;
+ALTER TABLE runs ADD COLUMN parent TEXT;
+ALTER TABLE runs ADD COLUMN fork_step INTEGER;
+CREATE INDEX runs_by_parent ON runs (parent) WHERE parent IS NOT NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -470,6 +495,7 @@ class RunStore:
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
             raise ValueError(f"keep must be a positive int or None, got {keep!r}")
         data = dict(run)
+        plan_inputs = data.pop("plan_inputs", None)
         steps = data.pop("steps", None) or []
         if not isinstance(steps, list):
             steps = [steps]
@@ -498,6 +524,7 @@ class RunStore:
             conn.execute("INSERT INTO run_summaries (seq, summary) VALUES (?, ?)", (seq, summary))
             conn.executemany("INSERT INTO steps (run_seq, idx, data) VALUES (?, ?, ?)", [(seq, i, row) for i, row in enumerate(step_rows)])
             conn.execute("INSERT INTO runs_fts (rowid, target, model, input, text, error) VALUES (?, ?, ?, ?, ?, ?)", (seq, *search))
+            _write_replay_data(conn, seq, data, plan_inputs)
             if keep is not None:
                 self._prune(conn, keep)
             conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'writes'")
@@ -669,6 +696,88 @@ class RunStore:
                 return 0
             row = conn.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()
             return int(row[0]) if row else 0
+
+
+# -- replay data: plan inputs and lineage (``plan_inputs.py`` builds them, ``replay.py`` reads them) --
+def _write_replay_data(conn: sqlite3.Connection, seq: int | None, run: dict[str, Any], plan_inputs: Any) -> None:
+    parent = run.get("parent")
+    if isinstance(parent, str) and parent:
+        fork_step = run.get("fork_step")
+        conn.execute("UPDATE runs SET parent = ?, fork_step = ? WHERE seq = ?", (parent, fork_step if type(fork_step) is int else None, seq))
+    if not isinstance(plan_inputs, Mapping):
+        return
+    texts, steps = plan_inputs.get("texts"), plan_inputs.get("steps")
+    if not isinstance(texts, Mapping) or not isinstance(steps, list):
+        return
+    blobs = [(h, _utf8(t)) for h, t in texts.items() if isinstance(h, str) and isinstance(t, str)]
+    rows = []
+    frames: dict[int, str] = {}  # a frame repeated by the next step is the same object: serialised once
+    for step in steps:
+        if not isinstance(step, Mapping) or type(step.get("index")) is not int or not isinstance(step.get("frame"), Mapping):
+            continue
+        frame_hash = frames.get(id(step["frame"]))
+        if frame_hash is None:
+            frame = stored_json({"format": plan_inputs.get("format"), **step["frame"]})
+            frame_hash = frames[id(step["frame"])] = hashlib.sha256(frame.encode("utf-8")).hexdigest()[:32]
+            blobs.append((frame_hash, frame))
+        rows.append((seq, step["index"], frame_hash, stored_json(step.get("state") or {})))
+    marks = ",".join("?" * len(blobs))
+    have = {h for (h,) in conn.execute(f"SELECT hash FROM blobs WHERE hash IN ({marks})", [h for h, _t in blobs])} if 0 < len(blobs) <= 500 else set()
+    conn.executemany("INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", [b for b in blobs if b[0] not in have])  # known texts are not bound again
+    conn.executemany("INSERT OR REPLACE INTO step_plans (run_seq, idx, frame, state) VALUES (?, ?, ?, ?)", rows)
+
+
+def read_step_plan(store: RunStore, run_id: str, index: int) -> dict[str, Any] | None:
+    """What step ``index`` of run ``run_id`` was planned from: ``{"frame", "state", "texts"}`` (every
+    text the frame refers to, by hash), or ``None`` when the step kept none (a run recorded before
+    plan inputs were kept, or an unknown run or step)."""
+    with store._reading("read a step's plan inputs") as conn:
+        if conn is None or int(conn.execute("PRAGMA user_version").fetchone()[0]) < 2:
+            return None
+        row = conn.execute(
+            "SELECT p.frame, p.state FROM step_plans p JOIN runs r ON r.seq = p.run_seq WHERE r.id = ? AND p.idx = ?", (run_id, index)
+        ).fetchone()
+        if row is None:
+            return None
+        found = conn.execute("SELECT text FROM blobs WHERE hash = ?", (row[0],)).fetchone()
+        if found is None:
+            return None
+        frame = json.loads(found[0])
+        wanted = sorted(_text_refs(frame))
+        texts: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            texts.update(conn.execute(f"SELECT hash, text FROM blobs WHERE hash IN ({marks})", chunk).fetchall())
+    return {"frame": frame, "state": json.loads(row[1]), "texts": texts}
+
+
+def _text_refs(frame: dict[str, Any]) -> set[str]:
+    refs = {slot["text"] for slot in frame.get("slots", []) if "text" in slot}
+    refs.update(frame.get("tools", {}).values())
+    if frame.get("support_tool"):
+        refs.add(frame["support_tool"])
+    for c in frame.get("contributors", []):
+        refs.add(c["full"])
+        refs.update(r["text"] for r in c.get("rungs", []) if r.get("text"))
+    return refs
+
+
+def child_runs(store: RunStore, parent: str) -> builtins.list[dict[str, Any]]:
+    """The runs made by replaying a step of run ``parent`` (summaries with ``fork_step``), oldest first."""
+    with store._reading("list child runs") as conn:
+        if conn is None or int(conn.execute("PRAGMA user_version").fetchone()[0]) < 2:
+            return []
+        rows = conn.execute(
+            "SELECT s.summary, r.fork_step, r.step_count, r.input_tokens FROM runs r JOIN run_summaries s ON s.seq = r.seq WHERE r.parent = ? ORDER BY r.seq",
+            (parent,),
+        ).fetchall()
+    out = []
+    for summary, fork_step, step_count, input_tokens in rows:
+        run = json.loads(summary)
+        run.update(fork_step=fork_step, step_count=step_count, input_tokens=input_tokens)
+        out.append(run)
+    return out
 
 
 def _is_readonly(exc: sqlite3.Error) -> bool:

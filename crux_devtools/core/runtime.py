@@ -285,6 +285,8 @@ async def _agenerate(
             token_budget=s.token_budget, dropped=list(gathered.dropped), tool_tokens=plan.tool_tokens,
         )
         session.record(plan, request_id)
+        if capture is not None:
+            capture.plan_made(index, plan, s)
         request = sent_request(plan, s)
         started = time.perf_counter()
         try:

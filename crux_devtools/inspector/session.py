@@ -664,6 +664,26 @@ class ProjectSession:
                 self._emit(event)
             await asyncio.sleep(self.runs_poll)
 
+    async def replay_plan(self, prompt_id: str, step: dict[str, Any]) -> dict[str, Any]:
+        """A recorded step planned from today's source in the worker (``replay_current.py``):
+        ``{"ok", "result" | "error"}``; ``step`` holds its input, messages and epoch state."""
+        return await self._job({"op": "replay", "prompt_id": prompt_id, **step})
+
+    async def replay_step(self, run: dict[str, Any], step: int, overrides: dict[str, Any]) -> dict[str, Any]:
+        """A recorded step planned again with ``overrides`` in the worker (the planner never runs in
+        this process): ``{"ok", "result" | "error"}``, the result a replay document or ``{"error"}``."""
+        return await self._job({"op": "replay_step", "prompt_id": str(run.get("target")), "run": run.get("id"), "step": step, "overrides": overrides})
+
+    async def replay_continue(self, run: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+        """The agent forked at a recorded step and run on in the worker (``replay_continue.py``):
+        ``{"ok", "result" | "error"}``, the result the child run, ``{"confirm"}`` or ``{"error"}``."""
+        return await self._job({"op": "replay_continue", "prompt_id": str(run.get("target")), "run": run.get("id"), **request})
+
+    async def replay_send(self, prompt_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        """A replayed request sent to the target's model in the worker (``replay_send.py``):
+        ``{"ok", "result" | "error"}``, the result the child run or ``{"confirm": ...}``."""
+        return await self._job({"op": "replay_send", "prompt_id": prompt_id, **request})
+
     async def prepare_summaries(
         self,
         prompt_id: str,

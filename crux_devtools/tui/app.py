@@ -71,6 +71,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         Binding("r", "run", "Run agent"),
         Binding("o", "open_source", "Open source"),
         Binding("ctrl+r", "reload", "Reload"),
+        Binding("d", "open_diff", "Changes", tooltip="What your uncommitted edits do to every request (against HEAD)"),
         Binding("q", "quit", "Quit"),
         Binding("v", "toggle_view", "Sent/resolved", show=False),
         Binding("p", "prepare_summaries", "Summarize"),
@@ -415,6 +416,11 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         if command is not None:
             with self.suspend():
                 subprocess.call(command)
+
+    def action_open_diff(self) -> None:
+        from .screens.diff import DiffScreen
+
+        self.push_screen(DiffScreen(self.session))
 
     def action_reload(self) -> None:
         self.busy = "reloading"

@@ -147,6 +147,8 @@ class RunRow:
     started: str
     started_title: str
     text: str
+    parent: str | None = None  # a replay of step ``fork_step`` of run ``parent``
+    fork_step: int | None = None
 
 
 def run_row(summary: dict[str, Any]) -> RunRow:
@@ -175,7 +177,25 @@ def run_row(summary: dict[str, Any]) -> RunRow:
         started=started,
         started_title=title,
         text=" ".join(str(preview or "").split())[:160],
+        parent=summary["parent"] if isinstance(summary.get("parent"), str) else None,
+        fork_step=summary["fork_step"] if isinstance(summary.get("fork_step"), int) else None,
     )
+
+
+def under_parents(rows: list[RunRow]) -> list[RunRow]:
+    """``rows`` with each replay (a child run) moved right under its parent when both are listed."""
+    listed = {r.id for r in rows}
+    children: dict[str, list[RunRow]] = {}
+    for r in rows:
+        if r.parent is not None and r.parent in listed and r.parent != r.id:
+            children.setdefault(r.parent, []).append(r)
+    moved = {id(r) for kids in children.values() for r in kids}
+    out: list[RunRow] = []
+    for r in rows:
+        if id(r) not in moved:
+            out.append(r)
+            out.extend(children.get(r.id, []))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +253,7 @@ def runs_list_view(
     header: ReportHeader, filters: RunFilters, summaries: list[dict[str, Any]], total: int, targets: list[str], problems: list[str]
 ) -> RunsListView:
     pages = max(1, math.ceil(total / PAGE_SIZE))
-    view = RunsListView(header=header, filters=filters, rows=[run_row(s) for s in summaries], total=total, pages=pages, targets=targets, problems=problems)
+    view = RunsListView(header=header, filters=filters, rows=under_parents([run_row(s) for s in summaries]), total=total, pages=pages, targets=targets, problems=problems)
     if pages > 1:
         view.links = page_links(filters, pages)
     if filters.page > 1:

@@ -40,6 +40,7 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
         Binding("p,left_square_bracket", "step(-1)", "Prev step", key_display="p"),
         Binding("s", "jump_sent", "Sent / top"),
         Binding("i", "open_in_prompt", "Open in prompt view"),
+        Binding("R", "replay", "Replay step"),
     ]
 
     def __init__(self, run: dict[str, Any], step: int | None = None) -> None:
@@ -116,3 +117,12 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
         if self.step_index is not None:
             label += f" step {self.step_index}"
         self.dismiss(OpenInPrompt(str(self.run.get("target") or ""), self.run.get("input"), label))
+
+    def action_replay(self) -> None:
+        """Replay the shown step from its recording, beside variants (``screens/replay.py``)."""
+        from .replay import ReplayScreen
+
+        steps = self.run.get("steps") or []
+        session = getattr(self.app, "session", None)
+        if self.step_index is not None and session is not None:
+            self.app.push_screen(ReplayScreen(self.run, int(steps[self.step_index].get("index", self.step_index)), session))
