@@ -93,6 +93,7 @@ __all__ = [
     "when",
     "InputValidationError",
     "OffloadError",
+    "ReplayError",
     "RunError",
     "RunStoreError",
     "SummaryError",

@@ -26,6 +26,7 @@ from crux_devtools.core.errors import (
     ModelError,
     OffloadError,
     RequestCompositionError,
+    ReplayError,
     RunError,
     RunStoreError,
     SummaryError,
@@ -150,6 +151,7 @@ EXAMPLES = [
     MemoryStoreError("/tmp/memory.sqlite3", "database is locked"),
     RunStoreError("/tmp/runs.sqlite3", "file is not a database"),
     RunError(ErrorInfo("ModelError", "model 'm' failed: ModelError: connection refused")),
+    ReplayError("run 'r1' has no step 4"),
 ]
 
 

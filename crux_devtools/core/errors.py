@@ -6,6 +6,7 @@ raise. Catch ``CruxError`` for all of them, or one branch of the tree::
     CruxError
     ├── RequestCompositionError      code: INVALID_COMPOSITION | REQUEST_TOO_LARGE | REPRESENTATION_UNAVAILABLE
     ├── RunError                     a generate run failed: its model, a tool, or max_steps
+    ├── ReplayError                  a recorded step cannot be replayed as asked (also a ValueError)
     ├── CallbackError                a user callback raised or returned the wrong type
     ├── ModelError                   kind: transport | http | timeout | malformed | exhausted
     ├── SummaryError                 a summary model failed or answered without text
@@ -225,6 +226,10 @@ class RunError(CruxError):
     @property
     def stop_reason(self) -> str:
         return str(getattr(self.result, "stop_reason", "error"))
+
+
+class ReplayError(CruxError, ValueError):
+    """A step cannot be replayed as asked: unknown run or step, no plan inputs kept, a bad override."""
 
 
 class ModelError(CruxError):
