@@ -43,7 +43,7 @@ def test_inspect_says_what_a_memory_read_and_what_the_planner_adapted() -> None:
     )
     code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "ladder-reply")
     assert code == 0
-    assert "    adapted sync-log -> offload: 6922 -> 270 tokens" in out
+    assert "    adapted sync-log -> summary: 6922 -> 2064 tokens" in out
     code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "support-with-memory")
     assert code == 0
     header = next(i for i, line in enumerate(out.splitlines()) if line.startswith("    ┌─ customer-memory [memory"))

@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from crux_devtools import (
+    RunError,
     ModelCapacityProfile,
     RequestCompositionError,
     RunRecorder,
@@ -108,13 +109,14 @@ def test_a_prompt_run_records_its_definition_line_relative_to_the_recorded_folde
 
 
 def test_failed_runs_are_recorded_with_their_status_and_error(tmp_path: Path) -> None:
+    failures: list[RunError] = []
     with record_runs(tmp_path):
-        raised = generate(helper_agent([[tool_call("explode", {"query": "x"})]]))
-        unknown = generate(helper_agent([[tool_call("nope", {})]]))
-        bad_args = generate(helper_agent([[tool_call("search", {"q": 1})]]))
-        looping = generate(helper_agent([[tool_call("search", {"query": "a"})]] * 2, max_steps=2))
-        exhausted = generate(helper_agent([]))
-    assert [r.stop_reason for r in (raised, unknown, bad_args, looping, exhausted)] == ["error", "error", "error", "max_steps", "error"]
+        for script, steps in (([[tool_call("explode", {"query": "x"})]], 8), ([[tool_call("nope", {})]], 8), ([[tool_call("search", {"q": 1})]], 8),
+                              ([[tool_call("search", {"query": "a"})]] * 2, 2), ([], 8)):
+            with pytest.raises(RunError) as caught:
+                generate(helper_agent(script, max_steps=steps))
+            failures.append(caught.value)
+    assert [e.stop_reason for e in failures] == ["error", "error", "error", "max_steps", "error"]
     runs = {r["error"]["type"]: r for r in stored(tmp_path)}
     assert set(runs) == {"ZeroDivisionError", "UnknownTool", "InvalidToolArguments", "MaxSteps", "ModelError"}
     assert "ran out of responses" in runs["ModelError"]["error"]["message"]
@@ -128,7 +130,7 @@ def test_a_planning_error_is_recorded_and_re_raised_unchanged(tmp_path: Path) ->
     huge = prompt("huge", system="word " * 5000, model=ScriptedModel(["never"], capacity=ModelCapacityProfile(1000, 100, "exact")))
     with record_runs(tmp_path), pytest.raises(RequestCompositionError) as caught:
         generate(huge)
-    assert caught.value.code == "REQUEST_TOO_LARGE" and caught.value.steps == []  # type: ignore[attr-defined]
+    assert caught.value.code == "REQUEST_TOO_LARGE" and caught.value.steps == []
     [run] = stored(tmp_path)
     assert run["status"] == "error" and run["error"]["type"] == "RequestCompositionError"
     assert run["error"]["message"] == str(caught.value) and run["steps"] == [] and run["model"] == "scripted"

@@ -78,7 +78,9 @@ async def test_each_example_carries_the_sent_request_planned_under_the_inspectio
     assert sent["messages"] == [{"role": "user", "content": "Why did it stop?"}]
     # The list's figure is the planned input (system + messages + tool schemas), not system + prompt.
     assert by_id(report)["ladders"]["total_tokens"] == planned["input_tokens"] > inspection["total_tokens"]  # + tool schemas
-    assert example["summaries"] == [{"contributor": "sync-log", "strategy": "extractive:0.3", "needs_model": False, "model": None, "prepared": False}]
+    # The full log fits, so generate would not prepare its summary, and neither does the inspector.
+    assert example["summaries"] == [{"contributor": "sync-log", "strategy": "extractive:0.3", "needs_model": False, "model": None, "prepared": False,
+                                     "state": "not-prepared", "note": None}]
 
 
 async def test_the_plan_model_says_where_each_targets_model_and_profile_come_from(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def polled(monkeypatch: pytest.MonkeyPatch) -> set[int]:
 WRITER = """
 import sys
 from crux_devtools import ScriptedModel, generate, prompt, record_runs
-p = prompt("from-app", system="s", prompt="hi", model=ScriptedModel(["ok"] * 3))
+p = prompt("from-app", system="s", prompt="hi", model=ScriptedModel(["ok"] * int(sys.argv[2])))
 with record_runs(sys.argv[1]):
     for _ in range(int(sys.argv[2])):
         generate(p)

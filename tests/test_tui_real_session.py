@@ -1,7 +1,7 @@
 """The TUI over the real ProjectSession and the real sample project (a Textual pilot, no fakes).
 
 With CRUX_UPDATE_SCREENSHOT=1 it also refreshes the README's screenshot, docs/screenshot-tui.svg, and
-the text capture docs/tui-screen.txt: ladder-reply's busy-day request as sent, at its offload preview.
+the text capture docs/tui-screen.txt: ladder-reply's busy-day request as sent, with the log's summary.
 """
 
 from __future__ import annotations
@@ -62,16 +62,17 @@ async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path:
         console = Console(width=140, record=True, color_system=None)
         console.print(render_system(shown, None))
         assert f"of max {budget:,} tokens" in console.export_text()
-        # The request as sent, at the default limit: busy-day offloads its log; the cursor on
-        # sync-log scrolls the Request tab to the preview and its handle (the README's screenshot).
+        # The request as sent, at the default limit: busy-day sends the log's extractive summary, which
+        # generate prepares before sending (so the inspector did); the cursor on sync-log scrolls the
+        # Request tab to it (the README's screenshot).
         await pilot.press("0")
         await pilot.press("e")
         tree = app.query_one(PromptTree)
         tree.move_cursor(next(n for n in tree._shown_nodes if n.data == NodeRef("ladder-reply", "sync-log")))
-        await pilot_until(pilot, lambda: app.busy is None and "offload preview" in screen_text(app), "the offload preview is shown")
+        await pilot_until(pilot, lambda: app.busy is None and "sync-log · ladder · summary" in screen_text(app), "the summary generate prepares is shown")
         text = screen_text(app)
         assert app.example_names["ladder-reply"] == "busy-day"
-        assert re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", text)
+        assert re.search(r"sync-log · ladder · summary · 2,064 tok", text) and "[summary of sync-log]" in text
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
             app.sub_title = "sample_project"  # not this test's temporary folder
             await pilot.pause(0.1)

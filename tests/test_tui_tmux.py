@@ -109,7 +109,7 @@ def test_the_real_tui_shows_the_sample_project_updates_live_and_quits(terminal: 
     terminal.wait_for(lambda s: "support-reply" not in s)
 
 
-def test_the_real_tui_shows_an_authored_alternative_an_offload_preview_and_a_summary_it_prepared(terminal: Terminal, project: Path) -> None:
+def test_the_real_tui_shows_an_authored_alternative_the_summary_generate_prepares_and_an_offload_preview(terminal: Terminal, project: Path) -> None:
     terminal.wait_for(lambda s: "support-reply" in s and "Request" in s)
     for _ in range(60):  # down the tree, one node at a time (the highlight moves), to the prompt with ladders
         if " prompt  ladder-reply " in terminal.screen():
@@ -131,11 +131,17 @@ def test_the_real_tui_shows_an_authored_alternative_an_offload_preview_and_a_sum
         before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
         terminal.keys("Down")
         terminal.settle(before)
+    # generate prepares the log's extractive summary before sending (no model), and so does the TUI
+    screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s)
+    assert "[summary of sync-log]" in screen and "offload preview" not in screen
+    assert not (project / ".crux" / "summaries.sqlite3").exists()  # prepared in memory, nothing written
+
+    for _ in range(40):  # "-" lowers the request's input budget (a prompt with ladders): until the summary no longer fits
+        if "sync-log · ladder · offload preview" in terminal.screen():
+            break
+        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
+        terminal.keys("-")
+        terminal.settle(before)
     screen = terminal.wait_for(lambda s: "sync-log · ladder · offload preview" in s)
     assert re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", screen)
     assert "[sync-log is offloaded: lines, 16762 characters." in screen
-
-    terminal.keys("p")  # prepare the extractive summary: the plan now sends it
-    screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s)
-    assert "offload preview" not in screen
-    assert (project / ".crux" / "summaries.sqlite3").exists()

@@ -107,7 +107,7 @@ async def test_saving_a_file_updates_the_page_and_keeps_example_budget_and_scrol
         assert "(edited)" in await page.locator(".dl-add").first.inner_text()
 
 
-async def test_the_ladders_lesson_shows_an_authored_alternative_an_offload_preview_and_a_summary_as_sent(server: LiveServer, browser: Any) -> None:
+async def test_the_ladders_lesson_shows_an_authored_alternative_a_summary_and_an_offload_preview_as_sent(server: LiveServer, browser: Any) -> None:
     """README tour, step 4, as a person does it."""
     async with new_page(browser, height=1180) as page:
         await page.goto(server.url + "/prompts/ladder-reply?example=big-catalog")
@@ -120,18 +120,18 @@ async def test_the_ladders_lesson_shows_an_authored_alternative_an_offload_previ
         assert "nimbus-local" in planning and "project default from pyproject.toml" in planning
         await page.select_option("#example", "busy-day")
         await page.wait_for_selector("#report[data-example='busy-day']")
+        # generate prepares the log's extractive summary before sending (no model): so does the page
         log = page.locator("#sent-system .sent-part[data-source='sync-log']")
-        assert await log.get_attribute("data-rung") == "offload"
+        assert await log.get_attribute("data-rung") == "summary"
+        assert (await log.locator(".part-text").inner_text()).startswith("[summary of sync-log]")
+        assert "prepared here without a model" in await log.locator(".part-detail").inner_text()
+        assert "read_offload" not in await page.locator("#sent-tools").inner_text()
+        # under 2,000 tokens the summary does not fit: the log goes as an offload preview with its handle
+        await page.goto(server.url + "/prompts/ladder-reply?example=busy-day&budget=2000&budget_for=request")
+        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='offload']")
         assert (await log.locator(".handle").inner_text()).startswith("ofl_")
         assert "read_offload" in await page.locator("#sent-tools").inner_text()
-        assert "not prepared" in await page.locator("#planning .rungs[data-contributor='sync-log']").inner_text()
-        await page.click("#planning .prepare-summary")
-        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='summary']")
-        assert (await log.locator(".part-text").inner_text()).startswith("[summary of sync-log]")
-        assert "read_offload" not in await page.locator("#sent-tools").inner_text()
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
-            await page.goto(server.url + "/prompts/ladder-reply?example=busy-day&budget=2000&budget_for=request")
-            await page.wait_for_selector("#sent-system .sent-part[data-rung='offload']")
             await page.evaluate("window.scrollTo(0, 0)")
             await page.screenshot(path=str(REPO / "docs" / "screenshot-web.png"))
 

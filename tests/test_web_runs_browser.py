@@ -75,11 +75,14 @@ APP_SCRIPT = '''
 import json, sys, time
 project, questions, pause = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
 sys.path.insert(0, project)
-from crux_devtools import generate, record_runs
+from crux_devtools import RunError, generate, record_runs
 import orders
 with record_runs(project):
     for question in questions:
-        result = generate(orders.order_agent, input={"question": question})
+        try:
+            result = generate(orders.order_agent, input={"question": question})
+        except RunError as failed:  # recorded with its error, then raised: the partial run is its result
+            result = failed.result
         print(json.dumps({"text": result.text, "steps": len(result.steps)}), flush=True)
         time.sleep(pause)
 '''

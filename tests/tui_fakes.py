@@ -31,7 +31,6 @@ from crux_devtools import (
     SummaryStore,
     context,
     droppable,
-    generate,
     match,
     offloadable,
     prefer,
@@ -45,6 +44,7 @@ from crux_devtools import (
 from crux_devtools.core.runstore import RunStore
 from crux_devtools.inspector.api import SessionEvent
 from confirm_fake import fake_check_run
+from web_runs_fakes import run_to_the_end
 
 
 class Order(BaseModel):
@@ -238,7 +238,7 @@ def recorded_run(
     began = time.perf_counter()
     # generate's sync API refuses to run inside an event loop (async tests): a thread has none
     with ThreadPoolExecutor(1) as pool:
-        result = pool.submit(generate, p, input=input, model=model).result()
+        result = pool.submit(run_to_the_end, p, input=input, model=model).result()
     data = result.to_dict()
     status = {"text": "ok", "max_steps": "max_steps"}.get(result.stop_reason, "error")
     return {

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from web_fakes import FakeSession, default_prompts
 
 from crux_devtools import (
+    RunError,
     InputBudget,
     ModelCapacityProfile,
     ScriptedModel,
@@ -82,8 +83,16 @@ def scripted_run(answer: str = "INV-1042 was paid once.", *, order: str = "INV-1
     bot = agent("billing-agent", prompt=billing_prompt(), model=model, input_budget=InputBudget(optimize_at=optimize_at, max=4_000), max_steps=3)
     # generate() is the sync API: from inside a test's event loop it runs in a thread of its own.
     with ThreadPoolExecutor(1) as pool:
-        result = pool.submit(generate, bot, input={"question": question}).result()
+        result = pool.submit(run_to_the_end, bot, input={"question": question}).result()
     return result.to_dict(), result
+
+
+def run_to_the_end(target: Any, **kwargs: Any) -> Any:
+    """``generate``'s result, or the partial result a failed run raised with (as the recorder stores it)."""
+    try:
+        return generate(target, **kwargs)
+    except RunError as exc:
+        return exc.result
 
 
 def run_record(

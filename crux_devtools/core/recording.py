@@ -404,6 +404,8 @@ class RunCapture:
         kind = "prompt" if isinstance(target, Prompt) else "agent"
         prompt = target if kind == "prompt" else getattr(target, "prompt", None)
         site = getattr(target, "defined_at", None)
+        if result is None:
+            result = getattr(exc, "result", None)  # a run that raised: its steps so far, its stop reason and its error
         if result is not None:
             steps = list(result.steps)
             status = {"text": "ok", "max_steps": "max_steps"}.get(result.stop_reason, "error")

@@ -1,14 +1,15 @@
 """Building ``PromptReport`` and ``ExampleReport`` dicts for loaded targets. Runs only in the worker.
 
-Every example is inspected (the resolved view) and planned (``preview``: the request as sent) with
-the same system-text budget, so a context the inspection shows as dropped is one the plan does not
+Every example is inspected (the resolved view) and planned (``preview_as_sent``: the request as
+``generate`` would send it, with the extractive summaries it would prepare prepared here) with the
+same system-text budget, so a context the inspection shows as dropped is one the plan does not
 send. Plans use the project's model profiles and summary store (``planning.PlanningDefaults``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,8 +17,7 @@ from ..core.budget import InputBudget
 from ..core.errors import RequestCompositionError
 from ..core.ladders import shape
 from ..core.models.base import is_model
-from ..core.requests import preview
-from ..core.preparing import prepare_summaries
+from ..core.preparing import prepare_summaries, preview_as_sent
 from ..core.runtime import generate
 from .api import failed_run
 from .errors import LoadError
@@ -34,6 +34,7 @@ from .report_types import (
     SkippedSummary,
     Status,
     SummaryState,
+    SummaryStateName,
 )
 
 # Texts longer than this are cut in reports (token counts stay those of the full text).
@@ -141,20 +142,36 @@ def summary_layers(target: Target) -> dict[str, Any]:
     return layers
 
 
-def summary_states(target: Target, preview_data: dict[str, Any]) -> list[SummaryState]:
-    """``ExampleReport["summaries"]``: one state per summary rung the planner considered."""
+def summary_states(target: Target, preview_data: dict[str, Any], done: Sequence[Any] = ()) -> list[SummaryState]:
+    """``ExampleReport["summaries"]``: one state per summary rung the planner considered; ``done``
+    is what ``preview_as_sent`` prepared, or left for ``generate`` to prepare with a model."""
     layers = summary_layers(target)
+    by_id = {d.contributor: d.status for d in done}
     states: list[SummaryState] = []
     for candidate in preview_data.get("candidates") or []:
         layer = layers.get(candidate["contributor"]) if candidate["representation"] == "summary" else None
         if layer is None:
             continue
+        contributor, model = candidate["contributor"], getattr(layer.model, "name", None) if layer.model is not None else None
+        prepared = candidate["rejection_reason"] != "unprepared"
+        status = by_id.get(contributor)
+        state: SummaryStateName
+        note: str | None
+        if status == "prepared" and prepared:
+            state, note = "prepared-here", "prepared here without a model, as generate prepares it before sending (not stored)"
+        elif status == "needs-model" and not prepared:
+            state = "generate-prepares"
+            note = f"generate prepares it with {model or 'its model'} before sending; the request shown is what is sent if preparing fails"
+        else:
+            state, note = ("prepared", None) if prepared else ("not-prepared", None)
         states.append({
-            "contributor": candidate["contributor"],
+            "contributor": contributor,
             "strategy": layer.strategy.key,
             "needs_model": bool(layer.strategy.needs_model),
-            "model": getattr(layer.model, "name", None) if layer.model is not None else None,
-            "prepared": candidate["rejection_reason"] != "unprepared",
+            "model": model,
+            "prepared": prepared,
+            "state": state,
+            "note": note,
         })
     return states
 
@@ -233,10 +250,12 @@ def evaluate_example(
     if input_budget is not None:
         kwargs["input_budget"] = InputBudget(max=input_budget)
     try:
-        planned, cut = preview_dict(preview(target.obj, input=input, **kwargs))
+        # What generate would send: the extractive summaries it would prepare are prepared here too.
+        sent, done = preview_as_sent(target.obj, input=input, **kwargs)
+        planned, cut = preview_dict(sent)
         report["preview"] = planned
         report["truncated"] = report["truncated"] or cut
-        report["summaries"] = summary_states(target, planned)
+        report["summaries"] = summary_states(target, planned, done)
     except RequestCompositionError as exc:
         report["preview_error"] = exc.to_dict()  # type: ignore[typeddict-item]  # the core's dict, a PlanErrorDict
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the planner runs user callbacks too

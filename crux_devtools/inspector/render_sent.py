@@ -122,7 +122,8 @@ def summary_lines(example: ExampleReport) -> list[str]:
     for s in example["summaries"]:
         state = "prepared" if s.get("prepared") else "not prepared"
         needs = " (needs its model to prepare)" if s.get("needs_model") and not s.get("prepared") else ""
-        out.append(f"    summary of {s.get('contributor')} ({s.get('strategy')}): {state}{needs}")
+        note = s.get("note")  # prepared here, or prepared by generate before sending: says so
+        out.append(f"    summary of {s.get('contributor')} ({s.get('strategy')}): {note if note else state + needs}")
     return out
 
 

@@ -59,12 +59,21 @@ class PlanErrorDict(TypedDict):
     request_id: str | None
 
 
+SummaryStateName = Literal["prepared", "prepared-here", "generate-prepares", "not-prepared"]
+
+
 class SummaryState(TypedDict):
     contributor: str
     strategy: str
     needs_model: bool
     model: str | None
     prepared: bool
+    # "prepared": in the project's store; "prepared-here": extractive, prepared by the inspector for
+    # this view (no model) as generate prepares it; "generate-prepares": needs a model, and generate
+    # prepares it before sending (the request shown is the fallback sent if that fails);
+    # "not-prepared": generate would not prepare it (on_miss "fail" or "skip", or not needed).
+    state: NotRequired[SummaryStateName]
+    note: NotRequired[str | None]  # one sentence saying so, for every view
 
 
 class ExampleReport(TypedDict):

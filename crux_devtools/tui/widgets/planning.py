@@ -100,6 +100,8 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
     items.append(Text("Adaptations: " + (", ".join(f"{a.get('contributor')} → {rung_text(a)} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)" for a in adaptations) or "none (full fidelity)")))
     for s in example["summaries"] if example is not None else []:
         state = "prepared" if s.get("prepared") else "not prepared (" + ("P prepares it with its model" if s.get("needs_model") else "p prepares it, no model needed") + ")"
+        if s.get("note"):  # prepared here as generate would, or prepared by generate before sending
+            state = str(s.get("note")) + (" (P prepares it now)" if s.get("state") == "generate-prepares" else "")
         items.append(Text(f"Summary of {s.get('contributor')} ({s.get('strategy')}): {state}", style="cyan"))
     costs = preview.get("tool_tokens") or {}
     if preview.get("tools"):

@@ -69,10 +69,17 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
             rung = rung_text(a)
             line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
         items.append(line)
-    missing = [s for s in example["summaries"] if not s["prepared"]]
-    for s in missing:
-        how = "press P (calls its model)" if s.get("needs_model") else "press p to prepare it (no model needed)"
-        items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): not prepared; {how}", style="cyan"))
+    for s in example["summaries"]:
+        if s.get("state") == "generate-prepares":
+            items.append(Text(
+                f"generate prepares the summary of {s.get('contributor')} with {s.get('model') or 'its model'} before sending; "
+                "this request is what is sent if that fails (P prepares it now)", style="bold yellow",
+            ))
+        elif s.get("state") == "prepared-here":
+            items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): {s.get('note')}", style="cyan"))
+        elif not s["prepared"]:
+            how = "press P (calls its model)" if s.get("needs_model") else "press p to prepare it (no model needed)"
+            items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): not prepared; {how}", style="cyan"))
     return items
 
 
