@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -61,6 +63,10 @@ async def test_the_diff_page_shows_the_working_tree_against_head_and_caches_the_
             assert 'hx-get="/diff/summary"' in page
             badge = (await client.get("/diff/summary")).text
             assert 'data-changed="3"' in badge and "3 prompts differ from HEAD" in badge and 'href="/diff?base=HEAD"' in badge
+            # it names the changed prompts, for the marks on their rows; each has an anchor on /diff
+            ids = json.loads(re.search(r"data-ids='([^']*)'", badge).group(1))  # type: ignore[union-attr]
+            assert len(ids) == 3 and "reply" in ids and "triage" in ids
+            assert all(text.count(f'id="diff-{pid}"') == 1 for pid in ids)
             unknown = await client.get("/diff?base=no-such-rev")
             assert unknown.status_code == 200 and "unknown revision &#39;no-such-rev&#39;" in unknown.text
 
