@@ -215,6 +215,31 @@ def test_markdown_of_a_large_review_is_cut_under_60000_characters_and_says_so(tm
     assert "**184 of 184 example(s) changed" in markdown and markdown.count("| <code>prompt-number-") == 180
 
 
+def test_recorded_inputs_of_a_prompt_nothing_reaches_are_planned_once(project: Path, tmp_path: Path) -> None:
+    from crux_devtools.core.runstore import RunStore
+
+    log = tmp_path / "plans.log"
+    (project / "counted.py").write_text(
+        "from pydantic import BaseModel\n\nfrom crux_devtools import prompt\n\n\nclass Q(BaseModel):\n    question: str\n\n\n"
+        f"def text(i):\n    with open({str(log)!r}, 'a') as f:\n        f.write(i.question + '\\n')\n    return i.question\n\n\n"
+        "counted = prompt('counted', system='Count.', input=Q, prompt=text, examples={'ex': {'question': 'from an example'}})\n"
+    )
+    commit_all(project, "a prompt that logs each plan")
+    store = RunStore.for_project(project)
+    store.write({"id": "r0", "target": "counted", "kind": "prompt", "status": "ok", "input": {"question": "from a run"},
+                 "started_at": "2026-01-01T00:00:00+00:00", "steps": []})
+    store.close()
+    (project / "other.py").write_text(OTHER.replace("Sort the ticket.", "Sort it."))  # counted.py does not import it
+    log.write_text("")
+    document = as_json(project, "--runs", "1")
+    assert document["timing"]["head_load"] == "incremental"
+    counted = next(p for p in document["prompts"] if p["id"] == "counted")
+    assert [(e["name"], e["status"]) for e in counted["examples"]] == [("ex", "unchanged"), ("run:r0", "unchanged")]
+    lines = log.read_text().splitlines()
+    # the example and the recorded input were each planned for one revision only: the report is shared
+    assert lines.count("from a run") == lines.count("from an example") >= 1, lines
+
+
 def test_only_what_can_differ_is_evaluated_twice(project: Path) -> None:
     (project / "rules.txt").write_text("- Reply in English.")
     (project / "notes.md").write_text("team notes\n")
