@@ -99,3 +99,29 @@ async def test_the_tui_diff_screen_updates_when_a_save_is_reported(tmp_path: Pat
         assert "Cannot compare: unknown revision 'no-such-rev'" in body()
         await pilot.press("escape")
         assert not isinstance(app.screen, DiffScreen)
+
+
+async def test_the_diff_page_masks_what_the_projects_redact_hook_masks(tmp_path: Path) -> None:
+    from diff_helpers import commit_all
+    from test_diff_cli import HUSH, SECRET
+
+    root = make_project(tmp_path)
+    echo = "from crux_devtools import prompt\n\n\ndef text(i):\n    MARK\n    return 'hi'\n\n\necho = prompt('echo', system='Echo.', prompt=text, examples={'ex': {}})\n"
+    (root / "echo.py").write_text(echo.replace("MARK", "pass"))
+    (root / "hush.py").write_text(HUSH)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('default_model = "house-model"', 'default_model = "house-model"\nredact = "hush:redact"'))
+    commit_all(root, "a prompt, and the redact hook")
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+        app = create_app(session, manage_session=False)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
+            (root / "echo.py").write_text(echo.replace("MARK", f"raise ValueError('the key {SECRET} is refused')"))
+            await session.reload(["echo.py"])
+            page = (await client.get("/diff")).text
+            assert SECRET not in page and "the key " + "*" * len(SECRET) + " is refused" in page, page
+            # a hook that fails shows nothing of the review, and says why in one line
+            (root / "hush.py").write_text(HUSH.replace("return _walk(run)", "raise RuntimeError('hook broke')"))
+            add_rule(root)
+            await session.reload(["shared.py"])
+            page = (await client.get("/diff")).text
+            assert SECRET not in page and "redact hook hush:redact failed: RuntimeError: hook broke" in page
