@@ -116,7 +116,7 @@ def redact_document(root: Path, spec: str, document: dict[str, Any], timeout: fl
     """``document`` with every string value in it as the hook masks it (its keys are its schema's)."""
     texts: list[str] = []
     _leaves(document, texts)
-    run = {"id": "review", "target": None, "input": {}, "steps": [], "texts": texts}
+    run: dict[str, Any] = {"id": "review", "target": None, "input": {}, "steps": [], "texts": texts}
     answer = _call(root, spec, {"run": run}, timeout)
     done = (answer.get("run") or {}).get("texts") if isinstance(answer.get("run"), dict) else None
     if not isinstance(done, list) or len(done) != len(texts) or not all(isinstance(t, str) for t in done):
