@@ -11,7 +11,7 @@ import pytest
 from web_conftest_helpers import chromium, live_server, new_page, require_browser
 
 from crux_devtools.inspector.session import ProjectSession
-from crux_devtools.core.statuses import word
+from crux_devtools.statuses import word
 from crux_devtools.web.app import create_app
 
 pytestmark = [pytest.mark.browser]

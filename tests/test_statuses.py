@@ -1,7 +1,7 @@
 """One status per example, decided once in the worker: the web list and page, ``/api``, the TUI tree
 and status line, ``inspect`` and ``check`` all say the same thing about the same project.
 
-``tests/projects/statuses`` holds one prompt per state (core/statuses.py); each surface is the
+``tests/projects/statuses`` holds one prompt per state (crux_devtools/statuses.py); each surface is the
 real one over a real ``ProjectSession`` and worker (the web app through httpx, the TUI as a Textual
 app, the CLI as a subprocess).
 """
@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from crux_devtools.inspector.session import ProjectSession
-from crux_devtools.core.statuses import fails, term, word
+from crux_devtools.statuses import fails, term, word
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.widgets import ErrorsView, PromptTree, StatusLine
 from crux_devtools.tui.widgets.status_line import status_text

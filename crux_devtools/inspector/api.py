@@ -31,7 +31,7 @@ checks them, and a test validates real reports against it. Every ``LoadError`` i
       "tools": [str],                 # every tool name reachable
       "default_budget": int | None,   # prompt.token_budget (the prompt's default system-text budget),
                                       # or the agent's input_budget.max; else None
-      "status": str,                  # a key of core/statuses.py, derived from the examples' (see below)
+      "status": str,                  # a key of crux_devtools/statuses.py, derived from the examples' (see below)
       "total_tokens": int,            # of the first example
       "has_model": bool,              # agents with a model can be run
       "examples": [ExampleReport, ...],
@@ -83,7 +83,7 @@ the store and emits ``SessionEvent(kind="runs", version=<store change token>, su
 What is sent; the web page, the TUI and ``inspect`` read the same keys:
     ExampleReport["status"]: "fits" | "over-limit" | "over-budget" | "unmatched" | "invalid-input" | "error"
         # the example's one status, decided once in the worker (evaluate.example_status); the
-        # states, their words and whether ``check`` fails on them are ``core/statuses.py``'s. Every
+        # states, their words and whether ``check`` fails on them are ``crux_devtools/statuses.py``'s. Every
         # surface reads this value and none decides it again from the plan or the inspection.
     ExampleReport["preview"]: RequestPreview.to_dict(), planned with the SAME token_budget as the
         inspection (a context the inspection shows as dropped is not sent), with these keys:

@@ -23,7 +23,7 @@ from .api import failed_run
 from .errors import LoadError
 from .loader import LoadedProject, Progress, Target
 from .planning import PlanningDefaults
-from ..core.statuses import worst
+from ..statuses import worst
 from .report_types import (
     ContextEntry,
     ExampleReport,

@@ -11,7 +11,7 @@ from typing import Any
 from .errors import LoadError
 from .render_sent import body, candidate_tokens, render_sent_example, status_words
 from .report_types import ExampleReport, LoadErrorDict, PromptReport, Report
-from ..core.statuses import fails, term, word
+from ..statuses import fails, term, word
 
 RULE = "-" * 72
 

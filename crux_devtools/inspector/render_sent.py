@@ -11,7 +11,7 @@ from typing import Any
 
 from .report_types import ExampleReport, PromptReport
 from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, message_text, rung_text, system_parts, tokens_of
-from ..core.statuses import term
+from ..statuses import term
 
 BRIEF_LINES = 4  # lines kept of a long text under --brief
 BRIEF_WIDTH = 160  # characters kept of a long line under --brief

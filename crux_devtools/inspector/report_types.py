@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict  # pydantic validates typing_extensions TypedDicts on 3.11
 
-from ..core.statuses import StatusKey
+from ..statuses import StatusKey
 
 Status = StatusKey  # the states and their words: statuses.py
 

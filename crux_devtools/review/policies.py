@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.statuses import fails, word
+from ..statuses import fails, word
 
 NAMES = ("error", "any", "tokens:+P%", "dropped", "context-left:ID", "tool-removed", "cache-prefix:N")
 _TOKENS = re.compile(r"^tokens:\+?(\d+(?:\.\d+)?)%$")

@@ -19,7 +19,7 @@ from ..inspector.report_types import ExampleReport, PromptReport
 # their order are core/rungs.py's. A rung missing here is shown in the default colour.
 RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
 
-# The TUI's colour of each status tone (``core/statuses.py`` names the states and their words).
+# The TUI's colour of each status tone (``crux_devtools/statuses.py`` names the states and their words).
 TONE_STYLE = {"fits": "green", "over": "bold red", "error": "bold red", "unchecked": "yellow", "stale": "yellow"}
 
 BUDGET_STEP = 0.10  # one ``+``/``-`` press moves the budget by 10% of the current total
@@ -84,7 +84,7 @@ def step_budget(
 def status_style(key: str) -> tuple[str, str, str]:
     """``(mark, word, style)`` of a status key (or ``stale``): its glyph and word from the one
     vocabulary, and the TUI colour of its tone."""
-    from ..core.statuses import term
+    from ..statuses import term
 
     found = term(key)
     return found.mark, found.word, TONE_STYLE.get(found.tone, "bold red")

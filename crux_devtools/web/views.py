@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 
 from ..inspector.api import default_budget_target, find_prompt, is_stale
 from ..inspector.report_types import ExampleReport, LoadErrorDict, PromptReport, Report
-from ..core.statuses import term
+from ..statuses import term
 from .display import displayable
 from .input_check import FieldError
 from .views_sent import SentTool, SentView
@@ -35,7 +35,7 @@ class Chip:
 
 
 def report_chip(status: str) -> Chip:
-    """A status key (``core/statuses.py``) as a chip: its word, the colour of its tone."""
+    """A status key (``crux_devtools/statuses.py``) as a chip: its word, the colour of its tone."""
     found = term(status)
     return Chip(found.word, f"chip-{found.tone}", found.means)
 
@@ -59,7 +59,7 @@ class PromptRow:
     examples: int
     has_model: bool
     href: str
-    status: str = "error"  # the report's status key (core/statuses.py), what the list filters on
+    status: str = "error"  # the report's status key (crux_devtools/statuses.py), what the list filters on
     stale: bool = False
 
 

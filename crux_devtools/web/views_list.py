@@ -14,12 +14,12 @@ from urllib.parse import urlencode
 from markupsafe import Markup, escape
 
 from ..inspector.report_types import Report
-from ..core.statuses import SEVERITY, STATUS_KEYS, word
+from ..statuses import SEVERITY, STATUS_KEYS, word
 from .display import displayable
 from .views import IndexView, PromptRow, ReportHeader, index_view
 
 # The statuses a row shows (views.status_chips): the prompt's own status, and "stale" beside it; the
-# keys and words are core/statuses.py's, best first. A facet is listed when a row has its status.
+# keys and words are crux_devtools/statuses.py's, best first. A facet is listed when a row has its status.
 STATUSES: tuple[tuple[str, str], ...] = tuple((key, word(key)) for key in sorted(STATUS_KEYS, key=SEVERITY.__getitem__, reverse=True)) + (
     ("stale", word("stale")),
 )

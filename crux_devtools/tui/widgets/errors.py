@@ -8,7 +8,7 @@ from rich.text import Text
 
 from ...inspector.errors import LoadError
 from ...inspector.report_types import ExampleReport, LoadErrorDict, PromptReport, Report
-from ...core.statuses import term, word
+from ...statuses import term, word
 from .pane import ReportPane
 
 

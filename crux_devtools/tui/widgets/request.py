@@ -27,7 +27,7 @@ from ...inspector.sent import (
     system_parts,
     tokens_of,
 )
-from ...core.statuses import term
+from ...statuses import term
 from ..report import RUNG_STYLE, status_badge
 from .pane import ReportPane
 

@@ -16,7 +16,8 @@ and no examples, so nothing could be resolved) is reported by ``check`` and fail
 last good report is kept. A key this module does not know (an old history entry) is shown as it is,
 with the error tone.
 
-No imports beyond the standard library: the server process imports this module.
+It sits below every layer (core, review, inspector, web, tui may all read it) and imports nothing
+beyond the standard library: the server process imports it without loading the core.
 """
 
 from __future__ import annotations
