@@ -341,6 +341,7 @@ class Worker:
         self.libraries: dict[str, tuple[int, int]] = {}  # library files user code imported, as they were
         self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": self.ping,
+            "written": self.written,
             "prime": self.prime,
             "load": self.load,
             "update": self.update,
@@ -360,6 +361,10 @@ class Worker:
 
     def ping(self, request: dict[str, Any]) -> Any:
         return {"pid": os.getpid()}
+
+    def written(self, request: dict[str, Any]) -> Any:
+        """The project files user code in this worker wrote so far (``graph.Tracker.written_files``)."""
+        return {"written": tracker.written_files()}
 
     def prime(self, request: dict[str, Any]) -> Any:
         return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
@@ -498,7 +503,7 @@ class Worker:
     def _watch_info(self, modules: dict[str, str]) -> dict[str, Any]:
         root = os.path.join(os.path.realpath(self.project.root), "")
         files = sorted({os.path.relpath(f, root) for f in modules.values()})
-        return {"watched": tracker.watched(), "imported": files}
+        return {"watched": tracker.watched(), "imported": files, "written": tracker.written_files()}
 
     def _find(self, target_id: str) -> Any:
         try:

@@ -68,6 +68,7 @@ class ReportHeader:
     errors: list[LoadErrorDict]
     load: str = "full"  # "incremental": only ``reevaluated`` were evaluated again, the rest kept
     reevaluated: int = 0
+    verified: bool = True  # False: a fresh load of the whole project is still to confirm it
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,7 @@ def shown_report(session: Any) -> Report:
     return {
         "version": 0, "project": "", "generated_at": "", "duration_ms": 0.0, "stale": False, "errors": [], "prompts": [],
         "hash": "", "notice": None, "modules_found": False, "load": "full", "reevaluated": [],
+        "verified": False, "disagreements": 0,
     }
 
 
@@ -97,6 +99,7 @@ def report_header(report: Report) -> ReportHeader:
         errors=list(report["errors"]),
         load=report["load"],
         reevaluated=len(report["reevaluated"]),
+        verified=report["verified"],
     )
 
 
