@@ -339,6 +339,9 @@ class Worker:
         self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported
         self.held: dict[str, Any] = {}  # target id -> last good Target of a module that failed to re-import
         self.libraries: dict[str, tuple[int, int]] = {}  # library files user code imported, as they were
+        # Free the modules an update replaced once it is answered: they sit in reference cycles (a
+        # module's functions hold its globals) that the collector's oldest generation rarely visits.
+        self.collect = False
         self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": self.ping,
             "written": self.written,
@@ -474,6 +477,7 @@ class Worker:
         result["reimported"] = [ref["name"] for ref in redo]
         self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info(modules))
+        self.collect = True  # after the answer: the report is shown first
         return result
 
     def _track_libraries(self, names: set[str]) -> None:
@@ -593,6 +597,11 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
             message = {"id": request.get("id"), "ok": False, "error": LoadError.from_exception(root, exc).to_dict()}
         message["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         channel.send(message)
+        if worker.collect:
+            import gc
+
+            worker.collect = False
+            gc.collect()
 
 
 def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int], zygote_pid: int) -> None:
