@@ -601,7 +601,7 @@ class ProjectSession:
             write.add_done_callback(self._written)
         after = self._hashes
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
-        extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated)}
+        extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated), "verification": "corrected" if disagreements else ""}
         if good:
             summary = f"Report {self._version}: {len(prompts)} prompt(s) in {elapsed * 1000:.0f} ms"
             if disagreements:
@@ -655,7 +655,7 @@ class ProjectSession:
         self._report = report
         if verified and not shown["verified"]:
             summary = f"Report {self._version} verified: a fresh load of the whole project agrees"
-            self._emit(SessionEvent("report", self._version, summary, load="full", reevaluated=list(outcome.reevaluated)))
+            self._emit(SessionEvent("report", self._version, summary, load="full", reevaluated=list(outcome.reevaluated), verification="agreed"))
 
     def _written(self, write: asyncio.Future[None]) -> None:
         self._writes.discard(write)
