@@ -23,6 +23,16 @@ change the held worker cannot take: ``pyproject.toml``, the module list, a chang
 the project (the worker compares the library files it imported with the disk), a module that hung or
 ended a worker, and a module whose last good version (shown stale) the held worker keeps: an update
 that crashed it would lose that version, so that save loads in full and the old worker keeps it.
+
+At rest, the truth. The import graph cannot see everything user code does at import (a module that
+appends to another's list, ``importlib`` in a callback, ``Path(...).exists()``, a symlink, a
+process-wide registry), so an update's report is not *verified*: once no change came for
+``verify_after`` seconds, a fresh worker (the warm spare) loads the whole project, its report
+replaces the shown one where they differ (each difference logged and counted in ``disagreements``),
+and it becomes the held worker (memory stays flat; process-wide state starts clean). Any change under
+the project that no module imported or read (a file created, a link re-pointed) leads to a
+verification too, except a file the worker's own code wrote (its echo: asked of the worker, which
+records writes at any time). ``settled()`` waits for the verification.
 """
 
 from __future__ import annotations
