@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -126,10 +127,11 @@ async def memory(saves: int) -> None:
         peak = start
         try:
             for i in range(1, saves + 1):
-                (root / "big.py").write_text(BIG.format(seed=i), encoding="utf-8")
+                (root / "big.tmp").write_text(BIG.format(seed=i), encoding="utf-8")  # saved whole, as editors do
+                os.replace(root / "big.tmp", root / "big.py")
                 while True:  # this save's report (a verification's event may come first)
                     await asyncio.wait_for(events.get(), 120)
-                    if session.report is not None and f"edit {i}." in str(session.report["prompts"][0]["examples"][0]["inspection"]["system"]):
+                    if session.report is not None and f"edit {i}." in json.dumps(session.report["prompts"]):
                         break
                 peak = max(peak, held_rss(session))
             began = time.perf_counter()

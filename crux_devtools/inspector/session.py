@@ -399,7 +399,7 @@ class ProjectSession:
         """Whether a changed file that no module read is not one the held worker's code wrote (a thread
         it started may write at any time): asks the worker what it wrote."""
         worker = self._worker
-        if worker is not None and worker.alive:
+        if worker is not None and worker.alive and not worker.lock.locked():  # busy (a Run): verify rather than wait
             try:
                 answer = await worker.request({"op": "written"}, self.timeout)
             except WorkerError as exc:
