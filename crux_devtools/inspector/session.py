@@ -192,6 +192,7 @@ class ProjectSession:
         self._copies: dict[int, tuple[PromptReport, PromptReport]] = {}  # see ``_merge``
         self._hash_cache: dict[int, tuple[PromptReport, str]] = {}  # see ``prompt_hashes``
         self._recent: list[Report] = []  # distinct reports, newest last (no history file)
+        self._released: list[Report] = []  # reports no longer kept, freed by the next verification (see ``_remember``)
         self.evaluations = 0
         self.runs_poll = runs_poll
         self._runs: Any = None  # the project's RunStore, opened on first use
@@ -391,6 +392,8 @@ class ProjectSession:
                 self._needs_verify = True
             if verifying and not self._needs_verify and not await self._unexplained():
                 continue  # only files the worker's own code wrote changed: nothing to verify
+            if verifying:
+                self._released.clear()  # in the background: see ``_remember``
             await self._load(files, full=full or verifying, verifying=verifying)
         if self._needs_verify or self._unseen:
             self._arm_verification()
@@ -582,7 +585,7 @@ class ProjectSession:
         if verifying:
             disagreements = self._compare(before, hashes, errors)
             if not disagreements and self._report is not None:
-                self._confirm(outcome, owners, hashes, verified)
+                self._confirm(outcome, prompts, owners, hashes, verified, files)
                 return
         self._version += 1
         report: Report = {
@@ -605,10 +608,7 @@ class ProjectSession:
         self._hashes = hashes
         self._remember(report)
         self._report = report
-        if self.history is not None:  # off the event loop: the report is shown first
-            write = asyncio.ensure_future(asyncio.to_thread(self.history.record, report, ok=good, errors=errors, changed_files=files))
-            self._writes.add(write)
-            write.add_done_callback(self._written)
+        self._record(report, files)
         after = self._hashes
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
         extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated), "verification": "corrected" if disagreements else ""}
@@ -651,21 +651,35 @@ class ProjectSession:
         self._since_verified = set()
         return count
 
-    def _confirm(self, outcome: LoadOutcome, owners: dict[str, WorkerProcess], hashes: dict[str, str], verified: bool) -> None:
+    def _confirm(
+        self, outcome: LoadOutcome, prompts: list[PromptReport], owners: dict[str, WorkerProcess], hashes: dict[str, str], verified: bool,
+        files: list[str],
+    ) -> None:
         """A verification that agrees: hold its fresh worker; the report keeps its version and says it is
-        verified (one "report" event when that changed, so the front ends show it)."""
+        verified (one "report" event when that changed, so the front ends show it). Its prompts are the
+        fresh load's (equal): the next update hands those on, and the history reuses their digests."""
         shown = self._report
         assert shown is not None
         self._swap_workers(outcome.worker, owners)
         self._hashes = hashes
         report: Report = {
-            **shown, "verified": verified, "disagreements": 0, "load": "full", "reevaluated": list(outcome.reevaluated),
-            "duration_ms": outcome.duration_ms,
+            **shown, "prompts": prompts, "verified": verified, "disagreements": 0, "load": "full",
+            "reevaluated": list(outcome.reevaluated), "duration_ms": outcome.duration_ms,
         }
         self._report = report
+        self._recent = [report if r is shown else r for r in self._recent]
+        self._released.append(shown)
+        self._record(report, files)
         if verified and not shown["verified"]:
             summary = f"Report {self._version} verified: a fresh load of the whole project agrees"
             self._emit(SessionEvent("report", self._version, summary, load="full", reevaluated=list(outcome.reevaluated), verification="agreed"))
+
+    def _record(self, report: Report, files: list[str]) -> None:
+        if self.history is not None:  # off the event loop: the report is shown first
+            errors = report["errors"]
+            write = asyncio.ensure_future(asyncio.to_thread(self.history.record, report, ok=not errors, errors=errors, changed_files=files))
+            self._writes.add(write)
+            write.add_done_callback(self._written)
 
     def _written(self, write: asyncio.Future[None]) -> None:
         self._writes.discard(write)
@@ -678,7 +692,12 @@ class ProjectSession:
         if self._recent and self._recent[-1]["hash"] == report["hash"]:
             return
         keep = 19 if self.history is None else 3
-        self._recent = [r for r in self._recent if r["hash"] != report["hash"]][-keep:] + [report]
+        before = self._recent
+        self._recent = [r for r in before if r["hash"] != report["hash"]][-keep:] + [report]
+        # Freeing a report whose prompts a verification replaced costs tens of milliseconds (hundreds
+        # of prompts): not on a save's way to its report, but at the next verification.
+        kept = {id(r) for r in self._recent}
+        self._released.extend(r for r in before if id(r) not in kept)
 
     def _swap_workers(self, worker: WorkerProcess | None, owners: dict[str, WorkerProcess]) -> None:
         """Hold the new worker and the owners of stale prompts; retire every other worker."""

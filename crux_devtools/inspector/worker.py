@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
 if TYPE_CHECKING:
     from crux_devtools.core.tokens import CountedTexts
@@ -339,9 +339,10 @@ class Worker:
         self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported
         self.held: dict[str, Any] = {}  # target id -> last good Target of a module that failed to re-import
         self.libraries: dict[str, tuple[int, int]] = {}  # library files user code imported, as they were
-        # Free the modules an update replaced once it is answered: they sit in reference cycles (a
-        # module's functions hold its globals) that the collector's oldest generation rarely visits.
-        self.collect = False
+        # After the answer (the report is shown first): "collect" frees the modules an update replaced
+        # (they sit in reference cycles, a module's functions holding its globals, that the oldest
+        # generation rarely visits); "freeze" also moves what a load made out of the collector's way.
+        self.collect: Literal["", "collect", "freeze"] = ""
         self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": self.ping,
             "written": self.written,
@@ -410,6 +411,7 @@ class Worker:
         self.libraries = dict(_primed_files)
         self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info(modules))
+        self.collect = "freeze"  # the loaded project is long-lived: later collections need not walk it
         return result
 
     def update(self, request: dict[str, Any]) -> Any:
@@ -477,7 +479,7 @@ class Worker:
         result["reimported"] = [ref["name"] for ref in redo]
         self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info(modules))
-        self.collect = True  # after the answer: the report is shown first
+        self.collect = "collect"
         return result
 
     def _track_libraries(self, names: set[str]) -> None:
@@ -600,8 +602,10 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
         if worker.collect:
             import gc
 
-            worker.collect = False
             gc.collect()
+            if worker.collect == "freeze":
+                gc.freeze()
+            worker.collect = ""
 
 
 def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int], zygote_pid: int) -> None:
