@@ -300,3 +300,51 @@ async def test_a_broken_module_keeps_its_last_good_prompts_stale_whatever_is_sav
         assert answer.status_code == 200 and answer.json()["stale"] is True
         listed = (await client.get("/api/prompts")).json()
         assert [(p["id"], p["stale"], p["verified"]) for p in listed] == [("good", False, True), ("other", True, True)]
+
+
+async def test_the_web_pages_and_the_tui_status_line_say_whether_the_report_is_verified(project: Path) -> None:
+    import httpx
+
+    from crux_devtools.tui.widgets.status_line import status_text
+    from crux_devtools.web.app import create_app
+
+    write(project, {"good.py": GOOD.format(text="Good one.")})
+    # A verification an hour after the last change: the fast answer stays unverified meanwhile.
+    async with ProjectSession(project, history=False, debounce=0.01, verify_after=3600) as session:
+        app = create_app(session, manage_session=False)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            page = (await client.get("/")).text
+            assert 'data-verified="yes"' in page and "✓ verified" in page  # the first load is a fresh full load
+            write(project, {"good.py": GOOD.format(text="Good two.")})
+            await until(lambda: system(session.report, "good") == "Good two.", "the save is shown")
+            assert session.report is not None and (session.report["load"], session.report["verified"]) == ("incremental", False)
+            page = (await client.get("/")).text
+            assert 'data-verified="no"' in page and "verifying…" in page
+            page = (await client.get("/prompts/good")).text
+            assert 'data-verified="no"' in page
+            assert (await client.get("/api/prompts/good")).json()["verified"] is False
+        [prompt] = session.report["prompts"]
+        line = status_text(prompt, None, [], None, False, None, verified=False).plain
+        assert "◌ verifying" in line
+        assert "verifying" not in status_text(prompt, None, [], None, False, None, verified=True).plain
+
+
+async def test_files_the_projects_own_code_writes_at_import_or_later_never_verify_in_a_loop(start: Any) -> None:
+    session = await start({
+        "writer.py": PROMPT + "import threading\nimport time\nfrom pathlib import Path\n\n"
+        "HERE = Path(__file__).parent\n(HERE / 'status.txt').write_text('imported')\n\n"
+        "def beat():\n    for i in range(1, 10_000):\n        (HERE / 'heartbeat.txt').write_text(str(i))\n        time.sleep(0.05)\n\n"
+        "threading.Thread(target=beat, daemon=True).start()\nwriter = prompt('writer', system='Writes.')\n",
+    })
+    root = session.root
+    verifications = session.verifications
+
+    def beats() -> int:
+        text = (root / "heartbeat.txt").read_text() if (root / "heartbeat.txt").exists() else ""
+        return int(text) if text.isdigit() else 0
+
+    seen = beats()
+    await until(lambda: beats() >= seen + 40, "the thread user code started wrote 40 more times")
+    await asyncio.wait_for(session.settled(), BOUND)  # a verification loop would never settle
+    assert session.verifications - verifications <= 1  # at most one, before the worker said it wrote the file
+    assert session.report is not None and session.report["verified"] and session.report["version"] == 1
