@@ -295,6 +295,7 @@ async def test_a_broken_module_keeps_its_last_good_prompts_stale_whatever_is_sav
         await session.settled()  # and once verified
         shown_stale()
         assert session.report is not None and session.report["verified"]
+        assert session.disagreements == 0  # the fast answer was right: the verification only confirmed it
         assert comparable(session.report) == await fresh(root)
         answer = await client.get("/api/prompts/other")
         assert answer.status_code == 200 and answer.json()["stale"] is True

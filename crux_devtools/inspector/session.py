@@ -634,7 +634,8 @@ class ProjectSession:
         shown, logged: each is a change the incremental evaluation did not see."""
         shown = self._report
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
-        errors_differ = shown is not None and shown["errors"] != errors
+        where = lambda errs: [(e["file"], e["line"], e["type"], e["message"]) for e in errs]  # noqa: E731 - not the traceback: its frames differ
+        errors_differ = shown is not None and where(shown["errors"]) != where(errors)
         count = len(changed) + int(errors_differ)
         self.verifications += 1
         self.disagreements += count
