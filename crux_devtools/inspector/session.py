@@ -57,6 +57,7 @@ from .errors import FailedExample, LoadError
 from .history import open_history
 from .loading import LoadOutcome, load_project, update_project
 from .pool import WorkerPool
+from .reload_rules import Held, Incremental, VerifyOnly, decide, was_read
 from .process import WorkerError, WorkerProcess
 from .report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
 
@@ -363,7 +364,7 @@ class ProjectSession:
             return True
         if is_ignored(posix, self._ignore):
             return False
-        return posix.endswith(".py") or self._was_read(posix)
+        return posix.endswith(".py") or was_read(posix, self._watched)
 
     def _schedule(self, files: list[str] | tuple[str, ...] = (), *, verify: bool = False) -> asyncio.Future[None]:
         self._pending_files.update(files)
@@ -430,17 +431,15 @@ class ProjectSession:
         names = [m.name for m in discovery.modules]
         errors = list(discovery.errors) + config_errors
         outcome: LoadOutcome | None = None
-        if not full and self._can_update(files, discovery.modules):
-            known = self._imported | {os.path.relpath(m.path, self.root) for m in discovery.modules if m.path}
-            concerned = [f for f in files if f in known or self._was_read(f)]
-            # A Python file no module imported may be what a broken module failed to import: retry those.
-            unknown = any(f.endswith(".py") and f not in known for f in files)
-            retry = self._broken - self._faulted if unknown else frozenset()
-            if not concerned and not retry:
-                # Nothing the held worker imported or read changed: no update, no event; a fresh load
-                # verifies it (a new module behind ``try: import``, a file looked at but not opened).
-                self._needs_verify = True
-                return
+        decision = decide(files, self._held(discovery.modules), full=full)
+        if isinstance(decision, VerifyOnly):
+            # Nothing the held worker imported or read changed: no update, no event; a fresh load
+            # verifies it (a new module behind ``try: import``, a file looked at but not opened).
+            log.debug("%s: %s; verifying in the background", self.root, decision.reason)
+            self._needs_verify = True
+            return
+        if isinstance(decision, Incremental):
+            retry = decision.retry
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the changed modules…", changed_files=files))
             previous = {p["id"]: p for name, ps in self._known.items() if name not in self._broken for p in ps}
@@ -490,16 +489,17 @@ class ProjectSession:
         ignore, ignore_errors = read_watch_ignore(self.root)
         return discovery, models, model_errors + ignore_errors, ignore
 
-    def _can_update(self, files: list[str], modules: list[ModuleRef]) -> bool:
-        """Whether the held worker can take these changes as an update (else: a full load)."""
-        return (
-            bool(files)
-            and "pyproject.toml" not in files
-            and self._worker is not None
-            and self._worker.alive
-            and self._refs == modules
-            and not self._faulted
-            and self._report is not None
+    def _held(self, modules: list[ModuleRef]) -> Held:
+        """What this session holds, for ``reload_rules.decide``."""
+        return Held(
+            worker_alive=self._worker is not None and self._worker.alive,
+            same_modules=self._refs == modules,
+            has_report=self._report is not None,
+            module_files=frozenset(os.path.relpath(m.path, self.root) for m in modules if m.path),
+            imported=frozenset(self._imported),
+            watched=self._watched,
+            broken=self._broken,
+            faulted=self._faulted,
         )
 
     def _keep_broken(self, update: LoadOutcome, modules: list[ModuleRef]) -> LoadOutcome:
@@ -511,13 +511,6 @@ class ProjectSession:
         files = {os.path.relpath(m.path, self.root) for m in modules if m.name in still and m.path}
         kept = [e for e in self._report["errors"] if e["file"] in files]
         return dataclasses.replace(update, broken=update.broken | still, errors=[*kept, *update.errors])
-
-    def _was_read(self, relative: str) -> bool:
-        """A changed file user code read while the held worker loaded (or whose folder it listed)."""
-        if relative in self._watched:
-            return True
-        folder = relative.rsplit("/", 1)[0] + "/" if "/" in relative else "./"
-        return folder in self._watched
 
     def _merge(self, outcome: LoadOutcome, names: list[str]) -> tuple[list[PromptReport], dict[str, WorkerProcess]]:
         """This load's prompts, plus the last good prompts of its broken modules (marked stale).
