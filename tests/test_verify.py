@@ -349,3 +349,13 @@ async def test_files_the_projects_own_code_writes_at_import_or_later_never_verif
     await asyncio.wait_for(session.settled(), BOUND)  # a verification loop would never settle
     assert session.verifications - verifications <= 1  # at most one, before the worker said it wrote the file
     assert session.report is not None and session.report["verified"] and session.report["version"] == 1
+
+
+def test_hidden_files_and_env_folders_are_watched_but_not_hidden_folders_or_virtual_environments(tmp_path: Path) -> None:
+    from crux_devtools.inspector.watcher import is_relevant
+
+    write(tmp_path, {"venvlike/pyvenv.cfg": "home = /usr\n", ".idea/workspace.xml": "<x/>"})
+    for relevant in (".env", ".env.local", "env/settings.txt", "data/.hidden.md", "MAINTENANCE"):
+        assert is_relevant(tmp_path, str(tmp_path / relevant)), relevant
+    for ignored in (".idea", ".idea/workspace.xml", "venvlike/lib/x.py", "venvlike", ".DS_Store", ".#notes.md", "notes.md.swp"):
+        assert not is_relevant(tmp_path, str(tmp_path / ignored)), ignored

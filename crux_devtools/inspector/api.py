@@ -161,8 +161,9 @@ A Python file that no module imports changes nothing (no event, ``session.evalua
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
 ``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True,
-fork=True)`` also works as ``async with ProjectSession(...) as session:``; ``await session.settled()``
-waits until no evaluation is running or pending (tests, benchmarks). Create and use a session on one
+fork=True, verify_after=0.3)`` also works as ``async with ProjectSession(...) as session:``;
+``await session.settled()`` waits until no evaluation or verification is running or pending (tests,
+benchmarks). Create and use a session on one
 event loop.
 """
 
