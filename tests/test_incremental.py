@@ -1,4 +1,4 @@
-"""Incremental evaluation (issue 15): a save re-imports and re-evaluates what it concerns, and only
+"""Incremental evaluation: a save re-imports and re-evaluates what it concerns, and only
 files that can change a report are watched. Real worker processes, real files, the real watcher."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import WAIT
 
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.process import SpawnedWorker
@@ -60,7 +61,7 @@ class Live:
         self.events: asyncio.Queue[SessionEvent] = asyncio.Queue()
         session.subscribe(lambda e: self.events.put_nowait(e) if e.kind in ("report", "error") else None)
 
-    async def next(self, timeout: float = 30.0) -> SessionEvent:
+    async def next(self, timeout: float = WAIT) -> SessionEvent:
         return await asyncio.wait_for(self.events.get(), timeout)
 
     async def settled(self) -> None:
@@ -87,7 +88,7 @@ async def live(tmp_path: Path) -> AsyncIterator[Live]:
         await session.stop()
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

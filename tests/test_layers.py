@@ -1,4 +1,4 @@
-"""The layers import one way: core <- inspector <- (web | tui), and web and tui never each other."""
+"""The layers import one way: core <- review <- inspector <- (web | tui), and web and tui never each other."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "crux_devtools"
 
 FORBIDDEN = {
-    "core": {"inspector", "web", "tui", "cli"},
+    "core": {"inspector", "review", "web", "tui", "cli"},
+    "review": {"inspector", "web", "tui", "cli"},
     "inspector": {"web", "tui", "cli"},
     "web": {"tui", "cli"},
     "tui": {"web", "cli"},

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from chat_server import ChatServer
 from crux_devtools import (
+    RunError,
     Model,
     ModelCapacityProfile,
     ModelError,
@@ -85,7 +86,9 @@ def ollama() -> Iterator[ChatServer]:
 
 def test_the_shipped_adapters_and_the_documented_one_are_models() -> None:
     adapter = load_doc_adapter()
-    for model in (ScriptedModel(["hi"]), OpenAICompatibleModel("http://127.0.0.1:9/v1", "m"), adapter("llama3.2")):
+    from crux_devtools import AnthropicModel
+
+    for model in (ScriptedModel(["hi"]), OpenAICompatibleModel("http://127.0.0.1:9/v1", "m"), AnthropicModel("claude-x"), adapter("llama3.2")):
         assert isinstance(model, Model), type(model).__name__
 
 
@@ -260,6 +263,8 @@ def test_the_documented_adapter_reports_an_unreachable_server_as_a_transport_err
         model.complete(ModelRequest(system="s", messages=[], tools=[]))
     assert caught.value.kind == "transport" and "is `ollama serve` running?" in str(caught.value)
 
-    result = generate(weather_prompt(), input={}, model=model)
-    assert result.stop_reason == "error" and result.error is not None
+    with pytest.raises(RunError) as ended:
+        generate(weather_prompt(), input={}, model=model)
+    result = ended.value.result
+    assert result.stop_reason == "error" and result.error is not None and ended.value.__cause__ is not None
     assert result.error.type == "ModelError" and "cannot reach Ollama" in result.error.message

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from crux_devtools import context, prompt, tool, when
 from crux_devtools.inspector.api import SessionEvent
+from confirm_fake import fake_check_run
 
 
 class Ticket(BaseModel):
@@ -136,7 +137,10 @@ class FakeSession:
             await self.reload()
         return result
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: Any = None) -> dict[str, Any]:
+        asked = fake_check_run(self.report, prompt_id, confirm)
+        if asked is not None:  # nothing runs: the front end must ask first
+            return asked
         self.run_calls.append({"prompt_id": prompt_id, "example": example, "input": input})
         receipt = {"id": "req-1", "model": "scripted", "input_tokens": 120, "max_input_tokens": 5292, "optimize_at": 5292,
                    "measurement": "exact", "adaptations": [], "warnings": [], "epoch": 1, "previous_request_id": None}

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
     from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
     from .recording import RunRecorder, record_runs
+    from .redaction import redact_values
     from .agents import Agent, agent
     from .runtime import GenerateResult, Step, ToolResult, agenerate, generate
     from .summaries import SummaryStore, summarize
@@ -40,11 +41,15 @@ if TYPE_CHECKING:
         MemoryStoreError,
         ModelError,
         OffloadError,
+        ReplayError,
         RequestCompositionError,
+        RunError,
         RunStoreError,
         SummaryError,
     )
-    from .models import Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .models import AnthropicModel, Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .record_call import RecordedCall, record_call
+    from .otel_export import emit_otel
     from .prompts import Prompt, prompt
     from .results import Drop, Exclusion, Inspection, Part, Resolved
     from .tokens import TiktokenCounter, TokenCounter, default_counter
@@ -97,6 +102,10 @@ __all__ = [
     "generate",
     "RunRecorder",
     "record_runs",
+    "RecordedCall",
+    "record_call",
+    "emit_otel",
+    "redact_values",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -114,6 +123,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OpenAICompatibleModel",
+    "AnthropicModel",
     "Part",
     "Prompt",
     "RequestCompositionError",
@@ -132,6 +142,8 @@ __all__ = [
     "when",
     "InputValidationError",
     "OffloadError",
+    "ReplayError",
+    "RunError",
     "RunStoreError",
     "SummaryError",
 ]
@@ -147,15 +159,18 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "agents": ("Agent", "agent",),
     "runtime": ("GenerateResult", "Step", "ToolResult", "agenerate", "generate",),
     "recording": ("RunRecorder", "record_runs",),
+    "redaction": ("redact_values",),
     "summaries": ("SummaryStore", "summarize",),
     "contexts": ("Conditional", "Context", "Match", "context", "match", "when",),
     "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "SectionSummary", "facts", "memory", "recent_messages",),
     "skills": ("Skill", "skill",),
     "errors": (
         "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
-        "RequestCompositionError", "RunStoreError", "SummaryError",
+        "ReplayError", "RequestCompositionError", "RunError", "RunStoreError", "SummaryError",
     ),
-    "models": ("Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
+    "record_call": ("RecordedCall", "record_call",),
+    "otel_export": ("emit_otel",),
+    "models": ("AnthropicModel", "Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
     "prompts": ("Prompt", "prompt",),
     "results": ("Drop", "Exclusion", "Inspection", "Part", "Resolved",),
     "tokens": ("TiktokenCounter", "TokenCounter", "default_counter",),

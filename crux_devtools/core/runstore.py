@@ -4,7 +4,8 @@ One SQLite file per project, in WAL mode with a busy timeout, written with ``BEG
 several processes (the application, inspectors, the CLI) may write and read at once and lose
 nothing. The schema is versioned with ``PRAGMA user_version`` like the memory store's.
 
-A run is the JSON shape of SPEC section 8. ``write`` never trusts it: any value that is not JSON
+A run is a JSON object: ``id, target, kind, file, line, origin, started_at, duration_ms, status,
+error, model, input, text, usage, steps`` (each step ``Step.to_dict()``). ``write`` never trusts it: any value that is not JSON
 (an object, a set, bytes, NaN, a non-string key) is stored as its ``repr``, and a string longer
 than ``TEXT_CAP`` characters is cut, ending with a marker that names its true size. Every SQLite
 failure is translated once, here, into a ``RunStoreError`` that names the file and says what to do.
@@ -16,6 +17,7 @@ process can read the store without loading pydantic, tiktoken or the planner.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
 import math
 import os
@@ -37,8 +39,9 @@ RUNS_FILE = Path(".crux") / "runs.sqlite3"
 TEXT_CAP = 1_000_000  # characters kept of any one string in a run
 SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
 MAX_DEPTH = 64  # deeper nesting is stored as a repr
+SQLITE_MAX_INT = 2**63 - 1  # a limit or offset beyond it means "all" or "past the end"
 RUN_STATUSES = ("ok", "error", "max_steps")
-RUN_ORIGINS = ("app", "inspector")
+RUN_ORIGINS = ("app", "inspector", "otel")
 
 # Version 1. ``seq`` is the write order (never reused); listing order is ``started`` (seconds since
 # the epoch, from ``started_at``) then ``seq``, newest first, through one index per filter. ``runs``
@@ -97,7 +100,31 @@ CREATE TABLE meta (
 INSERT INTO meta (key, value) VALUES ('writes', 0);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# Version 2: what each step's plan was made from (``plan_inputs.py``), so a step can be replayed.
+# Every text is kept once in ``blobs`` (content-addressed: the steps of a run and runs of the same
+# prompt share their texts and frames); ``step_plans`` holds each step's frame hash and small state.
+# ``parent``/``fork_step``: a run made by replaying step ``fork_step`` of run ``parent``.
+_V2 = """
+CREATE TABLE blobs (
+    hash  TEXT PRIMARY KEY,
+    text  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE step_plans (
+    run_seq  INTEGER NOT NULL,
+    idx      INTEGER NOT NULL,
+    frame    TEXT    NOT NULL,
+    state    TEXT    NOT NULL,
+    PRIMARY KEY (run_seq, idx)
+) WITHOUT ROWID;
+CREATE TRIGGER runs_plans_gone AFTER DELETE ON runs BEGIN
+    DELETE FROM step_plans WHERE run_seq = old.seq;
+END;
+ALTER TABLE runs ADD COLUMN parent TEXT;
+ALTER TABLE runs ADD COLUMN fork_step INTEGER;
+CREATE INDEX runs_by_parent ON runs (parent) WHERE parent IS NOT NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -190,6 +217,12 @@ def _utf8(text: str) -> str:
     return text
 
 
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` (a run read back from the store) as JSON text any UTF-8 output can take: a lone
+    surrogate the store kept (a reply with broken bytes) is written as its ``\\udcXX`` escape."""
+    return _utf8(json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False))
+
+
 def stored_json(value: Any) -> str:
     """``value`` as the JSON text ``write`` stores: ``storable(value)``, taking the fast path when the
     value is already plain JSON so short that no string in it can reach ``TEXT_CAP``."""
@@ -277,6 +310,7 @@ class RunStore:
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._readonly = False
+        self._batched = False  # inside ``batch()``: writes join its transaction
         if create:
             self._open()
 
@@ -409,6 +443,9 @@ class RunStore:
                 if conn is None or not self._ready(conn):
                     yield None
                     return
+                if self._batched:
+                    yield conn  # inside ``batch()``: read within its transaction
+                    return
                 conn.execute("BEGIN")
                 try:
                     yield conn
@@ -418,6 +455,9 @@ class RunStore:
     @contextmanager
     def _writing(self, action: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self._batched and self._conn is not None:
+                yield self._conn  # the transaction of the enclosing ``batch()``
+                return
             if not self.create:
                 raise RunStoreError(self.path, f"{action} failed: the store was opened with create=False (read-only)")
             conn = self._open()
@@ -430,6 +470,17 @@ class RunStore:
                     conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every write inside is one transaction: many runs at once cost one commit, and either all
+        of them are stored or none. Other writers wait meanwhile: keep a batch to a few hundred runs."""
+        with self._writing("write runs") as _conn:
+            self._batched = True
+            try:
+                yield
+            finally:
+                self._batched = False
 
     def close(self) -> None:
         """Close the connection. Further calls raise ``RunStoreError``."""
@@ -460,7 +511,7 @@ class RunStore:
 
     # -- writing -----------------------------------------------------------------------------
     def write(self, run: Mapping[str, Any], *, keep: int | None = None) -> str:
-        """Store one whole run (SPEC section 8 shape) and return its id.
+        """Store one whole run (the shape above) and return its id.
 
         Writing a run whose id is already stored replaces it. With ``keep``, only the newest
         ``keep`` runs remain afterwards (older ones go with their steps), in the same transaction.
@@ -470,6 +521,7 @@ class RunStore:
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
             raise ValueError(f"keep must be a positive int or None, got {keep!r}")
         data = dict(run)
+        plan_inputs = data.pop("plan_inputs", None)
         steps = data.pop("steps", None) or []
         if not isinstance(steps, list):
             steps = [steps]
@@ -498,6 +550,7 @@ class RunStore:
             conn.execute("INSERT INTO run_summaries (seq, summary) VALUES (?, ?)", (seq, summary))
             conn.executemany("INSERT INTO steps (run_seq, idx, data) VALUES (?, ?, ?)", [(seq, i, row) for i, row in enumerate(step_rows)])
             conn.execute("INSERT INTO runs_fts (rowid, target, model, input, text, error) VALUES (?, ?, ?, ?, ?, ?)", (seq, *search))
+            _write_replay_data(conn, seq, data, plan_inputs)
             if keep is not None:
                 self._prune(conn, keep)
             conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'writes'")
@@ -571,6 +624,7 @@ class RunStore:
             raise ValueError(f"limit must be a non-negative int, got {limit!r}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValueError(f"offset must be a non-negative int, got {offset!r}")
+        limit, offset = min(limit, SQLITE_MAX_INT), min(offset, SQLITE_MAX_INT)
         clause, args = self._where(target, status, origin, text)
         # With a text filter, walk the newest-first index and test each run against the (once
         # materialised) matches, so a page stops after `limit` rows however many runs match.
@@ -619,6 +673,22 @@ class RunStore:
             if conn is None:
                 return 0
             return int(conn.execute(sql, args).fetchone()[0])
+
+    def usage_by_model(self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The provider-reported usage of every run matching the filters (those of ``list``), summed
+        per model: ``{"model", "runs", "reported" (runs with usage), "input_tokens", "output_tokens",
+        "cache_read_tokens", "cache_write_tokens"}``, so a caller can price a whole filter at once."""
+        clause, args = self._where(target, status, origin, text)
+        sql = (
+            "SELECT json_extract(summary, '$.model') AS model, count(*), count(json_extract(summary, '$.usage.input_tokens')), "
+            + ", ".join(f"coalesce(sum(json_extract(summary, '$.usage.{k}')), 0)" for k in _USAGE_KEYS)
+            + f" FROM run_summaries WHERE seq IN (SELECT seq FROM runs{clause}) GROUP BY model"
+        )
+        with self._reading("sum usage") as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(sql, args).fetchall()
+        return [{"model": row[0], "runs": row[1], "reported": row[2], **dict(zip(_USAGE_KEYS, row[3:], strict=True))} for row in rows]
 
     def targets(self) -> builtins.list[str]:
         """Every target that has a recorded run, sorted (for a filter menu)."""
@@ -671,9 +741,107 @@ class RunStore:
             return int(row[0]) if row else 0
 
 
+# -- replay data: plan inputs and lineage (``plan_inputs.py`` builds them, ``replay.py`` reads them) --
+def _write_replay_data(conn: sqlite3.Connection, seq: int | None, run: dict[str, Any], plan_inputs: Any) -> None:
+    parent = run.get("parent")
+    if isinstance(parent, str) and parent:
+        fork_step = run.get("fork_step")
+        conn.execute("UPDATE runs SET parent = ?, fork_step = ? WHERE seq = ?", (parent, fork_step if type(fork_step) is int else None, seq))
+    if not isinstance(plan_inputs, Mapping):
+        return
+    texts, steps = plan_inputs.get("texts"), plan_inputs.get("steps")
+    if not isinstance(texts, Mapping) or not isinstance(steps, list):
+        return
+    blobs = [(h, _utf8(t)) for h, t in texts.items() if isinstance(h, str) and isinstance(t, str)]
+    rows = []
+    frames: dict[int, str] = {}  # a frame repeated by the next step is the same object: serialised once
+    for step in steps:
+        if not isinstance(step, Mapping) or type(step.get("index")) is not int or not isinstance(step.get("frame"), Mapping):
+            continue
+        frame_hash = frames.get(id(step["frame"]))
+        if frame_hash is None:
+            frame = stored_json({"format": plan_inputs.get("format"), **step["frame"]})
+            frame_hash = frames[id(step["frame"])] = hashlib.sha256(frame.encode("utf-8")).hexdigest()[:32]
+            blobs.append((frame_hash, frame))
+        rows.append((seq, step["index"], frame_hash, stored_json(step.get("state") or {})))
+    marks = ",".join("?" * len(blobs))
+    have = {h for (h,) in conn.execute(f"SELECT hash FROM blobs WHERE hash IN ({marks})", [h for h, _t in blobs])} if 0 < len(blobs) <= 500 else set()
+    conn.executemany("INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", [b for b in blobs if b[0] not in have])  # known texts are not bound again
+    conn.executemany("INSERT OR REPLACE INTO step_plans (run_seq, idx, frame, state) VALUES (?, ?, ?, ?)", rows)
+
+
+def read_step_plan(store: RunStore, run_id: str, index: int) -> dict[str, Any] | None:
+    """What step ``index`` of run ``run_id`` was planned from: ``{"frame", "state", "texts"}`` (every
+    text the frame refers to, by hash), or ``None`` when the step kept none (a run recorded before
+    plan inputs were kept, or an unknown run or step)."""
+    with store._reading("read a step's plan inputs") as conn:
+        if conn is None or int(conn.execute("PRAGMA user_version").fetchone()[0]) < 2:
+            return None
+        row = conn.execute(
+            "SELECT p.frame, p.state FROM step_plans p JOIN runs r ON r.seq = p.run_seq WHERE r.id = ? AND p.idx = ?", (run_id, index)
+        ).fetchone()
+        if row is None:
+            return None
+        found = conn.execute("SELECT text FROM blobs WHERE hash = ?", (row[0],)).fetchone()
+        if found is None:
+            return None
+        frame = json.loads(found[0])
+        wanted = sorted(_text_refs(frame))
+        texts: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            texts.update(conn.execute(f"SELECT hash, text FROM blobs WHERE hash IN ({marks})", chunk).fetchall())
+    return {"frame": frame, "state": json.loads(row[1]), "texts": texts}
+
+
+def _text_refs(frame: dict[str, Any]) -> set[str]:
+    refs = {slot["text"] for slot in frame.get("slots", []) if "text" in slot}
+    refs.update(frame.get("tools", {}).values())
+    if frame.get("support_tool"):
+        refs.add(frame["support_tool"])
+    for c in frame.get("contributors", []):
+        refs.add(c["full"])
+        refs.update(r["text"] for r in c.get("rungs", []) if r.get("text"))
+    return refs
+
+
+def child_runs(store: RunStore, parent: str) -> builtins.list[dict[str, Any]]:
+    """The runs made by replaying a step of run ``parent`` (summaries with ``fork_step``), oldest first."""
+    with store._reading("list child runs") as conn:
+        if conn is None or int(conn.execute("PRAGMA user_version").fetchone()[0]) < 2:
+            return []
+        rows = conn.execute(
+            "SELECT s.summary, r.fork_step, r.step_count, r.input_tokens FROM runs r JOIN run_summaries s ON s.seq = r.seq WHERE r.parent = ? ORDER BY r.seq",
+            (parent,),
+        ).fetchall()
+    out = []
+    for summary, fork_step, step_count, input_tokens in rows:
+        run = json.loads(summary)
+        run.update(fork_step=fork_step, step_count=step_count, input_tokens=input_tokens)
+        out.append(run)
+    return out
+
+
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
 def _is_readonly(exc: sqlite3.Error) -> bool:
     low = str(exc).lower()
     return any(word in low for word in ("readonly", "read-only", "unable to open", "attempt to write", "could not switch"))
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is SQLite's "database is locked/busy": a transient state
+    while another connection holds the write lock, not a fault of the file."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sqlite3.OperationalError):
+            name = str(getattr(seen, "sqlite_errorname", "") or "")
+            if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(seen) or "database is busy" in str(seen):
+                return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def new_run_id() -> str:

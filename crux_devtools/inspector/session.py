@@ -9,7 +9,7 @@ Staleness is per module: a module that fails to load keeps its last good prompts
 each marked ``"stale": true`` and still answered (budget, custom input) by the worker that loaded
 them; the other modules' prompts are current.
 
-Incremental evaluation (issue 15). The first load is full: every module is imported in a fresh
+Incremental evaluation. The first load is full: every module is imported in a fresh
 worker, which records the import graph and the files user code read (``graph.py``). The session
 keeps that worker, and a save becomes an ``update`` request to it: the worker forgets the changed
 modules and the modules that (transitively) import them or read the changed file, imports them
@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import ModuleRef, discover, is_ignored, read_model_config, read_watch_ignore
+from .discovery import ModuleRef, discover, imported_note, is_ignored, read_model_config, read_watch_ignore
 from .errors import FailedExample, LoadError
 from .history import open_history
 from .loading import LoadOutcome, load_project, update_project
@@ -187,6 +187,7 @@ class ProjectSession:
         self._retiring: set[WorkerProcess] = set()
         self._writes: set[asyncio.Future[None]] = set()  # history writes, finished before closing
         self._preload: list[str] = []
+        self._imported_note: str | None = None  # discovery.imported_note of the last load
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
         self._files: list[str] = []  # the project's module files, compiled ahead by the spare
         self._hashes: dict[str, str] = {}
@@ -420,6 +421,7 @@ class ProjectSession:
         self._since_verified.update(files)
         try:
             discovery, models, config_errors, ignore = await asyncio.to_thread(self._read_project)
+            self._imported_note = imported_note(discovery)  # the report says which files run, and why
         except OSError as exc:
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
@@ -596,6 +598,7 @@ class ProjectSession:
             "reevaluated": list(outcome.reevaluated),
             "verified": verified,
             "disagreements": disagreements,
+            "imported_note": self._imported_note,
         }
         self._swap_workers(outcome.worker, owners)
         self._hashes = hashes
@@ -657,7 +660,7 @@ class ProjectSession:
         self._swap_workers(outcome.worker, owners)
         self._hashes = hashes
         report: Report = {
-            **shown, "prompts": prompts, "verified": verified, "disagreements": 0, "load": "full",
+            **shown, "prompts": prompts, "verified": verified, "disagreements": 0, "load": "full", "imported_note": self._imported_note,
             "reevaluated": list(outcome.reevaluated), "duration_ms": outcome.duration_ms,
         }
         self._report = report
@@ -770,10 +773,13 @@ class ProjectSession:
         name = "custom" if input is not None else (example or "")
         return FailedExample(name, input or {}, LoadError.from_dict(answer["error"])).to_dict()
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(
+        self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: str | bool | None = None
+    ) -> dict[str, Any]:
         """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run, recorded
-        in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs")."""
-        answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input})
+        in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs"), or a confirmation
+        request when its model is real and ``confirm`` is not that model's token (``run_confirm``)."""
+        answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input, "confirm": confirm})
         if answer["ok"]:
             return answer["result"]
         return failed_run(prompt_id, answer["error"], input=input)
@@ -824,6 +830,26 @@ class ProjectSession:
             if event is not None:
                 self._emit(event)
             await asyncio.sleep(self.runs_poll)
+
+    async def replay_plan(self, prompt_id: str, step: dict[str, Any]) -> dict[str, Any]:
+        """A recorded step planned from today's source in the worker (``replay_current.py``):
+        ``{"ok", "result" | "error"}``; ``step`` holds its input, messages and epoch state."""
+        return await self._job({"op": "replay", "prompt_id": prompt_id, **step})
+
+    async def replay_step(self, run: dict[str, Any], step: int, overrides: dict[str, Any]) -> dict[str, Any]:
+        """A recorded step planned again with ``overrides`` in the worker (the planner never runs in
+        this process): ``{"ok", "result" | "error"}``, the result a replay document or ``{"error"}``."""
+        return await self._job({"op": "replay_step", "prompt_id": str(run.get("target")), "run": run.get("id"), "step": step, "overrides": overrides})
+
+    async def replay_continue(self, run: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+        """The agent forked at a recorded step and run on in the worker (``replay_continue.py``):
+        ``{"ok", "result" | "error"}``, the result the child run, ``{"confirm"}`` or ``{"error"}``."""
+        return await self._job({"op": "replay_continue", "prompt_id": str(run.get("target")), "run": run.get("id"), **request})
+
+    async def replay_send(self, prompt_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        """A replayed request sent to the target's model in the worker (``replay_send.py``):
+        ``{"ok", "result" | "error"}``, the result the child run or ``{"confirm": ...}``."""
+        return await self._job({"op": "replay_send", "prompt_id": prompt_id, **request})
 
     async def prepare_summaries(
         self,

@@ -9,6 +9,11 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     -> {"id": 3, "op": "run", "prompt_id": "x", "example": null, "input": {...}}
     -> {"id": 4, "op": "prepare", "prompt_id": "x", "example": "a", "input": null, "contributor": "log",
         "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
+    -> {"id": 6, "op": "replay", "prompt_id": "x", "input": {...}, "history": [...], "turn": [...], "ceilings": {...},
+        "epoch": 1, "support_required": false, "namespace": "x/s1"}   # a recorded step planned from today's source
+    -> {"id": 8, "op": "replay_step", "prompt_id": "x", "run": "id", "step": 1, "overrides": {"max": 2000, ...}}
+    -> {"id": 9, "op": "replay_continue", "prompt_id": "x", "run": "id", "step": 1, "overrides": {...}, "live_tools": false}
+    -> {"id": 7, "op": "replay_send", "prompt_id": "x", "sent": {...}, "run": "id", "step": 1, "confirmed": false, ...}
     -> {"id": 5, "op": "update", "files": ["a.py"], "retry": [], "known": [ids], "protect": [], "progress": true}
     <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
                                                            # or {"full": why}: the session loads in full
@@ -333,7 +338,7 @@ class Worker:
     def __init__(self, channel: Channel) -> None:
         self.project: Any = None
         self.channel = channel
-        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
+        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs
         self.defaults: Any = None  # planning.PlanningDefaults of the loaded project
         self.refs: list[dict[str, Any]] = []  # the project's modules (ModuleRef dicts), in order
         self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported
@@ -343,6 +348,8 @@ class Worker:
         # (they sit in reference cycles, a module's functions holding its globals, that the oldest
         # generation rarely visits); "freeze" also moves what a load made out of the collector's way.
         self.collect: Literal["", "collect", "freeze"] = ""
+        self.allow_network = False  # [tool.crux-devtools] allow_network (netguard.py), read at load
+        self.network_errors: list[Any] = []  # its ConfigError, if the value is bad
         self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": self.ping,
             "written": self.written,
@@ -352,6 +359,10 @@ class Worker:
             "evaluate": self.evaluate,
             "run": self.run,
             "prepare": self.prepare,
+            "replay": self.replay,
+            "replay_send": self.replay_send,
+            "replay_step": self.replay_step,
+            "replay_continue": self.replay_continue,
         }
 
     def handle(self, request: dict[str, Any]) -> Any:
@@ -361,7 +372,24 @@ class Worker:
             raise ValueError(f"unknown op {op!r}; expected one of: {', '.join(self.ops)}")
         if op not in ("ping", "prime", "load") and self.project is None:
             raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        return method(request)
+        with self._network(str(op), request):
+            return method(request)
+
+    def _network(self, op: str, request: dict[str, Any]) -> Any:
+        """User code may not connect anywhere while it is imported or evaluated (netguard.py), except
+        in a Run, a model-backed prepare, or a project with ``allow_network = true``."""
+        from . import netguard
+
+        root = self.project.root if self.project is not None else request.get("root")
+        if root is None:
+            return netguard.guarded(False)
+        if op == "load":
+            from .discovery import read_allow_network
+
+            self.allow_network, self.network_errors = read_allow_network(root)
+        netguard.install(Path(root))
+        lifted = self.allow_network or op == "run" or (op == "prepare" and bool(request.get("allow_models")))
+        return netguard.guarded(not lifted, "importing your modules" if op in ("load", "update") else "evaluating your prompts")
 
     def ping(self, request: dict[str, Any]) -> Any:
         return {"pid": os.getpid()}
@@ -399,6 +427,7 @@ class Worker:
             self.modules = {ref["name"]: module for ref, module in loaded}
             self.project = collect_targets(root, loaded)
             self.project.import_errors = errors
+            self.project.errors.extend(self.network_errors)
             modules = tracker.project_modules()
             self._context_edges(self.project.targets, modules)
             self.defaults = PlanningDefaults.load(root, request.get("models"))
@@ -463,6 +492,7 @@ class Worker:
                 self.modules.pop(name, None)
             project = collect_targets(root, [(ref, self.modules[ref["name"]]) for ref in self.refs if ref["name"] in self.modules])
             project.import_errors = errors
+            project.errors.extend(self.network_errors)
             for target in project.targets:
                 self.held.pop(target.id, None)
             modules = tracker.project_modules()
@@ -537,8 +567,13 @@ class Worker:
     def run(self, request: dict[str, Any]) -> Any:
         from .evaluate import run_target
 
+        from .run_confirm import check_run
+
         target = self._find(request["prompt_id"])
         _name, data = self._input(target, request.get("example"), request.get("input"))
+        asked = check_run(target, request.get("confirm"))  # against the model about to run, not the one shown
+        if asked is not None:
+            return asked
         if self.recorder is None:
             from crux_devtools.core.recording import RunRecorder
 
@@ -554,6 +589,30 @@ class Worker:
             self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
             allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
         )
+
+    def replay(self, request: dict[str, Any]) -> Any:
+        """A recorded step planned from today's source (``replay_current.py``)."""
+        from .replay_current import plan_current
+
+        return plan_current(self._find(request["prompt_id"]), request, self.defaults)
+
+    def replay_step(self, request: dict[str, Any]) -> Any:
+        """A recorded step planned again from its recording, with overrides (``replay_current.py``)."""
+        from .replay_current import replay_recorded_document
+
+        return replay_recorded_document(self.project.root, request, self.defaults)
+
+    def replay_continue(self, request: dict[str, Any]) -> Any:
+        """The agent forked at a recorded step and run on; answers the child run (``replay_continue.py``)."""
+        from .replay_continue import continue_from
+
+        return continue_from(self.project.root, self._find(request["prompt_id"]), request, self.defaults)
+
+    def replay_send(self, request: dict[str, Any]) -> Any:
+        """A replayed request sent to the target's model; answers the child run (``replay_send.py``)."""
+        from .replay_send import send_replayed
+
+        return send_replayed(self.project.root, self._find(request["prompt_id"]), request)
 
     def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs

@@ -1,4 +1,4 @@
-"""JSON mirrors of the pages (SPEC section 7): the prompt list and one prompt's whole report."""
+"""JSON mirrors of the pages: the prompt list and one prompt's whole report."""
 
 from __future__ import annotations
 

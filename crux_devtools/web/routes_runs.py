@@ -1,4 +1,4 @@
-"""Recorded runs (SPEC section 8): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
+"""Recorded runs (the run shape: ``core/runstore.py``): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
 
 The store is read through ``runs_access`` (in a thread; a store that cannot be opened is a banner,
 never a 500).
@@ -13,11 +13,12 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from ..core.runstore import RunStore, RunStoreError
+from ..core.runstore import RunStore, RunStoreError, json_text
+from ..inspector.run_costs import prices_for
 from .routes_pages import render, wants_block
 from .runs_access import open_store, recent_runs
 from .views import report_header, shown_report
-from .views_run import RunMissing, run_detail
+from .views_run import RunMissing, run_detail, with_costs
 from .views_runs import (
     ORIGINS,
     PAGE_SIZE,
@@ -29,6 +30,15 @@ from .views_runs import (
 router = APIRouter()
 T = TypeVar("T")
 API_MAX_LIMIT = 1000
+API_MAX_OFFSET = 10**12  # past any store; a bigger number is a mistake, answered 400
+
+
+class RunJSONResponse(JSONResponse):
+    """JSON of recorded runs: a lone surrogate the store kept (a reply with broken bytes) is sent as
+    its ``\\udcXX`` escape, which is valid JSON, instead of failing to encode (a 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return json_text(content).encode("utf-8")
 
 
 async def read(store: RunStore, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -55,6 +65,7 @@ async def runs_page(
     filters, problems = parse_filters(target, status, origin, q or text, page)
     store, unavailable = open_store(request.app.state.session)
     summaries: list[dict[str, Any]] = []
+    usage: list[dict[str, Any]] = []
     total = 0
     targets = known_targets(request)
     if store is not None:
@@ -65,11 +76,14 @@ async def runs_page(
                 problems.append(f"page {filters.page} is past the last page ({last_page}); showing page {last_page}")
                 filters = parse_filters(filters.target, filters.status, filters.origin, filters.text, str(last_page))[0]
             summaries = await read(store, store.list, limit=PAGE_SIZE, offset=(filters.page - 1) * PAGE_SIZE, **filters.store_args())
+            usage = await read(store, store.usage_by_model, **filters.store_args())
             targets += [t for t in stored_targets if t not in targets]
         except RunStoreError as exc:
             unavailable = str(exc)
-    view = runs_list_view(header, filters, summaries, total, targets, problems)
+    prices = prices_for(getattr(request.app.state.session, "root", None))
+    view = runs_list_view(header, filters, summaries, total, targets, problems, prices)
     view.unavailable = unavailable
+    view.cost_total = prices.total(usage).label
     return render(request, "runs.html", {"view": view}, block="runs_list" if wants_block(request) else None)
 
 
@@ -94,7 +108,8 @@ async def run_page(request: Request, run_id: str) -> Response:
     if run is None:
         context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
         return render(request, "run.html", context, status=404 if unavailable is None else 503)
-    view = run_detail(header, run, set(known_targets(request)), getattr(request.app.state.session, "root", None))
+    root = getattr(request.app.state.session, "root", None)
+    view = with_costs(run_detail(header, run, set(known_targets(request)), root), run, prices_for(root))
     return render(request, "run.html", {"view": view, "missing": None})
 
 
@@ -137,7 +152,7 @@ async def api_runs(
     how_many, problem = parse_count(limit, "limit", PAGE_SIZE, 1, API_MAX_LIMIT)
     if problem:
         return bad_request(problem)
-    skip, problem = parse_count(offset, "offset", 0, 0, None)
+    skip, problem = parse_count(offset, "offset", 0, 0, API_MAX_OFFSET)
     if problem:
         return bad_request(problem)
     store, unavailable = open_store(request.app.state.session)
@@ -148,7 +163,7 @@ async def api_runs(
         runs, total = await asyncio.to_thread(lambda: (store.list(limit=how_many, offset=skip, **filters), store.count(**filters)))
     except RunStoreError as exc:
         return JSONResponse({"detail": str(exc)}, status_code=503)
-    return JSONResponse(runs, headers={"X-Total-Count": str(total)})
+    return RunJSONResponse(runs, headers={"X-Total-Count": str(total)})
 
 
 @router.get("/api/runs/{run_id}")
@@ -161,5 +176,5 @@ async def api_run(request: Request, run_id: str) -> Response:
     except RunStoreError as exc:
         return JSONResponse({"detail": str(exc)}, status_code=503)
     if run is None:
-        return JSONResponse({"detail": f"no recorded run with id {run_id!r}; GET /api/runs lists them"}, status_code=404)
-    return JSONResponse(run)
+        return RunJSONResponse({"detail": f"no recorded run with id {run_id!r}; GET /api/runs lists them"}, status_code=404)
+    return RunJSONResponse(run)

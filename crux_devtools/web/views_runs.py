@@ -1,4 +1,4 @@
-"""View-models for the list of recorded runs (SPEC section 8): ``/runs`` and a prompt's recent runs.
+"""View-models for the list of recorded runs: ``/runs`` and a prompt's recent runs.
 
 A list row is a RunSummary (``RunStore.list``), written by another process, maybe an older or
 newer version of the library, so every key is read with ``.get`` and a missing one hides a cell,
@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
-from ..inspector.report_types import PromptReport
+from ..inspector.run_costs import Prices, format_usd
+from ..inspector.render_runs import local_datetime
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 
@@ -59,12 +59,9 @@ def fmt_ms(value: Any) -> str:
 def fmt_started(value: Any) -> tuple[str, str]:
     """(shown, title): local time to the second, the stored ISO text as the tooltip."""
     text = str(value or "")
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
+    when = local_datetime(text)  # None for a text that is no date, or a date with no local time
+    if when is None:
         return text or "—", text
-    if when.tzinfo is not None:
-        when = when.astimezone()
     return when.strftime("%Y-%m-%d %H:%M:%S"), text
 
 
@@ -147,9 +144,12 @@ class RunRow:
     started: str
     started_title: str
     text: str
+    parent: str | None = None  # a replay of step ``fork_step`` of run ``parent``
+    fork_step: int | None = None
+    cost: str = "unpriced"
 
 
-def run_row(summary: dict[str, Any]) -> RunRow:
+def run_row(summary: dict[str, Any], prices: Prices | None = None) -> RunRow:
     run_id = str(summary.get("id", ""))
     target = str(summary.get("target") or "?")
     got_in, got_out = usage_pair(summary.get("usage"))
@@ -175,7 +175,26 @@ def run_row(summary: dict[str, Any]) -> RunRow:
         started=started,
         started_title=title,
         text=" ".join(str(preview or "").split())[:160],
+        parent=summary["parent"] if isinstance(summary.get("parent"), str) else None,
+        fork_step=summary["fork_step"] if isinstance(summary.get("fork_step"), int) else None,
+        cost=format_usd(prices.run_cost(summary)) if prices is not None else "unpriced",
     )
+
+
+def under_parents(rows: list[RunRow]) -> list[RunRow]:
+    """``rows`` with each replay (a child run) moved right under its parent when both are listed."""
+    listed = {r.id for r in rows}
+    children: dict[str, list[RunRow]] = {}
+    for r in rows:
+        if r.parent is not None and r.parent in listed and r.parent != r.id:
+            children.setdefault(r.parent, []).append(r)
+    moved = {id(r) for kids in children.values() for r in kids}
+    out: list[RunRow] = []
+    for r in rows:
+        if id(r) not in moved:
+            out.append(r)
+            out.extend(children.get(r.id, []))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +216,7 @@ class RunsListView:
     links: list[PageLink] = field(default_factory=list)
     prev_href: str | None = None
     next_href: str | None = None
+    cost_total: str = "unpriced"  # the cost of every run the filter matches, not only this page's
 
     @property
     def first(self) -> int:
@@ -230,10 +250,12 @@ def page_links(filters: RunFilters, pages: int) -> list[PageLink]:
 
 
 def runs_list_view(
-    header: ReportHeader, filters: RunFilters, summaries: list[dict[str, Any]], total: int, targets: list[str], problems: list[str]
+    header: ReportHeader, filters: RunFilters, summaries: list[dict[str, Any]], total: int, targets: list[str], problems: list[str],
+    prices: Prices | None = None,
 ) -> RunsListView:
     pages = max(1, math.ceil(total / PAGE_SIZE))
-    view = RunsListView(header=header, filters=filters, rows=[run_row(s) for s in summaries], total=total, pages=pages, targets=targets, problems=problems)
+    rows = under_parents([run_row(s, prices) for s in summaries])
+    view = RunsListView(header=header, filters=filters, rows=rows, total=total, pages=pages, targets=targets, problems=problems)
     if pages > 1:
         view.links = page_links(filters, pages)
     if filters.page > 1:
@@ -253,9 +275,4 @@ class RecentRuns:
     total: int
     all_href: str
     unavailable: str | None = None
-
-
-def needs_confirmation(prompt: PromptReport) -> bool:
-    """Whether the Run button must ask first: any model but a scripted one (``model_kind`` from the
-    worker) costs money and runs real tools. An unknown kind asks too."""
-    return prompt["model_kind"] != "scripted"
+    runnable: bool = False  # the prompt page has a Run button (the target has a model to call)

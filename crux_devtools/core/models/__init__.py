@@ -4,6 +4,7 @@
   ``Model`` protocol (one required method, ``complete``, and the optional hooks the library calls
   when present). A new provider is one new module that satisfies it (docs/models.md).
 - ``scripted``: ``ScriptedModel`` replays fixed answers offline and records every request.
+- ``anthropic``: ``AnthropicModel`` speaks Anthropic's Messages API over httpx (tool use, cache usage).
 - ``openai``: ``OpenAICompatibleModel`` speaks chat-completions over httpx (OpenAI, vLLM, the
   llama.cpp server, Ollama); ``parse_chat_completion`` and ``parse_usage`` read its answers.
 
@@ -15,10 +16,12 @@ from __future__ import annotations
 
 from ..errors import MODEL_ERROR_KINDS, ModelError, ModelErrorKind
 from .base import OPTIONAL_HOOKS, Model, ModelRequest, ModelResponse, ToolCall, tool_call
+from .anthropic import AnthropicModel, parse_message
 from .openai import OpenAICompatibleModel, parse_chat_completion, parse_usage
 from .scripted import ScriptedModel, ScriptedResponse
 
 __all__ = [
+    "AnthropicModel",
     "MODEL_ERROR_KINDS",
     "OPTIONAL_HOOKS",
     "Model",
@@ -31,6 +34,7 @@ __all__ = [
     "ScriptedResponse",
     "ToolCall",
     "parse_chat_completion",
+    "parse_message",
     "parse_usage",
     "tool_call",
 ]

@@ -13,12 +13,49 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
-from .base import ModelRequest, ModelResponse, ToolCall, capacity_dict, jsonable_message, tool_call
+from .base import ModelRequest, ModelResponse, ToolCall, capacity_dict, tool_call
 
 if TYPE_CHECKING:
     import httpx
 
 _BODY_EXCERPT_CHARS = 200
+
+
+def check_http_adapter(base_url: Any, model: Any, timeout: Any, client: Any, example: str) -> None:
+    """The arguments every HTTP adapter takes, checked alike (``ValueError``/``TypeError`` saying why)."""
+    import httpx  # imported here so that `import crux_devtools` stays light
+
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise ValueError(f"base_url must be an http(s) URL such as {example!r}, got {base_url!r}")
+    if httpx.URL(base_url).userinfo:
+        # The URL is shown in to_dict() and error messages, so it must never carry a secret.
+        raise ValueError("base_url must not contain credentials (user:password@); pass the key as api_key= instead")
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(f"model must be a non-empty model name, got {model!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if client is not None and not isinstance(client, (httpx.Client, httpx.AsyncClient)):
+        raise TypeError(f"client must be an httpx.Client or httpx.AsyncClient, got {type(client).__name__}")
+
+
+def post_json(client: Any, url: str, body: Any, headers: dict[str, str], timeout: float) -> httpx.Response:
+    """POST ``body`` as JSON with ``client`` when it is an ``httpx.Client``, else a client of its own."""
+    import httpx
+
+    if isinstance(client, httpx.Client):
+        return client.post(url, json=body, headers=headers, timeout=timeout)
+    with httpx.Client(timeout=timeout) as own:
+        return own.post(url, json=body, headers=headers)
+
+
+async def apost_json(client: Any, url: str, body: Any, headers: dict[str, str], timeout: float) -> httpx.Response:
+    """The async form of ``post_json`` (``client`` used when it is an ``httpx.AsyncClient``)."""
+    import httpx
+
+    if isinstance(client, httpx.AsyncClient):
+        return await client.post(url, json=body, headers=headers, timeout=timeout)
+    async with httpx.AsyncClient(timeout=timeout) as own:
+        return await own.post(url, json=body, headers=headers)
 
 
 class OpenAICompatibleModel:
@@ -42,19 +79,7 @@ class OpenAICompatibleModel:
         timeout: float = 60.0,
         client: httpx.Client | httpx.AsyncClient | None = None,
     ) -> None:
-        import httpx  # imported here so that `import crux_devtools` stays light
-
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {base_url!r}")
-        if httpx.URL(base_url).userinfo:
-            # The URL is shown in to_dict() and error messages, so it must never carry a secret.
-            raise ValueError("base_url must not contain credentials (user:password@); pass the key as api_key= instead")
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError(f"model must be a non-empty model name, got {model!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        if client is not None and not isinstance(client, (httpx.Client, httpx.AsyncClient)):
-            raise TypeError(f"client must be an httpx.Client or httpx.AsyncClient, got {type(client).__name__}")
+        check_http_adapter(base_url, model, timeout, client, "http://127.0.0.1:8000/v1")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = model
@@ -69,15 +94,7 @@ class OpenAICompatibleModel:
 
     def payload(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (no secrets: the key travels in a header)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": request.system}, *(jsonable_message(m) for m in request.messages)],
-        }
-        if request.tools:
-            body["tools"] = [t.json_schema() for t in request.tools]
-        if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
-        return body
+        return request.to_openai(self.model)
 
     def _headers(self) -> dict[str, str]:
         key = self._api_key if self._api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -92,11 +109,7 @@ class OpenAICompatibleModel:
 
         body, headers = self.payload(request), self._headers()
         try:
-            if isinstance(self._client, httpx.Client):
-                response = self._client.post(self.url, json=body, headers=headers, timeout=self.timeout)
-            else:
-                with httpx.Client(timeout=self.timeout) as client:
-                    response = client.post(self.url, json=body, headers=headers)
+            response = post_json(self._client, self.url, body, headers, self.timeout)
         except httpx.TimeoutException as exc:
             raise self._timeout_error(exc) from exc
         except httpx.TransportError as exc:
@@ -109,11 +122,7 @@ class OpenAICompatibleModel:
 
         body, headers = self.payload(request), self._headers()
         try:
-            if isinstance(self._client, httpx.AsyncClient):
-                response = await self._client.post(self.url, json=body, headers=headers, timeout=self.timeout)
-            else:
-                async with httpx.AsyncClient(timeout=self.timeout) as client:
-                    response = await client.post(self.url, json=body, headers=headers)
+            response = await apost_json(self._client, self.url, body, headers, self.timeout)
         except httpx.TimeoutException as exc:
             raise self._timeout_error(exc) from exc
         except httpx.TransportError as exc:
@@ -222,7 +231,8 @@ def parse_chat_completion(data: Any, *, model: str = "model", url: str = "<respo
 
 def parse_usage(raw: Any) -> dict[str, int] | None:
     """The provider's token usage (``prompt_tokens``/``completion_tokens``, or the ``input_tokens``/
-    ``output_tokens`` spelling) as ``{"input_tokens", "output_tokens"}``; ``None`` if absent or odd."""
+    ``output_tokens`` spelling) as ``{"input_tokens", "output_tokens"}``, plus ``cache_read_tokens``
+    when ``prompt_tokens_details.cached_tokens`` reports any; ``None`` if absent or odd."""
     if not isinstance(raw, dict):
         return None
     def number(*keys: str) -> int | None:
@@ -235,7 +245,12 @@ def parse_usage(raw: Any) -> dict[str, int] | None:
     output_tokens = number("completion_tokens", "output_tokens")
     if input_tokens is None and output_tokens is None:
         return None
-    return {"input_tokens": input_tokens or 0, "output_tokens": output_tokens or 0}
+    usage = {"input_tokens": input_tokens or 0, "output_tokens": output_tokens or 0}
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0:
+        usage["cache_read_tokens"] = cached  # part of input_tokens, priced at the cache-read rate
+    return usage
 
 
 def _message_text(content: Any, model: str, url: str) -> str | None:

@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...inspector.visible import visible
 from ..runs_render import no_steps_text, render_run_header, render_step_outcome, render_step_sent, step_label
 
 
@@ -40,6 +41,7 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
         Binding("p,left_square_bracket", "step(-1)", "Prev step", key_display="p"),
         Binding("s", "jump_sent", "Sent / top"),
         Binding("i", "open_in_prompt", "Open in prompt view"),
+        Binding("R", "replay", "Replay step"),
     ]
 
     def __init__(self, run: dict[str, Any], step: int | None = None) -> None:
@@ -62,7 +64,7 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"run {self.run.get('id', '?')} of {self.run.get('target', '?')}"
+        self.sub_title = visible(f"run {self.run.get('id', '?')} of {self.run.get('target', '?')}")
         self.query_one("#run-body").focus()
         self.show_step()
 
@@ -116,3 +118,12 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
         if self.step_index is not None:
             label += f" step {self.step_index}"
         self.dismiss(OpenInPrompt(str(self.run.get("target") or ""), self.run.get("input"), label))
+
+    def action_replay(self) -> None:
+        """Replay the shown step from its recording, beside variants (``screens/replay.py``)."""
+        from .replay import ReplayScreen
+
+        steps = self.run.get("steps") or []
+        session = getattr(self.app, "session", None)
+        if self.step_index is not None and session is not None:
+            self.app.push_screen(ReplayScreen(self.run, int(steps[self.step_index].get("index", self.step_index)), session))

@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from ...inspector.report_types import ExampleReport, PromptReport
-from ...inspector.sent import example_status
+from ..report import status_badge
 
 
 def request_size(shown: ExampleReport | None) -> Text:
@@ -19,7 +19,6 @@ def request_size(shown: ExampleReport | None) -> Text:
     status of that example (so the line never says ``over`` beside ``fits``)."""
     if not shown:
         return Text("")
-    status = example_status(shown)
     preview = shown.get("preview") or {}
     text = Text()
     if preview:
@@ -28,13 +27,7 @@ def request_size(shown: ExampleReport | None) -> Text:
         text.append(" of ", "dim")
         text.append(f"{preview.get('max_input_tokens', 0):,}", "bold")
         text.append(" ")
-    if status == "fits":
-        text.append("✓ fits", "green")
-    elif status == "over":
-        over_limit = preview.get("status") == "over-limit" or (shown["preview_error"] is not None and shown["preview_error"]["code"] == "REQUEST_TOO_LARGE")
-        text.append("▲ over-limit" if over_limit else "▲ over token_budget", "bold red")
-    else:
-        text.append("✗ error", "bold red")
+    text.append(*status_badge(shown["status"]))
     return text
 
 
@@ -95,6 +88,8 @@ def status_text(
     size = request_size(shown)
     if size.plain:
         pieces.append(size)
+    elif prompt.get("status"):  # no example on screen (none to show): the prompt's own status
+        pieces.append(Text(*status_badge(prompt["status"])))
     pieces.append(budget_words(prompt, shown, budget, target))
     text = Text(no_wrap=True, overflow="ellipsis")
     column = 0

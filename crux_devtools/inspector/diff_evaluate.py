@@ -1,0 +1,126 @@
+"""Evaluate one revision of a project: every prompt with every example, in isolated workers as ``check`` does.
+
+``export_side`` makes a revision's folder (a temporary export, or the work tree itself);
+``evaluate_project`` loads it in a ``ProjectSession`` (workers, timeouts, per-module isolation) and
+also plans extra inputs (recorded runs) as examples. No model is called: only planning happens.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..review.revisions import WorkTree, export, resolve
+
+# Local stores a project keeps beside its source (never committed) that planning reads: prepared
+# summaries are keyed by content, so the ones prepared in the work tree serve every revision.
+SHARED_STORES = (".crux/summaries.sqlite3",)
+
+
+@dataclass
+class Side:
+    """One revision to compare: ``rev`` as named (None: the working tree), its ``sha``, its folder."""
+
+    rev: str | None
+    sha: str | None
+    root: Path | None  # None: the project did not exist at this revision
+
+    def label(self) -> str:
+        return self.rev if self.rev is not None else "working tree"
+
+
+def export_side(tree: WorkTree, rev: str | None, project: Path, scratch: Path) -> Side:
+    """The working tree (``rev`` None) or revision ``rev`` exported under ``scratch``."""
+    if rev is None:
+        return Side(None, None, project)
+    sha = resolve(tree, rev)
+    root = export(tree, sha, scratch)
+    if root is not None:
+        for name in SHARED_STORES:
+            source = project / name
+            if source.is_file():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, root / name)
+    return Side(rev, sha, root)
+
+
+async def _planned(session: Any, inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None) -> dict[str, Any]:
+    """The session's report, each prompt's ``inputs`` planned too and appended to its examples."""
+    loaded = session.report
+    report: dict[str, Any] = dict(loaded) if loaded is not None else {"prompts": [], "errors": []}
+    if inputs:
+        prompts = []
+        for prompt in report["prompts"]:
+            extra = []
+            for name, data in inputs.get(prompt["id"], ()):
+                example = await session.evaluate(prompt["id"], input=data)
+                extra.append({**example, "name": name})
+            prompts.append({**prompt, "examples": list(prompt["examples"]) + extra} if extra else prompt)
+        report["prompts"] = prompts
+    return report
+
+
+def _session(root: Path, timeout: float) -> Any:
+    from .session import ProjectSession
+
+    return ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
+
+
+async def evaluate_project(
+    root: Path,
+    *,
+    timeout: float = 10.0,
+    inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None = None,
+    files: Sequence[str] = (),
+    watched: list[str] | None = None,
+) -> dict[str, Any]:
+    """The project's report (``inspector.report_types.Report``), each prompt's ``inputs`` (name,
+    input) planned too and appended to its examples under that name. Those of ``files`` (relative
+    paths) that can change the report (a module, ``pyproject.toml``, a file user code read) are
+    appended to ``watched``."""
+    session = _session(root, timeout)
+    try:
+        await session.start()
+        report = await _planned(session, inputs)
+        if watched is not None:
+            watched.extend(f for f in files if session.is_watched(f))
+        return report
+    finally:
+        await session.stop()
+
+
+async def evaluate_in_turn(
+    root: Path,
+    source: Path,
+    files: Sequence[str],
+    *,
+    timeout: float = 10.0,
+    inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Both sides with one session, evaluating only what can differ: the base in ``root`` (an
+    export), then ``files`` copied over from ``source`` (or deleted where ``source`` has none) and
+    handed to the session as a save, so the incremental evaluator re-imports only the modules that
+    import or read them and keeps every other prompt's report. Returns (base, head, how the head
+    was loaded: ``"incremental"`` or ``"full"``). A prompt whose module fails at head is left out of
+    the head (the session would show its base version, marked stale)."""
+    session = _session(root, timeout)
+    try:
+        await session.start()
+        base = json.loads(json.dumps(await _planned(session, inputs)))  # the session's reports share objects
+        for name in files:
+            original, target = source / name, root / name
+            if original.is_file():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(original, target)
+            elif target.is_file():
+                target.unlink()
+        await session.reload(list(files))
+        head = await _planned(session, inputs)
+        head["prompts"] = [p for p in head["prompts"] if not p.get("stale")]
+        return base, head, str((session.report or {}).get("load", "full"))
+    finally:
+        await session.stop()

@@ -1,0 +1,133 @@
+"""A replayed step as the front ends show it: the replayed request, its changes against the recorded one.
+
+``replay_document`` turns a ``core.replay.ReplayedStep`` into one JSON document (the CLI's ``--json``,
+the web panel and the TUI read the same): ``run``, ``step``, ``source``, ``overrides``, ``identical``,
+``recorded`` (``input_tokens``, ``sent``), ``replayed`` (``input_tokens``, ``sent``, ``status``,
+``adaptations``, and the plan's limits, warnings and diagnostics), ``changes`` and ``cache_prefix``.
+The changes come from the review's change engine (``review.changes.compare``) with the recorded
+request as base and the replayed one as head, so ``replay`` and ``diff`` speak one vocabulary.
+``render_replay`` prints a document for a terminal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..review.changes import RequestSnapshot, compare, snapshot_from_request
+from ..review.render import describe, prefix_line
+from .render_sent import sent_lines
+
+
+def _snapshot(sent: Mapping[str, Any] | None, contributions: Iterable[Mapping[str, Any]], *, input_tokens: int | None, status: str,
+              left_out: Iterable[str] = (), where: Mapping[str, tuple[str | None, int | None]] | None = None) -> RequestSnapshot:
+    """The change engine's snapshot of a planned request, ladder contributors included: each one's
+    rung, and (unless omitted) its place among the contexts in the request."""
+    contributions = list(contributions)
+    snapshot = snapshot_from_request(sent, contributions, input_tokens=input_tokens, status=status, where=where)
+    rungs = dict(snapshot.rungs)
+    contexts_in = list(snapshot.contexts_in)
+    out = dict(snapshot.out)
+    for c in contributions:
+        if c.get("kind") != "ladder":
+            continue
+        name = str(c.get("contributor"))
+        rungs[name] = str(c.get("representation"))
+        if c.get("representation") == "omitted":
+            out[name] = "budget"
+        elif name not in contexts_in:
+            contexts_in.append(name)
+    for name in left_out:
+        out[name] = "removed"
+    return dataclasses.replace(snapshot, rungs=rungs, contexts_in=tuple(contexts_in), out=out)
+
+
+def replay_document(replayed: Any, run: Mapping[str, Any] | None = None, where: Mapping[str, tuple[str | None, int | None]] | None = None) -> dict[str, Any]:
+    """The JSON document of a replay (see the module docstring). ``replayed``: a ``ReplayedStep``;
+    ``where``: where each context is defined (``--source current``), so a text change names its line."""
+    r = replayed.to_dict()
+    step = next((s for s in (run or {}).get("steps") or [] if isinstance(s, dict) and s.get("index") == r["step"]), {})
+    request = step.get("request") or {}
+    own = ((run or {}).get("file"), (run or {}).get("line"))
+    where = {"prompt": own, "messages": own, **(where or {})}
+    base = _snapshot(r["recorded_sent"], request.get("contributions") or [], input_tokens=r["recorded_tokens"], status="fits", where=where)
+    head = _snapshot(r["sent"], r["contributions"], input_tokens=r["input_tokens"], status=r["status"], left_out=r["left_out"], where=where)
+    changes, cache_prefix = compare(base, head)
+    return {
+        "run": r["run"],
+        "step": r["step"],
+        "source": r["source"],
+        "overrides": r["overrides"],
+        "identical": r["identical"],
+        "recorded": {"input_tokens": r["recorded_tokens"], "sent": r["recorded_sent"]},
+        "replayed": {
+            "input_tokens": r["input_tokens"], "sent": r["sent"], "status": r["status"], "adaptations": r["adaptations"],
+            "model": r["model"], "max_input_tokens": r["max_input_tokens"], "optimize_at": r["optimize_at"], "output_reserve": r["output_reserve"], "new_epoch": r["new_epoch"],
+            "contributions": r["contributions"], "candidates": r["candidates"], "warnings": r["warnings"],
+            "error_code": r["error_code"], "diagnostics": r["diagnostics"], "left_out": r["left_out"],
+        },
+        "changes": changes,
+        "cache_prefix": cache_prefix,
+    }
+
+
+def receipt_of(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The receipt of a replayed request sent as a child run's one step: what the replayed plan decided."""
+    replayed = document["replayed"]
+    return {
+        "input_tokens": replayed["input_tokens"], "max_input_tokens": replayed["max_input_tokens"], "optimize_at": replayed["optimize_at"],
+        "adaptations": replayed["adaptations"], "candidates": replayed["candidates"], "contributions": replayed["contributions"],
+        "warnings": replayed["warnings"], "measurement": "exact", "epoch": None, "previous_request_id": None,
+    }
+
+
+def send_request(document: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
+    """What the worker's ``replay_send`` takes to send a replayed request (without ``confirmed``)."""
+    return {"sent": document["replayed"]["sent"], "run": document["run"], "step": document["step"], "input": run.get("input"), "receipt": receipt_of(document)}
+
+
+def overrides_text(overrides: Mapping[str, Any]) -> str:
+    """``max=1500, rung sync-log=offload, drop examples`` (``none`` for a plain replay)."""
+    words = [f"{key.replace('_', '-')}={overrides[key]}" for key in ("max", "optimize_at", "model") if overrides.get(key) is not None]
+    words += [f"rung {c}={r}" for c, r in (overrides.get("rungs") or {}).items()]
+    words += [f"drop {d}" for d in overrides.get("drop") or []]
+    return ", ".join(words) or "none"
+
+
+def render_replay(document: Mapping[str, Any], *, brief: bool = False, request: bool = True) -> str:
+    """A replay for a terminal: what was replayed, the verdict, the changes, the cache prefix, the request."""
+    replayed, recorded = document["replayed"], document["recorded"]
+    lines = [
+        f"run {document['run']} step {document['step']} replayed from the {document['source']} source; overrides: {overrides_text(document['overrides'])}",
+        f"  recorded: {recorded['input_tokens']} input tokens; replayed: {replayed['input_tokens']} input tokens "
+        f"({replayed['status']}, max {replayed['max_input_tokens']}, optimize_at {replayed['optimize_at']}"
+        + (", a new epoch" if replayed.get("new_epoch") else "") + ")",
+    ]
+    if document["identical"]:
+        lines.append("  identical to the recorded request")
+    else:
+        lines.append("  changes against the recorded request:" if document["changes"] else "  the request differs from the recorded one")
+        lines.extend(f"    {describe(change)}" for change in document["changes"])
+    prefix = document.get("cache_prefix")
+    line = prefix_line(prefix)
+    if line is not None:
+        lines.append(f"  {line}")
+    elif prefix:
+        lines.append(f"  cacheable prefix: the whole request ({prefix['common_tokens']:,} tokens) is unchanged")
+    for a in replayed["adaptations"]:
+        variant = f" ({a['variant']})" if a.get("variant") else ""
+        lines.append(f"  adapted {a['contributor']} -> {a['representation']}{variant}: {a['full_tokens']} -> {a['selected_tokens']} tokens")
+    for warning in replayed["warnings"]:
+        lines.append(f"  warning: {warning}")
+    if replayed["status"] != "fits":
+        lines.append(f"  {replayed['error_code']}: nothing fits max_input_tokens={replayed['max_input_tokens']}")
+        lines.extend(f"    {d['contributor']}: {d['message']}" for d in replayed["diagnostics"])
+    elif request:
+        lines.append("  replayed request:")
+        preview = {"sent": replayed["sent"], "contributions": replayed["contributions"], "output_reserve": replayed["output_reserve"]}
+        lines.extend(sent_lines(preview, brief))
+    return "\n".join(lines)
+
+
+__all__ = ["overrides_text", "receipt_of", "render_replay", "replay_document", "send_request"]

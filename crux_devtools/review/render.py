@@ -1,0 +1,208 @@
+"""The review document for people: text for a terminal, markdown for a pull-request comment.
+
+``describe(change)`` is the one sentence of a change that the text, the markdown, the web page and
+the TUI all show. Markdown escapes every name it prints (ids come from user code).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from .compare import changed
+
+MARKDOWN_LIMIT = 60_000
+
+
+def thousands(value: Any) -> str:
+    """``1,812``, or ``?`` for a missing count."""
+    return f"{value:,}" if isinstance(value, int) else "?"
+
+
+def _signed(value: int) -> str:
+    return f"{value:+,}"
+
+
+def _where(change: Mapping[str, Any]) -> str:
+    return f" ({change['file']}:{change['line']})" if change.get("file") else ""
+
+
+def describe(change: Mapping[str, Any]) -> str:
+    """One line for a change, naming what changed and where it is defined."""
+    kind = change["kind"]
+    if kind == "text":
+        subject = {"prompt": "the prompt's own text", "messages": "the messages"}.get(change["context"], f"context {change['context']}")
+        return f"{subject} changed: {thousands(change['base_tokens'])} -> {thousands(change['head_tokens'])} tokens{_where(change)}"
+    if kind == "context-left":
+        return f"context {change['id']} left the request ({change['reason']})"
+    if kind == "context-joined":
+        return f"context {change['id']} joined the request (was out: {change['reason']})"
+    if kind == "rung":
+        return f"{change['contributor']} is sent as {change['head']} (was {change['base']})"
+    if kind == "tool-added":
+        return f"tool {change['name']} is offered"
+    if kind == "tool-removed":
+        return f"tool {change['name']} is no longer offered"
+    if kind == "tool-changed":
+        return f"tool {change['name']}: {change.get('what', 'schema')} changed"
+    if kind == "tokens":
+        percent = f", {change['percent']:+}%" if change.get("percent") is not None else ""
+        return f"input tokens {thousands(change['base'])} -> {thousands(change['head'])} ({_signed(change['delta'])}{percent})"
+    if kind == "status":
+        return f"status {change['base']} -> {change['head']}"
+    if kind == "error":
+        verb = "new error" if change.get("appeared") else "error fixed"
+        where = f"{change['file']}:{change['line']}: " if change.get("file") else ""
+        return f"{verb}: {where}{change['message']}"
+    return str(dict(change))
+
+
+def prefix_line(prefix: Mapping[str, Any] | None) -> str | None:
+    """``cacheable prefix 1,812 -> 61 tokens, broken by house-rules`` (None when nothing broke it)."""
+    if not prefix or prefix.get("broken_by") is None:
+        return None
+    return f"cacheable prefix {thousands(prefix['base_tokens'])} -> {thousands(prefix['common_tokens'])} tokens, broken by {prefix['broken_by']}"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "unpriced"
+    sign = "-" if value < 0 else "+"
+    return f"{sign}${abs(value):,.4f}"
+
+
+def cost_text(example: Mapping[str, Any]) -> str:
+    """Δ $ per 1,000 calls of this example, or ``unpriced``."""
+    cost = example.get("cost") or {}
+    return _usd(cost.get("delta_usd_per_1000"))
+
+
+def delta_tokens(example: Mapping[str, Any]) -> int | None:
+    base, head = example.get("base"), example.get("head")
+    if base and head and isinstance(base.get("input_tokens"), int) and isinstance(head.get("input_tokens"), int):
+        return int(head["input_tokens"] - base["input_tokens"])
+    return None
+
+
+def kinds(example: Mapping[str, Any]) -> str:
+    if example["status"] in ("added", "removed"):
+        return example["status"]
+    return ", ".join(dict.fromkeys(c["kind"] for c in example["changes"]))
+
+
+def side_label(side: Mapping[str, Any]) -> str:
+    """``HEAD (1a2b3c4d5e)``, or ``working tree``."""
+    rev, sha = side.get("rev"), side.get("sha")
+    if rev is None:
+        return "working tree"
+    return f"{rev} ({sha[:10]})" if sha else str(rev)
+
+
+def headline(document: Mapping[str, Any]) -> str:
+    s = document["summary"]
+    ex, pr = s["examples"], s["prompts"]
+    changed_examples = ex["changed"] + ex["added"] + ex["removed"]
+    if not changed_examples and not pr["added"] and not pr["removed"]:
+        return "no prompt changes"
+    total = sum(ex.values())
+    prompts = sum(pr.values())
+    return (f"{changed_examples} of {total} example(s) changed in {pr['changed'] + pr['added'] + pr['removed']} of {prompts} "
+            f"prompt(s) ({ex['added']} added, {ex['removed']} removed)")
+
+
+def render_text(document: Mapping[str, Any]) -> str:
+    """The review for a terminal."""
+    lines = [f"{side_label(document['base'])} -> {side_label(document['head'])}: {headline(document)}"]
+    current = None
+    for prompt, example in changed(document):
+        if prompt["id"] != current:
+            current = prompt["id"]
+            where = f"{prompt['file']}:{prompt['line']}" if prompt.get("line") else str(prompt.get("file"))
+            lines += ["", f"{prompt['id']} ({prompt['kind']}, {where}): {prompt['status']}"]
+            if prompt.get("note"):
+                lines.append(f"  {prompt['note']}")
+        delta = delta_tokens(example)
+        size = f"{thousands(example['base']['input_tokens'])} -> {thousands(example['head']['input_tokens'])} tokens ({_signed(delta)})" if delta is not None else example["status"]
+        lines.append(f"  {example['name']}: {size}; {cost_text(example)} per 1,000 calls")
+        lines += [f"    {describe(c)}" for c in example["changes"] if c["kind"] != "tokens"]
+        if line := prefix_line(example.get("cache_prefix")):
+            lines.append(f"    {line}")
+    for item in document["not_compared"]:
+        lines.append(f"not compared: {item['id']} ({item['file']}): {item['reason']}")
+    for f in document["failures"]:
+        where = f"{f['file']}:{f['line']}: " if f.get("file") else ""
+        lines.append(f"{f['revision']}: {where}{f['type']}: {f['message']}")
+    return "\n".join(lines)
+
+
+def _code(text: Any) -> str:
+    """Inline code that is safe in a table cell and in HTML (``<code>``, escaped, no pipes)."""
+    return "<code>" + html.escape(str(text)).replace("|", "&#124;") + "</code>"
+
+
+def _cell(text: str) -> str:
+    return html.escape(text).replace("|", "&#124;").replace("\n", " ")
+
+
+def _row(prompt: Mapping[str, Any], example: Mapping[str, Any]) -> str:
+    delta = delta_tokens(example)
+    base, head = example.get("base") or {}, example.get("head") or {}
+    size = f"{thousands(base.get('input_tokens'))} → {thousands(head.get('input_tokens'))}" if base and head else "—"
+    percent = next((c["percent"] for c in example["changes"] if c["kind"] == "tokens"), None)
+    dt = "—" if delta is None else _signed(delta) + (f" ({percent:+}%)" if percent is not None else "")
+    prefix = example.get("cache_prefix")
+    cache = f"{thousands(prefix['base_tokens'])} → {thousands(prefix['common_tokens'])} ({_code(prefix['broken_by'])})" if prefix and prefix.get("broken_by") else "—"
+    return f"| {_code(prompt['id'])} | {_code(example['name'])} | {size} | {dt} | {cache} | {cost_text(example)} | {_cell(kinds(example))} |"
+
+
+def _details(prompt: Mapping[str, Any], example: Mapping[str, Any]) -> str:
+    delta = delta_tokens(example)
+    title = f"{_code(prompt['id'])} · {_code(example['name'])}: " + (f"{_signed(delta)} tokens" if delta is not None else example["status"])
+    body = [f"- {_arrow(_cell(describe(c)))}" for c in example["changes"]]
+    if line := prefix_line(example.get("cache_prefix")):
+        body.append(f"- {_arrow(_cell(line))}")
+    where = f"{prompt['file']}:{prompt['line']}" if prompt.get("line") else str(prompt.get("file"))
+    body.append(f"- defined at {_code(where)}")
+    return "\n".join([f"<details><summary>{title}</summary>", "", *body, "", "</details>"])
+
+
+def render_markdown(document: Mapping[str, Any], limit: int = MARKDOWN_LIMIT) -> str:
+    """The review as a pull-request comment: summary table, then a collapsed section per changed
+    example; at most ``limit`` characters, saying what was cut."""
+    head = [f"### Prompt changes: {_cell(side_label(document['base']))} → {_cell(side_label(document['head']))}", "",
+            f"**{_cell(headline(document))}**", ""]
+    items = changed(document)
+    rows = [_row(p, e) for p, e in items]
+    details = [_details(p, e) for p, e in items]
+    table = ["| Prompt | Example | Tokens | Δ tokens | Cacheable prefix | Δ $ / 1,000 calls | Changes |",
+             "|---|---|---:|---:|---|---:|---|"] if rows else []
+    tail = [f"- not compared: {_code(i['id'])} ({_cell(str(i['file']))}): {_cell(i['reason'])}" for i in document["not_compared"]]
+    tail += [f"- **{f['revision']}**: {_cell((str(f['file']) + ':' + str(f['line']) + ': ') if f.get('file') else '')}"
+             f"{_cell(str(f['type']))}: {_cell(str(f['message']))}" for f in document["failures"]]
+    if tail:
+        tail = ["", "#### Not compared and failures", "", *tail]
+
+    def assemble(n_rows: int, n_details: int) -> str:
+        cut = []
+        if n_rows < len(rows):
+            cut.append(f"{len(rows) - n_rows} table row(s)")
+        if n_details < len(details):
+            cut.append(f"{len(details) - n_details} detail section(s)")
+        note = [f"", f"*Cut to stay under {limit:,} characters: {', '.join(cut)} not shown; run `crux-devtools diff` for everything.*"] if cut else []
+        parts = head + table[: 2 if n_rows else 0] + rows[:n_rows] + ([""] if details[:n_details] else []) + details[:n_details] + note + tail
+        return "\n".join(parts) + "\n"
+
+    n_rows, n_details = len(rows), len(details)
+    text = assemble(n_rows, n_details)
+    while len(text) > limit and n_details:
+        n_details = max(0, n_details - max(1, (len(text) - limit) // 400 + 1))
+        text = assemble(n_rows, n_details)
+    while len(text) > limit and n_rows:
+        n_rows = max(0, n_rows - max(1, (len(text) - limit) // 150 + 1))
+        text = assemble(n_rows, n_details)
+    return text[:limit] if len(text) > limit else text
+
+
+def _arrow(text: str) -> str:
+    return text.replace(" -&gt; ", " → ")

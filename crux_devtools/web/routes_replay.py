@@ -1,0 +1,108 @@
+"""A recorded step's Replay panel: ``GET /runs/{id}/steps/{k}/replay`` and ``POST .../replay/send``.
+
+Replays run in the session's worker (the planner never runs in the server's process); the panel is
+an htmx fragment (``_replay.html``) that the step's form swaps in. A send calls the run's model in the
+worker after the browser's confirmation and writes the answer as a child run (``parent``,
+``fork_step``) to the project's store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from ..core.runstore import RunStore, RunStoreError
+from ..inspector.replaying import send_request
+from .routes_pages import render, url_encoded_form
+from .runs_access import open_store
+from .views_replay import ReplayPanel, VariantOverrides, as_example, parse_overrides, recorded_column, variant_column, variant_list
+
+router = APIRouter()
+
+
+async def _run_and_step(request: Request, run_id: str, index: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
+    store, unavailable = open_store(request.app.state.session)
+    if store is None:
+        return None, None, unavailable
+    try:
+        run = await asyncio.to_thread(store.get, run_id)
+    except RunStoreError as exc:
+        return None, None, str(exc)
+    if run is None:
+        return None, None, f"no recorded run {run_id!r}"
+    step = next((s for s in run.get("steps") or [] if isinstance(s, dict) and s.get("index") == index), None)
+    if step is None:
+        return run, None, f"run {run_id!r} has no step {index}"
+    return run, step, None
+
+
+async def _replayed(session: Any, run: dict[str, Any], index: int, overrides: VariantOverrides) -> tuple[dict[str, Any] | None, str | None]:
+    """The replay document of one variant, or why there is none (in a sentence)."""
+    answer = await session.replay_step(run, index, overrides.to_dict())
+    if not answer.get("ok"):
+        error = answer.get("error") or {}
+        return None, f"{error.get('type')}: {error.get('message')}"
+    result = answer["result"]
+    if "error" in result:
+        return None, str(result["error"])
+    return result, None
+
+
+@router.get("/runs/{run_id}/steps/{index}/replay", response_class=HTMLResponse)
+async def replay_panel(request: Request, run_id: str, index: int) -> Response:
+    run, step, problem = await _run_and_step(request, run_id, index)
+    if run is None or step is None:
+        return render(request, "_replay.html", {"panel": None, "problem": problem}, status=404)
+    params = request.query_params
+    fields = [(k, v) for k, v in params.multi_items() if k not in ("v", "add", "clear")]
+    new, problems = parse_overrides(fields)
+    previous = [] if "clear" in params else params.getlist("v")
+    variants = variant_list(previous, new if ("add" in params or not previous) and not problems else None)
+    recorded = recorded_column(step)
+    columns = []
+    for overrides in variants:
+        document, error = await _replayed(request.app.state.session, run, index, overrides)
+        columns.append(variant_column(overrides, document, error, recorded))
+    panel = ReplayPanel(run_id, index, recorded, columns, problems, as_example(run), f"/runs/{run_id}/steps/{index}/replay")
+    return render(request, "_replay.html", {"panel": panel, "problem": None})
+
+
+@router.post("/runs/{run_id}/steps/{index}/replay/send", response_class=HTMLResponse)
+async def replay_send(request: Request, run_id: str, index: int) -> Response:
+    """Send one variant's replayed request (the browser asked first) and record the child run."""
+    run, step, problem = await _run_and_step(request, run_id, index)
+    form = await url_encoded_form(request)
+    overrides, problems = parse_overrides(parse_qsl(form.get("q", "")))
+    if run is None or step is None or problems:
+        return render(request, "_replay_sent.html", {"sent": None, "problem": problem or "; ".join(problems)}, status=400)
+    session = request.app.state.session
+    document, error = await _replayed(session, run, index, overrides)
+    if document is None or document["replayed"]["sent"] is None:
+        why = error or f"nothing to send: the replayed request does not fit ({document['replayed']['error_code'] if document else ''})"
+        return render(request, "_replay_sent.html", {"sent": None, "problem": why}, status=400)
+    answer = await session.replay_send(str(run.get("target")), {**send_request(document, run), "confirmed": True})
+    if not answer.get("ok"):
+        failure = answer.get("error") or {}
+        return render(request, "_replay_sent.html", {"sent": None, "problem": f"{failure.get('type')}: {failure.get('message')}"}, status=502)
+    child = answer["result"]
+    root = getattr(session, "root", None)
+    try:
+        await asyncio.to_thread(_write, root, child)
+    except RunStoreError as exc:
+        return render(request, "_replay_sent.html", {"sent": None, "problem": str(exc)}, status=503)
+    return render(request, "_replay_sent.html", {"sent": child, "problem": None})
+
+
+def _write(root: Any, run: dict[str, Any]) -> None:
+    store = RunStore.for_project(root)
+    try:
+        store.write(run)
+    finally:
+        store.close()
+
+
+__all__ = ["router"]

@@ -1,0 +1,50 @@
+"""The Changes page (``/diff``) in Debian's Chromium, over a real uvicorn and a real ProjectSession that
+watches a git project built here: opened from the header, updated live when a file is saved."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from diff_helpers import make_project
+from web_conftest_helpers import chromium_page, live_server, require_browser
+
+from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.web.app import create_app
+
+pytestmark = [pytest.mark.browser]
+
+
+async def until(page: Any, expression: str, timeout: float) -> None:
+    """Poll ``expression`` in the page (through the debugging protocol: the page's CSP forbids eval)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await page.evaluate(expression):
+        assert asyncio.get_running_loop().time() < deadline, f"not true after {timeout} s: {expression}"
+        await asyncio.sleep(0.05)
+
+
+async def test_the_changes_page_opens_from_the_header_and_follows_a_save(tmp_path: Path) -> None:
+    require_browser()
+    root = make_project(tmp_path)
+    with live_server(create_app(ProjectSession(root, history=False))) as server:
+        async with chromium_page() as page:
+            await page.goto(server.url + "/")
+            await page.click("#nav-diff")
+            await until(page, "() => !!document.querySelector('#diff-headline')", timeout=60)
+            assert (await page.inner_text("#diff-headline")) == "no prompt changes"
+            shared = root / "shared.py"
+            shared.write_text(shared.read_text().replace("- Be kind.", "- Be kind.\\n- Say <script>alert(1)</script> never."))
+            await until(page, "() => document.querySelectorAll('tr.diff-row').length === 4", timeout=60)
+            assert "4 of 4 example(s) changed" in await page.inner_text("#diff-headline")
+            row = page.locator('tr.diff-row[data-prompt="reply"][data-example="refund"]')
+            text = await row.inner_text()
+            assert "context house-rules changed" in text and "(shared.py:12)" in text and "broken by house-rules" in text
+            assert await page.evaluate("() => document.querySelectorAll('script:not([src])').length") == 0
+            await page.screenshot(path=str(tmp_path / "diff.png"))
+            # the list's header says how many prompts differ, and links here
+            await page.goto(server.url + "/")
+            await until(page, "() => document.querySelector('#diff-badge')?.dataset.changed === '3'", timeout=60)
+            await page.click("#diff-badge")
+            await until(page, "() => location.pathname === '/diff' && !!document.querySelector('tr.diff-row')", timeout=60)

@@ -1,0 +1,82 @@
+"""The TUI's replay of a recorded step: R in the run detail, budget keys, pinned variants (real session, real worker)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from crux_devtools.core.runstore import RunStore
+from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.tui.app import make_tui
+from crux_devtools.tui.replay_render import render_variants
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shown(app: Any) -> str:
+    """The replay screen's variants as plain text."""
+    widget = app.screen.query_one("#replay-variants")
+    console = Console(width=200, record=True, color_system=None)
+    console.print(widget.content)
+    return console.export_text()
+
+
+async def wait_for(app: Any, pilot: Any, needle: str) -> str:
+    deadline = time.monotonic() + 60  # a failure bound, not a pause
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        try:
+            text = shown(app)
+        except Exception:  # noqa: BLE001 - the screen may not be up yet
+            text = ""
+        if needle in text:
+            return text
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{needle!r} never shown; last:\n{text}")
+
+
+async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) -> None:
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run = RunStore.for_project(project).get(str(RunStore.for_project(project).list()[-1]["id"]))
+    assert run is not None
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.open_run(run)
+        await pilot.pause()
+        await pilot.press("n")  # step 1
+        await pilot.press("R")
+        text = await wait_for(app, pilot, "identical to the recorded request")
+        assert "as recorded" in text
+        await pilot.press("v")  # pin it
+        for _ in range(5):
+            await pilot.press("minus")  # max 4000 -> 2000, a tenth at a time
+        text = await wait_for(app, pilot, "max 2,000")
+        assert "example-replies is sent as omitted (was full)" in text and "cacheable prefix" in text
+        await pilot.press("v")
+        await pilot.press("0")
+        text = await wait_for(app, pilot, "max=2000")  # the pinned variant's column title
+        assert text.count("identical to the recorded request") == 2  # current (as recorded) and the first pin
+        await pilot.press("escape")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RunDetailScreen"
+
+
+def test_the_variants_render_user_text_as_text_not_markup() -> None:
+    step = {"request": {"input_tokens": 10, "contributions": [{"contributor": "[bold]x[/]", "kind": "ladder", "representation": "full"}]}}
+    document = {"identical": False, "changes": [{"kind": "status", "base": "fits", "head": "[/]"}], "cache_prefix": None,
+                "replayed": {"input_tokens": 9, "status": "fits", "max_input_tokens": 100, "optimize_at": 100, "contributions": [], "left_out": ["[red]"]}}
+    console = Console(width=120, record=True, color_system=None)
+    console.print(render_variants(step, [("[i]label", document, None)]))
+    text = console.export_text()
+    assert "[bold]x[/]" in text and "[red]" in text and "[i]label" in text and "status fits -> [/]" in text

@@ -1,0 +1,112 @@
+"""The Replay panel of /runs/{id}: a real session (real worker), real recorded runs, through httpx."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from crux_devtools.core.runstore import RunStore, child_runs
+from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.web.app import create_app
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+async def recorded(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Path, str]]:
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run_id = str(RunStore.for_project(project).list()[-1]["id"])  # stalled-sync: two steps, ladders adapted
+    session = ProjectSession(project, history=False, watch=False)
+    await session.start()
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as client:
+            yield client, project, run_id
+    finally:
+        await session.stop()
+
+
+def columns(page: str) -> list[str]:
+    """The variant columns of a replay fragment (the recorded column excluded), as HTML."""
+    return re.split(r'<div class="variant[^"]*" data-variant=', page)[1:]
+
+
+async def test_every_step_of_a_run_has_a_replay_panel_with_its_overrides(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, _project, run_id = recorded
+    page = (await client.get(f"/runs/{run_id}")).text
+    assert 'id="replay-0"' in page and 'id="replay-1"' in page
+    form = page[page.index('id="replay-form-1"'):page.index('id="replay-out-1"')]
+    assert 'name="max"' in form and 'name="optimize_at"' in form and 'name="model"' in form
+    assert 'name="rung:catalog"' in form and 'value="authored:catalog-index"' in form
+    assert 'name="drop" value="house-rules"' in form
+
+
+async def test_a_plain_replay_is_identical_and_variants_sit_beside_it(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, _project, run_id = recorded
+    href = f"/runs/{run_id}/steps/1/replay"
+    plain = await client.get(href)
+    assert plain.status_code == 200
+    assert len(columns(plain.text)) == 1 and "identical to the recorded request" in plain.text
+    smaller = await client.get(href + "?" + urlencode([("v", ""), ("max", "2000"), ("add", "1")]))
+    shown = columns(smaller.text)
+    assert len(shown) == 2
+    assert "identical to the recorded request" in shown[0]
+    assert "example-replies is sent as omitted (was full)" in shown[1] and "context example-replies left the request (budget)" in shown[1]
+    assert "cacheable prefix" in shown[1] and "max 2,000" in shown[1]
+    kept = re.findall(r'<input type="hidden" name="v" value="([^"]*)" form="replay-form-1">', smaller.text)
+    assert kept == ["", "max=2000"]
+    more = [("v", v) for v in kept] + [("drop", "house-rules"), ("add", "1")]
+    third = await client.get(href + "?" + urlencode(more))
+    assert len(columns(third.text)) == 3 and "context house-rules left the request (removed)" in third.text
+    fourth = await client.get(href + "?" + urlencode([("v", v) for v in ["", "max=2000", "drop=house-rules"]] + [("rung:catalog", "omitted"), ("add", "1")]))
+    shown = columns(fourth.text)
+    assert len(shown) == 3 and "as recorded" not in shown[0]  # at most 3 variants: the oldest went
+    assert "catalog is sent as omitted" in shown[2]
+
+
+async def test_bad_overrides_are_shown_in_the_panel_not_a_500(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, _project, run_id = recorded
+    href = f"/runs/{run_id}/steps/0/replay"
+    illegal = await client.get(href + "?" + urlencode([("rung:sync-log", "authored"), ("add", "1")]))
+    assert illegal.status_code == 200 and "its ladder allows: full, summary, offload" in illegal.text
+    tight = await client.get(href + "?" + urlencode([("max", "300"), ("add", "1")]))
+    assert "REQUEST_TOO_LARGE" in tight.text and "nothing fits max 300" in tight.text
+    words = await client.get(href + "?" + urlencode([("max", "lots"), ("add", "1")]))
+    assert "max must be a whole number" in words.text
+    missing = await client.get("/runs/nope/steps/0/replay")
+    assert missing.status_code == 404 and "no recorded run" in missing.text
+
+
+async def test_send_records_a_child_run_and_shows_its_answer(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, project, run_id = recorded
+    plain = await client.get(f"/runs/{run_id}/steps/1/replay?max=2000&add=1")
+    assert 'hx-confirm="Send this replayed request' in plain.text
+    sent = await client.post(f"/runs/{run_id}/steps/1/replay/send", data={"q": "max=2000"})
+    assert sent.status_code == 200, sent.text
+    children = child_runs(RunStore.for_project(project), run_id)
+    assert len(children) == 1 and children[0]["fork_step"] == 1
+    assert f'href="/runs/{children[0]["id"]}"' in sent.text and "tool calls: <span" in sent.text and " ms" in sent.text
+    child_page = await client.get(f"/runs/{children[0]['id']}")
+    assert child_page.status_code == 200
+
+
+async def test_the_runs_list_shows_a_replay_under_the_run_it_replays(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, _project, run_id = recorded
+    sent = await client.post(f"/runs/{run_id}/steps/0/replay/send", data={"q": ""})
+    assert sent.status_code == 200, sent.text
+    page = (await client.get("/runs")).text
+    ids = re.findall(r'<tr class="run-row" data-id="([^"]+)"', page)
+    child = re.search(r'<tr class="run-row" data-id="([^"]+)" data-status="[^"]*" data-parent="' + re.escape(run_id) + '"', page)
+    assert child is not None
+    assert ids.index(child.group(1)) == ids.index(run_id) + 1  # newest first, yet right under its parent
+    assert f'replay of step 0 of <a class="mono" href="/runs/{run_id}">' in page
