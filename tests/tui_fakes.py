@@ -373,6 +373,8 @@ class FakeSession:
             "modules_found": True,
             "load": "full",
             "reevaluated": [],
+            "verified": True,
+            "disagreements": 0,
         }
 
     @property

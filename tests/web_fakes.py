@@ -225,7 +225,8 @@ class FakeSession:
             entry["model_kind"] = "scripted" if entry["has_model"] else None
         body = {"version": self.version, "project": str(self.root), "generated_at": datetime.now(UTC).isoformat(),
                 "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts,
-                "notice": None, "modules_found": True, "load": "full", "reevaluated": []}
+                "notice": None, "modules_found": True, "load": "full", "reevaluated": [],
+                "verified": True, "disagreements": 0}
         body["hash"] = hashlib.sha256(json.dumps(prompts, sort_keys=True).encode()).hexdigest()[:16]
         self._report = body
         self.history.append(body)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import json
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -13,9 +13,15 @@ from pydantic import BaseModel
 from .errors import invalid_composition
 
 
-@functools.lru_cache(maxsize=1024)
+# Weak keys: a module imported again (a save in the inspector) drops its old models and so their schemas.
+_schemas: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()
+
+
 def _cached_schema(model: type[BaseModel]) -> str:
-    return json.dumps(model.model_json_schema())
+    schema = _schemas.get(model)
+    if schema is None:
+        schema = _schemas[model] = json.dumps(model.model_json_schema())
+    return schema
 
 
 def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:

@@ -146,6 +146,14 @@ Incremental evaluation and what is watched:
     report["reevaluated"]: [str]     # ids of the prompts and agents this load evaluated (all of them
                                      # for a full load); the others keep their previous report
     SessionEvent.load, SessionEvent.reevaluated: the same, on "report" and "error" events
+    report["verified"]: bool         # a fresh load of the whole project, with no change since it
+                                     # started, gave this report (False: a verification is to come)
+    report["disagreements"]: int     # prompts (and the error list, as one) that verification corrected
+    SessionEvent.verification: "" | "agreed" | "corrected"   # a verification's event
+Verification: once no change came for ``verify_after`` seconds (0.3 by default), a report that is not
+verified, or any change under the project that no module read, leads to a fresh load of the whole
+project in the spare worker; it replaces the report where they differ (each difference is logged and
+counted in ``session.disagreements``) and its worker becomes the held one. ``settled()`` waits for it.
 A save counts only when the file can change a report (``session.is_watched(relative path)``):
 ``pyproject.toml``, a Python file, or a file user code read (or a folder it listed) in the worker,
 never one matching ``[tool.crux-devtools] watch_ignore = ["glob", ...]`` (a bad value is a
@@ -155,8 +163,9 @@ A Python file that no module imports changes nothing (no event, ``session.evalua
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
 ``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True,
-fork=True)`` also works as ``async with ProjectSession(...) as session:``; ``await session.settled()``
-waits until no evaluation is running or pending (tests, benchmarks). Create and use a session on one
+fork=True, verify_after=0.3)`` also works as ``async with ProjectSession(...) as session:``;
+``await session.settled()`` waits until no evaluation or verification is running or pending (tests,
+benchmarks). Create and use a session on one
 event loop.
 """
 
@@ -183,6 +192,7 @@ class SessionEvent:
     runs: list[str] = field(default_factory=list)  # kind "runs": the ids of the new runs, oldest first
     load: str = ""  # kinds "report" and "error": "incremental" or "full" (see "Incremental evaluation")
     reevaluated: list[str] = field(default_factory=list)  # kinds "report" and "error": the prompts evaluated
+    verification: Literal["", "agreed", "corrected"] = ""  # a verification's event: it agreed (only the mark changed) or corrected the report
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

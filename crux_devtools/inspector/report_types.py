@@ -141,6 +141,8 @@ class Report(TypedDict):
     modules_found: bool
     load: Literal["full", "incremental"]
     reevaluated: list[str]
+    verified: bool  # a fresh load of every module, with no change since it started, gave what is shown
+    disagreements: int  # prompts (and the error list, as one) that this report's verification corrected
     imported_note: NotRequired[str | None]  # which files the worker imports and why (discovery.imported_note)
 
 

@@ -42,7 +42,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
 if TYPE_CHECKING:
     from crux_devtools.core.tokens import CountedTexts
@@ -344,10 +344,15 @@ class Worker:
         self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported
         self.held: dict[str, Any] = {}  # target id -> last good Target of a module that failed to re-import
         self.libraries: dict[str, tuple[int, int]] = {}  # library files user code imported, as they were
+        # After the answer (the report is shown first): "collect" frees the modules an update replaced
+        # (they sit in reference cycles, a module's functions holding its globals, that the oldest
+        # generation rarely visits); "freeze" also moves what a load made out of the collector's way.
+        self.collect: Literal["", "collect", "freeze"] = ""
         self.allow_network = False  # [tool.crux-devtools] allow_network (netguard.py), read at load
         self.network_errors: list[Any] = []  # its ConfigError, if the value is bad
         self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": self.ping,
+            "written": self.written,
             "prime": self.prime,
             "load": self.load,
             "update": self.update,
@@ -388,6 +393,10 @@ class Worker:
 
     def ping(self, request: dict[str, Any]) -> Any:
         return {"pid": os.getpid()}
+
+    def written(self, request: dict[str, Any]) -> Any:
+        """The project files user code in this worker wrote so far (``graph.Tracker.written_files``)."""
+        return {"written": tracker.written_files()}
 
     def prime(self, request: dict[str, Any]) -> Any:
         return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
@@ -431,6 +440,7 @@ class Worker:
         self.libraries = dict(_primed_files)
         self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info(modules))
+        self.collect = "freeze"  # the loaded project is long-lived: later collections need not walk it
         return result
 
     def update(self, request: dict[str, Any]) -> Any:
@@ -499,6 +509,7 @@ class Worker:
         result["reimported"] = [ref["name"] for ref in redo]
         self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info(modules))
+        self.collect = "collect"
         return result
 
     def _track_libraries(self, names: set[str]) -> None:
@@ -528,7 +539,7 @@ class Worker:
     def _watch_info(self, modules: dict[str, str]) -> dict[str, Any]:
         root = os.path.join(os.path.realpath(self.project.root), "")
         files = sorted({os.path.relpath(f, root) for f in modules.values()})
-        return {"watched": tracker.watched(), "imported": files}
+        return {"watched": tracker.watched(), "imported": files, "written": tracker.written_files()}
 
     def _find(self, target_id: str) -> Any:
         try:
@@ -647,6 +658,13 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
             message = {"id": request.get("id"), "ok": False, "error": LoadError.from_exception(root, exc).to_dict()}
         message["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         channel.send(message)
+        if worker.collect:
+            import gc
+
+            gc.collect()
+            if worker.collect == "freeze":
+                gc.freeze()
+            worker.collect = ""
 
 
 def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int], zygote_pid: int) -> None:

@@ -167,7 +167,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
     # -- session events ------------------------------------------------------------------------
     def on_session_changed(self, message: SessionChanged) -> None:
         event: SessionEvent | None = message.event
-        if event is not None and event.kind != "loading":
+        if event is not None and event.kind != "loading" and event.verification != "agreed":  # only the verified mark changed
             self.announce(event)
         if event is not None and event.kind == "loading":
             self.busy = "loading"
@@ -262,6 +262,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
             "budget": self.budgets.get(self.prompt_id or ""),
             "target": self.budget_target(prompt),
             "stale": rp.is_stale(report, prompt),
+            "verified": report is None or report["verified"],
             "busy": self.busy,
             "shown": self.shown if prompt is not None else None,
         }

@@ -75,6 +75,7 @@ class ReportHeader:
     errors: list[LoadErrorDict]
     load: str = "full"  # "incremental": only ``reevaluated`` were evaluated again, the rest kept
     reevaluated: int = 0
+    verified: bool = True  # False: a fresh load of the whole project is still to confirm it
     imported_note: str | None = None  # which files the worker imports (runs) and why
 
 
@@ -92,6 +93,7 @@ def shown_report(session: Any) -> Report:
     return {
         "version": 0, "project": "", "generated_at": "", "duration_ms": 0.0, "stale": False, "errors": [], "prompts": [],
         "hash": "", "notice": None, "modules_found": False, "load": "full", "reevaluated": [],
+        "verified": False, "disagreements": 0,
     }
 
 
@@ -105,6 +107,7 @@ def report_header(report: Report) -> ReportHeader:
         errors=list(report["errors"]),
         load=report["load"],
         reevaluated=len(report["reevaluated"]),
+        verified=report["verified"],
         imported_note=report.get("imported_note"),
     )
 

@@ -1,5 +1,6 @@
 """One line above the tabs: which prompt and example are shown, the sent request's size against its
-limit, and the budget in force (what ``+``/``-`` change), and whether the report is stale."""
+limit, and the budget in force (what ``+``/``-`` change), whether the report is stale, and
+``◌ verifying`` while a fresh load of the whole project has yet to confirm it."""
 
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ def status_text(
     shown: ExampleReport | None = None,
     width: int | None = None,
     custom: str | None = None,
+    verified: bool = True,
 ) -> Text:
     """The line; with ``width``, it breaks between its pieces (never inside one) to fit. What the
     app is busy with goes last and is cut rather than wrapped, so that the line's height (and the
@@ -101,6 +103,8 @@ def status_text(
                 column += 2
         text.append(piece)
         column += piece.cell_len
+    if not verified:  # a fresh load of the whole project is checking the report (it replaces it if they differ)
+        text.append("  ◌ verifying", "yellow")
     if busy:  # never on a line of its own: the line's height stays put while the app is busy
         text.append(f"  … {busy}", "italic dim")
     return text
