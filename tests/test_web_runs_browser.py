@@ -267,6 +267,8 @@ async def test_screenshots_of_the_runs_list_and_a_run(server: LiveServer, browse
         assert await row.count() == 1
         failed = page.locator("tr.run-row", has_text="Refund").first
         assert "error" in await failed.inner_text() or "UnknownTool" in await failed.inner_text()
+        # every column, the cost included, is on screen at 1360 px: the page does not scroll sideways
+        assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
             await page.screenshot(path=str(REPO / "docs" / "screenshot-runs.png"))
         await row.locator("a.run-link").click()
