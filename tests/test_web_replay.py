@@ -81,6 +81,9 @@ async def test_bad_overrides_are_shown_in_the_panel_not_a_500(recorded: tuple[ht
     assert illegal.status_code == 200 and "its ladder allows: full, summary, offload" in illegal.text
     tight = await client.get(href + "?" + urlencode([("max", "300"), ("add", "1")]))
     assert "REQUEST_TOO_LARGE" in tight.text and "nothing fits max 300" in tight.text
+    shown = columns(tight.text)[0]  # nothing is sent: no smaller "input tokens" with a green delta, no part "left the request"
+    assert "nothing sent: the cheapest request needs about" in shown and "delta-down" not in shown
+    assert "left the request" not in shown and "no longer offered" not in shown
     words = await client.get(href + "?" + urlencode([("max", "lots"), ("add", "1")]))
     assert "max must be a whole number" in words.text
     missing = await client.get("/runs/nope/steps/0/replay")

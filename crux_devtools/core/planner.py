@@ -302,7 +302,7 @@ class Planner:
             above = sh.offload.above_tokens
             if above is not None and full_block <= above:
                 rung.available, rung.reason = False, "below-floor"
-                rung.detail = f"the source is {full_block} tokens, not above above_tokens={above}"
+                rung.detail = f"the source is {full_block} tokens; only a source over above_tokens={above} is offloaded"
             rungs.append(rung)
         if sh.droppable:
             rung = Rung("omitted", None, 0, True)
@@ -570,7 +570,7 @@ class Planner:
         ]
         message = (
             f"no legal candidate fits max_input_tokens={limits.max_input_tokens}: the cheapest needs about {minimum} tokens"
-            + (f"; the summaries of {[c.id for c in unprepared]} are not prepared" if unprepared else "")
+            + (f"; the summar{'y' if len(unprepared) == 1 else 'ies'} of {', '.join(c.id for c in unprepared)} {'is' if len(unprepared) == 1 else 'are'} not prepared" if unprepared else "")
         )
         return Plan(
             fits=False, tier=None, system="", messages=self._base_messages(), tools=list(self._fixed_tools), input_tokens=minimum,

@@ -114,7 +114,7 @@ def render_replay(document: Mapping[str, Any], *, brief: bool = False, request: 
     if line is not None:
         lines.append(f"  {line}")
     elif prefix:
-        lines.append(f"  cacheable prefix: the whole request ({prefix['common_tokens']:,} tokens) is unchanged")
+        lines.append("  cacheable prefix: the whole request is unchanged")
     for a in replayed["adaptations"]:
         variant = f" ({a['variant']})" if a.get("variant") else ""
         lines.append(f"  adapted {a['contributor']} -> {a['representation']}{variant}: {a['full_tokens']} -> {a['selected_tokens']} tokens")

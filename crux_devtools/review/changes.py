@@ -397,7 +397,9 @@ def compare(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | Non
         delta = head.input_tokens - base.input_tokens
         changes.append({"kind": "tokens", "base": base.input_tokens, "head": head.input_tokens, "delta": delta,
                         "percent": _percent(base.input_tokens, head.input_tokens)})
-    changes += _context_changes(base, head)
+    both_sent = base.sent and head.sent  # a side that sends nothing has no contexts or tools to compare: the status says it
+    if both_sent:
+        changes += _context_changes(base, head)
     rung_changed: set[str] = set()
     for contributor, rung in head.rungs.items():
         old = base.rungs.get(contributor)
@@ -405,7 +407,8 @@ def compare(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | Non
             rung_changed.add(contributor)
             changes.append({"kind": "rung", "contributor": contributor, "base": old, "head": rung})
     changes += _text_changes(base, head, counter, rung_changed)
-    changes += _tool_changes(base, head)
+    if both_sent:
+        changes += _tool_changes(base, head)
     changes.sort(key=lambda c: KIND_ORDER.index(c["kind"]))
     return changes, cache_prefix(base, head, counter)
 

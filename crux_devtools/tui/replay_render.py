@@ -69,7 +69,7 @@ def _variant_cell(document: Mapping[str, Any] | None, error: str | None, recorde
         out.append(f"left out: {', '.join(replayed['left_out'])}\n")
     prefix = document.get("cache_prefix")
     line = prefix_line(prefix)
-    out.append((line or (f"whole request cacheable ({prefix['common_tokens']:,} tokens)" if prefix else "nothing sent")) + "\n", style="cyan")
+    out.append((line or ("the whole request is cacheable (unchanged)" if prefix else "nothing sent")) + "\n", style="cyan")
     if document["identical"]:
         out.append("identical to the recorded request\n", style="green")
     for change in document["changes"]:

@@ -173,7 +173,7 @@ def variant_column(overrides: VariantOverrides, document: Mapping[str, Any] | No
     column.rungs = [(c, r, before.get(c) != r) for c, r in _rungs_of(replayed["contributions"])]
     column.left_out = list(replayed.get("left_out") or [])
     prefix = document.get("cache_prefix")
-    column.cache_line = prefix_line(prefix) or (f"whole request cacheable ({prefix['common_tokens']:,} tokens)" if prefix else "nothing sent")
+    column.cache_line = prefix_line(prefix) or ("the whole request is cacheable (unchanged)" if prefix else "nothing sent")
     column.changes = [(str(c["kind"]), describe(c)) for c in document["changes"]]
     changed = {str(c.get("context") or c.get("contributor") or c.get("id")) for c in document["changes"]}
     if replayed["sent"] is not None:
