@@ -510,3 +510,17 @@ async def test_a_failed_inspector_run_notifies_its_error_without_control_charact
         [failed] = [n for n in notifications(app) if n.startswith("Run of refund-agent failed")]
         assert "\\x1b]0;pwned\\x07\\x1b[2J" in failed and "\x1b" not in failed
         assert "\x1b" not in screen_text(app)
+
+
+def test_a_replay_is_listed_as_one_and_its_preview_names_the_run_it_replays() -> None:
+    from rich.text import Text
+
+    from crux_devtools.tui.runs_render import render_run_preview, run_row
+
+    child = {"id": "child-1", "target": "support-agent", "kind": "agent", "origin": "inspector", "status": "ok",
+             "parent": "parent-9", "fork_step": 1, "steps": [], "input": {}, "text": "hi", "model": "m"}
+    assert "↳ replay of step 1" in run_row(child)[1].plain
+    first_line = render_run_preview(child).renderables[0]
+    assert isinstance(first_line, Text) and "replay of step 1 of run parent-9" in first_line.plain
+    plain = dict(child, parent=None, fork_step=None)
+    assert "replay" not in run_row(plain)[1].plain

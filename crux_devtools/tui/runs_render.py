@@ -152,6 +152,8 @@ def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...
     cost = run.get("cost_usd") if isinstance(run.get("cost_usd"), (int, float)) else None  # set by the Runs tab from its prices
     if run.get("kind") == "agent":
         target.append(" agent", "italic cyan")
+    if run.get("parent"):
+        target.append(f" ↳ replay of step {run.get('fork_step')}", "dim")  # the web list's words; the preview names the run
     return (
         Text(fmt_time(run.get("started_at"), now)),
         target,
@@ -182,6 +184,8 @@ def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
     if where and run.get("line"):
         where += f":{run['line']}"
     lines = [Text.assemble((str(run.get("target") or "?"), "bold"), (f"  {where}" if where else "", "dim"), (f"  model {run.get('model') or '?'}", "dim"), (f"  run {run.get('id')}", "dim"))]
+    if run.get("parent"):
+        lines[0].append(f"  replay of step {run.get('fork_step')} of run {run['parent']}", "cyan")
     if run.get("error"):
         lines.append(error_line(run["error"]))
     elif run.get("text") is not None:
