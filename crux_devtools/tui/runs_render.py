@@ -153,7 +153,7 @@ def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...
     if run.get("kind") == "agent":
         target.append(" agent", "italic cyan")
     if run.get("parent"):
-        target.append(f" ↳ replay of step {run.get('fork_step')}", "dim")  # the web list's words; the preview names the run
+        target.append(" ↳ replay", "dim")  # short, so the Cost column stays on screen; the preview says of which step of which run
     return (
         Text(fmt_time(run.get("started_at"), now)),
         target,
@@ -183,9 +183,8 @@ def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
     where = str(run.get("file") or "")
     if where and run.get("line"):
         where += f":{run['line']}"
-    lines = [Text.assemble((str(run.get("target") or "?"), "bold"), (f"  {where}" if where else "", "dim"), (f"  model {run.get('model') or '?'}", "dim"), (f"  run {run.get('id')}", "dim"))]
-    if run.get("parent"):
-        lines[0].append(f"  replay of step {run.get('fork_step')} of run {run['parent']}", "cyan")
+    replay = f"  replay of step {run.get('fork_step')} of run {run['parent']}" if run.get("parent") else ""
+    lines = [Text.assemble((str(run.get("target") or "?"), "bold"), (replay, "cyan"), (f"  {where}" if where else "", "dim"), (f"  model {run.get('model') or '?'}", "dim"), (f"  run {run.get('id')}", "dim"))]
     if run.get("error"):
         lines.append(error_line(run["error"]))
     elif run.get("text") is not None:
