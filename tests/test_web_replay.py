@@ -101,6 +101,8 @@ async def test_send_records_a_child_run_and_shows_its_answer(recorded: tuple[htt
     assert f'href="/runs/{children[0]["id"]}"' in sent.text and "tool calls: <span" in sent.text and " ms" in sent.text
     child_page = await client.get(f"/runs/{children[0]['id']}")
     assert child_page.status_code == 200
+    replay_of = child_page.text[child_page.text.index('id="run-replay-of"'):]  # the child's page links back to the run it replays
+    assert replay_of.split("</span>")[0].endswith(f'replay of step 1 of <a class="mono" href="/runs/{run_id}">{run_id}</a>')
 
 
 async def test_the_runs_list_shows_a_replay_under_the_run_it_replays(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:

@@ -194,6 +194,8 @@ class RunDetail:
     steps: list[StepDetail]
     json_href: str
     cost: str = "unpriced"
+    parent: str | None = None  # a replay of step ``fork_step`` of run ``parent``
+    fork_step: int | None = None
 
 
 def _colour_of(colours: dict[str, int], contributor: str) -> int:
@@ -474,6 +476,8 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         input_tokens=sum(s.input_tokens or 0 for s in steps),
         steps=steps,
         json_href=f"/api/runs/{quote(run_id, safe='')}",
+        parent=run["parent"] if isinstance(run.get("parent"), str) and run["parent"] else None,
+        fork_step=run["fork_step"] if isinstance(run.get("fork_step"), int) else None,
     )
 
 
