@@ -102,6 +102,7 @@ async def test_send_records_a_child_run_and_shows_its_answer(recorded: tuple[htt
     child_page = await client.get(f"/runs/{children[0]['id']}")
     assert child_page.status_code == 200
     replay_of = child_page.text[child_page.text.index('id="run-replay-of"'):]  # the child's page links back to the run it replays
+    assert 'its last step asked for tools (<span class="mono">lookup_sku, fetch_sync_history, device_report</span>)' in child_page.text
     assert replay_of.split("</span>")[0].endswith(f'replay of step 1 of <a class="mono" href="/runs/{run_id}">{run_id}</a>')
 
 
