@@ -110,3 +110,17 @@ async def test_the_runs_list_shows_a_replay_under_the_run_it_replays(recorded: t
     assert child is not None
     assert ids.index(child.group(1)) == ids.index(run_id) + 1  # newest first, yet right under its parent
     assert f'replay of step 0 of <a class="mono" href="/runs/{run_id}">' in page
+
+
+async def test_the_send_confirmation_shows_the_estimated_cost_or_unpriced(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, project, run_id = recorded
+    model = RunStore.for_project(project).get(run_id)["model"]  # type: ignore[index]
+    unpriced = columns((await client.get(f"/runs/{run_id}/steps/1/replay")).text)[0]
+    assert f'hx-confirm="Send this replayed request (unpriced: no price known for {model}' in unpriced
+    with (project / "pyproject.toml").open("a", encoding="utf-8") as f:
+        f.write(f'\n[tool.crux-devtools.models.{model}]\ncontext_window = 16384\ninput_price = 2.5\noutput_price = 10.0\n')
+    priced = columns((await client.get(f"/runs/{run_id}/steps/1/replay")).text)[0]
+    tokens = int(re.search(r'<b class="mono">([\d,]+)</b> input tokens', priced).group(1).replace(",", ""))  # type: ignore[union-attr]
+    cost = f"${tokens * 2.5 / 1_000_000:.4g}"
+    assert f'hx-confirm="Send this replayed request (estimated input cost {cost} ({tokens:,} input tokens, output extra))' in priced
+    assert f'<span class="muted small send-estimate">estimated input cost {cost}' in priced

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from ..core.runstore import RunStore, RunStoreError
 from ..inspector.replaying import send_request
+from ..inspector.run_costs import prices_for
 from .routes_pages import render, url_encoded_form
 from .runs_access import open_store
 from .views_replay import ReplayPanel, VariantOverrides, as_example, parse_overrides, recorded_column, variant_column, variant_list
@@ -64,9 +65,13 @@ async def replay_panel(request: Request, run_id: str, index: int) -> Response:
     variants = variant_list(previous, new if ("add" in params or not previous) and not problems else None)
     recorded = recorded_column(step)
     columns = []
+    prices = prices_for(getattr(request.app.state.session, "root", None))
     for overrides in variants:
         document, error = await _replayed(request.app.state.session, run, index, overrides)
-        columns.append(variant_column(overrides, document, error, recorded))
+        column = variant_column(overrides, document, error, recorded)
+        if document is not None and column.input_tokens is not None:
+            column.estimate = prices.estimate(run.get("model") or document["replayed"]["model"], column.input_tokens)
+        columns.append(column)
     panel = ReplayPanel(run_id, index, recorded, columns, problems, as_example(run), f"/runs/{run_id}/steps/{index}/replay")
     return render(request, "_replay.html", {"panel": panel, "problem": None})
 

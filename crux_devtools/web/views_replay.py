@@ -119,6 +119,7 @@ class VariantColumn:
     diagnostics: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     sent: dict[str, Any] | None = None  # after a send: the child run's answer, usage, latency
+    estimate: str = ""  # what a send is estimated to cost ("unpriced: ..." without a known price)
 
     @property
     def query(self) -> str:
