@@ -10,9 +10,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+from chat_server import ChatServer
 from rich.console import Console
+from test_replay_send import chat_project  # noqa: F401 - the fixture
 
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.runstore import RunStore, child_runs
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.replay_render import render_variants
@@ -67,9 +70,60 @@ async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) 
         await pilot.press("0")
         text = await wait_for(app, pilot, "max=2000")  # the pinned variant's column title
         assert text.count("identical to the recorded request") == 2  # current (as recorded) and the first pin
+        await pilot.press("s")  # a scripted model: sent at once, the answer recorded as a child run
+        sent = await wait_for_sent(app, pilot, "sent: run ")
+        children = child_runs(RunStore.for_project(project), str(run["id"]))
+        assert len(children) == 1 and children[0]["id"] in sent and children[0]["fork_step"] == 1
         await pilot.press("escape")
         await pilot.pause()
         assert type(app.screen).__name__ == "RunDetailScreen"
+
+
+async def wait_for_sent(app: Any, pilot: Any, needle: str) -> str:
+    """The replay screen's send line once it holds ``needle``."""
+    deadline = time.monotonic() + 60  # a failure bound, not a pause
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        widgets = app.screen.query("#replay-sent")
+        text = str(widgets.first().content) if widgets else ""
+        if needle in text:
+            return text
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{needle!r} never shown")
+
+
+async def test_send_to_a_real_model_asks_first_with_the_estimated_cost(chat_project: tuple[Path, ChatServer, dict[str, str], str], monkeypatch: pytest.MonkeyPatch) -> None:
+    project, server, env, run_id = chat_project
+    monkeypatch.setenv("REPLAY_CHAT_URL", env["REPLAY_CHAT_URL"])  # the worker imports the project with it
+    run = RunStore.for_project(project).get(run_id)
+    assert run is not None
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    before = len(server.received)
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.open_run(run)
+        await pilot.pause()
+        await pilot.press("R")
+        await wait_for(app, pilot, "identical to the recorded request")
+        await pilot.press("s")
+        deadline = time.monotonic() + 60
+        while type(app.screen).__name__ != "ConfirmSend" and time.monotonic() < deadline:
+            await pilot.pause()
+        assert type(app.screen).__name__ == "ConfirmSend"
+        detail = str(app.screen.query_one("#confirm-detail").content)
+        assert "estimated input cost $" in detail and "test-model" in str(app.screen.query_one("#confirm-question").content)
+        await pilot.press("n")
+        await wait_for_sent(app, pilot, "not sent: cancelled")
+        assert len(server.received) == before  # nothing went over the wire
+        server.reply_text("Because, replayed.")
+        await pilot.press("s")
+        while type(app.screen).__name__ != "ConfirmSend" and time.monotonic() < deadline + 60:
+            await pilot.pause()
+        await pilot.press("y")
+        sent = await wait_for_sent(app, pilot, "Because, replayed.")
+    children = child_runs(RunStore.for_project(project), run_id)
+    assert len(children) == 1 and children[0]["text"] == "Because, replayed." and children[0]["id"] in sent
+    assert len(server.received) == before + 1
 
 
 def test_the_variants_render_user_text_as_text_not_markup() -> None:

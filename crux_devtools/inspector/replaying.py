@@ -87,6 +87,17 @@ def send_request(document: Mapping[str, Any], run: Mapping[str, Any]) -> dict[st
     return {"sent": document["replayed"]["sent"], "run": document["run"], "step": document["step"], "input": run.get("input"), "receipt": receipt_of(document)}
 
 
+def write_child_run(root: Any, run: dict[str, Any]) -> None:
+    """Write a run a replay made (a send's answer) to the project's store (raises ``RunStoreError``)."""
+    from ..core.runstore import RunStore
+
+    store = RunStore.for_project(root)
+    try:
+        store.write(run)
+    finally:
+        store.close()
+
+
 def overrides_text(overrides: Mapping[str, Any]) -> str:
     """``max=1500, rung sync-log=offload, drop examples`` (``none`` for a plain replay)."""
     words = [f"{key.replace('_', '-')}={overrides[key]}" for key in ("max", "optimize_at", "model") if overrides.get(key) is not None]

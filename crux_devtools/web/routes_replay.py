@@ -15,8 +15,8 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from ..core.runstore import RunStore, RunStoreError
-from ..inspector.replaying import send_request
+from ..core.runstore import RunStoreError
+from ..inspector.replaying import send_request, write_child_run
 from ..inspector.run_costs import prices_for
 from .routes_pages import render, url_encoded_form
 from .runs_access import open_store
@@ -96,18 +96,10 @@ async def replay_send(request: Request, run_id: str, index: int) -> Response:
     child = answer["result"]
     root = getattr(session, "root", None)
     try:
-        await asyncio.to_thread(_write, root, child)
+        await asyncio.to_thread(write_child_run, root, child)
     except RunStoreError as exc:
         return render(request, "_replay_sent.html", {"sent": None, "problem": str(exc)}, status=503)
     return render(request, "_replay_sent.html", {"sent": child, "problem": None})
-
-
-def _write(root: Any, run: dict[str, Any]) -> None:
-    store = RunStore.for_project(root)
-    try:
-        store.write(run)
-    finally:
-        store.close()
 
 
 __all__ = ["router"]
