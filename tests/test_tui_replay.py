@@ -134,3 +134,38 @@ def test_the_variants_render_user_text_as_text_not_markup() -> None:
     console.print(render_variants(step, [("[i]label", document, None)]))
     text = console.export_text()
     assert "[bold]x[/]" in text and "[red]" in text and "[i]label" in text and "status fits -> [/]" in text
+
+
+async def test_i_on_a_later_step_opens_the_prompt_view_with_that_steps_messages(tmp_path: Path) -> None:
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run = RunStore.for_project(project).get(str(RunStore.for_project(project).list()[-1]["id"]))
+    assert run is not None and len(run["steps"]) == 2
+    wanted = run["steps"][1]["sent"]["messages"]
+    assert any(m["role"] == "tool" for m in wanted)
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: session.report is not None)
+        app.open_run(run)
+        await pilot.pause()
+        await pilot.press("n")  # step 1: after the tool calls of step 0
+        await pilot.press("i")
+        planned = await wait_until(pilot, lambda: ((app.shown or {}).get("preview") or {}).get("sent") if app.busy is None else None)
+        assert planned["messages"] == wanted  # the run input, then the tool calls and results before the step
+        await pilot.press("minus")  # the budget keys replay it with the same messages
+        smaller = await wait_until(pilot, lambda: (app.shown or {}).get("preview") if app.busy is None and app.budgets.get(run["target"]) else None)
+        assert smaller["sent"] is None or smaller["sent"]["messages"] == wanted
+
+
+async def wait_until(pilot: Any, check: Any) -> Any:
+    deadline = time.monotonic() + 60  # a failure bound, not a pause
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        value = check()
+        if value:
+            return value
+        await asyncio.sleep(0.05)
+    raise AssertionError("never happened")

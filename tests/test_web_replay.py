@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -12,8 +13,10 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from markupsafe import escape
 
 from crux_devtools.core.runstore import RunStore, child_runs
+from crux_devtools.inspector.replaying import step_messages
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.web.app import create_app
 
@@ -124,3 +127,43 @@ async def test_the_send_confirmation_shows_the_estimated_cost_or_unpriced(record
     cost = f"${tokens * 2.5 / 1_000_000:.4g}"
     assert f'hx-confirm="Send this replayed request (estimated input cost {cost} ({tokens:,} input tokens, output extra))' in priced
     assert f'<span class="muted small send-estimate">estimated input cost {cost}' in priced
+
+
+async def test_open_in_the_prompt_view_of_a_later_step_plans_it_with_that_steps_messages(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, project, run_id = recorded
+    run = RunStore.for_project(project).get(run_id)
+    assert run is not None and len(run["steps"]) == 2
+    page = (await client.get(f"/runs/{run_id}")).text
+    links = [html.unescape(h) for h in re.findall(r'<a class="button-link replay-link" href="([^"]+)"', page)]
+    assert len(links) == 2 and f"at_step={run_id}%3A1" in links[1]
+    later = (await client.get(links[1])).text
+    assert "Planned as step 1 of run " in later and "3 tool call(s) and their results" in later
+    assert f'<input type="hidden" name="at_step" value="{run_id}:1" form="controls">' in later  # the slider keeps it
+    recorded_messages = run["steps"][1]["sent"]["messages"]
+    tool_result = next(m["content"] for m in recorded_messages if m["role"] == "tool")
+    assert str(escape(tool_result[:60])) in later  # the tool traffic is in the request shown
+    first = (await client.get(links[0])).text
+    assert "0 message(s) before the user prompt and 0 after it" in first
+
+
+async def test_a_steps_messages_give_the_planned_request_exactly_its_recorded_messages(tmp_path: Path) -> None:
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    store = RunStore.for_project(project)
+    run = store.get(str(store.list()[-1]["id"]))
+    assert run is not None
+    session = ProjectSession(project, history=False, watch=False)
+    await session.start()
+    try:
+        for step in run["steps"]:
+            messages = step_messages(store, run, step["index"])
+            report = await session.evaluate(run["target"], input=run["input"], messages=messages)
+            assert report["preview"] is not None and report["preview"]["sent"]["messages"] == step["sent"]["messages"], step["index"]
+            guessed = step_messages(None, run, step["index"])  # a run recorded before plan inputs: split at its last user message
+            assert guessed is not None and messages is not None and (guessed["history"], guessed["turn"]) == (messages["history"], messages["turn"])
+        without = await session.evaluate(run["target"], input=run["input"])
+        assert without["preview"]["sent"]["messages"] == run["steps"][0]["sent"]["messages"] != run["steps"][1]["sent"]["messages"]
+    finally:
+        await session.stop()

@@ -189,11 +189,13 @@ def evaluate_example(
     input_budget: int | None = None,
     inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
     defaults: PlanningDefaults | None = None,
+    messages: Mapping[str, Any] | None = None,
 ) -> ExampleReport:
     """One ``ExampleReport``: the inspection and the plan, both under ``token_budget``.
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
-    prompt, resolve each distinct input once. The planner's refusal (``RequestCompositionError``)
+    prompt, resolve each distinct input once. ``messages`` (``history``, ``turn``, ``support_required``)
+    plans the request as at a later step of a run (``preview_at_step``). The planner's refusal (``RequestCompositionError``)
     is the ``preview_error``; any other exception while planning is a fault of user code (a
     callback), so it is the example's ``error``.
     """
@@ -221,7 +223,7 @@ def evaluate_example(
     if input_budget is not None:
         kwargs["input_budget"] = InputBudget(max=input_budget)
     try:
-        planned, cut = preview_dict(preview(target.obj, input=input, **kwargs))
+        planned, cut = preview_dict(preview_at_step(target.obj, input, messages, kwargs) if messages else preview(target.obj, input=input, **kwargs))
         report["preview"] = planned
         report["truncated"] = report["truncated"] or cut
         report["summaries"] = summary_states(target, planned)
@@ -231,6 +233,22 @@ def evaluate_example(
         report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict()
     report["status"] = example_status(report)
     return report
+
+
+def preview_at_step(obj: Any, input: Any, messages: Mapping[str, Any], kwargs: dict[str, Any]) -> Any:
+    """``preview`` of the request as a later step of a run sends it: the caller's ``history``, the user
+    prompt, then that run's tool traffic (``turn``), with ``read_offload`` offered once a result was
+    offloaded (``support_required``)."""
+    from ..core.callbacks import drive_sync
+    from ..core.planner import Planner, gather
+    from ..core.requests import plan_options, setup, to_preview
+
+    s = setup(obj, kwargs.get("model"), kwargs.get("input_budget"), None, None, kwargs.get("capacity_resolver"), kwargs.get("token_budget"))
+    options = plan_options(s, list(messages.get("history") or []), None, kwargs.get("summary_store"), None, None)
+    options.turn = [dict(m) for m in messages.get("turn") or []]
+    options.support_required = bool(messages.get("support_required"))
+    gathered = drive_sync(gather(s.prompt, s.prompt.validate_input(input))).apply_budget(s.token_budget, s.counter)
+    return to_preview(Planner(gathered, options).plan(), s, gathered)
 
 
 def status_of(examples: list[ExampleReport]) -> Status:

@@ -530,6 +530,7 @@ class Worker:
             token_budget=request.get("token_budget"),
             input_budget=request.get("input_budget"),
             defaults=self.defaults,
+            messages=request.get("messages"),
         )
 
     def run(self, request: dict[str, Any]) -> Any:
