@@ -169,3 +169,41 @@ async def wait_until(pilot: Any, check: Any) -> Any:
             return value
         await asyncio.sleep(0.05)
     raise AssertionError("never happened")
+
+
+async def test_bad_input_in_the_replay_screen_is_a_clear_message(tmp_path: Path) -> None:
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    store = RunStore.for_project(project)
+    run = store.get(str(store.list()[-1]["id"]))
+    assert run is not None
+    store.write({**run, "id": "old-run"})  # as an older release wrote it: no plan inputs
+    old = store.get("old-run")
+    gone = {**run, "target": "deleted-agent"}  # the recording as it is, its target gone from the source
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.open_run(old)
+        await pilot.pause()
+        await pilot.press("n", "R")
+        text = await wait_for(app, pilot, "recorded before plan inputs were kept")
+        assert "--source current" in app.screen.current[2]  # the whole message, as the column wraps it
+        await pilot.press("escape", "escape")
+        app.open_run(run)
+        await pilot.pause()
+        await pilot.press("n", "R")
+        await wait_for(app, pilot, "identical to the recorded request")
+        for _ in range(8):  # max 4,000 -> 800, below what the step's required parts need
+            await pilot.press("minus")
+        text = await wait_for(app, pilot, "REQUEST_TOO_LARGE: nothing fits")
+        assert "<messages>: " in text and " tokens" in text  # what each required part needs
+        await pilot.press("escape", "escape")
+        app.open_run(gone)
+        await pilot.pause()
+        await pilot.press("n", "R")
+        await wait_for(app, pilot, "identical to the recorded request")
+        await pilot.press("s")
+        sent = await wait_for_sent(app, pilot, "not sent")
+        assert "the run's target 'deleted-agent' no longer exists in the source; nothing was sent" in sent

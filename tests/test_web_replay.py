@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+import sqlite3
 import shutil
 import subprocess
 import sys
@@ -83,7 +84,9 @@ async def test_bad_overrides_are_shown_in_the_panel_not_a_500(recorded: tuple[ht
     illegal = await client.get(href + "?" + urlencode([("rung:sync-log", "authored"), ("add", "1")]))
     assert illegal.status_code == 200 and "its ladder allows: full, summary, offload" in illegal.text
     tight = await client.get(href + "?" + urlencode([("max", "300"), ("add", "1")]))
-    assert "REQUEST_TOO_LARGE" in tight.text and "nothing fits max 300" in tight.text
+    panel = tight.text[tight.text.index('<section class="banner banner-error too-large"'):]  # the prompt page's panel
+    assert "<h2>Over the limit: nothing would be sent</h2>" in panel and '<span class="mono strong">REQUEST_TOO_LARGE</span>: no legal candidate fits max_input_tokens=300' in panel
+    assert '<ul class="diagnostics"><li><span class="mono">&lt;prompt&gt;</span> <span class="mono">' in panel and "Raise max" in panel
     words = await client.get(href + "?" + urlencode([("max", "lots"), ("add", "1")]))
     assert "max must be a whole number" in words.text
     missing = await client.get("/runs/nope/steps/0/replay")
@@ -167,3 +170,32 @@ async def test_a_steps_messages_give_the_planned_request_exactly_its_recorded_me
         assert without["preview"]["sent"]["messages"] == run["steps"][0]["sent"]["messages"] != run["steps"][1]["sent"]["messages"]
     finally:
         await session.stop()
+
+
+def retarget(project: Path, run_id: str, target: str) -> None:
+    """Make a recorded run's target one the source no longer has (its plan inputs stay)."""
+    with sqlite3.connect(project / ".crux" / "runs.sqlite3") as db:
+        db.execute("UPDATE runs SET target = ? WHERE id = ?", (target, run_id))
+        db.execute("UPDATE run_summaries SET summary = json_set(summary, '$.target', ?) WHERE seq = (SELECT seq FROM runs WHERE id = ?)", (target, run_id))
+
+
+async def test_a_run_recorded_before_plan_inputs_says_so_and_names_the_command_for_todays_source(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, project, run_id = recorded
+    store = RunStore.for_project(project)
+    run = store.get(run_id)
+    assert run is not None
+    store.write({**run, "id": "old-run"})  # as an older release wrote it: no plan inputs
+    column = columns((await client.get("/runs/old-run/steps/1/replay")).text)[0]
+    assert "recorded before plan inputs were kept, so step 1 cannot be planned again from its recording" in column
+    assert "--run old-run --step 1 --source current" in column and 'class="banner banner-error small replay-error"' in column
+
+
+async def test_a_target_gone_from_the_source_replays_from_the_recording_and_a_send_says_why_nothing_went(recorded: tuple[httpx.AsyncClient, Path, str]) -> None:
+    client, project, run_id = recorded
+    retarget(project, run_id, "deleted-agent")
+    replayed = (await client.get(f"/runs/{run_id}/steps/1/replay")).text
+    assert "identical to the recorded request" in replayed  # the recording is enough to plan it
+    sent = await client.post(f"/runs/{run_id}/steps/1/replay/send", data={"q": ""})
+    assert sent.status_code == 502
+    assert "the run&#39;s target &#39;deleted-agent&#39; no longer exists in the source; nothing was sent" in sent.text
+    assert child_runs(RunStore.for_project(project), run_id) == []

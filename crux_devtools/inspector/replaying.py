@@ -87,30 +87,34 @@ def send_request(document: Mapping[str, Any], run: Mapping[str, Any]) -> dict[st
     return {"sent": document["replayed"]["sent"], "run": document["run"], "step": document["step"], "input": run.get("input"), "receipt": receipt_of(document)}
 
 
-def step_messages(store: Any, run: Mapping[str, Any], index: int) -> dict[str, Any] | None:
-    """The messages of recorded step ``index`` as a plan takes them, so the prompt view shows the request
-    as it was at that step: ``{"history", "turn", "support_required"}``, the caller's messages before
-    the user prompt, this run's tool traffic after it (tool calls and results), and whether an
-    offloaded result had made the ``read_offload`` tool part of the request. ``None`` for no such step.
+def split_messages(step: Mapping[str, Any], state: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A recorded step's messages as a plan takes them: ``{"history", "turn", "support_required"}``,
+    the caller's messages before the user prompt, this run's tool traffic after it (tool calls and
+    results), and whether an offloaded result had made ``read_offload`` part of the request.
 
-    The split comes from the step's plan inputs; a run recorded before they were kept is split at its
-    last user message, and an offload in an earlier step stands for the tool."""
-    from ..core.runstore import read_step_plan
-
-    steps = [s for s in run.get("steps") or [] if isinstance(s, Mapping)]
-    step = next((s for s in steps if s.get("index") == index), None)
-    if step is None:
-        return None
-    messages = [m for m in (step.get("sent") or {}).get("messages") or [] if isinstance(m, Mapping)]
-    kept = read_step_plan(store, str(run.get("id")), index) if store is not None else None
-    state = (kept or {}).get("state") or {}
-    if isinstance(state.get("history"), int):
+    ``state`` is the step's plan-input state; without it (a run recorded before plan inputs were
+    kept) the messages are split at the last user message (the traffic after the prompt is only
+    assistant and tool messages) and ``read_offload`` among the sent tools stands for the flag."""
+    sent = step.get("sent") or {}
+    messages = [m for m in sent.get("messages") or [] if isinstance(m, Mapping)]
+    if state is not None and isinstance(state.get("history"), int):
         start = state["history"] + (1 if state.get("prompt") else 0)
         return {"history": messages[: state["history"]], "turn": messages[start:], "support_required": bool(state.get("support_required"))}
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
     history, turn = (messages, []) if last_user is None else (messages[:last_user], messages[last_user + 1 :])
-    offloaded = any(s.get("offloads") for s in steps if isinstance(s.get("index"), int) and s["index"] < index)
-    return {"history": history, "turn": turn, "support_required": offloaded}
+    return {"history": history, "turn": turn, "support_required": any(isinstance(t, Mapping) and t.get("name") == "read_offload" for t in sent.get("tools") or [])}
+
+
+def step_messages(store: Any, run: Mapping[str, Any] | None, index: int) -> dict[str, Any] | None:
+    """``split_messages`` of recorded step ``index`` of ``run`` (its plan inputs read from ``store``,
+    when given), so the prompt view shows the request as that step sent it; ``None`` for no such step."""
+    from ..core.runstore import read_step_plan
+
+    step = next((s for s in (run or {}).get("steps") or [] if isinstance(s, Mapping) and s.get("index") == index), None)
+    if run is None or step is None:
+        return None
+    kept = read_step_plan(store, str(run.get("id")), index) if store is not None else None
+    return split_messages(step, kept["state"] if kept else None)
 
 
 def write_child_run(root: Any, run: dict[str, Any]) -> None:
