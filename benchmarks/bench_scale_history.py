@@ -1,4 +1,4 @@
-"""History at scale (issue 15): the page of an unchanged prompt after many saves, and `.crux/` growth per save.
+"""History at scale: the page of an unchanged prompt after many saves, and `.crux/` growth per save.
 
     .venv/bin/python benchmarks/bench_scale_history.py [--modules 100] [--saves 60] [--requests 20]
 

@@ -1,4 +1,4 @@
-"""One-file save to new report on a generated project of 10 and of 100 modules (issue 15).
+"""One-file save to new report on a generated project of 10 and of 100 modules.
 
 Run: .venv/bin/python benchmarks/bench_scale_save.py [--saves 10]
 For each size, ``scale_project.make_project`` writes the project to a temporary folder, a live

@@ -1,4 +1,4 @@
-"""TUI navigation on a big project: the ``/`` search on 400 prompts (issue 15).
+"""TUI navigation on a big project: the ``/`` search on 400 prompts.
 
     .venv/bin/python benchmarks/bench_tui_nav.py [--modules 100] [--rounds 5]
 

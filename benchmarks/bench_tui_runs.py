@@ -5,7 +5,7 @@
 1. Write to screen: the real ``crux-devtools tui`` in tmux, on a fresh copy of ``sample_project/``,
    with its Runs tab open. A separate process writes one run at a time to the project's
    ``.crux/runs.sqlite3``; each is timed from the end of its write to the screen showing the new
-   count (no key pressed). Target (issue 13, for an open page): median 500 ms or less. The screen is
+   count (no key pressed). Target (as for an open web page): median 500 ms or less. The screen is
    read every 20 ms, so each figure includes up to about 20 ms of polling.
 2. Refresh cost: in one process (headless app over a fake session holding a real store), the time
    ``refresh_runs`` takes (one list of 50 and the counts, then the table) with 100 runs and with

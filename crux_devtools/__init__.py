@@ -60,6 +60,7 @@ __all__ = [
     "RecordedCall",
     "record_call",
     "emit_otel",
+    "redact_values",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -96,6 +97,8 @@ __all__ = [
     "when",
     "InputValidationError",
     "OffloadError",
+    "ReplayError",
+    "RunError",
     "RunStoreError",
     "SummaryError",
 ]

@@ -68,7 +68,7 @@ async def _inspect(
                 ]
                 # status and size (the first example's planned input tokens) are of the examples shown
                 first = examples[0] if examples else None
-                chosen.append({**prompt, "examples": examples, "status": status_of(examples), "total_tokens": planned_tokens(first)})
+                chosen.append({**prompt, "examples": examples, "status": status_of(examples, checked=prompt["note"] is None), "total_tokens": planned_tokens(first)})
             prompts = chosen
         report["prompts"] = prompts
         return report
@@ -121,6 +121,8 @@ def inspect(
     from .inspector.render import failures, render_report
 
     click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
+    if report.get("imported_note") and not as_json:  # which files ran, and why (on stderr: not the report)
+        click.echo(report["imported_note"], err=True)
     failed = failures(report)
     if failed:  # exit 1 when anything printed failed (the same failures `check` reports)
         click.echo(f"{len(failed)} failure(s)", err=True)
@@ -130,29 +132,38 @@ def inspect(
 @main.command()
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
-def check(directory: str, timeout: float) -> None:
+@click.option("--strict", is_flag=True, help="Also fail on prompts that could not be checked (required inputs and no examples).")
+def check(directory: str, timeout: float, strict: bool) -> None:
     """Resolve and plan every prompt with every example; exit 1 on any error.
 
     Fails on what generate would refuse or silently leave out: load errors, examples that do not
     resolve, plans over their input limit, system text over the prompt's token_budget even after
     drops, and match(...) keys with no case. Each failure is printed to stdout as
-    FILE:LINE: ErrorType: message, for editors and CI; warnings that do not fail go to stderr.
+    FILE:LINE: ErrorType: message, for editors and CI; warnings that do not fail go to stderr, and so
+    does each prompt that could not be checked (required inputs and no examples): with --strict,
+    those fail too.
     """
-    from .inspector.render import failures, warnings
+    from .inspector.render import failures, not_checked, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
-    lines = failures(report)
+    lines = failures(report, strict=strict)
     for line in lines:
         click.echo(line)
     for line in warnings(report):
         click.echo(line, err=True)
+    unchecked = not_checked(report)
+    if not strict:
+        for line in unchecked:
+            click.echo(line, err=True)
     examples = sum(len(p["examples"]) for p in report["prompts"])
     if lines:
         click.echo(f"{len(lines)} failure(s) in {len(report['prompts'])} prompt(s)", err=True)
         click.get_current_context().exit(1)
     if report["notice"]:
         click.echo(report["notice"], err=True)
-    click.echo(f"ok: {len(report['prompts'])} prompt(s), {examples} example(s), no failures")
+    checked = len(report["prompts"]) - len(unchecked)
+    skipped = f"; {len(unchecked)} not checked (no examples; --strict fails on them)" if unchecked else ""
+    click.echo(f"ok: {checked} prompt(s), {examples} example(s), no failures{skipped}")
 
 
 @main.command()
@@ -211,6 +222,7 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     One line per run: time, target, status, steps, input tokens sent, provider-reported usage,
     duration, cost, model, origin and id; the cost of every run the filters match goes to stderr.
     """
+    from .core.runstore import json_text
     from .inspector.render_runs import run_line, run_table
     from .inspector.run_costs import prices_for
     from .inspector.runs_export import csv_lines, jsonl_line
@@ -235,10 +247,10 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     elif as_json:
         whole = [_store_call(lambda r=r: store.get(r["id"])) or r for r in listed]
         if not follow:
-            click.echo(json.dumps(whole, indent=2, ensure_ascii=False))
+            click.echo(json_text(whole, indent=2))
             return
         for run in reversed(whole):
-            click.echo(json.dumps(run, ensure_ascii=False))
+            click.echo(json_text(run))
     elif listed:
         lines, sizes = run_table(listed)
         click.echo("\n".join(lines))
@@ -270,7 +282,7 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
                 elif out_format == "csv":
                     click.echo(csv_lines([run], header=False), nl=False)
                 elif as_json:
-                    click.echo(json.dumps(_store_call(lambda r=run: store.get(r["id"])) or run, ensure_ascii=False))
+                    click.echo(json_text(_store_call(lambda r=run: store.get(r["id"])) or run))
                 else:
                     if sizes is None:
                         lines, sizes = run_table([run])
@@ -295,7 +307,9 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     Prints the final text, then a one-line summary on stderr; exits 1 when the run failed. The run is
     recorded in DIRECTORY/.crux/runs.sqlite3 with origin "inspector", like the inspector's Run button.
     """
+    from .core.runstore import json_text
     from .inspector.render_runs import run_summary
+    from .inspector.visible import visible
 
     if example is not None and input_json is not None:
         raise click.UsageError("use either --example or --input, not both")
@@ -309,13 +323,13 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
             raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
     run = asyncio.run(_run_once(_project(directory), timeout, prompt_id, example, data))
     if as_json:
-        click.echo(json.dumps(run, indent=2, ensure_ascii=False))
+        click.echo(json_text(run, indent=2))
     elif run.get("text") is not None:
         click.echo(run["text"])
     error = run.get("error")
     if isinstance(error, dict):
         where = f"{error['file']}:{error['line']}: " if error.get("file") and error.get("line") else ""
-        click.echo(f"{where}{error.get('type')}: {error.get('message')}", err=True)
+        click.echo(visible(f"{where}{error.get('type')}: {error.get('message')}", lines=True), err=True)
     click.echo(run_summary(run), err=True)
     if run.get("status") != "ok":
         click.get_current_context().exit(1)
@@ -347,7 +361,7 @@ async def _run_once(root: Path, timeout: float, prompt_id: str, example: str | N
         if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
             known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
             raise click.ClickException(f"{prompt['kind']} {prompt_id!r} has no example {example!r}; known examples: {known}")
-        return await session.run(prompt_id, example=example, input=data)
+        return await session.run(prompt_id, example=example, input=data, confirm=True)  # the command is the confirmation
     finally:
         await session.stop()
 

@@ -36,22 +36,26 @@ class OneLineCommand(click.Command):
             raise UsageFault(exc.format_message()) from None
 
 
-def _run_inputs(root: Path, limit: int) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """The inputs of the newest ``limit`` recorded runs of each target, named ``run:<id>``."""
+def _run_inputs(root: Path, limit: int, redact: str | None = None, timeout: float = 10.0) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """The inputs of the newest ``limit`` recorded runs of each target, named ``run:<id>`` (each run
+    through the project's ``redact`` hook first, when it names one)."""
     from .core.runstore import RunStore, RunStoreError
+    from .inspector.diff_redact import redact_runs
 
     store = RunStore.for_project(root, create=False)
     try:
-        inputs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        for target in store.targets():
-            for run in store.list(target=target, limit=limit):
-                data = run.get("input")
-                inputs.setdefault(target, []).append((f"run:{run['id']}", data if isinstance(data, dict) else {}))
-        return inputs
+        runs = [run for target in store.targets() for run in store.list(target=target, limit=limit)]
     except RunStoreError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
+    if redact is not None:
+        runs = redact_runs(root, redact, runs, timeout)
+    inputs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for run in runs:
+        data = run.get("input")
+        inputs.setdefault(str(run.get("target")), []).append((f"run:{run['id']}", data if isinstance(data, dict) else {}))
+    return inputs
 
 
 async def build_review(
@@ -65,9 +69,12 @@ async def build_review(
     from .inspector.diff_evaluate import evaluate_in_turn, evaluate_project, export_side
     from .review.revisions import changed_files, has_ignored_files, work_tree
 
+    from .inspector.diff_redact import redact_document, redact_setting
+
     started = time.perf_counter()
     tree = work_tree(directory)
-    inputs = _run_inputs(directory, runs) if runs else None
+    redact = redact_setting(directory)
+    inputs = _run_inputs(directory, runs, redact, timeout) if runs else None
     with tempfile.TemporaryDirectory(prefix="crux-diff-") as scratch:
         sides = [export_side(tree, rev, directory, Path(scratch) / name) for rev, name in ((base, "base"), (head, "head"))]
         seconds: dict[str, Any] = {}
@@ -110,6 +117,9 @@ async def build_review(
             pricer=lambda model: price_for(model, profiles),
             timing={**seconds, "total_s": round(time.perf_counter() - started, 3)},
         )
+    if redact is not None:
+        timing = document.pop("timing")
+        document = {**redact_document(directory, redact, document, timeout), "timing": timing}
     return document
 
 
@@ -131,6 +141,7 @@ def diff(directory: str, base: str, head: str | None, fmt: str, fail_on: tuple[s
     """
     from .review.policies import PolicyError, met, parse
     from .review.render import render_markdown, render_text
+    from .inspector.diff_redact import RedactError
     from .review.revisions import RevisionError
 
     root = Path(directory)
@@ -142,7 +153,7 @@ def diff(directory: str, base: str, head: str | None, fmt: str, fail_on: tuple[s
         raise UsageFault(str(exc)) from None
     try:
         document = asyncio.run(build_review(root.resolve(), base, head, timeout=timeout, runs=runs))
-    except RevisionError as exc:
+    except (RevisionError, RedactError) as exc:
         raise UsageFault(str(exc)) from None
     if fmt == "json":
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -6,8 +6,9 @@ own text always stays. A nested context never outlives its owner.
 
 `budgeted-reply` has a default budget of 150 tokens: its system text is about 200 tokens, so
 `style-examples` (priority 10, the lowest) is dropped. In the inspector, move the budget slider down
-and watch `brand-voice` (30) go next, then the tone (40), then `billing` (80) together with the
-`product-facts` it owns; the house rules (100) and the prompt's own text stay longest.
+and watch `brand-voice` (30) go next, then the tone (40), then `product-facts` (70) and then
+`billing` (80), which owns it (a nested context can leave before its owner, never after it); the
+house rules (100) go last, and the prompt's own text always stays.
 """
 
 from __future__ import annotations

@@ -17,12 +17,13 @@ change the data size; the inspector's budget box changes the limit. What each se
   rung is "below-floor" (under above_tokens=300). Budget 2,000: `example-replies` omitted. Budget
   800: the catalog is sent as its authored index, `catalog-index` (and the examples fit again).
   Budget 400: the catalog is omitted too, and `lookup_sku` is no longer offered.
-- `busy-day` (24 hours of log, about 7,000 tokens): `sync-log` is sent as an offload preview (its
-  first and last lines and a handle) and `read_offload` is offered. Its summary rung says "not
-  prepared": `preview` never prepares artifacts. Press *Prepare extractive summary* in Planning (no
-  model needed; `generate` would make the same one): the summary is sent instead (about 2,100
-  tokens). Budget 2,000: the catalog goes to its index too. Budget 800: the examples go. Budget 400:
-  over the limit (REQUEST_TOO_LARGE): nothing would be sent.
+- `busy-day` (24 hours of log, about 7,000 tokens): `sync-log` is sent as its extractive summary
+  (about 2,100 tokens: the first and last lines of the log and its ERROR lines, gaps marked).
+  `generate` prepares that summary itself before sending (`on_miss="prepare"`, no model), so the
+  inspector prepares it too and shows what a run sends. Budget 2,000: the summary no longer fits, so
+  the log is sent as an offload preview (its first and last lines and a handle), `read_offload` is
+  offered, and the catalog goes to its index. Budget 800: the examples go. Budget 400: over the limit
+  (REQUEST_TOO_LARGE): nothing would be sent.
 - `big-catalog` (four notes per product and region): the full catalog (about 5,350 tokens) leaves no
   room for the rest under 5,702, so the authored index is sent even at the default limit.
 """

@@ -38,12 +38,25 @@
     }
   });
 
+  // The dot says whether updates arrive (data-state) and, beside it, whether the report on screen is
+  // stale (data-report): "live" alone under a "Stale report" banner would say all is well.
+  var liveText = "connecting";
+  function showLive() {
+    var el = byId("live-status");
+    if (!el) { return; }
+    var stale = !!document.querySelector(".banner-stale");
+    el.dataset.report = stale ? "stale" : "current";
+    el.querySelector(".live-text").textContent = stale ? liveText + " · stale report" : liveText;
+  }
   function setLive(state, text) {
     var el = byId("live-status");
     if (!el) { return; }
     el.dataset.state = state;
-    el.querySelector(".live-text").textContent = text;
+    liveText = text;
+    showLive();
   }
+  document.addEventListener("htmx:afterSettle", showLive);
+  document.addEventListener("DOMContentLoaded", showLive);
 
   document.addEventListener("htmx:sseOpen", function () { setLive("live", "live"); });
   document.addEventListener("htmx:sseError", function () { setLive("down", "reconnecting…"); });

@@ -43,7 +43,7 @@ def test_inspect_says_what_a_memory_read_and_what_the_planner_adapted() -> None:
     )
     code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "ladder-reply")
     assert code == 0
-    assert "    adapted sync-log -> offload: 6922 -> 270 tokens" in out
+    assert "    adapted sync-log -> summary: 6922 -> 2064 tokens" in out
     code, out = run("inspect", str(REPO / "sample_project"), "--prompt", "support-with-memory")
     assert code == 0
     header = next(i for i, line in enumerate(out.splitlines()) if line.startswith("    ┌─ customer-memory [memory"))
@@ -128,7 +128,7 @@ def test_an_example_typo_is_one_readable_line_per_field_with_a_suggestion() -> N
     code, out = run("inspect", str(PROJECTS / "example_typo"), "--example", "typo")
     assert code == 1
     assert "\n".join(out.splitlines()[3:7]) == (
-        "  example 'typo': ERROR\n"
+        "  example 'typo': invalid input\n"
         "  prompts.py:19: InputValidationError:\n"
         "    unknown field 'mesage' (did you mean 'message'?)\n"
         "    missing required field 'message'"
@@ -168,13 +168,13 @@ def test_inspect_with_an_invalid_input_field_exits_1_and_says_which_field() -> N
     good = str(PROJECTS / "good")
     result = _real_cli("inspect", good, "--prompt", "support", "--input", '{"question": "Where is my order?", "tonee": "warm"}')
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "prompt support  (prompts.py:30)  status: error" in result.stdout
+    assert "prompt support  (prompts.py:30)  status: invalid input" in result.stdout
     assert "  prompts.py:30: InputValidationError: unknown field 'tonee' (did you mean 'tone'?)" in result.stdout
     assert "status: fits" not in result.stdout
     result = _real_cli("inspect", good, "--prompt", "support", "--input", '{"question": "Where?", "expert": "maybe"}', "--json")
     assert result.returncode == 1
     [support] = json.loads(result.stdout)["prompts"]
-    assert support["status"] == "error"
+    assert support["status"] == "invalid-input"
     assert support["examples"][0]["error"]["message"] == "field 'expert': expected true or false, got 'maybe'"
     result = _real_cli("inspect", good, "--prompt", "support", "--input", '{"question": "Where is my order?", "tone": "warm"}')
     assert result.returncode == 0, result.stdout + result.stderr
@@ -184,7 +184,7 @@ def test_inspect_with_an_invalid_input_field_exits_1_and_says_which_field() -> N
 def test_inspect_exits_1_when_an_example_it_prints_failed() -> None:
     code, out = run("inspect", str(PROJECTS / "bad_example"))
     assert code == 1
-    assert "prompt orders  (prompts.py:14)  status: error" in out
+    assert "prompt orders  (prompts.py:14)  status: invalid input" in out
     code, _ = run("inspect", str(PROJECTS / "bad_example"), "--prompt", "orders", "--example", "good")
     assert code == 0
 

@@ -8,10 +8,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from waits import WAIT, Lines
 
 from crux_devtools.core.runstore import RunStore
 
@@ -20,7 +20,7 @@ PROJECT = Path(__file__).parent / "projects" / "runs"
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 
 
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = WAIT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
@@ -135,19 +135,21 @@ def test_runs_follow_prints_new_runs_as_they_are_recorded_until_ctrl_c(project: 
     proc = subprocess.Popen([CLI, "runs", str(project), "--follow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
         assert proc.stdout is not None and proc.stderr is not None
-        assert proc.stdout.readline().startswith("TIME")
-        assert proc.stdout.readline().rstrip().endswith("r1")
-        assert "following new runs" in proc.stderr.readline()
+        out, err = Lines(proc.stdout), Lines(proc.stderr)
+        assert out.next().startswith("TIME")
+        assert out.next().rstrip().endswith("r1")
+        assert "following new runs" in err.next()
         for name in ("first-new", "second-new"):
             env = {**os.environ, "PYTHONPATH": str(REPO)}
-            subprocess.run([sys.executable, "-c", APP, str(project), name], check=True, env=env, timeout=60)
-            started = time.monotonic()
-            line = proc.stdout.readline()
+            subprocess.run([sys.executable, "-c", APP, str(project), name], check=True, env=env, timeout=WAIT)
+            line = out.next()  # how soon it comes is measured in benchmarks/, not here
             assert line.split()[2] == name and " app " in line, line
-            assert time.monotonic() - started < 5
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
-        assert "Traceback" not in proc.stderr.read()
+        assert proc.wait(timeout=WAIT) == 0
+        rest = []
+        while line := err.next():
+            rest.append(line)
+        assert "Traceback" not in "".join(rest)
     finally:
         if proc.poll() is None:
             proc.kill()

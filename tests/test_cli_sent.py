@@ -21,8 +21,8 @@ def inspect(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([COMMAND, "inspect", *args], capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
-def preview_of(project: Path, prompt_id: str, example: str) -> dict[str, Any]:
-    done = inspect(str(project), "--prompt", prompt_id, "--example", example, "--json")
+def preview_of(project: Path, prompt_id: str, example: str, *more: str) -> dict[str, Any]:
+    done = inspect(str(project), "--prompt", prompt_id, "--example", example, "--json", *more)
     return json.loads(done.stdout)["prompts"][0]["examples"][0]["preview"]
 
 
@@ -65,16 +65,19 @@ def test_inspect_prints_the_authored_alternative_that_is_sent_and_its_parts_rebu
 
 
 def test_inspect_prints_the_offload_preview_its_handle_and_the_support_tool() -> None:
-    done = inspect(str(SAMPLE), "--prompt", "ladder-reply", "--example", "busy-day")
+    done = inspect(str(SAMPLE), "--prompt", "ladder-reply", "--example", "busy-day", "--input-budget", "2000")
     assert done.returncode == 0, done.stderr
-    preview = preview_of(SAMPLE, "ladder-reply", "busy-day")
+    preview = preview_of(SAMPLE, "ladder-reply", "busy-day", "--input-budget", "2000")
     sync = next(c for c in preview["contributions"] if c["contributor"] == "sync-log")
     out = done.stdout
     assert re.search(r"┌─ sync-log \[ladder\] offload preview · handle ofl_\d+, 270 tokens", out)
     assert "│ [sync-log is offloaded: lines, 16762 characters. Exact content: read_offload(handle=" in out
     assert sync["representation"] == "offload" and "2026-11-29T03:10:00Z ERROR" not in out  # the full log is not sent
     assert f"    ┌─ read_offload, {preview['tool_tokens']['read_offload']} tokens: Read the exact content" in out
-    assert "      sync-log @ summary: not prepared, rejected (unprepared)" in out
+    # generate prepares the extractive summary before sending (so the inspector did), but it does not fit 2,000
+    summary = next(c for c in preview["candidates"] if c["contributor"] == "sync-log" and c["representation"] == "summary")
+    assert f"      sync-log @ summary: {summary['input_tokens']} tokens, rejected (over-limit)" in out
+    assert "    summary of sync-log (extractive:0.3): prepared here without a model, as generate prepares it before sending (not stored)" in out
     assert "None tokens" not in out
 
 
@@ -84,7 +87,7 @@ def test_resolved_shows_every_part_in_full_as_before_planning() -> None:
     assert "    ┌─ sync-log [context, priority 50] 6922 tokens" in done.stdout
     assert "2026-11-29T03:10:00Z ERROR device=laptop-7 upload stalled" in done.stdout  # the whole log
     assert "system text as sent" not in done.stdout
-    assert "      candidate sync-log @ summary: not prepared, unprepared" in done.stdout
+    assert "      candidate sync-log @ summary: 3893 tokens, selected" in done.stdout  # prepared as generate prepares it
 
 
 def test_brief_cuts_long_parts_to_a_few_lines_and_says_how_much_was_cut() -> None:
@@ -119,10 +122,10 @@ def test_inspect_never_prints_none_tokens_for_any_project(mode: tuple[str, ...])
 def test_inspect_exits_1_when_what_it_printed_failed() -> None:
     over = inspect(str(PROJECTS / "huge_text"))
     assert over.returncode == 1
-    assert "(over-limit: nothing would be sent)" in over.stdout
+    assert "(over limit: no plan fits the model's input limit: generate refuses it and nothing is sent)" in over.stdout
     assert "1 failure(s)" in over.stderr
     bad = inspect(str(PROJECTS / "bad_example"), "--prompt", "orders")
-    assert bad.returncode == 1 and "example 'bad': ERROR" in bad.stdout
+    assert bad.returncode == 1 and "example 'bad': invalid input" in bad.stdout
     good = inspect(str(PROJECTS / "bad_example"), "--prompt", "orders", "--example", "good")
     assert good.returncode == 0, good.stdout + good.stderr
     unmatched = inspect(str(PROJECTS / "check_truths"), "--prompt", "modes", "--example", "typo")

@@ -46,5 +46,21 @@ async def test_the_changes_page_opens_from_the_header_and_follows_a_save(tmp_pat
             # the list's header says how many prompts differ, and links here
             await page.goto(server.url + "/")
             await until(page, "() => document.querySelector('#diff-badge')?.dataset.changed === '3'", timeout=60)
+            # each changed prompt's row carries a mark linking to its rows on the Changes page
+            await until(page, "() => document.querySelectorAll('tr.prompt-row .diff-mark').length === 3", timeout=60)
+            marked = await page.evaluate("() => [...document.querySelectorAll('tr.prompt-row .diff-mark')].map(a => a.closest('tr').dataset.id).sort()")
+            unmarked = await page.evaluate("() => [...document.querySelectorAll('tr.prompt-row:not(:has(.diff-mark))')].map(tr => tr.dataset.id)")
+            assert len(marked) == 3 and not set(marked) & set(unmarked)
+            await page.screenshot(path=str(tmp_path / "list-marks.png"))
+            await page.click('tr.prompt-row[data-id="reply"] .diff-mark')
+            await until(page, "() => location.pathname === '/diff' && location.hash === '#diff-reply'", timeout=60)
+            await until(page, "() => document.querySelector('tr.diff-row:target')?.dataset.prompt === 'reply'", timeout=60)
+            await page.goto(server.url + "/")
             await page.click("#diff-badge")
             await until(page, "() => location.pathname === '/diff' && !!document.querySelector('tr.diff-row')", timeout=60)
+            # live: the save that undoes the edit takes the marks off the open list
+            await page.goto(server.url + "/")
+            await until(page, "() => document.querySelectorAll('tr.prompt-row .diff-mark').length === 3", timeout=60)
+            shared.write_text(shared.read_text().replace("\\n- Say <script>alert(1)</script> never.", ""))
+            await until(page, "() => document.querySelector('#diff-badge')?.dataset.changed === '0'", timeout=60)
+            await until(page, "() => document.querySelectorAll('.diff-mark').length === 0", timeout=60)

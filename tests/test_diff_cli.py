@@ -102,7 +102,7 @@ def test_a_project_missing_at_the_base_lists_every_prompt_as_added(project: Path
         ("context-left:billing", "billing left (budget)"),
         ("tool-removed", "tool refund removed"),
         ("cache-prefix:1000", "reply / refund: cacheable prefix 0 tokens (under 1000), broken by tools"),
-        ("error", "triage / one: over at head"),
+        ("error", "triage / one: over budget at head"),
     ],
 )
 def test_each_fail_on_policy_fails_when_met_and_passes_when_not(project: Path, policy: str, expected: str) -> None:
@@ -215,6 +215,31 @@ def test_markdown_of_a_large_review_is_cut_under_60000_characters_and_says_so(tm
     assert "**184 of 184 example(s) changed" in markdown and markdown.count("| <code>prompt-number-") == 180
 
 
+def test_recorded_inputs_of_a_prompt_nothing_reaches_are_planned_once(project: Path, tmp_path: Path) -> None:
+    from crux_devtools.core.runstore import RunStore
+
+    log = tmp_path / "plans.log"
+    (project / "counted.py").write_text(
+        "from pydantic import BaseModel\n\nfrom crux_devtools import prompt\n\n\nclass Q(BaseModel):\n    question: str\n\n\n"
+        f"def text(i):\n    with open({str(log)!r}, 'a') as f:\n        f.write(i.question + '\\n')\n    return i.question\n\n\n"
+        "counted = prompt('counted', system='Count.', input=Q, prompt=text, examples={'ex': {'question': 'from an example'}})\n"
+    )
+    commit_all(project, "a prompt that logs each plan")
+    store = RunStore.for_project(project)
+    store.write({"id": "r0", "target": "counted", "kind": "prompt", "status": "ok", "input": {"question": "from a run"},
+                 "started_at": "2026-01-01T00:00:00+00:00", "steps": []})
+    store.close()
+    (project / "other.py").write_text(OTHER.replace("Sort the ticket.", "Sort it."))  # counted.py does not import it
+    log.write_text("")
+    document = as_json(project, "--runs", "1")
+    assert document["timing"]["head_load"] == "incremental"
+    counted = next(p for p in document["prompts"] if p["id"] == "counted")
+    assert [(e["name"], e["status"]) for e in counted["examples"]] == [("ex", "unchanged"), ("run:r0", "unchanged")]
+    lines = log.read_text().splitlines()
+    # the example and the recorded input were each planned for one revision only: the report is shared
+    assert lines.count("from a run") == lines.count("from an example") >= 1, lines
+
+
 def test_only_what_can_differ_is_evaluated_twice(project: Path) -> None:
     (project / "rules.txt").write_text("- Reply in English.")
     (project / "notes.md").write_text("team notes\n")
@@ -285,3 +310,68 @@ def test_the_head_as_an_incremental_save_of_the_base_gives_the_same_review_as_tw
     assert "head_load" not in fresh["timing"] and "head_s" in fresh["timing"]
     in_turn.pop("timing"), fresh.pop("timing")
     assert in_turn == fresh
+
+
+SECRET = "sk-live-0123456789"
+HUSH = f'''\
+SECRET = {SECRET!r}
+
+
+def _walk(value):
+    if isinstance(value, str):
+        return value.replace(SECRET, "*" * len(SECRET))
+    if isinstance(value, dict):
+        return {{k: _walk(v) for k, v in value.items()}}
+    if isinstance(value, list):
+        return [_walk(v) for v in value]
+    return value
+
+
+def redact(run):
+    print("user code may print")  # kept out of the answer
+    return _walk(run)
+'''
+
+
+def test_the_projects_redact_hook_masks_the_review_and_the_recorded_inputs(project: Path, tmp_path: Path) -> None:
+    from crux_devtools.core.runstore import RunStore
+
+    log = tmp_path / "inputs.log"
+    echo = (
+        "from pydantic import BaseModel\n\nfrom crux_devtools import prompt\n\n\nclass Q(BaseModel):\n    question: str\n\n\n"
+        f"def text(i):\n    with open({str(log)!r}, 'a') as f:\n        f.write(i.question + '\\n')\n    MARK\n    return i.question\n\n\n"
+        f"echo = prompt('echo', system='Echo.', input=Q, prompt=text, examples={{'ex': {{'question': 'key {SECRET}'}}}})\n"
+    )
+    (project / "echo.py").write_text(echo.replace("MARK", "pass"))
+    (project / "hush.py").write_text(HUSH)
+    text = (project / "pyproject.toml").read_text().replace('default_model = "house-model"', 'default_model = "house-model"\nredact = "hush:redact"')
+    (project / "pyproject.toml").write_text(text)
+    commit_all(project, "a prompt that echoes its input")
+    store = RunStore.for_project(project)
+    store.write({"id": "r0", "target": "echo", "kind": "prompt", "status": "ok", "input": {"question": f"run {SECRET}"},
+                 "started_at": "2026-01-01T00:00:00+00:00", "steps": []})
+    store.close()
+    (project / "echo.py").write_text(echo.replace("MARK", "raise ValueError('refusing ' + i.question)"))
+    for fmt in ("text", "markdown", "json"):
+        done = diff(project, "--runs", "1", "--format", fmt)
+        assert done.returncode == 0, done.stderr
+        assert SECRET not in done.stdout + done.stderr and "user code may print" not in done.stdout
+        assert "refusing key " + "*" * len(SECRET) in done.stdout, done.stdout
+    # the recorded input went through the hook before it was planned: the prompt never saw the secret
+    planned = log.read_text()
+    assert "run " + "*" * len(SECRET) in planned and f"run {SECRET}" not in planned
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ('"hush_missing:redact"', "redact hook hush_missing:redact failed: ModuleNotFoundError"),
+    ('"not a spec"', "[tool.crux-devtools] redact must be \"module:function\""),
+    ('"hush:SECRET"', "redact hook hush:SECRET failed: TypeError: hush:SECRET is a str, not a function"),
+])
+def test_a_redact_hook_that_cannot_run_stops_the_review_with_one_line(project: Path, setting: str, message: str) -> None:
+    (project / "hush.py").write_text(HUSH)
+    text = (project / "pyproject.toml").read_text().replace('default_model = "house-model"', f'default_model = "house-model"\nredact = {setting}')
+    (project / "pyproject.toml").write_text(text)
+    done = diff(project)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    [line] = done.stderr.strip().splitlines()
+    assert message in line, line

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -61,6 +63,10 @@ async def test_the_diff_page_shows_the_working_tree_against_head_and_caches_the_
             assert 'hx-get="/diff/summary"' in page
             badge = (await client.get("/diff/summary")).text
             assert 'data-changed="3"' in badge and "3 prompts differ from HEAD" in badge and 'href="/diff?base=HEAD"' in badge
+            # it names the changed prompts, for the marks on their rows; each has an anchor on /diff
+            ids = json.loads(re.search(r"data-ids='([^']*)'", badge).group(1))  # type: ignore[union-attr]
+            assert len(ids) == 3 and "reply" in ids and "triage" in ids
+            assert all(text.count(f'id="diff-{pid}"') == 1 for pid in ids)
             unknown = await client.get("/diff?base=no-such-rev")
             assert unknown.status_code == 200 and "unknown revision &#39;no-such-rev&#39;" in unknown.text
 
@@ -93,3 +99,29 @@ async def test_the_tui_diff_screen_updates_when_a_save_is_reported(tmp_path: Pat
         assert "Cannot compare: unknown revision 'no-such-rev'" in body()
         await pilot.press("escape")
         assert not isinstance(app.screen, DiffScreen)
+
+
+async def test_the_diff_page_masks_what_the_projects_redact_hook_masks(tmp_path: Path) -> None:
+    from diff_helpers import commit_all
+    from test_diff_cli import HUSH, SECRET
+
+    root = make_project(tmp_path)
+    echo = "from crux_devtools import prompt\n\n\ndef text(i):\n    MARK\n    return 'hi'\n\n\necho = prompt('echo', system='Echo.', prompt=text, examples={'ex': {}})\n"
+    (root / "echo.py").write_text(echo.replace("MARK", "pass"))
+    (root / "hush.py").write_text(HUSH)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('default_model = "house-model"', 'default_model = "house-model"\nredact = "hush:redact"'))
+    commit_all(root, "a prompt, and the redact hook")
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+        app = create_app(session, manage_session=False)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
+            (root / "echo.py").write_text(echo.replace("MARK", f"raise ValueError('the key {SECRET} is refused')"))
+            await session.reload(["echo.py"])
+            page = (await client.get("/diff")).text
+            assert SECRET not in page and "the key " + "*" * len(SECRET) + " is refused" in page, page
+            # a hook that fails shows nothing of the review, and says why in one line
+            (root / "hush.py").write_text(HUSH.replace("return _walk(run)", "raise RuntimeError('hook broke')"))
+            add_rule(root)
+            await session.reload(["shared.py"])
+            page = (await client.get("/diff")).text
+            assert SECRET not in page and "redact hook hush:redact failed: RuntimeError: hook broke" in page

@@ -21,10 +21,13 @@ from crux_devtools.core.errors import (
     CallbackError,
     CruxError,
     Diagnostic,
+    ErrorInfo,
     MemoryStoreError,
     ModelError,
     OffloadError,
     RequestCompositionError,
+    ReplayError,
+    RunError,
     RunStoreError,
     SummaryError,
 )
@@ -147,6 +150,8 @@ EXAMPLES = [
     OffloadError("unknown handle"),
     MemoryStoreError("/tmp/memory.sqlite3", "database is locked"),
     RunStoreError("/tmp/runs.sqlite3", "file is not a database"),
+    RunError(ErrorInfo("ModelError", "model 'm' failed: ModelError: connection refused")),
+    ReplayError("run 'r1' has no step 4"),
 ]
 
 

@@ -392,3 +392,38 @@ async def test_a_session_answers_the_previous_version_from_the_file_after_edits_
     assert answers == ["A.", "B.", "A.", "C."]
     async with ProjectSession(tmp_path, watch=False, prewarm=False) as later:
         assert later.previous_system("hello", "e") == "C."
+
+
+SURROGATE = "read from a file that is not UTF-8: \udcff\udcfe"
+
+
+def test_a_text_with_a_lone_surrogate_is_stored_as_it_is_and_later_writes_go_on(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    history.record(project_report("a", {("p", "basic"): SURROGATE, ("q", "basic"): "q one", ("r\udcff", "e\udcfe"): "odd key"}), ok=True, errors=[])
+    history.record(project_report("b", {("p", "basic"): "fixed", ("q", "basic"): "q two", ("r\udcff", "e\udcfe"): "odd key 2"}), ok=True, errors=[])
+    assert [v["system"] for v in history.versions("p", "basic")] == ["fixed", SURROGATE]
+    assert history.previous_system("p", "basic", "fixed") == SURROGATE
+    assert history.previous_system("q", "basic", "q two") == "q one"  # every other prompt keeps its history
+    assert history.previous_system("r\udcff", "e\udcfe", "odd key 2") == "odd key"
+    history.close()
+    reopened = History(tmp_path)  # the newest versions are read back with the same keys: nothing is written twice
+    reopened.record(project_report("b", {("p", "basic"): "fixed", ("q", "basic"): "q two", ("r\udcff", "e\udcfe"): "odd key 2"}), ok=True, errors=[])
+    assert len(reopened.versions("r\udcff", "e\udcfe")) == 2 and len(reopened.versions("p", "basic")) == 2
+    reopened.close()
+
+
+async def test_an_old_file_holding_a_lone_surrogate_is_migrated_and_the_session_starts(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from crux_devtools.inspector.session import ProjectSession
+
+    (tmp_path / ".crux").mkdir()
+    with sqlite3.connect(tmp_path / ".crux" / "devtools.sqlite3") as db:
+        db.executescript(OLD_SCHEMA)
+        old_record(db, report("h1", SURROGATE, prompt_id="hello", example="e"), True, 0)  # json.dumps writes "\udcff" escapes
+        old_record(db, report("h2", "B.", prompt_id="hello", example="e"), True, 1)
+    db.close()
+    (tmp_path / "hello_prompts.py").write_text("from crux_devtools import prompt\n\nhello = prompt('hello', system='B.', examples={'e': {}})\n")
+    caplog.set_level(logging.WARNING)
+    async with ProjectSession(tmp_path, watch=False, prewarm=False) as session:
+        assert session.history is not None and session.history_warning is None
+        assert session.previous_system("hello", "e") == SURROGATE
+    assert not [r for r in caplog.records if "history is off" in r.getMessage()]

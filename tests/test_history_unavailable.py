@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 from test_tui_tmux import Terminal
+from waits import WAIT
 from web_conftest_helpers import free_port
 
 from crux_devtools.inspector.history import History, open_history
@@ -116,7 +117,7 @@ def serve(root: Path, prefix: list[str]) -> tuple[int, str]:
             if line.startswith("Serving at "):
                 url = line.split()[2]
                 break
-        deadline = time.monotonic() + 40
+        deadline = time.monotonic() + WAIT
         while url and time.monotonic() < deadline and proc.poll() is None:
             try:
                 status = httpx.get(url, timeout=5).status_code
@@ -126,7 +127,7 @@ def serve(root: Path, prefix: list[str]) -> tuple[int, str]:
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=20)
+        rest, _ = proc.communicate(timeout=WAIT)
     return status, printed + rest
 
 
@@ -165,9 +166,9 @@ def test_the_tui_starts_with_a_read_only_or_damaged_state_folder_and_says_histor
     try:
         env = "-u COLUMNS -u LINES TERM=xterm-256color"
         term.tmux("respawn-pane", "-k", "-t", "t", f"{' '.join(prefix)} env {env} {COMMAND} tui {project}; sleep 30")
-        screen = term.wait_for(lambda s: "support" in s and "Running without history" in s, timeout=30)
+        screen = term.wait_for(lambda s: "support" in s and "Running without history" in s)
         assert "Traceback" not in screen
         term.keys("q")
-        term.wait_for(lambda s: "System text" not in s, timeout=10)
+        term.wait_for(lambda s: "System text" not in s)
     finally:
         term.tmux("kill-server")

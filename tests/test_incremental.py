@@ -1,4 +1,4 @@
-"""Incremental evaluation (issue 15): a save re-imports and re-evaluates what it concerns, and only
+"""Incremental evaluation: a save re-imports and re-evaluates what it concerns, and only
 files that can change a report are watched. Real worker processes, real files, the real watcher."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import WAIT
 
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.process import SpawnedWorker
@@ -60,8 +61,14 @@ class Live:
         self.events: asyncio.Queue[SessionEvent] = asyncio.Queue()
         session.subscribe(lambda e: self.events.put_nowait(e) if e.kind in ("report", "error") else None)
 
-    async def next(self, timeout: float = 30.0) -> SessionEvent:
+    async def next(self, timeout: float = WAIT) -> SessionEvent:
         return await asyncio.wait_for(self.events.get(), timeout)
+
+    async def settled(self) -> None:
+        """Wait until the session is at rest (its report verified), dropping the events until then."""
+        await self.session.settled()
+        while not self.events.empty():
+            self.events.get_nowait()
 
     async def quiet(self, seconds: float = 1.0) -> None:
         """Assert no report or error event arrives for ``seconds``."""
@@ -81,7 +88,7 @@ async def live(tmp_path: Path) -> AsyncIterator[Live]:
         await session.stop()
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -132,6 +139,8 @@ async def test_a_change_to_a_shared_context_reevaluates_every_prompt_that_uses_i
 
 
 async def test_writing_logs_databases_tool_state_and_ignored_or_unread_files_reloads_nothing(live: Live) -> None:
+    """Unread files are verified (a fresh load in the background) but re-evaluate nothing and change
+    no report; ignored ones do not even do that."""
     root = live.session.root
     evaluations = live.session.evaluations
     version = live.session.report and live.session.report["version"]
@@ -150,8 +159,10 @@ async def test_writing_logs_databases_tool_state_and_ignored_or_unread_files_rel
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     await live.quiet(1.5)
+    await live.settled()
     assert live.session.evaluations == evaluations
     assert live.session.report is not None and live.session.report["version"] == version
+    assert (live.session.verifications, live.session.disagreements) == (1, 0)  # notes/other.md, README.txt
     # The watcher is alive all along: a watched save is seen.
     (root / "beta.py").write_text(BETA.format(text="Beta three."), encoding="utf-8")
     event = await live.next()
@@ -194,11 +205,11 @@ async def test_a_library_outside_the_project_that_changed_is_shown_new_after_one
     )
     async with ProjectSession(root, history=False, debounce=0.01) as session:
         live = Live(session)
-        await session.settled()
+        await live.settled()
         assert system(session, "styled") == "Old style."
         (root / "beta.py").write_text(BETA.format(text="Beta two."), encoding="utf-8")
         assert (await live.next()).load == "incremental"  # the held worker is in use
-        await session.settled()
+        await live.settled()
         (lib / "house_style.py").write_text("TEXT = 'The new house style.'\n", encoding="utf-8")
         (root / "beta.py").write_text(BETA.format(text="Beta three."), encoding="utf-8")  # one save in the project
         event = await live.next()
@@ -218,7 +229,7 @@ async def test_an_update_that_ends_or_hangs_the_worker_falls_back_to_a_full_load
     root = make_project(tmp_path / "project")
     async with ProjectSession(root, history=False, debounce=0.01, timeout=2.0) as session:
         live = Live(session)
-        await session.settled()
+        await live.settled()
         held = session._worker
         (root / "beta.py").write_text(BETA.format(text="Beta two.") + fault, encoding="utf-8")
         event = await live.next()
@@ -239,7 +250,7 @@ async def test_an_update_that_ends_or_hangs_the_worker_falls_back_to_a_full_load
         event = await live.next()
         assert event.kind == "report", event.summary
         assert system(session, "beta") == "Beta three."
-        await session.settled()
+        await live.settled()
         (root / "beta.py").write_text(BETA.format(text="Beta four."), encoding="utf-8")
         event = await live.next()
         assert (event.kind, event.load, event.reevaluated) == ("report", "incremental", ["beta"])
@@ -264,7 +275,7 @@ async def test_a_broken_module_in_an_update_keeps_its_last_good_prompt_stale_and
     event = await live.next()
     assert (event.kind, event.load) == ("report", "full"), event.summary
     assert system(live.session, "beta") == "Beta five." and not live.session.report["stale"]  # type: ignore[index]
-    await live.session.settled()
+    await live.settled()
     (root / "alpha.py").write_text(ALPHA.replace("Alpha.", "Alpha two."), encoding="utf-8")
     event = await live.next()
     assert (event.kind, event.load, event.reevaluated) == ("report", "incremental", ["alpha"])
@@ -332,7 +343,7 @@ async def test_a_file_a_module_reads_and_writes_at_import_is_not_watched(tmp_pat
     )
     async with ProjectSession(root, history=False, debounce=0.01) as session:
         live = Live(session)
-        await session.settled()
+        await live.settled()
         assert not session.is_watched("cache.json") and session.is_watched("notes/guide.md")
         await live.quiet(1.5)
         assert (root / "cache.json").read_text() == "1"  # imported once

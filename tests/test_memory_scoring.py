@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import WAIT
 
 from crux_devtools import MemoryStore
 from crux_devtools.core.memory.schema import _V1, SCHEMA_VERSION, slot_range
@@ -205,7 +206,7 @@ def test_a_forked_child_scores_on_its_own_helper(tmp_path: Path, monkeypatch: py
             os.write(write, b"1" if ok else b"0")
             os._exit(0)
         os.close(write)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT
         while (done := os.waitpid(pid, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
             time.sleep(0.05)
         if done == (0, 0):

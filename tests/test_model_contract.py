@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from chat_server import ChatServer
 from crux_devtools import (
+    RunError,
     Model,
     ModelCapacityProfile,
     ModelError,
@@ -262,6 +263,8 @@ def test_the_documented_adapter_reports_an_unreachable_server_as_a_transport_err
         model.complete(ModelRequest(system="s", messages=[], tools=[]))
     assert caught.value.kind == "transport" and "is `ollama serve` running?" in str(caught.value)
 
-    result = generate(weather_prompt(), input={}, model=model)
-    assert result.stop_reason == "error" and result.error is not None
+    with pytest.raises(RunError) as ended:
+        generate(weather_prompt(), input={}, model=model)
+    result = ended.value.result
+    assert result.stop_reason == "error" and result.error is not None and ended.value.__cause__ is not None
     assert result.error.type == "ModelError" and "cannot reach Ollama" in result.error.message

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from waits import WAIT
 from web_conftest_helpers import free_port
 
 COMMAND = str(Path(sys.executable).parent / "crux-devtools")
@@ -46,7 +47,7 @@ def wait_until(predicate: object, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def read_pid(pidfile: Path, timeout: float = 30.0) -> int:
+def read_pid(pidfile: Path, timeout: float = WAIT) -> int:
     wait_until(lambda: pidfile.is_file() and pidfile.read_text().strip().isdigit(), timeout, f"{pidfile.name} is written")
     return int(pidfile.read_text())
 
@@ -58,6 +59,15 @@ def project(root: Path, template: str) -> tuple[Path, Path]:
     (code / "fine.py").write_text(GOOD, encoding="utf-8")
     (code / "user.py").write_text(template.format(pidfile=str(pidfile)), encoding="utf-8")
     return code, pidfile
+
+
+def start_serve(code: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 @pytest.fixture
@@ -73,20 +83,15 @@ def cleanup() -> Iterator[list[int]]:
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
 def test_a_worker_running_hung_code_dies_when_serve_is_killed(tmp_path: Path, how: signal.Signals, cleanup: list[int]) -> None:
     code, pidfile = project(tmp_path, HANGS)
-    serve = subprocess.Popen(
-        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    serve = start_serve(code)
     cleanup.append(serve.pid)
     worker = read_pid(pidfile)
     cleanup.append(worker)
     assert alive(worker)
     serve.send_signal(how)
-    serve.wait(10)
-    # Well before the 10 s timeout that would have killed the hung worker anyway.
-    wait_until(lambda: not alive(worker), 3.0, "the worker dies with serve")
+    serve.wait(WAIT)
+    # serve is gone, and with it the timeout that kills hung code: only its death can end the worker
+    wait_until(lambda: not alive(worker), WAIT, "the worker dies with serve")
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -100,32 +105,81 @@ def test_a_worker_running_hung_code_dies_when_the_tui_terminal_closes(tmp_path: 
         assert alive(worker)
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], check=False)  # SIGHUP to the tui
-    wait_until(lambda: not alive(worker), 5.0, "the worker dies with the tui")
+    wait_until(lambda: not alive(worker), WAIT, "the worker dies with the tui")
 
 
 def test_a_child_left_by_a_module_that_exits_dies_with_check(tmp_path: Path, cleanup: list[int]) -> None:
     code, pidfile = project(tmp_path, LEAVES_A_CHILD)
-    done = subprocess.run([COMMAND, "check", str(code), "--timeout", "5"], capture_output=True, text=True, timeout=60, check=False)
-    child = read_pid(pidfile, timeout=1)
+    done = subprocess.run([COMMAND, "check", str(code), "--timeout", "5"], capture_output=True, text=True, timeout=WAIT, check=False)
+    child = read_pid(pidfile, timeout=0)  # check has returned: the file is written by now
     cleanup.append(child)
-    wait_until(lambda: not alive(child), 2.0, "the child user code left behind is killed")
+    wait_until(lambda: not alive(child), WAIT, "the child user code left behind is killed")
     assert done.returncode == 1 and "user.py:6: WorkerExited" in done.stdout, done.stdout
 
 
 def test_a_child_left_by_a_module_that_exits_dies_while_serve_runs_and_after(tmp_path: Path, cleanup: list[int]) -> None:
     code, pidfile = project(tmp_path, LEAVES_A_CHILD)
-    serve = subprocess.Popen(
-        [COMMAND, "serve", str(code), "--no-open", "--port", str(free_port())],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    serve = start_serve(code)
     cleanup.append(serve.pid)
     try:
         child = read_pid(pidfile)
         cleanup.append(child)
-        wait_until(lambda: not alive(child), 5.0, "the child is killed with its worker's process group")
+        wait_until(lambda: not alive(child), WAIT, "the child is killed with its worker's process group")
     finally:
         serve.send_signal(signal.SIGINT)
-        serve.wait(15)
+        serve.wait(WAIT)
     assert not alive(child)
+
+
+STARTS_A_CHILD = (
+    "import pathlib, subprocess\nimport crux_devtools\n\n"
+    "child = subprocess.Popen(['sleep', '300'], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "pathlib.Path({pidfile!r}).write_text(str(child.pid))\nwhile True:\n    pass\n"
+)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
+def test_a_child_user_code_started_at_import_dies_when_serve_is_killed(tmp_path: Path, how: signal.Signals, cleanup: list[int]) -> None:
+    code, pidfile = project(tmp_path, STARTS_A_CHILD)
+    serve = start_serve(code)
+    cleanup.append(serve.pid)
+    child = read_pid(pidfile)
+    cleanup.append(child)
+    assert alive(child)
+    serve.send_signal(how)
+    serve.wait(10)
+    wait_until(lambda: not alive(child), 5.0, "the child user code started dies with serve")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGHUP"])
+def test_a_child_user_code_started_at_import_dies_when_the_tui_is_killed(tmp_path: Path, how: str, cleanup: list[int]) -> None:
+    code, pidfile = project(tmp_path, STARTS_A_CHILD)
+    socket = f"crux-orphans-{os.getpid()}-{how}"
+    tui_pidfile = tmp_path / "tui.pid"
+    command = f"echo $$ > {tui_pidfile}; exec {COMMAND} tui {code}"
+    subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", command], check=True)
+    try:
+        tui = read_pid(tui_pidfile)
+        cleanup.append(tui)
+        child = read_pid(pidfile)
+        cleanup.append(child)
+        assert alive(child)
+        if how == "SIGKILL":
+            os.kill(tui, signal.SIGKILL)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], check=False)  # SIGHUP to the tui
+    wait_until(lambda: not alive(child), 5.0, "the child user code started dies with the tui")
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_a_child_user_code_started_at_import_dies_when_check_is_killed(tmp_path: Path, how: signal.Signals, cleanup: list[int]) -> None:
+    code, pidfile = project(tmp_path, STARTS_A_CHILD)
+    check = subprocess.Popen([COMMAND, "check", str(code), "--timeout", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    cleanup.append(check.pid)
+    child = read_pid(pidfile)
+    cleanup.append(child)
+    assert alive(child)
+    check.send_signal(how)
+    check.wait(10)
+    wait_until(lambda: not alive(child), 5.0, "the child user code started dies with check")

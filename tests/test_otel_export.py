@@ -35,6 +35,7 @@ from crux_devtools import (
     tool,
     tool_call,
 )
+from crux_devtools.core.errors import RunError
 from crux_devtools.core import otel_semconv as sc
 from crux_devtools.core.runstore import RunStore
 from crux_devtools.web.app import create_app
@@ -110,7 +111,8 @@ def test_content_on_opt_in_and_a_failed_step_is_an_error_span(monkeypatch: pytes
     monkeypatch.setenv(sc.CAPTURE_CONTENT_ENV, "span_only")
     with emit_otel(provider) as emitter:
         generate(weather(), model=UsageModel([[tool_call("lookup", {"city": "Oslo"}, id="c1")], "Mild."]))
-        generate(weather(), model=UsageModel([[tool_call("no_such_tool", {})]]))
+        with pytest.raises(RunError):  # a failed run raises, and is still recorded and emitted
+            generate(weather(), model=UsageModel([[tool_call("no_such_tool", {})]]))
         assert emitter.flush()
     first, second, failed = sorted(spans_by_name(exporter)["chat house-model"], key=lambda s: s.start_time or 0)
     a = dict(first.attributes or {})

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from waits import WAIT
+
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -52,7 +55,7 @@ def test_the_readme_serve_command_serves_the_sample_project(tmp_path):
     )
     try:
         url = None
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + WAIT
         lines = []
         while url is None and time.monotonic() < deadline:
             line = proc.stdout.readline()
@@ -76,7 +79,7 @@ def test_the_readme_serve_command_serves_the_sample_project(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=WAIT)
         except subprocess.TimeoutExpired:
             proc.kill()
 
@@ -109,3 +112,51 @@ def test_the_readmes_inspect_example_runs_as_written():
         assert out.returncode == 0, f"{line}: {out.stdout}{out.stderr}"
         if "--token-budget" in args:
             assert "dropped: " in out.stdout, f"{line} drops nothing"
+
+
+def test_the_readme_says_how_to_install_the_library_into_your_own_project():
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Use it in your own project", 1)[1].split("\n## ", 1)[0]
+    assert "pip install /path/to/crux_devtools" in section
+    assert "python -m build" in section
+    assert "[tool.crux-devtools]" in section
+    assert "crux-devtools serve ." in section
+
+
+def test_the_readme_says_the_first_command_keeps_the_terminal_and_how_to_stop_it():
+    intro = (REPO / "README.md").read_text().split("\n## ", 1)[0]
+    assert "Ctrl+C" in intro and "foreground" in intro
+
+
+def budgeted_reply_drop_order() -> list[str]:
+    """The contexts of the sample's ``budgeted-reply`` in the order they leave as the budget falls."""
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(REPO / "sample_project"))
+    try:
+        spec = importlib.util.spec_from_file_location("tour_03_budgets", REPO / "sample_project" / "03_budgets.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(REPO / "sample_project"))
+    reply = module.budgeted_reply
+    example = reply.examples["with-brand-voice"]
+    order: list[str] = []
+    for budget in range(reply.inspect(example, token_budget=10_000).total_tokens, 0, -1):
+        for dropped in reply.inspect(example, token_budget=budget).dropped_contexts:
+            if dropped.id not in order:
+                order.append(dropped.id)
+    return order
+
+
+def test_the_tours_budget_step_names_the_drops_in_the_order_they_happen():
+    order = budgeted_reply_drop_order()
+    assert order[0] == "style-examples"  # the one the default budget drops
+    text = (REPO / "README.md").read_text()
+    step = text.split("3. **Budgets**", 1)[1].split("\n4. ", 1)[0]
+    after_drag = step.split("Drag the budget slider", 1)[1]
+    named = sorted((after_drag.index(f"`{cid}`"), cid) for cid in order[1:] if f"`{cid}`" in after_drag)
+    assert [cid for _, cid in named] == order[1:], f"the tour says {named}, the sample drops {order}"
+    assert "hatched" in step and "*Resolved view*" in step.split("hatched", 1)[0].rsplit(".", 1)[-1]

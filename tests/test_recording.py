@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from crux_devtools import (
+    RunError,
     ModelCapacityProfile,
     RequestCompositionError,
     RunRecorder,
@@ -108,13 +109,14 @@ def test_a_prompt_run_records_its_definition_line_relative_to_the_recorded_folde
 
 
 def test_failed_runs_are_recorded_with_their_status_and_error(tmp_path: Path) -> None:
+    failures: list[RunError] = []
     with record_runs(tmp_path):
-        raised = generate(helper_agent([[tool_call("explode", {"query": "x"})]]))
-        unknown = generate(helper_agent([[tool_call("nope", {})]]))
-        bad_args = generate(helper_agent([[tool_call("search", {"q": 1})]]))
-        looping = generate(helper_agent([[tool_call("search", {"query": "a"})]] * 2, max_steps=2))
-        exhausted = generate(helper_agent([]))
-    assert [r.stop_reason for r in (raised, unknown, bad_args, looping, exhausted)] == ["error", "error", "error", "max_steps", "error"]
+        for script, steps in (([[tool_call("explode", {"query": "x"})]], 8), ([[tool_call("nope", {})]], 8), ([[tool_call("search", {"q": 1})]], 8),
+                              ([[tool_call("search", {"query": "a"})]] * 2, 2), ([], 8)):
+            with pytest.raises(RunError) as caught:
+                generate(helper_agent(script, max_steps=steps))
+            failures.append(caught.value)
+    assert [e.stop_reason for e in failures] == ["error", "error", "error", "max_steps", "error"]
     runs = {r["error"]["type"]: r for r in stored(tmp_path)}
     assert set(runs) == {"ZeroDivisionError", "UnknownTool", "InvalidToolArguments", "MaxSteps", "ModelError"}
     assert "ran out of responses" in runs["ModelError"]["error"]["message"]
@@ -128,7 +130,7 @@ def test_a_planning_error_is_recorded_and_re_raised_unchanged(tmp_path: Path) ->
     huge = prompt("huge", system="word " * 5000, model=ScriptedModel(["never"], capacity=ModelCapacityProfile(1000, 100, "exact")))
     with record_runs(tmp_path), pytest.raises(RequestCompositionError) as caught:
         generate(huge)
-    assert caught.value.code == "REQUEST_TOO_LARGE" and caught.value.steps == []  # type: ignore[attr-defined]
+    assert caught.value.code == "REQUEST_TOO_LARGE" and caught.value.steps == []
     [run] = stored(tmp_path)
     assert run["status"] == "error" and run["error"]["type"] == "RequestCompositionError"
     assert run["error"]["message"] == str(caught.value) and run["steps"] == [] and run["model"] == "scripted"
@@ -271,23 +273,47 @@ def test_the_core_exports_the_recording_names() -> None:
     assert crux_devtools.record_runs is recording.record_runs and ask.defined_at == (str(HERE), ASK_LINE)
 
 
-def test_a_locked_store_turns_recording_off_after_the_busy_timeout_and_the_run_goes_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    import sqlite3
+HOLD_LOCK = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE meta SET value = value WHERE key = 'writes'")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("COMMIT")
+print("released", flush=True)
+"""
 
+
+def test_another_process_holding_the_write_lock_delays_runs_but_loses_none(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="crux_devtools")
     recorder = record_runs(tmp_path)
-    recorder.busy_timeout = 0.2
-    assert generate(helper_agent(["first"])).text == "first"
-    locker = sqlite3.connect(recorder.path, isolation_level=None)
-    locker.execute("BEGIN EXCLUSIVE")
+    assert generate(helper_agent(["run 0"])).text == "run 0"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(recorder.path), "3"], stdout=subprocess.PIPE, text=True)
     try:
-        assert generate(helper_agent(["second"])).text == "second"
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        texts = [generate(helper_agent([f"run {n}"])).text for n in range(1, 11)]  # the runs go on meanwhile
+        assert texts == [f"run {n}" for n in range(1, 11)]
+        assert recorder.enabled and recorder.failure is None
     finally:
-        locker.execute("ROLLBACK")
-        locker.close()
-    assert not recorder.enabled and "locked by another process" in (recorder.failure or "")
-    assert len([r for r in caplog.records if "is off for this process" in r.getMessage()]) == 1
-    assert [r["text"] for r in stored(tmp_path)] == ["first"]
+        holder.wait(60)
+    assert recorder.flush(60), "the runs waiting for the lock were not written once it was free"
+    assert recorder.enabled and recorder.written == 11 and recorder.pending == 0
+    assert sorted(r["text"] for r in stored(tmp_path)) == sorted(f"run {n}" for n in range(11))
+    assert not [r for r in caplog.records if "is off for this process" in r.getMessage()]
+
+
+def test_a_run_waiting_for_a_lock_is_written_when_the_recorder_closes(tmp_path: Path) -> None:
+    recorder = record_runs(tmp_path)
+    generate(helper_agent(["first"]))
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(recorder.path), "3"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        generate(helper_agent(["second"]))
+    finally:
+        holder.wait(60)
+    recorder.close()  # the holder has released: the waiting run goes in before the store closes
+    assert sorted(r["text"] for r in stored(tmp_path)) == ["first", "second"]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -306,3 +332,58 @@ def test_a_forked_child_records_through_its_own_connection(tmp_path: Path) -> No
         generate(helper_agent(["parent after"]))
     assert os.waitstatus_to_exitcode(status) == 0
     assert sorted(r["text"] for r in stored(tmp_path)) == ["child", "parent after", "parent before"]
+
+
+HOLD_LOCK_UNTIL_TOLD = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE meta SET value = value WHERE key = 'writes'")
+print("locked", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+print("released", flush=True)
+"""
+
+
+def test_a_run_waiting_for_a_lock_is_written_when_the_application_exits(tmp_path: Path) -> None:
+    RunStore.for_project(tmp_path).close()  # the file exists: the holder below can lock it
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK_UNTIL_TOLD, str(tmp_path / ".crux" / "runs.sqlite3")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    # The application's own exit handler (it runs before recording's) waits until the lock is gone:
+    # the run is still waiting when the process ends, and its retry thread would not try for an hour.
+    app_code = textwrap.dedent(f"""
+        import atexit, sys, time
+        sys.path.insert(0, {str(HERE.parent)!r})
+        from crux_devtools import generate, record_runs
+        from crux_devtools.core import recording
+        from test_recording import helper_agent
+        recording.RETRY_SECONDS = 3600
+        locked_seen = []
+        is_locked = recording.is_locked
+        recording.is_locked = lambda exc: locked_seen.append(exc) or is_locked(exc)
+        recorder = record_runs({str(tmp_path)!r})
+        print(generate(helper_agent(["while locked"])).text, recorder.pending, flush=True)
+        deadline = time.monotonic() + 60
+        while len(locked_seen) < 2 and time.monotonic() < deadline:  # the retry thread tried and now waits
+            time.sleep(0.01)
+        atexit.register(lambda: (print("exiting", flush=True), sys.stdin.readline()))
+    """)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        app = subprocess.Popen([sys.executable, "-c", app_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+        assert app.stdout is not None and app.stdin is not None
+        assert app.stdout.readline().strip() == "while locked 1"  # the run waits for the lock
+        assert app.stdout.readline().strip() == "exiting"
+        assert holder.stdin is not None
+        holder.stdin.write("release\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "released"
+        app.stdin.write("go on\n")
+        app.stdin.flush()
+        assert app.wait(120) == 0
+    finally:
+        holder.kill()
+        holder.wait(60)
+    assert [r["text"] for r in stored(tmp_path)] == ["while locked"]

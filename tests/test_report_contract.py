@@ -99,7 +99,7 @@ async def test_failing_examples_and_a_refused_request_match_the_types(tmp_path: 
         report = valid_report(s.report)
         examples = {(p["id"], ex["name"]): ex for p in report["prompts"] for ex in p["examples"]}
         bad = examples[("orders", "bad")]
-        assert bad["status"] == "error" and bad["error"] is not None and bad["error"]["type"] == "InputValidationError"
+        assert bad["status"] == "invalid-input" and bad["error"] is not None and bad["error"]["type"] == "InputValidationError"
         loud = examples[("loud", "empty")]
         assert loud["error"] is not None and loud["error"]["file"] == "prompts.py"
         custom = valid_example(await s.evaluate("orders", input={"order_id": "x"}))

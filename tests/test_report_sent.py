@@ -78,7 +78,9 @@ async def test_each_example_carries_the_sent_request_planned_under_the_inspectio
     assert sent["messages"] == [{"role": "user", "content": "Why did it stop?"}]
     # The list's figure is the planned input (system + messages + tool schemas), not system + prompt.
     assert by_id(report)["ladders"]["total_tokens"] == planned["input_tokens"] > inspection["total_tokens"]  # + tool schemas
-    assert example["summaries"] == [{"contributor": "sync-log", "strategy": "extractive:0.3", "needs_model": False, "model": None, "prepared": False}]
+    # The full log fits, so generate would not prepare its summary, and neither does the inspector.
+    assert example["summaries"] == [{"contributor": "sync-log", "strategy": "extractive:0.3", "needs_model": False, "model": None, "prepared": False,
+                                     "state": "not-prepared", "note": None}]
 
 
 async def test_the_plan_model_says_where_each_targets_model_and_profile_come_from(tmp_path: Path) -> None:
@@ -158,7 +160,7 @@ async def test_an_over_limit_plan_makes_the_example_and_the_prompt_over_and_send
     async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
         example = await session.evaluate("ladders", example="one", input_budget=40)
         fits = await session.evaluate("ladders", example="one")
-    assert example["status"] == "over" and example["preview"]["status"] == "over-limit" and example["preview"]["sent"] is None
+    assert example["status"] == "over-limit" and example["preview"]["status"] == "over-limit" and example["preview"]["sent"] is None
     assert example["preview"]["diagnostics"]
     assert fits["status"] == "fits"
 
@@ -172,7 +174,7 @@ async def test_a_system_text_over_its_token_budget_even_after_drops_is_over_in_e
         big = by_id(session.report)["big"]
     example = big["examples"][0]
     assert example["preview"]["status"] == "fits"  # the model could take it ...
-    assert example["status"] == big["status"] == "over"  # ... but it is over the prompt's own budget: one status says so
+    assert example["status"] == big["status"] == "over-budget"  # ... but it is over the prompt's own budget: one status says so
 
 
 async def test_an_over_long_sent_text_is_cut_in_the_report_with_exact_token_counts(tmp_path: Path) -> None:

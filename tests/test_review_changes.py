@@ -123,3 +123,29 @@ def test_a_recorded_step_compared_with_a_replanned_one() -> None:
     changes, prefix = compare(recorded, snapshot_from_step(step_of("Be kind and brief.")))
     assert [c["kind"] for c in changes] == ["tokens", "text"] and changes[1]["context"] == "rules"
     assert prefix is not None and prefix["broken_by"] == "rules"
+
+
+def test_a_prompt_planned_the_same_at_both_revisions_is_not_compared_again() -> None:
+    from crux_devtools.review.compare import review
+
+    class Counting:
+        calls = 0
+
+        def count(self, text: str) -> int:
+            self.calls += 1
+            return default_counter().count(text)
+
+    sent = {"system": "You are Ari.\n\n" + RULES, "messages": [{"role": "user", "content": "Hi"}], "tools": []}
+    example = {"name": "a", "status": "fits", "preview": {"sent": sent, "input_tokens": 20}}
+    report = {"prompts": [{"id": "p", "kind": "prompt", "file": "app.py", "line": 3, "examples": [example]}], "errors": []}
+    changed_sent = {**sent, "system": sent["system"] + "\n- Be brief."}
+    other = {"prompts": [{**report["prompts"][0], "examples": [{**example, "preview": {"sent": changed_sent, "input_tokens": 24}}]}], "errors": []}
+    counter = Counting()
+    same = review(report, report, base_info={}, head_info={}, counter=counter)
+    [entry] = same["prompts"][0]["examples"]
+    assert entry["status"] == "unchanged" and entry["changes"] == [] and entry["cache_prefix"] is None
+    assert entry["base"] == entry["head"] == {"input_tokens": 20, "status": "fits"}
+    assert counter.calls == 0  # no token of it was counted again
+    moved = review(report, other, base_info={}, head_info={}, counter=counter)
+    [entry] = moved["prompts"][0]["examples"]
+    assert entry["status"] == "changed" and entry["cache_prefix"]["broken_by"] is not None and counter.calls > 0

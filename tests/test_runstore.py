@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import WAIT
 
 from crux_devtools.core.runstore import RUNS_FILE, TEXT_CAP, RunStore, RunStoreError, storable
 
@@ -304,6 +305,8 @@ print("started", flush=True)
 while True:
     store.write({"id": f"r{i}", "target": "t", "text": "y" * 300000,
                  "steps": [{"index": s, "sent": {"system": "z" * 50000}} for s in range(5)]}, keep=50)
+    if i == 2:
+        print("wrote", flush=True)  # a few runs are in: the next write is under way
     i += 1
 """
 
@@ -311,9 +314,9 @@ while True:
 def test_a_process_killed_mid_write_leaves_the_database_usable(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
-    time.sleep(1.0)
+    assert proc.stdout.readline().strip() == "wrote"
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.wait(timeout=WAIT)
     with RunStore.for_project(tmp_path) as s:
         n = s.count()
         assert 1 <= n <= 50

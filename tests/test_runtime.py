@@ -8,6 +8,8 @@ import pytest
 from pydantic import BaseModel
 
 from crux_devtools import (
+    ModelError,
+    RunError,
     InputBudget,
     ModelCapacityProfile,
     OffloadStore,
@@ -125,8 +127,9 @@ def test_read_offload_called_by_the_model_returns_the_exact_slice_of_its_own_ses
     assert result.steps[0].offloads[0].handle == own
     assert result.steps[1].tool_results[0].output["content"] == '{"id":"r'
     thief = ScriptedModel([[tool_call("read_offload", {"handle": own})], "never"], capacity=capacity())
-    stolen = generate(support_prompt(), input={}, model=thief, offload_store=store, session=PlanningSession("s-other"), active_tools=["read_offload", "search"])
-    assert stolen.stop_reason == "error" and "unknown offload handle" in str(stolen.error or "")
+    with pytest.raises(RunError) as stolen:
+        generate(support_prompt(), input={}, model=thief, offload_store=store, session=PlanningSession("s-other"), active_tools=["read_offload", "search"])
+    assert stolen.value.stop_reason == "error" and "unknown offload handle" in str(stolen.value)
 
 
 def test_offload_forces_a_reference_for_a_small_value() -> None:
@@ -145,9 +148,11 @@ def test_a_tool_that_raises_stops_the_run_with_a_clear_error_and_writes_nothing(
     p = prompt("p", prompt="go", tools=[forced, broken])
     store = OffloadStore()
     m = ScriptedModel([[tool_call("fetch_record", {"query": "x"}), tool_call("broken", {"query": "y"})], "never"], capacity=capacity())
-    result = generate(p, input={}, model=m, offload_store=store)
-    assert result.stop_reason == "error" and result.text is None
-    assert "tool 'broken' raised RuntimeError: disk on fire" in str(result.steps[-1].error or "")
+    with pytest.raises(RunError) as caught:
+        generate(p, input={}, model=m, offload_store=store)
+    result = caught.value.result
+    assert result.stop_reason == "error" and result.text is None and isinstance(caught.value.__cause__, RuntimeError)
+    assert "tool 'broken' raised RuntimeError: disk on fire" in str(result.steps[-1].error or "") == str(caught.value)
     assert store.count() == 0
     assert len(m.requests) == 1
 
@@ -162,23 +167,28 @@ def test_a_tool_that_raises_stops_the_run_with_a_clear_error_and_writes_nothing(
 )
 def test_malformed_model_answers_stop_the_run_with_a_step_error(response: object, message: str) -> None:
     m = ScriptedModel([response], capacity=capacity())  # type: ignore[list-item]
-    result = generate(support_prompt(), input={}, model=m)
-    assert result.stop_reason == "error"
-    assert message in str(result.steps[0].error or "")
+    with pytest.raises(RunError) as caught:
+        generate(support_prompt(), input={}, model=m)
+    assert caught.value.stop_reason == "error" and len(caught.value.steps) == 1
+    assert message in str(caught.value.steps[0].error or "")
 
 
 def test_a_failing_model_is_a_step_error() -> None:
     m = ScriptedModel([], capacity=capacity())
-    result = generate(support_prompt(), input={}, model=m)
+    with pytest.raises(RunError) as caught:
+        generate(support_prompt(), input={}, model=m)
+    result = caught.value.result
     assert result.stop_reason == "error" and "ran out of responses" in str(result.error or "")
+    assert caught.value.error.type == "ModelError" and isinstance(caught.value.__cause__, ModelError)
     assert len(result.steps) == 1 and result.steps[0].request is not None
 
 
 def test_max_steps_stops_the_loop() -> None:
     m = ScriptedModel([[tool_call("search", {"query": str(i)})] for i in range(5)], capacity=capacity())
     a = agent("a", prompt=support_prompt(), model=m, max_steps=2)
-    result = generate(a, input={})
-    assert result.stop_reason == "max_steps" and len(result.steps) == 2 and len(m.requests) == 2
+    with pytest.raises(RunError, match="max_steps=2") as caught:
+        generate(a, input={})
+    assert caught.value.stop_reason == "max_steps" and len(caught.value.steps) == 2 and len(m.requests) == 2
 
 
 def test_too_large_raises_before_any_dispatch_without_content() -> None:

@@ -12,7 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_project"
 
-# Every primitive of the SPEC that a user writes, and the pattern that shows it used in a sample module.
+# Every primitive of the library that a user writes, and the pattern that shows it used in a sample module.
 PRIMITIVES = {
     "context": r"\bcontext\(",
     "prompt": r"\bprompt\(",
@@ -94,16 +94,16 @@ def test_the_sample_examples_show_each_case_the_readme_tour_promises(tmp_path):
     assert "debug-notes" not in json.dumps(examples[("responder", "reply-chat")]["inspection"])
     drops = examples[("budgeted-reply", "with-brand-voice")]["inspection"]["dropped_contexts"]
     assert [(d["id"], d["reason"]) for d in drops] == [("style-examples", "budget")]
-    assert ("sync-log", "offload") in adapted(("ladder-reply", "busy-day"))
+    assert ("sync-log", "summary") in adapted(("ladder-reply", "busy-day"))  # prepared as generate prepares it
     assert ("catalog", "authored") in adapted(("ladder-reply", "big-catalog"))
     assert adapted(("ladder-reply", "quiet-day")) == set()
     # Step 4 of the tour: the ladder prompt names no model, so the project default of pyproject.toml plans it,
-    # and the log's summary is there to prepare from the page.
+    # and the log's extractive summary is prepared by the inspector, as generate prepares it before sending.
     ladder = next(p for p in report["prompts"] if p["id"] == "ladder-reply")
     assert (ladder["plan_model"]["source"], ladder["plan_model"]["name"]) == ("project", "nimbus-local")
     assert ladder["plan_model"]["profile"].startswith("pyproject.toml:")
     assert examples[("ladder-reply", "busy-day")]["preview"]["max_input_tokens"] == 5702
-    assert examples[("ladder-reply", "busy-day")]["summaries"][0]["prepared"] is False
+    assert examples[("ladder-reply", "busy-day")]["summaries"][0]["state"] == "prepared-here"
     sent = examples[("ladder-reply", "big-catalog")]["preview"]["sent"]
     assert "## Product catalog (index)" in sent["system"] and "lookup_sku" in [t["name"] for t in sent["tools"]]
     memory_text = examples[("support-with-memory", "photo-sync")]["inspection"]["system"]

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from crux_devtools import (
+    RunError,
     ErrorInfo,
     InputBudget,
     ModelCapacityProfile,
@@ -213,7 +214,9 @@ def test_steps_record_usage_latency_and_a_structured_error_with_the_tool_traceba
     broken = tool("broken", description="Breaks", parameters=Query, execute=explode)
     p = prompt("p", prompt="go", tools=[broken])
     model = ScriptedModel([[tool_call("broken", {"query": "x"})]], capacity=exact_capacity())
-    result = generate(agent("a", prompt=p, model=model))
+    with pytest.raises(RunError) as caught:
+        generate(agent("a", prompt=p, model=model))
+    result = caught.value.result
     step = result.steps[0]
     assert result.stop_reason == "error" and isinstance(step.error, ErrorInfo)
     assert step.error.type == "KeyError" and "missing [/] section" in step.error.message

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from waits import WAIT
 
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.session import ProjectSession
@@ -19,7 +20,7 @@ PROJECTS = Path(__file__).parent / "projects"
 GOOD = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r})\n"
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -149,13 +150,20 @@ async def test_async_subscribers_are_awaited_and_unsubscribing_stops_events(tmp_
     async def remember(event: SessionEvent) -> None:
         seen.append(event.kind)
 
+    later: list[str] = []  # a subscriber that stays: once it has an event, the first had its chance too
+
+    async def stays(event: SessionEvent) -> None:
+        later.append(event.kind)
+
     async with ProjectSession(project(tmp_path), watch=False, history=False, prewarm=False) as session:
         unsubscribe = session.subscribe(remember)
+        session.subscribe(stays)
         await session.reload()
-        await asyncio.sleep(0.05)
+        await until(lambda: later == ["loading", "report"])
+        assert seen == ["loading", "report"]
         unsubscribe()
         await session.reload()
-        await asyncio.sleep(0.05)
+        await until(lambda: later == ["loading", "report"] * 2)
     assert seen == ["loading", "report"]
 
 

@@ -11,10 +11,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from waits import WAIT
 
 from crux_devtools.core.runstore import RunStore
+from crux_devtools.inspector import session as session_module
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.session import ProjectSession
 
@@ -28,7 +31,7 @@ def make_project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+async def until(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -99,22 +102,39 @@ async def test_a_run_that_cannot_be_recorded_still_returns_and_says_why(tmp_path
     assert run["recorded"] is False and "is a file, not a folder" in run["record_error"]
 
 
+@pytest.fixture
+def polled(monkeypatch: pytest.MonkeyPatch) -> set[int]:
+    """The runs stores a session's poller has looked at (``id`` of each): once a store is in it, the
+    poller has its starting mark, and any run written from then on is new to it."""
+    seen: set[int] = set()
+    look = session_module._runs_changes
+
+    def looked(store: Any, token: int | None, mark: int | None) -> Any:
+        try:
+            return look(store, token, mark)
+        finally:
+            seen.add(id(store))
+
+    monkeypatch.setattr(session_module, "_runs_changes", looked)
+    return seen
+
+
 WRITER = """
 import sys
 from crux_devtools import ScriptedModel, generate, prompt, record_runs
-p = prompt("from-app", system="s", prompt="hi", model=ScriptedModel(["ok"] * 3))
+p = prompt("from-app", system="s", prompt="hi", model=ScriptedModel(["ok"] * int(sys.argv[2])))
 with record_runs(sys.argv[1]):
     for _ in range(int(sys.argv[2])):
         generate(p)
 """
 
 
-async def test_a_run_written_by_another_process_arrives_as_a_runs_event_without_a_reload(tmp_path: Path) -> None:
+async def test_a_run_written_by_another_process_arrives_as_a_runs_event_without_a_reload(tmp_path: Path, polled: set[int]) -> None:
     root = make_project(tmp_path)
     events: list[SessionEvent] = []
     async with ProjectSession(root, watch=True, history=True, prewarm=False) as session:
         session.subscribe(events.append)
-        await asyncio.sleep(0.3)  # the poller has its starting mark
+        await until(lambda: len(polled) == 1)  # the poller has its starting mark
         evaluations = session.evaluations
         proc = await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, str(root), "1", cwd=REPO)
         assert await proc.wait() == 0
@@ -135,14 +155,14 @@ async def test_nobody_listening_means_no_polling(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
         unsubscribe = session.subscribe(lambda e: None)
-        await asyncio.sleep(0.05)
         assert session._runs_task is not None and not session._runs_task.done()
         unsubscribe()
-        await asyncio.sleep(session.runs_poll * 3)
-        assert session._runs_task.done()
+        await until(session._runs_task.done)  # the poller ends at its next look
 
 
-async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_inspector_keeps_going(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_inspector_keeps_going(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, polled: set[int]
+) -> None:
     root = make_project(tmp_path)
     (root / ".crux").mkdir()
     (root / ".crux" / "runs.sqlite3").write_bytes(b"garbage" * 1000)
@@ -150,7 +170,7 @@ async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_insp
     async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
         session.subscribe(lambda e: None)
         assert session.runs() is None and session.runs() is None
-        await asyncio.sleep(0.3)
+        await until(lambda: polled)  # the poller met the corrupt file too
         run = await session.run("solo")
         assert session.report is not None and not session.report["errors"]
     assert run["status"] == "ok" and run["recorded"] is False and "not a valid runs database" in run["record_error"]
@@ -158,13 +178,13 @@ async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_insp
     assert len(warnings) == 1 and "not a valid runs database" in warnings[0].getMessage()
 
 
-async def test_two_inspectors_both_see_every_run_three_processes_write_at_once(tmp_path: Path) -> None:
+async def test_two_inspectors_both_see_every_run_three_processes_write_at_once(tmp_path: Path, polled: set[int]) -> None:
     root = make_project(tmp_path)
     seen: dict[str, list[str]] = {"a": [], "b": []}
     async with ProjectSession(root, watch=False, history=False, prewarm=False) as one, ProjectSession(root, watch=False, history=False, prewarm=False) as two:
         one.subscribe(lambda e: seen["a"].extend(e.runs))
         two.subscribe(lambda e: seen["b"].extend(e.runs))
-        await asyncio.sleep(0.3)
+        await until(lambda: len(polled) == 2)  # both pollers have their starting marks
         procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, str(root), "5", cwd=REPO) for _ in range(3)]
         assert [await p.wait() for p in procs] == [0, 0, 0]
         await until(lambda: len(seen["a"]) == 15 and len(seen["b"]) == 15)

@@ -451,12 +451,12 @@ def test_status_line_names_the_budget_in_force_and_never_says_none_when_there_is
     agent = {"id": "support-agent", "kind": "agent", "default_budget": 4000}
     assert "input budget 4,000 (agent)" in status_text(agent, "a", ["a"], None, False, None, "request", shown).plain
     assert "input budget none" in status_text({"id": "p", "kind": "prompt", "default_budget": None}, None, [], None, False, None, "request").plain
-    over = {**shown, "status": "over", "inspection": {"token_budget": 10, "fits": False}}
+    over = {**shown, "status": "over-budget", "inspection": {"token_budget": 10, "fits": False}}
     line = status_text(prompt, "a", ["a"], None, False, None, "system", over).plain
-    assert "▲ over token_budget" in line and "fits" not in line
-    too_big = {"status": "over", "inspection": {"fits": True}, "preview": {"input_tokens": 9000, "max_input_tokens": 5292, "status": "over-limit"}, "preview_error": None}
+    assert "▲ over budget" in line and "fits" not in line
+    too_big = {"status": "over-limit", "inspection": {"fits": True}, "preview": {"input_tokens": 9000, "max_input_tokens": 5292, "status": "over-limit"}, "preview_error": None}
     line = status_text(prompt, "a", ["a"], None, False, None, "system", too_big).plain
-    assert "input 9,000 of 5,292 ▲ over-limit" in line and "fits" not in line
+    assert "input 9,000 of 5,292 ▲ over limit" in line and "fits" not in line
 
 
 async def test_a_new_report_that_leaves_the_shown_prompt_unchanged_does_not_redraw_its_panes(session: FakeSession, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,6 +24,7 @@ from crux_devtools.inspector.api import SessionEvent  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui.widgets.planning import render_planning  # noqa: E402
 from crux_devtools.tui.widgets.tools import render_tools  # noqa: E402
+from confirm_fake import fake_check_run  # noqa: E402
 
 AGENT_ID = "checklist[/]-agent"  # ends in -agent: the fake session gives it a model
 CTX_ID = "notes[bold]"
@@ -76,7 +77,10 @@ class MarkupSession(FakeSession):
         report["preview"] = markup_preview()
         return report
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: Any = None) -> dict[str, Any]:
+        asked = fake_check_run(self.report, prompt_id, confirm)
+        if asked is not None:  # nothing runs: the front end must ask first
+            return asked
         self.calls.append(("run", {"prompt_id": prompt_id, "example": example}))
         step = {
             "index": 0,

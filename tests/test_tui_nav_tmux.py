@@ -44,7 +44,7 @@ def left(screen: str) -> list[str]:
 
 
 def test_slash_an_id_and_enter_in_the_real_tui_show_that_prompt(terminal: Terminal) -> None:
-    terminal.wait_for(lambda s: "m000-prompt-0" in s and "1 Request" in s, timeout=60)
+    terminal.wait_for(lambda s: "m000-prompt-0" in s and "1 Request" in s)
     terminal.keys("/")
     terminal.wait_for(lambda s: "80 prompts · type to search" in s)
     for char in "m013-prompt-2":  # one key at a time, as a user types
@@ -61,4 +61,4 @@ def test_slash_an_id_and_enter_in_the_real_tui_show_that_prompt(terminal: Termin
     terminal.keys("3")
     terminal.wait_for(lambda s: "Source" in s and "Status" in s and "Reason" in s)  # the Contributors tab
     terminal.keys("q")
-    terminal.wait_for(lambda s: "m013-prompt-2" not in s, timeout=10)
+    terminal.wait_for(lambda s: "m013-prompt-2" not in s)

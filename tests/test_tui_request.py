@@ -136,11 +136,11 @@ async def test_a_system_text_over_its_budget_says_over_and_never_fits(session: F
         for _ in range(30):  # below the prompt's own text: nothing more can be dropped
             await pilot.press("minus")
             await settle(pilot)
-        assert app.shown["status"] == "over"
+        assert app.shown["status"] == "over-budget"
         status = screen_text(app).splitlines()[1:3]
-        assert any("▲ over token_budget" in line for line in status)
+        assert any("▲ over budget" in line for line in status)
         assert not any("fits" in line for line in status)
-        assert "▲ over: the system text is over its token_budget of" in screen_text(app)
+        assert "the system text is over its token_budget even after every drop" in screen_text(app)
 
 
 async def test_planning_names_the_capacity_profile_and_the_same_limits_as_the_web_page(session: FakeSession) -> None:
@@ -256,7 +256,7 @@ async def test_an_over_limit_plan_says_nothing_would_be_sent(session: FakeSessio
         assert app.shown["preview"]["sent"] is None
         text = screen_text(app)
         assert "Nothing would be sent: no plan fits the limit." in text
-        assert "▲ over-limit" in text and "✓ fits" not in text
+        assert "▲ over limit" in text and "✓ fits" not in text
 
 
 async def test_selecting_a_context_scrolls_the_request_to_its_part(session: FakeSession) -> None:

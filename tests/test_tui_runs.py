@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import pilot_until
 from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -96,6 +97,15 @@ def table_rows(app: CruxTui) -> list[str]:
 
 def target_of(row: str) -> str:
     return row.split(" | ")[1].split()[0]
+
+
+async def press_run(pilot: Any, app: CruxTui, prompt_id: str) -> None:
+    """Select ``prompt_id`` in the tree and press ``r``, letting each step settle."""
+    await settle(pilot)
+    app.query_one(PromptTree).select_prompt(prompt_id)
+    await settle(pilot)
+    await pilot.press("r")
+    await settle(pilot)
 
 
 async def open_runs_tab(pilot: Any) -> None:
@@ -244,11 +254,7 @@ async def test_a_failed_run_shows_as_failed_with_its_error_and_traceback(session
     session.run_responses = ([tool_call("refund", {"message": "[bold]now"})], "never reached")
     app = make_tui(session)
     async with app.run_test(size=(150, 80), notifications=True) as pilot:
-        await settle(pilot)
-        app.query_one(PromptTree).select_prompt("refund-agent")
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
+        await press_run(pilot, app, "refund-agent")
         assert isinstance(app.screen, RunDetailScreen)
         text = screen_text(app)
         assert "refund-agent agent  ✗ error" in text
@@ -280,7 +286,7 @@ async def test_run_asks_first_when_the_model_is_not_scripted_and_n_cancels_y_run
         assert isinstance(app.screen, ConfirmRun)
         text = screen_text(app)
         assert "Run triage-agent for real?" in text
-        assert "model kind: openai-compatible" in text and "may cost money" in text and "real tools" in text
+        assert "model: openai-compatible-model" in text and "may cost money" in text and "real tools" in text
         await pilot.press("n")
         await settle(pilot)
         assert not [c for c in session.calls if c[0] == "run"]
@@ -447,24 +453,60 @@ async def test_over_the_real_session_r_records_the_run_and_the_runs_tab_lists_it
     session = ProjectSession(project, history=False)
     app = make_tui(session)
     async with app.run_test(size=(150, 50)) as pilot:
-        for _ in range(400):
-            await pilot.pause(0.05)
-            if session.report is not None and app.query(PromptTree) and app.query_one(PromptTree).root.children:
-                break
+        await pilot_until(pilot, lambda: session.report is not None and app.query(PromptTree) and app.query_one(PromptTree).root.children, "the tree is shown")
         app.query_one(PromptTree).select_prompt("support-agent")
-        await pilot.pause(0.2)
+        await pilot_until(pilot, lambda: app.prompt_id == "support-agent", "support-agent is selected")
         await pilot.press("r")  # a ScriptedModel: no confirmation
-        for _ in range(400):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, RunDetailScreen):
-                break
+        await pilot_until(pilot, lambda: isinstance(app.screen, RunDetailScreen), "the run's detail opens")
         assert isinstance(app.screen, RunDetailScreen)
         assert "support-agent agent  ✓ ok" in screen_text(app)
         await pilot.press("escape")
-        await pilot.pause(0.3)
+        await pilot_until(pilot, lambda: not isinstance(app.screen, RunDetailScreen) and table_rows(app), "the Runs tab lists the run")
         stored = RunStore.for_project(project, create=False).list()
         assert [(r["target"], r["origin"], r["status"]) for r in stored] == [("support-agent", "inspector", "ok")]
         row = table_rows(app)[0]
         assert target_of(row) == "support-agent" and "| inspector | ✓ ok | 2 |" in row
         await pilot.press("q")
     await session.stop()
+
+
+async def test_a_run_with_a_date_beyond_local_time_odd_usage_and_escapes_is_listed_and_opened(session: FakeSession) -> None:
+    support = session.prompts["support-reply"]
+    odd = recorded_run(support, {"message": "hi"}, ["fine"], started_at="0001-01-01T00:00:00+01:00", run_id="run-odd")
+    odd["usage"] = "lots"
+    odd["target"] = "support-reply\x1b]0;pwned\x07\x1b[2J"
+    odd["model"] = "m\x9b2J"
+    assert session.store is not None
+    session.store.write(odd)
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_runs_tab(pilot)
+        [row] = table_rows(app)
+        assert row.startswith("0001-01-01T00:00:00+01:00 | support-reply\\x1b]0;pwned\\x07\\x1b[2J")
+        assert "\x1b" not in screen_text(app) and "\x9b" not in screen_text(app)
+        await pilot.press("enter")
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, RunDetailScreen) and "model m\\x9b2J" in screen_text(app):
+                break
+        assert isinstance(app.screen, RunDetailScreen)
+        text = screen_text(app)
+        assert "started 0001-01-01T00:00:00+01:00" in text and "\x1b" not in text and "\x9b" not in text
+        await pilot.press("q")
+
+
+def _crash_with_escapes(_: Any) -> Any:
+    raise Explode("HTTP 500 from the provider: \x1b]0;pwned\x07\x1b[2J")
+
+
+async def test_a_failed_inspector_run_notifies_its_error_without_control_characters(session: FakeSession) -> None:
+    crashing = tool("refund", description="Refund an order.", parameters=Ticket, execute=_crash_with_escapes)
+    session.prompts["refund-agent"] = prompt("refund-agent", system="Refund.", input=Ticket, tools=[crashing], prompt=lambda i: i.message, examples={"default": {"message": "me"}})
+    session._report = session.build_report()
+    session.run_responses = ([tool_call("refund", {"message": "now"})], "never reached")
+    app = make_tui(session)
+    async with app.run_test(size=(150, 80), notifications=True) as pilot:
+        await press_run(pilot, app, "refund-agent")
+        [failed] = [n for n in notifications(app) if n.startswith("Run of refund-agent failed")]
+        assert "\\x1b]0;pwned\\x07\\x1b[2J" in failed and "\x1b" not in failed
+        assert "\x1b" not in screen_text(app)

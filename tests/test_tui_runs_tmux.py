@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from test_tui_tmux import COMMAND, REPO, Terminal  # noqa: E402
+from waits import WAIT  # noqa: E402
 
 pytestmark = [
     pytest.mark.slow,
@@ -57,7 +58,7 @@ def test_a_run_recorded_by_another_process_appears_in_the_runs_tab_without_a_key
     terminal.keys("x")  # the Runs tab, all runs: still empty
     terminal.wait_for(lambda s: "All runs · 0" in s)
 
-    subprocess.run([sys.executable, "-c", WRITER, str(project)], cwd=project, check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", WRITER, str(project)], cwd=project, check=True, timeout=WAIT)
     # no key pressed from here on: the session sees the store change and the tab refreshes
     screen = terminal.wait_for(lambda s: "All runs · 1" in s and "support-agent" in s.split("All runs · 1", 1)[1])
     row = next(line for line in screen.splitlines() if "support-agent agent" in line and "✓ ok" in line)
@@ -74,4 +75,4 @@ def test_a_run_recorded_by_another_process_appears_in_the_runs_tab_without_a_key
     terminal.keys("Escape")  # alone: Escape then q in one burst reads as alt+q
     terminal.wait_for(lambda s: "All runs · 1" in s)
     terminal.keys("q")
-    terminal.wait_for(lambda s: "support-agent" not in s, timeout=10)
+    terminal.wait_for(lambda s: "support-agent" not in s)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from waits import WAIT
 
 REPO = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).parent / "crux-devtools"
@@ -37,7 +38,7 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "t", "--", *keys)
 
-    def settle(self, before: str, timeout: float = 10.0) -> None:
+    def settle(self, before: str, timeout: float = WAIT) -> None:
         """Wait until the screen (styles included) differs from ``before`` and then holds still
         for 0.2 s: one key's effects have all been drawn."""
         deadline = time.monotonic() + timeout
@@ -53,7 +54,7 @@ class Terminal:
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "t"], capture_output=True, check=False).returncode == 0
 
-    def wait_for(self, check: Callable[[str], bool], timeout: float = 20.0) -> str:
+    def wait_for(self, check: Callable[[str], bool], timeout: float = WAIT) -> str:
         """Poll the screen until ``check`` passes; fail with the last screen if it never does."""
         deadline = time.monotonic() + timeout
         screen = ""
@@ -105,10 +106,10 @@ def test_the_real_tui_shows_the_sample_project_updates_live_and_quits(terminal: 
     assert "of max 5,702 tokens" in screen
 
     terminal.keys("q")
-    terminal.wait_for(lambda s: "support-reply" not in s, timeout=10)
+    terminal.wait_for(lambda s: "support-reply" not in s)
 
 
-def test_the_real_tui_shows_an_authored_alternative_an_offload_preview_and_a_summary_it_prepared(terminal: Terminal, project: Path) -> None:
+def test_the_real_tui_shows_an_authored_alternative_the_summary_generate_prepares_and_an_offload_preview(terminal: Terminal, project: Path) -> None:
     terminal.wait_for(lambda s: "support-reply" in s and "Request" in s)
     for _ in range(60):  # down the tree, one node at a time (the highlight moves), to the prompt with ladders
         if " prompt  ladder-reply " in terminal.screen():
@@ -130,11 +131,17 @@ def test_the_real_tui_shows_an_authored_alternative_an_offload_preview_and_a_sum
         before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
         terminal.keys("Down")
         terminal.settle(before)
+    # generate prepares the log's extractive summary before sending (no model), and so does the TUI
+    screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s)
+    assert "[summary of sync-log]" in screen and "offload preview" not in screen
+    assert not (project / ".crux" / "summaries.sqlite3").exists()  # prepared in memory, nothing written
+
+    for _ in range(40):  # "-" lowers the request's input budget (a prompt with ladders): until the summary no longer fits
+        if "sync-log · ladder · offload preview" in terminal.screen():
+            break
+        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
+        terminal.keys("-")
+        terminal.settle(before)
     screen = terminal.wait_for(lambda s: "sync-log · ladder · offload preview" in s)
     assert re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", screen)
     assert "[sync-log is offloaded: lines, 16762 characters." in screen
-
-    terminal.keys("p")  # prepare the extractive summary: the plan now sends it
-    screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s, timeout=30)
-    assert "offload preview" not in screen
-    assert (project / ".crux" / "summaries.sqlite3").exists()

@@ -112,7 +112,7 @@ async def test_the_page_works_under_its_policy_with_no_violation(server: LiveSer
         assert (await page.locator(".budget-mark").bounding_box())["x"] > 0
         await server.acall(session.replace([support_prompt("Sign every reply as Ari."), *default_prompts()[1:]]))
         # an SSE event, then an htmx swap (a locator wait: the policy forbids Playwright's string eval)
-        await page.locator("#sent-system").get_by_text("Sign every reply as Ari.").wait_for(timeout=10000)
+        await page.locator("#sent-system").get_by_text("Sign every reply as Ari.").wait_for()
         await page.click("button.run")
         await page.wait_for_selector("#run-output .step")
         await page.click(".custom-input summary")

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
+from waits import WAIT
 from web_conftest_helpers import LiveServer, chromium, live_server, new_page, require_browser
 from web_fakes import FakeSession, Ticket
 
@@ -64,7 +65,7 @@ async def test_links_encode_every_reserved_character_and_dot_segments_use_the_qu
 
 @pytest.mark.parametrize("prompt_id", AWKWARD_IDS)
 async def test_each_id_round_trips_through_the_api(server: LiveServer, prompt_id: str) -> None:
-    async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+    async with httpx.AsyncClient(base_url=server.url, timeout=WAIT) as client:
         [row] = [p for p in (await client.get("/api/prompts")).json() if p["id"] == prompt_id]
         page = await client.get(row["url"])
         assert page.status_code == 200 and f"System text of {prompt_id}." in page.text.replace("&amp;", "&")
@@ -92,5 +93,5 @@ async def test_run_reaches_an_agent_with_an_awkward_id(server: LiveServer, brows
     async with new_page(browser) as page:
         await page.goto(server.url + prompt_href(prompt_id))
         await page.click("button.run")
-        await page.wait_for_selector("#run-output .step", timeout=10000)
+        await page.wait_for_selector("#run-output .step")
         assert session.run_calls[-1]["prompt_id"] == prompt_id

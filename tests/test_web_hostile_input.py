@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from waits import WAIT
 from web_conftest_helpers import LiveServer, live_server
 from web_fakes import FakeSession, default_prompts
 
@@ -54,7 +55,7 @@ def fake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 
 
 def test_a_non_utf8_file_name_is_shown_with_replacement_characters(real_server: LiveServer) -> None:
-    with httpx.Client(base_url=real_server.url, timeout=20) as client:
+    with httpx.Client(base_url=real_server.url, timeout=WAIT) as client:
         page = client.get("/")
         assert page.status_code == 200
         assert "caf\ufffd.py" in page.text  # the row of the prompt it defines
@@ -68,7 +69,7 @@ def test_a_non_utf8_file_name_is_shown_with_replacement_characters(real_server: 
 
 
 def test_the_source_link_of_a_non_utf8_file_opens_that_file(real_server: LiveServer) -> None:
-    with httpx.Client(base_url=real_server.url, timeout=20) as client:
+    with httpx.Client(base_url=real_server.url, timeout=WAIT) as client:
         page = client.get("/").text
         link = re.search(r'href="(/source\?file=sub%FF/broken\.py[^"]*)"', page)
         assert link, "the load error links to its file by the file's own bytes"
@@ -79,7 +80,7 @@ def test_the_source_link_of_a_non_utf8_file_opens_that_file(real_server: LiveSer
 
 @pytest.mark.parametrize("text", [DEEP, SURROGATE], ids=["nested-5000", "lone-surrogate"])
 def test_unusable_custom_input_is_an_inline_error_on_the_page_and_a_422_on_run(fake_server: LiveServer, text: str) -> None:
-    with httpx.Client(base_url=fake_server.url, timeout=20) as client:
+    with httpx.Client(base_url=fake_server.url, timeout=WAIT) as client:
         page = client.get("/prompts/support-reply", params={"input": text})
         assert page.status_code == 200
         errors = re.search(r'<section class="banner banner-error" id="input-errors".*?</section>', page.text, re.S)
@@ -91,7 +92,7 @@ def test_unusable_custom_input_is_an_inline_error_on_the_page_and_a_422_on_run(f
 
 
 def test_text_with_lone_surrogates_from_user_code_is_shown_not_a_500(fake_server: LiveServer) -> None:
-    with httpx.Client(base_url=fake_server.url, timeout=20) as client:
+    with httpx.Client(base_url=fake_server.url, timeout=WAIT) as client:
         page = client.get("/prompts/lone-surrogate")
         assert page.status_code == 200 and "User code made this: \ufffd and caf\ufffd." in page.text
         assert client.get("/api/prompts/lone-surrogate").json()["examples"][0]["inspection"]["system"].startswith("User code made this: \ufffd")
@@ -99,7 +100,7 @@ def test_text_with_lone_surrogates_from_user_code_is_shown_not_a_500(fake_server
 
 @pytest.mark.parametrize("name", ["a" * 300 + ".py", "x/" * 3000 + "y.py", "b" * 5000], ids=["300-chars", "6000-char-path", "5000-chars"])
 def test_a_source_file_name_too_long_for_the_file_system_is_a_clean_404(fake_server: LiveServer, name: str) -> None:
-    r = httpx.get(fake_server.url + "/source", params={"file": name, "line": 3}, timeout=20)
+    r = httpx.get(fake_server.url + "/source", params={"file": name, "line": 3}, timeout=WAIT)
     assert r.status_code == 404
     assert "cannot read this file" in r.text or "no such source file" in r.text
 
@@ -154,9 +155,9 @@ async def test_a_change_under_a_non_utf8_name_does_not_stop_watching(tmp_path: P
         os.makedirs(os.fsencode(root) + b"/sub\xff")
         with open(os.fsencode(root) + b"/sub\xff/notes.txt", "w") as f:
             f.write("a change watchfiles cannot name")
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # usually a batch of its own; together with the next save it proves the same
         (root / "hello.py").write_text("from crux_devtools import prompt\n\nhello = prompt('hello', system='Two.')\n")
-        deadline = asyncio.get_running_loop().time() + 15
+        deadline = asyncio.get_running_loop().time() + WAIT
         while "Two." not in json.dumps(session.report):
             assert asyncio.get_running_loop().time() < deadline, [e.summary for e in events]
             await asyncio.sleep(0.05)

@@ -1,9 +1,9 @@
-"""Navigation in the web prompt list (issue 15): search over id, module and file, one group per module,
+"""Navigation in the web prompt list: search over id, module and file, one group per module,
 status filters with counts, and the empty result; through httpx against the ASGI app.
 
 The prompts are real (``Prompt.inspect`` through ``FakeSession``); each is placed in a module and file
 of its own here, so the list has several groups, and its status comes from its own evaluation: a
-prompt with a tiny ``token_budget`` is "over", one whose example lacks a required field is "error".
+prompt with a tiny ``token_budget`` is "over-budget", one whose example lacks a required field is "invalid-input".
 """
 
 from __future__ import annotations
@@ -100,12 +100,12 @@ def text_of(fragment: str) -> str:
 
 
 def facet_counts(page: str) -> dict[str, int]:
-    return {key or "all": int(n) for key, n in re.findall(r'data-status="([a-z]*)"[^>]*>[^<]*<b class="mono">(\d+)</b>', page)}
+    return {key or "all": int(n) for key, n in re.findall(r'data-status="([a-z-]*)"[^>]*>[^<]*<b class="mono">(\d+)</b>', page)}
 
 
 def test_the_prompts_have_the_statuses_the_tests_rely_on(session: PlacedSession) -> None:
     statuses = {p["id"]: p["status"] for p in session.report["prompts"]}
-    assert statuses["refund-audit"] == "over" and statuses["support-broken"] == "error" and statuses["refund-reply"] == "fits"
+    assert statuses["refund-audit"] == "over-budget" and statuses["support-broken"] == "invalid-input" and statuses["refund-reply"] == "fits"
 
 
 async def test_without_a_filter_every_prompt_is_listed_under_its_module_heading_with_the_module_count(client: httpx.AsyncClient) -> None:
@@ -148,19 +148,19 @@ async def test_a_search_by_file_path_finds_prompts_whose_module_and_id_do_not_sa
 
 async def test_the_status_filters_count_each_status_and_show_only_the_chosen_one(client: httpx.AsyncClient) -> None:
     page = (await client.get("/")).text
-    assert facet_counts(page) == {"all": 7, "fits": 5, "over": 1, "error": 1, "stale": 0}
-    over = (await client.get("/", params={"status": "over"})).text
+    assert facet_counts(page) == {"all": 7, "fits": 5, "over-budget": 1, "invalid-input": 1, "stale": 0}
+    over = (await client.get("/", params={"status": "over-budget"})).text
     assert row_ids(over) == ["refund-audit"]
     assert 'aria-current="true">over budget' in over
     assert facet_counts(over) == facet_counts(page)  # the counts say what each filter would show
-    errors = (await client.get("/", params={"status": "error"})).text
+    errors = (await client.get("/", params={"status": "invalid-input"})).text
     assert row_ids(errors) == ["support-broken"]
 
 
 async def test_the_status_counts_are_of_the_rows_the_search_matches_and_a_filter_keeps_the_search(client: httpx.AsyncClient) -> None:
     page = (await client.get("/", params={"q": "refund"})).text
-    assert facet_counts(page) == {"all": 2, "fits": 1, "over": 1, "error": 0, "stale": 0}
-    assert 'href="/?q=refund&amp;status=over"' in page  # the filter link keeps the search
+    assert facet_counts(page) == {"all": 2, "fits": 1, "over-budget": 1, "stale": 0}  # a status no row has is not offered
+    assert 'href="/?q=refund&amp;status=over-budget"' in page  # the filter link keeps the search
     both = (await client.get("/", params={"q": "refund", "status": "fits"})).text
     assert row_ids(both) == ["refund-reply"]
 
@@ -170,11 +170,11 @@ async def test_a_module_shown_from_an_earlier_load_counts_and_filters_as_stale(c
     await session.reload()
     page = (await client.get("/", params={"status": "stale"})).text
     assert row_ids(page) == ["support-reply", "support-broken"]
-    assert facet_counts(page)["stale"] == 2 and facet_counts(page)["error"] == 1
+    assert facet_counts(page)["stale"] == 2 and facet_counts(page)["invalid-input"] == 1
 
 
 async def test_a_search_that_matches_nothing_says_so_and_offers_to_clear_the_filter(client: httpx.AsyncClient) -> None:
-    page = (await client.get("/", params={"q": "no-such-thing", "status": "over"})).text
+    page = (await client.get("/", params={"q": "no-such-thing", "status": "over-budget"})).text
     assert row_ids(page) == [] and 'id="list-empty"' in page
     empty = page.split('id="list-empty"')[1].split("</div>")[0]
     assert "No prompt or agent matches" in empty and "no-such-thing" in empty and "over" in empty
@@ -220,9 +220,9 @@ async def test_the_search_is_a_plain_get_form_that_htmx_submits_in_place(client:
 
 
 async def test_an_htmx_search_gets_the_list_block_and_the_address_of_its_state(client: httpx.AsyncClient) -> None:
-    r = await client.get("/", params={"q": " refund  ", "status": "over"}, headers={"HX-Request": "true"})
+    r = await client.get("/", params={"q": " refund  ", "status": "over-budget"}, headers={"HX-Request": "true"})
     assert r.text.lstrip().startswith('<div id="listing"') and "<html" not in r.text and "list-filters\"" in r.text
-    assert r.headers["HX-Replace-Url"] == "/?q=refund&status=over"
+    assert r.headers["HX-Replace-Url"] == "/?q=refund&status=over-budget"
     cleared = await client.get("/", params={"q": "", "status": ""}, headers={"HX-Request": "true"})
     assert cleared.headers["HX-Replace-Url"] == "/"
     full = await client.get("/", params={"q": "refund"})
@@ -232,7 +232,7 @@ async def test_an_htmx_search_gets_the_list_block_and_the_address_of_its_state(c
 async def test_an_unknown_status_is_explained_and_every_status_is_shown(client: httpx.AsyncClient) -> None:
     r = await client.get("/", params={"status": "broken"})
     assert r.status_code == 200
-    assert "status must be one of fits, over, error, stale, got &#39;broken&#39;" in r.text
+    assert "status must be one of fits, not-checked, over-budget, over-limit, unmatched, invalid-input, error, stale, got &#39;broken&#39;" in r.text
     assert len(row_ids(r.text)) == 7
 
 

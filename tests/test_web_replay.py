@@ -85,7 +85,7 @@ async def test_bad_overrides_are_shown_in_the_panel_not_a_500(recorded: tuple[ht
     assert illegal.status_code == 200 and "its ladder allows: full, summary, offload" in illegal.text
     tight = await client.get(href + "?" + urlencode([("max", "300"), ("add", "1")]))
     panel = tight.text[tight.text.index('<section class="banner banner-error too-large"'):]  # the prompt page's panel
-    assert "<h2>Over the limit: nothing would be sent</h2>" in panel and '<span class="mono strong">REQUEST_TOO_LARGE</span>: no legal candidate fits max_input_tokens=300' in panel
+    assert "<h2>Over limit: nothing would be sent</h2>" in panel and '<span class="mono strong">REQUEST_TOO_LARGE</span>: no legal candidate fits max_input_tokens=300' in panel
     assert '<ul class="diagnostics"><li><span class="mono">&lt;prompt&gt;</span> <span class="mono">' in panel and "Raise max" in panel
     words = await client.get(href + "?" + urlencode([("max", "lots"), ("add", "1")]))
     assert "max must be a whole number" in words.text

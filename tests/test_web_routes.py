@@ -238,3 +238,14 @@ async def test_the_system_text_card_says_when_the_planner_adapted_the_request(tm
     # The default view is the request as sent: the omitted log is listed as not sent, and its text is nowhere.
     assert 'id="not-sent"' in sent.text and "omitted by the planner" in sent.text
     assert "line of the sync log" not in sent.text.split('id="sent-system"')[1].split('id="not-sent"')[0]
+
+
+async def test_the_run_address_opened_with_get_leads_to_the_prompts_page(client: httpx.AsyncClient) -> None:
+    """Reloading (or bookmarking) the address a Run posted to shows the prompt, not "Not found"."""
+    r = await client.get("/prompts/support-reply/run")
+    assert r.status_code == 303 and r.headers["location"] == "/prompts/support-reply"
+    page = await client.get("/prompts/support-reply/run", follow_redirects=True)
+    assert page.status_code == 200 and "Not found" not in page.text and "support-reply" in page.text
+    by_query = await client.get("/prompt/run", params={"id": "support-reply"})
+    assert by_query.status_code == 303 and by_query.headers["location"] == "/prompts/support-reply"
+    assert (await client.get("/prompts/no-such/run")).status_code == 404

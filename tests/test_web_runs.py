@@ -1,4 +1,4 @@
-"""Recorded runs in the web inspector (SPEC section 8), through httpx against the ASGI app.
+"""Recorded runs in the web inspector, through httpx against the ASGI app.
 
 The runs are real ``generate`` runs (ScriptedModel) written to a real ``.crux/runs.sqlite3`` file
 with the real ``RunStore``; the session is the web tests' fake with that store.
@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import markupsafe
 import pytest
+from confirm_fake import FAKE_TOKEN
 from web_fakes import FakeSession
 from web_runs_fakes import XSS, RecordingSession, audit_run, many_runs, run_record
 
@@ -80,7 +81,7 @@ async def test_the_runs_page_filters_by_target_status_origin_and_text(client: ht
     assert rows((await client.get("/runs?origin=inspector")).text) == ["b"]
     assert rows((await client.get("/runs?status=max_steps")).text) == ["c"]
     assert rows((await client.get("/runs?q=parcel")).text) == ["a"]
-    assert rows((await client.get("/runs?text=parcel")).text) == ["a"]  # the SPEC's name for it
+    assert rows((await client.get("/runs?text=parcel")).text) == ["a"]  # the filter's other name
     page = (await client.get("/runs?q=nothing-like-this")).text
     assert rows(page) == [] and "No run matches these filters" in page
     # The form keeps the filters it shows.
@@ -321,7 +322,7 @@ async def test_api_runs_lists_summaries_newest_first_with_the_filters(client: ht
     [
         ("limit=0", "limit must be a whole number from 1 to 1000, got '0'"),
         ("limit=ten", "limit must be a whole number from 1 to 1000, got 'ten'"),
-        ("offset=-1", "offset must be a whole number of at least 0, got '-1'"),
+        ("offset=-1", "offset must be a whole number from 0 to 1000000000000, got '-1'"),
         ("status=done", "status must be one of ok, error, max_steps, got 'done'"),
         ("origin=robot", "origin must be one of"),
     ],
@@ -371,9 +372,13 @@ async def test_run_asks_first_for_an_agent_whose_model_is_not_scripted(client: h
     first = await client.post("/prompts/billing-agent/run", data={"example": "refund"})
     assert first.status_code == 200 and 'id="run-confirm"' in first.text
     assert "Run with a real model? It costs money and runs real tools." in first.text
-    assert 'hx-vals=\'{"confirm": "yes"}\'' in first.text and 'hx-post="/prompts/billing-agent/run"' in first.text and "<script" not in first.text and "hx-on" not in first.text
-    assert session.run_calls == []  # nothing ran, nothing was spent
-    second = await client.post("/prompts/billing-agent/run", data={"example": "refund", "confirm": "yes"})
+    # the worker's answer names the model it was about to call and the token that confirms that model
+    assert "openai-compatible-model" in first.text
+    assert f'hx-vals=\'{{"confirm": "{FAKE_TOKEN}"}}\'' in first.text and 'hx-post="/prompts/billing-agent/run"' in first.text and "<script" not in first.text and "hx-on" not in first.text
+    assert session.run_calls == [] and session.store.list() == []  # nothing ran, nothing was spent
+    stale = await client.post("/prompts/billing-agent/run", data={"example": "refund", "confirm": "yes"})  # not this model's token
+    assert 'id="run-confirm"' in stale.text and session.run_calls == []
+    second = await client.post("/prompts/billing-agent/run", data={"example": "refund", "confirm": FAKE_TOKEN})
     assert session.run_calls == [{"prompt_id": "billing-agent", "example": "refund", "input": None}]
     assert 'id="run-recorded"' in second.text
 

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from chat_server import ChatServer, wire_tool_call
+from waits import WAIT
 from web_conftest_helpers import LiveServer, chromium, live_server, new_page, require_browser
 
 from crux_devtools.web.app import create_app
@@ -74,17 +75,20 @@ APP_SCRIPT = '''
 import json, sys, time
 project, questions, pause = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
 sys.path.insert(0, project)
-from crux_devtools import generate, record_runs
+from crux_devtools import RunError, generate, record_runs
 import orders
 with record_runs(project):
     for question in questions:
-        result = generate(orders.order_agent, input={"question": question})
+        try:
+            result = generate(orders.order_agent, input={"question": question})
+        except RunError as failed:  # recorded with its error, then raised: the partial run is its result
+            result = failed.result
         print(json.dumps({"text": result.text, "steps": len(result.steps)}), flush=True)
         time.sleep(pause)
 '''
 
 
-async def until(page: Any, expression: str, *, arg: Any = None, timeout: float = 10.0) -> None:
+async def until(page: Any, expression: str, *, arg: Any = None, timeout: float = WAIT) -> None:
     """Poll ``expression`` in the page until it is true. Playwright's ``wait_for_function`` evaluates
     its predicate with a string eval inside the page, which the page's Content-Security-Policy
     forbids; ``evaluate`` goes through the debugging protocol, which the policy does not govern."""
@@ -160,7 +164,7 @@ async def test_runs_recorded_by_another_process_appear_on_the_open_runs_page(
         await page.evaluate("window.__still_here = true")  # gone if the page reloads
         script_answers(chat, 2)
         app = start_app(tmp_path, project, chat, ["Was INV-1042 charged twice?", "Is INV-1042 paid?"])
-        await until(page, f"document.querySelectorAll('tr.run-row').length >= {before + 2}", timeout=30)
+        await until(page, f"document.querySelectorAll('tr.run-row').length >= {before + 2}", timeout=WAIT)
         assert [r["text"] for r in finish(app)] == ["INV-1042 was paid once."] * 2
         assert await page.evaluate("window.__still_here") is True
         newest = page.locator("tr.run-row").first
@@ -212,7 +216,7 @@ async def test_the_prompt_pages_recent_runs_update_live(server: LiveServer, brow
         finish(start_app(tmp_path, project, chat, ["One more question"], pause=0))
         await until(
             page, "(old) => { const a = document.querySelector('#recent-runs .recent-run'); return !!a && a.dataset.id !== old; }",
-            arg=first_before or "", timeout=20,
+            arg=first_before or "",
         )
         assert "Recent and live." in (await page.locator("#recent-runs .recent-run").first.get_attribute("title") or "")
 
@@ -233,7 +237,7 @@ async def test_run_on_a_real_model_agent_asks_first_then_records_and_links_the_r
         script_answers(chat, 1, answer="Run from the inspector.")
         await page.click("button.run")
         await page.click("#run-confirm-yes")
-        await page.wait_for_selector("#run-recorded", timeout=30000)
+        await page.wait_for_selector("#run-recorded")
         assert len(chat.received) == asked + 2
         await page.click("#run-recorded")
         await page.wait_for_selector("#run-stats")

@@ -28,12 +28,14 @@ class Sku(BaseModel):
 LOOKUP = tool("lookup_sku", description="Look up one <product> by SKU.", parameters=Sku, execute=lambda a: {"sku": a.sku})
 
 
-def ladder_prompt(summary_model: object = None) -> object:
+def ladder_prompt(summary_model: object = None, on_miss: str = "skip") -> object:
+    """``on_miss="skip"``: generate never prepares the summary itself, so the offload rung is sent
+    until someone prepares it (the page's Prepare button)."""
     catalog = droppable(prefer(
         context("catalog", priority=70, tools=[LOOKUP], system="## Catalog\n" + "Pro 2 TB keeps 30 days of versions. " * 150),
         context("catalog-index", system="## Catalog index\nFree, Pro, Business."),
     ))
-    log = offloadable(summarizable(context("sync-log", priority=50, system=LOG), model=summary_model), above_tokens=100)
+    log = offloadable(summarizable(context("sync-log", priority=50, system=LOG), model=summary_model, on_miss=on_miss), above_tokens=100)  # type: ignore[arg-type]
     notes = context("notes", priority=5, system="## Notes\nA low-priority note.")
     return prompt("ladders", system="You answer.", use=[catalog, log, notes], prompt="Why did it stop?",
                   examples={"one": {}}, token_budget=None)
@@ -118,7 +120,7 @@ async def test_an_over_limit_plan_says_nothing_would_be_sent_and_shows_the_diagn
     planned = the_preview(session, 30)
     assert planned["status"] == "over-limit"
     banner = after(r.text, 'id="over-limit"')
-    assert "Over the limit: nothing would be sent" in banner and planned["error_code"] in banner
+    assert "Over limit: nothing would be sent" in banner and planned["error_code"] in banner
     for d in planned["diagnostics"]:
         assert str(escape(d["message"])) in banner
     assert "chip-over" in r.text.split('id="over-limit"')[0] and 'id="nothing-sent"' in r.text

@@ -136,40 +136,36 @@ def run_handles(step: Any) -> dict[str, str]:
 
 
 async def test_the_sent_request_on_the_page_is_what_the_model_receives_token_for_token(server: LiveServer, browser: Any, module: Any) -> None:
-    budget = 2000
     async with new_page(browser, height=1400) as page:
-        await page.goto(f"{server.url}/prompts/desk-agent?example=stalled&budget={budget}&budget_for=request")
+        # 1. The extractive summary generate prepares before sending (no model), and the authored
+        #    alternative: the page prepares the same summary, so it shows what a run sends.
+        await page.goto(f"{server.url}/prompts/desk-agent?example=stalled&budget=2000&budget_for=request")
         await page.wait_for_selector("#sent-system")
-        before = await read_sent(page)
-        rungs = {p["source"]: p["rung"] for p in before["parts"]}
-        assert rungs["catalog"] == "authored" and rungs["sync-log"] == "offload" and rungs["house-rules"] == "full"
-
-        # 1. Offload preview and authored alternative, as generate sends them.
+        shown = await read_sent(page)
+        rungs = {p["source"]: p["rung"] for p in shown["parts"]}
+        assert rungs["catalog"] == "authored" and rungs["sync-log"] == "summary" and rungs["house-rules"] == "full"
         module.desk_agent.model.requests.clear()
-        result = await agenerate(module.desk_agent, input=module.desk.examples["stalled"], input_budget=InputBudget(max=budget),
-                          summary_store=_StoreWithout())
-        sent = module.desk_agent.model.requests[0]
-        assert page_system(before, run_handles(result.steps[0])) == sent.system
-        assert before["input_tokens"] == result.steps[0].request.input_tokens
-        assert [{"name": t["name"], "description": t["description"], "parameters": t["parameters"]} for t in before["tools"]] == sent.to_dict()["tools"]
-        assert [(m["role"], m["content"]) for m in before["messages"]] == [(m["role"], m["content"]) for m in sent.messages]
-        assert [t["tokens"] for t in before["tools"]] == [f"{result.steps[0].request.tool_tokens[t['name']]} tok" for t in before["tools"]]
-
-        # 2. Prepare the extractive summary from the page: the summary is sent, as generate (which
-        #    prepares the same summary when it needs it) sends it.
-        await page.click("#planning .prepare-summary")
-        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='summary']", timeout=20000)
-        assert "Prepared the summary of sync-log" in await page.locator("#prepare-result").inner_text()
-        after = await read_sent(page)
-        module.desk_agent.model.requests.clear()
-        result = await agenerate(module.desk_agent, input=module.desk.examples["stalled"], input_budget=InputBudget(max=budget), summary_store=SummaryStore())
+        result = await agenerate(module.desk_agent, input=module.desk.examples["stalled"], input_budget=InputBudget(max=2000), summary_store=SummaryStore())
         sent = module.desk_agent.model.requests[0]
         assert [(a.contributor, a.representation) for a in result.steps[0].request.adaptations] == [("catalog", "authored"), ("sync-log", "summary")]
-        assert page_system(after) == sent.system
-        assert after["input_tokens"] == result.steps[0].request.input_tokens
-        assert [t["name"] for t in after["tools"]] == [t.name for t in sent.tools] == ["fetch_history", "lookup_sku"]
+        assert page_system(shown) == sent.system
+        assert shown["input_tokens"] == result.steps[0].request.input_tokens
+        assert [{"name": t["name"], "description": t["description"], "parameters": t["parameters"]} for t in shown["tools"]] == sent.to_dict()["tools"]
+        assert [(m["role"], m["content"]) for m in shown["messages"]] == [(m["role"], m["content"]) for m in sent.messages]
+        assert [t["tokens"] for t in shown["tools"]] == [f"{result.steps[0].request.tool_tokens[t['name']]} tok" for t in shown["tools"]]
         planning = await page.locator("#planning").inner_text()
         assert "desk-model" in planning and "the agent's model" in planning and "None" not in planning
+
+        # 2. Where the summary does not fit, the offload preview, as generate sends it.
+        await page.goto(f"{server.url}/prompts/desk-agent?example=stalled&budget=700&budget_for=request")
+        await page.wait_for_selector("#sent-system .sent-part[data-source='sync-log'][data-rung='offload']")
+        shown = await read_sent(page)
+        module.desk_agent.model.requests.clear()
+        result = await agenerate(module.desk_agent, input=module.desk.examples["stalled"], input_budget=InputBudget(max=700), summary_store=SummaryStore())
+        sent = module.desk_agent.model.requests[0]
+        assert page_system(shown, run_handles(result.steps[0])) == sent.system
+        assert shown["input_tokens"] == result.steps[0].request.input_tokens
+        assert [t["name"] for t in shown["tools"]] == [t.name for t in sent.tools] == ["fetch_history", "lookup_sku", "read_offload"]
 
 
 async def test_a_context_the_token_budget_drops_on_the_page_is_not_sent_nor_are_its_tools(server: LiveServer, browser: Any, module: Any) -> None:
@@ -189,12 +185,3 @@ async def test_a_context_the_token_budget_drops_on_the_page_is_not_sent_nor_are_
     assert page_system(shown) == sent.system
     assert shown["input_tokens"] == result.steps[0].request.input_tokens
     assert [d.id for d in result.steps[0].request.dropped] == ["private-notes"]
-
-
-class _StoreWithout(SummaryStore):
-    """A summary store that never holds a summary: ``generate`` then sends the offload rung, as the
-    page does before anything is prepared (with a store, it would prepare the summary itself)."""
-
-    def put(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D401 - drop every write
-        return None
-

@@ -19,13 +19,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from waits import WAIT
 from web_conftest_helpers import free_port
 
 from crux_devtools.web.slow_clients import BODY_SECONDS, HEAD_SECONDS
 
 REPO = Path(__file__).resolve().parents[1]
 COMMAND = Path(sys.executable).parent / "crux-devtools"
-SLACK = 3.0  # seconds allowed beyond a deadline (a loaded test machine)
+SLACK = 10.0  # seconds allowed beyond a deadline on a loaded machine (a server that ignores it keeps the socket for minutes)
 AGENT = """
 from crux_devtools import ScriptedModel, agent, prompt
 
@@ -47,7 +48,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert proc.stdout is not None
     base = next((line.split()[2].rstrip("/") for line in proc.stdout if line.startswith("Serving at ")), None)
     assert base is not None, proc.communicate()[0]
-    deadline = time.monotonic() + 40
+    deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         try:
             listed = httpx.get(base + "/api/prompts", timeout=5)
@@ -60,12 +61,12 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         raise AssertionError(proc.communicate()[0])
     yield base
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=20)
+    proc.communicate(timeout=WAIT)
 
 
 def connect(url: str) -> socket.socket:
     port = int(url.rsplit(":", 1)[1])
-    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
     return sock
 
 
@@ -98,20 +99,20 @@ def seconds_until_closed(sock: socket.socket, limit: float, drip: bytes = b"") -
 def test_a_partial_request_line_is_closed_within_the_head_deadline(url: str) -> None:
     with connect(url) as sock:
         sock.sendall(b"GET /api/prompts HT")
-        elapsed, _ = seconds_until_closed(sock, HEAD_SECONDS + 10)
+        elapsed, _ = seconds_until_closed(sock, HEAD_SECONDS + 30)
     assert elapsed < HEAD_SECONDS + SLACK
 
 
 def test_a_connection_that_sends_nothing_is_closed(url: str) -> None:
     with connect(url) as sock:
-        elapsed, received = seconds_until_closed(sock, HEAD_SECONDS + 10)
+        elapsed, received = seconds_until_closed(sock, HEAD_SECONDS + 30)
     assert elapsed < HEAD_SECONDS + SLACK and received == b""
 
 
 def test_a_client_dribbling_its_headers_one_byte_a_second_is_closed(url: str) -> None:
     with connect(url) as sock:
         sock.sendall(b"GET / HTTP/1.1\r\n")
-        elapsed, _ = seconds_until_closed(sock, HEAD_SECONDS + 10, drip=b"Host: 127.0.0.1\r\nX-Slow: " + b"a" * 60)
+        elapsed, _ = seconds_until_closed(sock, HEAD_SECONDS + 30, drip=b"Host: 127.0.0.1\r\nX-Slow: " + b"a" * 60)
     assert elapsed < HEAD_SECONDS + SLACK  # each byte must not reset the clock
 
 
@@ -120,7 +121,7 @@ def test_an_unfinished_body_gets_408_and_the_connection_closes(url: str) -> None
         port = url.rsplit(":", 1)[1]
         head = f"POST /prompts/echo-agent/run HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n"
         sock.sendall(head.encode() + b"example=basic")
-        elapsed, received = seconds_until_closed(sock, BODY_SECONDS + HEAD_SECONDS + 10)
+        elapsed, received = seconds_until_closed(sock, BODY_SECONDS + HEAD_SECONDS + 30)
     assert received.startswith(b"HTTP/1.1 408 "), received[:200]
     assert elapsed < BODY_SECONDS + SLACK
 
@@ -129,10 +130,9 @@ def test_after_a_response_an_idle_or_half_sent_next_request_is_closed_too(url: s
     with connect(url) as sock:
         port = url.rsplit(":", 1)[1]
         sock.sendall(f"GET /api/prompts HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
-        time.sleep(0.5)
-        assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")  # waits for the response's first bytes
         sock.sendall(b"GET /api/prom")  # the keep-alive timer stops at the first byte; the head deadline does not
-        elapsed, _ = seconds_until_closed(sock, HEAD_SECONDS + 10)
+        elapsed, _ = seconds_until_closed(sock, HEAD_SECONDS + 30)
     assert elapsed < HEAD_SECONDS + SLACK
 
 

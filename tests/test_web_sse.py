@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import httpx
+from waits import WAIT
 from web_conftest_helpers import live_server
 from web_fakes import FakeSession, default_prompts, load_error, support_prompt
 
@@ -16,7 +17,7 @@ from crux_devtools.web.app import create_app
 REPO = Path(__file__).resolve().parents[1]
 
 
-async def read_event(lines: object, kind: str, timeout: float = 10.0) -> dict[str, object]:
+async def read_event(lines: object, kind: str, timeout: float = WAIT) -> dict[str, object]:
     """The next event of ``kind`` from an SSE line iterator."""
     deadline = time.monotonic() + timeout
     current = None
@@ -33,7 +34,7 @@ async def read_event(lines: object, kind: str, timeout: float = 10.0) -> dict[st
 async def test_a_saved_file_reaches_an_open_event_stream(tmp_path: Path) -> None:
     session = FakeSession(tmp_path)
     with live_server(create_app(session)) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=WAIT) as client:
             async with client.stream("GET", "/events") as r:
                 assert r.headers["content-type"].startswith("text/event-stream")
                 lines = r.aiter_lines()
@@ -61,11 +62,11 @@ async def test_a_closed_stream_unsubscribes_its_queue(tmp_path: Path) -> None:
     session = FakeSession(tmp_path)
     app = create_app(session)
     with live_server(app) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=WAIT) as client:
             async with client.stream("GET", "/events") as r:
                 await read_event(r.aiter_lines(), "hello")
                 assert app.state.hub.listeners == 1
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + WAIT
         while app.state.hub.listeners and time.monotonic() < deadline:
             await server.acall(session.reload())  # a write notices the closed socket
             time.sleep(0.05)
@@ -79,14 +80,14 @@ async def test_saving_a_real_project_file_pushes_a_report_event(tmp_path: Path) 
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("data", "__pycache__"))
     session = ProjectSession(project, history=False)
     with live_server(create_app(session)) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=WAIT) as client:
             before = (await client.get("/api/prompts/support-reply")).json()
             async with client.stream("GET", "/events") as r:
                 lines = r.aiter_lines()
                 await read_event(lines, "hello")
                 source = project / "01_contexts.py"
                 source.write_text(source.read_text().replace("support agent for Nimbus", "support agent for Nimbus (live edit)"))
-                event = await read_event(lines, "report", timeout=20)
+                event = await read_event(lines, "report")
                 assert event["version"] > before["version"]
             after = (await client.get("/prompts/support-reply")).text
             assert "support agent for Nimbus (live edit)" in after
@@ -118,7 +119,7 @@ def test_serve_on_a_busy_port_says_so_and_answers_on_the_next_one(tmp_path: Path
         assert f"Port {port} is busy; using " in text, text
         url = text.split("Serving at ", 1)[1].split()[0]
         assert not url.endswith(f":{port}/")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT
         while True:
             try:
                 r = httpx.get(url + "api/prompts", timeout=5)
@@ -127,7 +128,7 @@ def test_serve_on_a_busy_port_says_so_and_answers_on_the_next_one(tmp_path: Path
                 assert time.monotonic() < deadline, "the server never answered"
                 time.sleep(0.1)
         assert r.status_code == 200 and any(p["id"] == "support-reply" for p in r.json())
-        assert httpx.get(url, headers={"Host": "rebind.example"}, timeout=5).status_code == 400
+        assert httpx.get(url, headers={"Host": "rebind.example"}, timeout=WAIT).status_code == 400
     finally:
         proc.terminate()
         proc.wait(15)
@@ -150,7 +151,7 @@ def test_ctrl_c_ends_an_open_event_stream_cleanly(tmp_path: Path) -> None:
     proc = subprocess.Popen([*cli, "serve", str(project), "--no-open", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = f"http://127.0.0.1:{port}/events"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT
         while True:
             try:
                 httpx.get(f"http://127.0.0.1:{port}/api/prompts", timeout=5)
@@ -158,7 +159,7 @@ def test_ctrl_c_ends_an_open_event_stream_cleanly(tmp_path: Path) -> None:
             except httpx.ConnectError:
                 assert time.monotonic() < deadline and proc.poll() is None, "the server never answered"
                 time.sleep(0.1)
-        with httpx.stream("GET", url, timeout=30) as stream:
+        with httpx.stream("GET", url, timeout=WAIT) as stream:
             lines = stream.iter_lines()
             assert next(lines) == "event: hello"
             proc.send_signal(signal.SIGINT)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waits import WAIT
 
 from crux_devtools.inspector.discovery import discover
 from crux_devtools.inspector.evaluate import MAX_TEXT
@@ -16,7 +17,7 @@ from crux_devtools.inspector.process import SpawnedWorker, WorkerError, WorkerPr
 PROJECTS = Path(__file__).parent / "projects"
 
 
-async def load(root: Path, timeout: float = 10.0) -> tuple[WorkerProcess, dict[str, Any]]:
+async def load(root: Path, timeout: float = WAIT) -> tuple[WorkerProcess, dict[str, Any]]:
     worker = await SpawnedWorker.start(root)
     modules = [m.to_dict() for m in discover(root).modules]
     try:
@@ -169,7 +170,7 @@ async def test_a_hang_in_a_forked_worker_is_located_and_killed(tmp_path: Path) -
         with pytest.raises(WorkerError) as caught:
             await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, 1.0)
         await worker.close()
-        code = await asyncio.wait_for(worker.exited, 5)
+        code = await asyncio.wait_for(worker.exited, WAIT)
     finally:
         await server.close()
     assert caught.value.error["type"] == "TimeoutError"

@@ -31,7 +31,6 @@ from crux_devtools import (
     SummaryStore,
     context,
     droppable,
-    generate,
     match,
     offloadable,
     prefer,
@@ -44,6 +43,8 @@ from crux_devtools import (
 )
 from crux_devtools.core.runstore import RunStore
 from crux_devtools.inspector.api import SessionEvent
+from confirm_fake import fake_check_run
+from web_runs_fakes import run_to_the_end
 
 
 class Order(BaseModel):
@@ -231,13 +232,13 @@ def recorded_run(
     started_at: str | None = None,
     run_id: str | None = None,
 ) -> dict[str, Any]:
-    """One run as the recorder writes it (SPEC section 8): a real ``generate`` of ``p`` with a
+    """One run as the recorder writes it: a real ``generate`` of ``p`` with a
     ``ScriptedModel`` replaying ``responses``, its steps as ``Step.to_dict()``."""
     model = ScriptedModel(responses, name="scripted")
     began = time.perf_counter()
     # generate's sync API refuses to run inside an event loop (async tests): a thread has none
     with ThreadPoolExecutor(1) as pool:
-        result = pool.submit(generate, p, input=input, model=model).result()
+        result = pool.submit(run_to_the_end, p, input=input, model=model).result()
     data = result.to_dict()
     status = {"text": "ok", "max_steps": "max_steps"}.get(result.stop_reason, "error")
     return {
@@ -270,12 +271,10 @@ def summary_states(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def example_status(error: Any, inspection: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
-    """``ExampleReport["status"]`` as the engine reports it."""
-    if error is not None:
-        return "error"
-    if (plan or {}).get("status") == "over-limit" or not (inspection or {}).get("fits", True):
-        return "over"
-    return "fits"
+    """``ExampleReport["status"]``, decided by the engine's own function."""
+    from crux_devtools.inspector.evaluate import example_status as decide
+
+    return decide({"error": error, "preview_error": None, "preview": plan, "inspection": inspection})  # type: ignore[typeddict-item]
 
 
 def example_report(
@@ -374,6 +373,8 @@ class FakeSession:
             "modules_found": True,
             "load": "full",
             "reevaluated": [],
+            "verified": True,
+            "disagreements": 0,
         }
 
     @property
@@ -461,7 +462,10 @@ class FakeSession:
             await self.reload()
         return result
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: Any = None) -> dict[str, Any]:
+        asked = fake_check_run(self.report, prompt_id, confirm)
+        if asked is not None:  # nothing runs: the front end must ask first
+            return asked
         self.calls.append(("run", {"prompt_id": prompt_id, "example": example} if input is None else {"prompt_id": prompt_id, "input": input}))
         if self.run_delay:
             await asyncio.sleep(self.run_delay)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from waits import WAIT
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -50,7 +51,7 @@ class LiveServer:
 
     def start(self) -> None:
         self.thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + WAIT
         while not self.server.started:
             if not self.thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("uvicorn did not start")
@@ -58,14 +59,14 @@ class LiveServer:
 
     def stop(self) -> None:
         self.server.should_exit = True
-        self.thread.join(10)
+        self.thread.join(WAIT)
 
-    def call(self, coro: Any, timeout: float = 10) -> Any:
+    def call(self, coro: Any, timeout: float = WAIT) -> Any:
         """Run a coroutine on the server's loop (where the session and its subscribers live)."""
         assert self.loop is not None, "the server has not run its lifespan yet"
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
-    async def acall(self, coro: Any, timeout: float = 10) -> Any:
+    async def acall(self, coro: Any, timeout: float = WAIT) -> Any:
         """``call`` from async test code without blocking the test's own loop."""
         assert self.loop is not None, "the server has not run its lifespan yet"
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
@@ -107,6 +108,8 @@ async def chromium() -> AsyncIterator[Any]:
 async def new_page(browser: Any, width: int = 1360, height: int = 1000) -> AsyncIterator[Any]:
     """A fresh browser context and page (no shared cookies or history between tests)."""
     context = await browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(WAIT * 1000)  # every wait and click: a failure bound, in ms
+    context.set_default_navigation_timeout(WAIT * 1000)
     try:
         yield await context.new_page()
     finally:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from crux_devtools import context, prompt, tool, when
 from crux_devtools.inspector.api import SessionEvent
+from confirm_fake import fake_check_run
 
 
 class Ticket(BaseModel):
@@ -137,7 +138,10 @@ class FakeSession:
             await self.reload()
         return result
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: Any = None) -> dict[str, Any]:
+        asked = fake_check_run(self.report, prompt_id, confirm)
+        if asked is not None:  # nothing runs: the front end must ask first
+            return asked
         self.run_calls.append({"prompt_id": prompt_id, "example": example, "input": input})
         receipt = {"id": "req-1", "model": "scripted", "input_tokens": 120, "max_input_tokens": 5292, "optimize_at": 5292,
                    "measurement": "exact", "adaptations": [], "warnings": [], "epoch": 1, "previous_request_id": None}
@@ -222,7 +226,8 @@ class FakeSession:
             entry["model_kind"] = "scripted" if entry["has_model"] else None
         body = {"version": self.version, "project": str(self.root), "generated_at": datetime.now(UTC).isoformat(),
                 "duration_ms": 12.0, "stale": self.stale, "errors": self.errors, "prompts": prompts,
-                "notice": None, "modules_found": True, "load": "full", "reevaluated": []}
+                "notice": None, "modules_found": True, "load": "full", "reevaluated": [],
+                "verified": True, "disagreements": 0}
         body["hash"] = hashlib.sha256(json.dumps(prompts, sort_keys=True).encode()).hexdigest()[:16]
         self._report = body
         self.history.append(body)

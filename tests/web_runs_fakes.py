@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from web_fakes import FakeSession, default_prompts
 
 from crux_devtools import (
+    RunError,
     InputBudget,
     ModelCapacityProfile,
     ScriptedModel,
@@ -31,6 +32,7 @@ from crux_devtools import (
     tool_call,
 )
 from crux_devtools.core.runstore import RunStore
+from confirm_fake import fake_check_run
 
 XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
 
@@ -81,8 +83,16 @@ def scripted_run(answer: str = "INV-1042 was paid once.", *, order: str = "INV-1
     bot = agent("billing-agent", prompt=billing_prompt(), model=model, input_budget=InputBudget(optimize_at=optimize_at, max=4_000), max_steps=3)
     # generate() is the sync API: from inside a test's event loop it runs in a thread of its own.
     with ThreadPoolExecutor(1) as pool:
-        result = pool.submit(generate, bot, input={"question": question}).result()
+        result = pool.submit(run_to_the_end, bot, input={"question": question}).result()
     return result.to_dict(), result
+
+
+def run_to_the_end(target: Any, **kwargs: Any) -> Any:
+    """``generate``'s result, or the partial result a failed run raised with (as the recorder stores it)."""
+    try:
+        return generate(target, **kwargs)
+    except RunError as exc:
+        return exc.result
 
 
 def run_record(
@@ -99,7 +109,7 @@ def run_record(
     steps: list[Any] | None = None,
     question: str = "Was INV-1042 charged twice?",
 ) -> dict[str, Any]:
-    """A whole run in the SPEC section 8 shape, its steps from a real ``generate``."""
+    """A whole run as the recorder writes it, its steps from a real ``generate``."""
     result, raw = scripted_run(answer, order=order, steps=steps, question=question)
     status = {"text": "ok", "max_steps": "max_steps"}.get(raw.stop_reason, "error")
     step_dicts = result["steps"]
@@ -161,8 +171,11 @@ class RecordingSession(FakeSession):
         for callback in list(self._subscribers):
             callback(event)
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: Any = None) -> dict[str, Any]:
         """The inspector's own Run: a real run, recorded with origin "inspector", returned whole."""
+        asked = fake_check_run(self.report, prompt_id, confirm)
+        if asked is not None:  # nothing runs: the front end must ask first
+            return asked
         self.run_calls.append({"prompt_id": prompt_id, "example": example, "input": input})
         run = run_record(target=prompt_id, origin="inspector", input=input or {"question": "Was INV-1042 charged twice?"})
         self.record(run)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
     from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
     from .recording import RunRecorder, record_runs
+    from .redaction import redact_values
     from .agents import Agent, agent
     from .runtime import GenerateResult, Step, ToolResult, agenerate, generate
     from .summaries import SummaryStore, summarize
@@ -40,7 +41,9 @@ if TYPE_CHECKING:
         MemoryStoreError,
         ModelError,
         OffloadError,
+        ReplayError,
         RequestCompositionError,
+        RunError,
         RunStoreError,
         SummaryError,
     )
@@ -102,6 +105,7 @@ __all__ = [
     "RecordedCall",
     "record_call",
     "emit_otel",
+    "redact_values",
     "SummaryStore",
     "summarize",
     "CallbackError",
@@ -138,6 +142,8 @@ __all__ = [
     "when",
     "InputValidationError",
     "OffloadError",
+    "ReplayError",
+    "RunError",
     "RunStoreError",
     "SummaryError",
 ]
@@ -153,13 +159,14 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "agents": ("Agent", "agent",),
     "runtime": ("GenerateResult", "Step", "ToolResult", "agenerate", "generate",),
     "recording": ("RunRecorder", "record_runs",),
+    "redaction": ("redact_values",),
     "summaries": ("SummaryStore", "summarize",),
     "contexts": ("Conditional", "Context", "Match", "context", "match", "when",),
     "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "SectionSummary", "facts", "memory", "recent_messages",),
     "skills": ("Skill", "skill",),
     "errors": (
         "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
-        "RequestCompositionError", "RunStoreError", "SummaryError",
+        "ReplayError", "RequestCompositionError", "RunError", "RunStoreError", "SummaryError",
     ),
     "record_call": ("RecordedCall", "record_call",),
     "otel_export": ("emit_otel",),

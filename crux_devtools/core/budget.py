@@ -2,7 +2,7 @@
 
 ``InputBudget`` is what an application asks for (a soft ``optimize_at`` watermark and a strict
 ``max``); ``ModelCapacityProfile`` is what a model can take. ``derive_limits`` combines both into the
-numbers the planner uses, exactly as the SPEC states:
+numbers the planner uses:
 
 - output reserve = ``max_tokens`` or the profile's default reserve;
 - safety margin = 0 / ceil(5%) / ceil(10%) of the window for exact / estimated / conservative;

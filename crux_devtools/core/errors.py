@@ -5,6 +5,8 @@ raise. Catch ``CruxError`` for all of them, or one branch of the tree::
 
     CruxError
     ├── RequestCompositionError      code: INVALID_COMPOSITION | REQUEST_TOO_LARGE | REPRESENTATION_UNAVAILABLE
+    ├── RunError                     a generate run failed: its model, a tool, or max_steps
+    ├── ReplayError                  a recorded step cannot be replayed as asked (also a ValueError)
     ├── CallbackError                a user callback raised or returned the wrong type
     ├── ModelError                   kind: transport | http | timeout | malformed | exhausted
     ├── SummaryError                 a summary model failed or answered without text
@@ -25,7 +27,12 @@ own faults (a worker that died, a malformed worker report) are its own classes, 
 edge into an error panel or a CLI message.
 
 Every error pickles with its attributes (``kind``, ``code``, ``path``, ...), so it survives a trip
-through ``multiprocessing`` or ``concurrent.futures``.
+through ``multiprocessing`` or ``concurrent.futures`` (a ``result`` holding what cannot be pickled,
+such as a tool defined by a lambda, is left out of the copy).
+
+``generate`` has one failure story: it returns only with the model's text; every failure raises,
+and the error a run raised carries the run so far as ``result`` (a ``GenerateResult`` with
+``text=None``: every step made, the failing one last with its ``error``) and ``steps``.
 """
 
 from __future__ import annotations
@@ -56,10 +63,27 @@ MODEL_ERROR_KINDS: tuple[ModelErrorKind, ...] = get_args(ModelErrorKind)
 class CruxError(Exception):
     """Base class of every error the library raises on purpose."""
 
+    result: Any = None
+    """The partial ``GenerateResult`` of the ``generate``/``agenerate`` run this error ended (the
+    steps made so far, ``text=None``), or ``None`` for an error no run raised."""
+
+    @property
+    def steps(self) -> list[Any]:
+        """The steps the run made before this error (``result.steps``; empty outside a run)."""
+        return list(self.result.steps) if self.result is not None else []
+
     def __reduce__(self) -> Any:
         # The default unpickles with ``cls(*args)``, which fails for a subclass whose constructor
         # takes other arguments (``ModelError``'s required ``kind=``, ``RunStoreError(path, message)``).
-        return _restore, (type(self), self.args, dict(self.__dict__))
+        state = dict(self.__dict__)
+        if state.get("result") is not None:
+            import pickle
+
+            try:
+                pickle.dumps(state["result"])
+            except Exception:  # noqa: BLE001 - e.g. a tool defined by a lambda: the copy goes without it
+                state["result"] = None
+        return _restore, (type(self), self.args, state)
 
 
 def _restore(cls: type[CruxError], args: tuple[Any, ...], state: dict[str, Any]) -> CruxError:
@@ -181,6 +205,31 @@ class ErrorInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class RunError(CruxError):
+    """A ``generate`` run failed at a step: the model failed or answered malformed, asked for an
+    unknown tool, a tool raised or was called with invalid arguments (unless the tool was declared
+    with ``on_error="tell_model"``), or ``max_steps`` passed without a text answer.
+
+    ``error`` is the fault as data (also the failing step's ``error`` and ``result.error``: its
+    ``type`` names the original exception, e.g. ``ModelError``); ``stop_reason`` is ``"error"`` or
+    ``"max_steps"``; ``result`` holds every step so far; ``__cause__`` is the original exception,
+    when there is one.
+    """
+
+    def __init__(self, error: ErrorInfo, result: Any = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.result = result
+
+    @property
+    def stop_reason(self) -> str:
+        return str(getattr(self.result, "stop_reason", "error"))
+
+
+class ReplayError(CruxError, ValueError):
+    """A step cannot be replayed as asked: unknown run or step, no plan inputs kept, a bad override."""
 
 
 class ModelError(CruxError):

@@ -535,14 +535,23 @@ class Planner:
         return out
 
     def _infeasible(self, order: list[Contributor], fixed: int) -> Plan:
-        unprepared = [c for c in order if any(r.reason == "unprepared" for r in c.rungs) and c.shape.summary and c.shape.summary.on_miss != "skip"]
-        code = "REPRESENTATION_UNAVAILABLE" if unprepared else "REQUEST_TOO_LARGE"
         limits = self.o.limits
         diagnostics: list[Diagnostic] = []
         choice = []
         for c in order:
             costs = [(r.cost, i) for i, r in enumerate(c.rungs) if r.available and r.cost is not None]
             choice.append(min(costs)[1] if costs else len(c.rungs) - 1)
+        minimum = self.assemble(order, choice)[4]  # exact, including the read_offload schema if needed
+        unprepared = [c for c in order if any(r.reason == "unprepared" for r in c.rungs) and c.shape.summary and c.shape.summary.on_miss != "skip"]
+        # A missing summary is the reason only if it could make the request fit: even a summary of no
+        # tokens in place of each one's cheapest rung must leave the request under max. Otherwise the
+        # budget is too small whatever is prepared (generate says the same after preparing them).
+        freed = sum((c.rungs[i].cost or 0) for c, i in zip(order, choice, strict=True) if c in unprepared)
+        if any(c.rungs[i].name == "offload" for c, i in zip(order, choice, strict=True) if c in unprepared):
+            freed += tool_tokens(self.counter, self._support_tool())
+        if minimum - freed > limits.max_input_tokens:
+            unprepared = []
+        code = "REPRESENTATION_UNAVAILABLE" if unprepared else "REQUEST_TOO_LARGE"
         for contribution in self._contributions(order, choice, self._fixed_tools, self._base_messages()):
             if contribution.tokens:
                 diagnostics.append(
@@ -554,7 +563,6 @@ class Planner:
                 )
         for c in unprepared:
             diagnostics.append(Diagnostic(id=f"unprepared:{c.id}", code=code, contributor=c.id, tokens=None, message=f"the summary of {c.id!r} is not prepared"))
-        minimum = self.assemble(order, choice)[4]  # exact, including the read_offload schema if needed
         candidates = [
             Candidate(c.id, r.name, r.available, False, None if r.cost is None else minimum - (c.rungs[s].cost or 0) + r.cost,  # type: ignore[arg-type]
                       r.reason if not r.available else "over-limit", r.variant, r.cost, r.detail or "no legal candidate fits max")  # type: ignore[arg-type]

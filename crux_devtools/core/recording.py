@@ -11,10 +11,16 @@ thread was tried first: handing it the work cost the application more, as the tw
 turns holding the GIL.) Recording never changes a run's outcome and never raises into the
 application: a write or a ``redact`` that fails turns that recorder off with one warning on the
 ``crux_devtools`` logger.
+
+A write that finds the database locked by another process for longer than ``busy_timeout`` (a
+backup, the ``sqlite3`` shell) is not a fault: the run waits in memory (``PENDING_CAP`` runs at most)
+and a background thread retries until the lock is free, then writes the waiting runs in order.
+Runs made meanwhile join the queue without waiting for the lock. Recording stays on.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import logging
@@ -28,13 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .runstore import RUNS_FILE, RunStore, iso_now, new_run_id, storable
+from .runstore import RUNS_FILE, RunStore, is_locked, iso_now, new_run_id, storable
 
 logger = logging.getLogger("crux_devtools")
 
 ENV_VAR = "CRUX_DEVTOOLS_RECORD"
 
 Redact = Callable[[dict[str, Any]], dict[str, Any]]
+PENDING_CAP = 10_000  # runs held while the database is locked; beyond it the oldest is dropped
+RETRY_SECONDS = 0.2  # pause between two attempts at a locked database (each also waits busy_timeout)
 
 
 class RunRecorder:
@@ -42,7 +50,7 @@ class RunRecorder:
 
     ``redact(run) -> run`` may rewrite each run before it is written; ``keep`` is how many of the
     newest runs the store keeps; ``busy_timeout`` is how long (seconds) a write waits for another
-    process's write before it fails (and recording stops). ``close()`` stops recording; a recorder
+    process's lock before its run is queued and retried in the background (recording stays on). ``close()`` stops recording; a recorder
     is also a context manager. Safe to share between threads and across ``fork``.
     """
 
@@ -62,6 +70,10 @@ class RunRecorder:
         self._lock = threading.Lock()
         self._store: RunStore | None = None
         self._pid = os.getpid()
+        self._pending: list[dict[str, Any]] = []  # runs waiting for another process's lock to go
+        self._retrying: threading.Thread | None = None
+        self._wake = threading.Event()  # set by ``flush``: try again now
+        self.dropped = 0  # runs lost because more than PENDING_CAP waited for a lock
         _recorders.add(self)
 
     def __repr__(self) -> str:
@@ -75,7 +87,10 @@ class RunRecorder:
         self.close()
 
     def close(self) -> None:
-        """Stop recording and close the store."""
+        """Stop recording and close the store (after writing runs still waiting for a lock, if the
+        lock goes within ``busy_timeout``)."""
+        if self._pending and self._pid == os.getpid():
+            self.flush(self.busy_timeout)
         _deactivate(self)
         with self._lock:
             self.enabled = False
@@ -101,12 +116,81 @@ class RunRecorder:
             with self._lock:
                 if not self.enabled:
                     return None
-                self._store_here().write(run, keep=self.keep)
+                if self._pending:  # the database is locked: queue behind the runs already waiting
+                    self._queue(run)
+                    return None
+                try:
+                    self._store_here().write(run, keep=self.keep)
+                except Exception as exc:
+                    if not is_locked(exc):
+                        raise
+                    self._queue(run)
+                    return None
                 self.written += 1
         except Exception as exc:  # noqa: BLE001 - any fault of the disk or the data turns recording off, once
             self.disable(f"could not write a run: {exc}")
             return None
         return run
+
+    @property
+    def pending(self) -> int:
+        """How many runs wait for another process to release the database."""
+        return len(self._pending)
+
+    def _queue(self, run: dict[str, Any]) -> None:
+        """Hold ``run`` until the lock is free and make sure a retry thread is on it (under ``_lock``)."""
+        if not self._pending:
+            logger.info("crux_devtools: %s is locked by another process; runs wait in memory until it is free", self.path)
+        self._pending.append(run)
+        if len(self._pending) > PENDING_CAP:
+            del self._pending[0]
+            self.dropped += 1
+        if self._retrying is None or not self._retrying.is_alive():
+            self._retrying = threading.Thread(target=self._retry_pending, name="crux-devtools-record-retry", daemon=True)
+            self._retrying.start()
+
+    def _retry_pending(self) -> None:
+        """Write the waiting runs, oldest first, retrying while the database stays locked. The
+        attempt is made outside ``_lock``: a run made meanwhile joins the queue without waiting."""
+        while True:
+            with self._lock:
+                if not self.enabled or not self._pending:
+                    self._retrying = None
+                    return
+                run, store = self._pending[0], self._store_here()
+            try:
+                store.write(run, keep=self.keep)
+            except Exception as exc:  # noqa: BLE001 - never raises into the application
+                if is_locked(exc):
+                    self._wake.wait(RETRY_SECONDS)  # still held: give its holder (and the application) a turn
+                    self._wake.clear()
+                    continue
+                with self._lock:
+                    self._pending.clear()
+                    self._retrying = None
+                self.disable(f"could not write a run: {exc}")
+                return
+            with self._lock:  # only this thread removes runs from the queue
+                self._pending.pop(0)
+                self.written += 1
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until no run waits for a lock (at most ``timeout`` seconds); True when none does."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._pending and self.enabled:
+            thread = self._retrying
+            if thread is None:
+                with self._lock:
+                    if self._pending and self._retrying is None:
+                        self._retrying = threading.Thread(target=self._retry_pending, name="crux-devtools-record-retry", daemon=True)
+                        self._retrying.start()
+                continue
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                break
+            self._wake.set()
+            thread.join(remaining)
+        return not self._pending
 
     def _store_here(self) -> RunStore:
         """The store, opened on first write, and again in a forked child (never the parent's connection)."""
@@ -138,10 +222,23 @@ def _after_fork_in_child() -> None:
     _lock = threading.Lock()
     for recorder in list(_recorders):
         recorder._lock = threading.Lock()
+        recorder._pending = []  # the parent writes its own waiting runs; its retry thread is not here
+        recorder._retrying = None
+        recorder._wake = threading.Event()
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _flush_at_exit() -> None:
+    """At the process's end, runs still waiting for another process's lock get one more wait."""
+    for recorder in list(_recorders):
+        if recorder.pending and recorder._pid == os.getpid():
+            recorder.flush(recorder.busy_timeout)
+
+
+atexit.register(_flush_at_exit)
 
 
 def relative_file(run: dict[str, Any], root: str | os.PathLike[str]) -> dict[str, Any]:
@@ -307,6 +404,8 @@ class RunCapture:
         kind = "prompt" if isinstance(target, Prompt) else "agent"
         prompt = target if kind == "prompt" else getattr(target, "prompt", None)
         site = getattr(target, "defined_at", None)
+        if result is None:
+            result = getattr(exc, "result", None)  # a run that raised: its steps so far, its stop reason and its error
         if result is not None:
             steps = list(result.steps)
             status = {"text": "ok", "max_steps": "max_steps"}.get(result.stop_reason, "error")

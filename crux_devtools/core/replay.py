@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import InputBudget, ModelCapacityProfile, derive_limits, merge_input_budget
-from .errors import CruxError, Diagnostic
+from .errors import Diagnostic, ReplayError
 from .models import ModelRequest
 from .offload_store import OffloadStore
 from .planner import Contributor, Plan, Planner, PlanOptions, Rung
@@ -32,10 +32,6 @@ from .rungs import RUNGS
 from .runstore import RunStore, read_step_plan
 from .summaries import SummaryStore
 from .tokens import OFFLINE_ENCODING, TiktokenCounter, TokenCounter, counter_for_model, default_counter
-
-
-class ReplayError(CruxError, ValueError):
-    """A step cannot be replayed as asked: unknown run or step, no plan inputs kept, a bad override."""
 
 
 def parse_rungs(values: Iterable[str]) -> tuple[tuple[str, str], ...]:

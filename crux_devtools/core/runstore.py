@@ -4,7 +4,8 @@ One SQLite file per project, in WAL mode with a busy timeout, written with ``BEG
 several processes (the application, inspectors, the CLI) may write and read at once and lose
 nothing. The schema is versioned with ``PRAGMA user_version`` like the memory store's.
 
-A run is the JSON shape of SPEC section 8. ``write`` never trusts it: any value that is not JSON
+A run is a JSON object: ``id, target, kind, file, line, origin, started_at, duration_ms, status,
+error, model, input, text, usage, steps`` (each step ``Step.to_dict()``). ``write`` never trusts it: any value that is not JSON
 (an object, a set, bytes, NaN, a non-string key) is stored as its ``repr``, and a string longer
 than ``TEXT_CAP`` characters is cut, ending with a marker that names its true size. Every SQLite
 failure is translated once, here, into a ``RunStoreError`` that names the file and says what to do.
@@ -38,6 +39,7 @@ RUNS_FILE = Path(".crux") / "runs.sqlite3"
 TEXT_CAP = 1_000_000  # characters kept of any one string in a run
 SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
 MAX_DEPTH = 64  # deeper nesting is stored as a repr
+SQLITE_MAX_INT = 2**63 - 1  # a limit or offset beyond it means "all" or "past the end"
 RUN_STATUSES = ("ok", "error", "max_steps")
 RUN_ORIGINS = ("app", "inspector", "otel")
 
@@ -235,6 +237,12 @@ def _utf8(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` (a run read back from the store) as JSON text any UTF-8 output can take: a lone
+    surrogate the store kept (a reply with broken bytes) is written as its ``\\udcXX`` escape."""
+    return _utf8(json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False))
 
 
 def stored_json(value: Any) -> str:
@@ -525,7 +533,7 @@ class RunStore:
 
     # -- writing -----------------------------------------------------------------------------
     def write(self, run: Mapping[str, Any], *, keep: int | None = None) -> str:
-        """Store one whole run (SPEC section 8 shape) and return its id.
+        """Store one whole run (the shape above) and return its id.
 
         Writing a run whose id is already stored replaces it. With ``keep``, only the newest
         ``keep`` runs remain afterwards (older ones go with their steps), in the same transaction.
@@ -643,6 +651,7 @@ class RunStore:
             raise ValueError(f"limit must be a non-negative int, got {limit!r}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValueError(f"offset must be a non-negative int, got {offset!r}")
+        limit, offset = min(limit, SQLITE_MAX_INT), min(offset, SQLITE_MAX_INT)
         clause, args = self._where(target, status, origin, text)
         # With a text filter, walk the newest-first index and test each run against the (once
         # materialised) matches, so a page stops after `limit` rows however many runs match.
@@ -874,6 +883,19 @@ _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_writ
 def _is_readonly(exc: sqlite3.Error) -> bool:
     low = str(exc).lower()
     return any(word in low for word in ("readonly", "read-only", "unable to open", "attempt to write", "could not switch"))
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is SQLite's "database is locked/busy": a transient state
+    while another connection holds the write lock, not a fault of the file."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sqlite3.OperationalError):
+            name = str(getattr(seen, "sqlite_errorname", "") or "")
+            if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(seen) or "database is busy" in str(seen):
+                return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def new_run_id() -> str:

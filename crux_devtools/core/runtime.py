@@ -5,16 +5,22 @@ provider call, plans the request exactly once (see ``planner.py``); if planning 
 dispatched. Tool calls are executed and fed back until the model answers with text or ``max_steps``
 is reached.
 
-Failure policy (decided here):
+Failure policy (decided here): ``generate`` returns only with the model's text; every failure
+raises, and the exception carries the run so far as ``result`` (a ``GenerateResult`` with
+``text=None`` and every step made, the failing one last) and ``steps``. While runs are recorded,
+the failed run is recorded first, with its error.
 
-- Planning failures (``REQUEST_TOO_LARGE``, ``REPRESENTATION_UNAVAILABLE``) raise
-  ``RequestCompositionError`` before dispatch; on a later step the error carries the steps so far
-  as ``error.steps``.
-- A summary model that fails leaves the summary rung unprepared (a warning on the receipt) and the
-  planner picks another authorised rung; if none fits, ``REPRESENTATION_UNAVAILABLE`` is raised.
-- A model error, malformed tool arguments, an unknown tool name or a tool that raises: the step
-  records ``error``, the run stops (``stop_reason="error"``), nothing of that step is written to a
-  store (tool results are offloaded only once every tool of the step succeeded).
+- Before any step (a wrong argument: ``TypeError``; an input that does not fit:
+  ``InputValidationError``; a callback: ``CallbackError``): nothing was sent; ``steps`` is empty.
+- Planning (``REQUEST_TOO_LARGE``, ``REPRESENTATION_UNAVAILABLE``): ``RequestCompositionError``
+  before dispatch, on the first step or a later one. A summary model that fails leaves the summary
+  rung unprepared (a warning on the receipt) and the planner picks another authorised rung.
+- A model error, a malformed answer, an unknown tool name, malformed tool arguments or a tool that
+  raises: ``RunError`` (``stop_reason="error"``; ``__cause__`` is the original exception); the
+  step records ``error`` and nothing of that step is written to a store (tool results are
+  offloaded only once every tool of the step succeeded). A tool declared with
+  ``on_error="tell_model"`` is the exception: its failure is sent to the model as its result.
+- ``max_steps`` passed without a text answer: ``RunError`` with ``stop_reason="max_steps"``.
 
 Epochs: a ``PlanningSession`` (``requests.py``; one per ``generate`` call unless passed in) keeps,
 per model and effective input budget, the lowest rung each contributor was sent at; a new model or
@@ -41,16 +47,17 @@ from . import recording
 from .agents import Agent
 from .budget import model_name_of
 from .callbacks import drive_async, run_sync
-from .errors import ErrorInfo, RequestCompositionError
+from .errors import CruxError, ErrorInfo, RequestCompositionError, RunError
 from .ladders import Offloaded, OutputPolicy
 from .models import ModelRequest
 from .models.base import acall, is_model
 from .offload_store import OffloadReceipt, OffloadStore, canonical_text, make_handle, reference_text
 from .planner import Gathered, Plan, Planner, PlanOptions, gather
+from .preparing import prepare_missing
 from .receipts import Receipt
 from .requests import PlanningSession, Setup, check_active_tools, check_messages, check_session, composition_error, new_request_id, sent_request, setup, stores_of
 from .results import _ToDict
-from .summaries import SummaryError, SummaryStore
+from .summaries import SummaryStore
 from .tools import Tool
 
 StopReason = Literal["text", "max_steps", "error"]
@@ -64,6 +71,7 @@ class ToolResult(_ToDict):
     output: Any
     model_output: str
     call_id: str = ""
+    error: ErrorInfo | None = None  # the tool failed and, as it asks (on_error="tell_model"), the model was told
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +105,12 @@ def sum_usage(steps: Sequence[Step]) -> dict[str, int] | None:
 
 @dataclass(frozen=True, slots=True)
 class GenerateResult(_ToDict):
-    """The outcome of a run: the final text (``None`` unless the model answered), every step."""
+    """The outcome of a run: the final text and every step.
+
+    ``generate`` returns one only when the model answered with text; a failed run's partial result
+    (``text=None``, ``stop_reason`` ``"error"`` or ``"max_steps"``, ``error``) is the ``result`` of
+    the exception it raised.
+    """
 
     text: str | None
     steps: list[Step]
@@ -110,34 +123,19 @@ class GenerateResult(_ToDict):
         return sum_usage(self.steps)
 
 
-async def _prepare_summaries(plan: Plan, store: SummaryStore) -> list[str]:
-    """Prepare missing summaries a plan needs (``on_miss="prepare"``); failures become warnings."""
-    warnings: list[str] = []
+async def _plan_step(gathered: Gathered, options: PlanOptions, summary_store: SummaryStore) -> tuple[Plan, list[str]]:
+    """Plan one request; first prepare the summaries it lacks and its ladders say to prepare."""
+    plan = Planner(gathered, options).plan()
+    if not plan.missing_summaries:
+        return plan, []
     for contributor in plan.missing_summaries:
-        summ = contributor.shape.summary
-        assert summ is not None and contributor.summary_key is not None
-        if summ.on_miss == "fail":
+        if contributor.shape.summary is not None and contributor.shape.summary.on_miss == "fail":
             raise RequestCompositionError(
                 "REPRESENTATION_UNAVAILABLE",
                 f"the summary of {contributor.id!r} is needed but not prepared and on_miss='fail'; prepare it or use on_miss='prepare'",
             )
-        try:
-            if summ.strategy.needs_model:
-                text = await summ.strategy.summarize_with(summ.model, contributor.full_text)  # type: ignore[union-attr]
-            else:
-                text = summ.strategy.summarize_text(contributor.full_text)  # type: ignore[union-attr]
-        except SummaryError as exc:
-            warnings.append(f"summary of {contributor.id!r} could not be prepared: {exc}")
-            continue
-        store.put(contributor.summary_key, summ.strategy, model_name_of(summ.model), text)
-    return warnings
-
-
-async def _plan_step(gathered: Gathered, options: PlanOptions, summary_store: SummaryStore) -> tuple[Plan, list[str]]:
-    plan = Planner(gathered, options).plan()
-    if not plan.missing_summaries:
-        return plan, []
-    warnings = await _prepare_summaries(plan, summary_store)
+    done = await prepare_missing(plan, summary_store, options.counter, allow_models=True)
+    warnings = [f"summary of {d.contributor!r} could not be prepared: {d.detail}" for d in done if d.status == "failed"]
     return Planner(gathered, options).plan(), warnings
 
 
@@ -190,7 +188,9 @@ async def agenerate(
     neither, this run's own fresh in-memory stores (nothing it prepares or offloads outlives the
     call, so it never changes what a later ``preview`` answers).
 
-    While runs are recorded (``record_runs``), the run is written as one record, whatever its outcome.
+    Returns only with the model's text; every failure raises, carrying the run so far as the
+    exception's ``result`` (see the module docstring). While runs are recorded (``record_runs``),
+    the run is written as one record, whatever its outcome, before this returns or raises.
     """
     args: dict[str, Any] = dict(
         input=input, model=model, input_budget=input_budget, max_tokens=max_tokens, messages=messages, active_tools=active_tools,
@@ -198,15 +198,24 @@ async def agenerate(
         token_budget=token_budget, capacity_resolver=capacity_resolver,
     )
     capture = recording.begin(target, input)
-    if capture is None:
-        return await _agenerate(target, **args)
     try:
         result = await _agenerate(target, capture=capture, **args)
     except BaseException as exc:
-        capture.finish(None, exc)
+        if isinstance(exc, CruxError) and exc.result is None:  # failed before any step
+            exc.result = GenerateResult(None, [], "error", ErrorInfo.from_exception(exc))
+        if capture is not None:
+            capture.finish(None, exc)
         raise
-    capture.finish(result)
+    if capture is not None:
+        capture.finish(result)
     return result
+
+
+def _failed(steps: list[Step], error: ErrorInfo, cause: BaseException | None = None, stop_reason: StopReason = "error") -> RunError:
+    """The exception a run that failed at its last step raises: the run so far is its ``result``."""
+    exc = RunError(error, GenerateResult(None, steps, stop_reason, error))
+    exc.__cause__ = cause
+    return exc
 
 
 async def _agenerate(
@@ -264,7 +273,7 @@ async def _agenerate(
                 raise composition_error(plan, request_id)
         except RequestCompositionError as exc:
             exc.request_id = exc.request_id or request_id
-            exc.steps = steps  # type: ignore[attr-defined]
+            exc.result = GenerateResult(None, steps, "error", ErrorInfo.from_exception(exc))
             raise
         offloads = [offload_store.put(namespace, key, text) for _cid, key, text in plan.offloads]
         receipt = Receipt(
@@ -285,21 +294,21 @@ async def _agenerate(
         except Exception as exc:  # noqa: BLE001 - any adapter fault ends the run with a clear step error
             error = ErrorInfo.from_exception(exc, f"model {model_name!r} failed: {type(exc).__name__}: {exc}")
             steps.append(Step(index, receipt, request, None, [], [], offloads, None, _elapsed_ms(started), error))
-            return GenerateResult(None, steps, "error", error)
+            raise _failed(steps, error, exc) from exc
         latency, usage = _elapsed_ms(started), _usage_of(response)
         offered = {t.name: t for t in plan.tools}
         problem = _check_response(response, offered)
         if problem is not None:
             text = getattr(response, "text", None)
             steps.append(Step(index, receipt, request, text if isinstance(text, str) else None, [], [], offloads, usage, latency, problem))
-            return GenerateResult(None, steps, "error", problem)
+            raise _failed(steps, problem)
         if not response.tool_calls:
             steps.append(Step(index, receipt, request, response.text, [], [], offloads, usage, latency))
             return GenerateResult(response.text, steps, "text")
-        results, pending, tool_error = await _run_tools(response.tool_calls, offered, namespace, s.counter)
+        results, pending, tool_error, cause = await _run_tools(response.tool_calls, offered, namespace, s.counter)
         if tool_error is not None:
             steps.append(Step(index, receipt, request, response.text, list(response.tool_calls), results, offloads, usage, latency, tool_error))
-            return GenerateResult(None, steps, "error", tool_error)
+            raise _failed(steps, tool_error, cause)
         for key, value in pending:  # only now that every tool of the step succeeded
             offloads.append(offload_store.put(namespace, key, value))
             support_required = True
@@ -307,30 +316,42 @@ async def _agenerate(
         conversation.append(response.to_message())
         for call, result in zip(response.tool_calls, results, strict=True):
             conversation.append({"role": "tool", "tool_call_id": call.id, "content": result.model_output})
-    return GenerateResult(None, steps, "max_steps", ErrorInfo("MaxSteps", f"stopped after max_steps={max_steps} without a text answer"))
+    raise _failed(steps, ErrorInfo("MaxSteps", f"stopped after max_steps={max_steps} without a text answer"), stop_reason="max_steps")
 
 
 def _elapsed_ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
 
-async def _run_tools(calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any) -> tuple[list[ToolResult], list[tuple[str, Any]], ErrorInfo | None]:
+async def _run_tools(
+    calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any,
+) -> tuple[list[ToolResult], list[tuple[str, Any]], ErrorInfo | None, BaseException | None]:
+    """Execute one step's tool calls: the results, the values to offload, and the failure (with its
+    exception) that ends the run, if any. A tool with ``on_error="tell_model"`` never ends it."""
     results: list[ToolResult] = []
     pending: list[tuple[str, Any]] = []
     for call in calls:
         t = offered[call.name]
+        failure: ErrorInfo | None = None
+        cause: BaseException | None = None
         try:
             params = t.parameters.model_validate(call.arguments)
         except ValidationError as exc:
-            return results, [], ErrorInfo("InvalidToolArguments", f"model called {t.name!r} with invalid arguments: {exc.error_count()} error(s): " + "; ".join(
+            failure, cause = ErrorInfo("InvalidToolArguments", f"model called {t.name!r} with invalid arguments: {exc.error_count()} error(s): " + "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()
-            ))
-        try:
-            value = t.execute(params)
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as exc:  # noqa: BLE001 - user tool code: reported on the step
-            return results, [], ErrorInfo.from_exception(exc, f"tool {t.name!r} raised {type(exc).__name__}: {exc}")
+            )), exc
+        else:
+            try:
+                value = t.execute(params)
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:  # noqa: BLE001 - user tool code: reported on the step
+                failure, cause = ErrorInfo.from_exception(exc, f"tool {t.name!r} raised {type(exc).__name__}: {exc}"), exc
+        if failure is not None:
+            if t.on_error != "tell_model":
+                return results, [], failure, cause
+            results.append(ToolResult(t.name, None, f"error: {failure.message}", call.id, failure))
+            continue
         forced = isinstance(value, Offloaded)
         if forced:
             value = value.value
@@ -343,7 +364,7 @@ async def _run_tools(calls: list[Any], offered: dict[str, Tool], namespace: str,
         else:
             model_output = text
         results.append(ToolResult(t.name, value, model_output, call.id))
-    return results, pending, None
+    return results, pending, None, None
 
 
 def generate(
@@ -373,14 +394,17 @@ def generate(
     )
 
 
-async def run_tools(calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any) -> tuple[list[ToolResult], list[tuple[str, Any]], ErrorInfo | None]:
+async def run_tools(
+    calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any,
+) -> tuple[list[ToolResult], list[tuple[str, Any]], ErrorInfo | None, BaseException | None]:
     """Run one step's tool calls as the tool loop does: validate each call's arguments, execute the
     tool (awaited when async), and apply its output policy (a result above the policy's threshold, or
     returned as ``Offloaded``, becomes a reference to offloaded data in ``namespace``).
 
-    Returns ``(results, pending, error)``: the results of the calls that ran, the ``(key, value)``
-    pairs to offload once every call succeeded, and the failure that stopped the step (``None`` when
-    none did). Used by the loop and by anything that runs on after it (forking a recorded run).
+    Returns ``(results, pending, error, cause)``: the results of the calls that ran, the ``(key,
+    value)`` pairs to offload once every call succeeded, the failure that stopped the step and the
+    exception behind it (both ``None`` when none did; a tool with ``on_error="tell_model"`` never
+    stops it). Used by the loop and by anything that runs on after it (forking a recorded run).
     """
     return await _run_tools(calls, offered, namespace, counter)
 

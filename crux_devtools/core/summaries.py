@@ -7,10 +7,14 @@ by ``preview``.
 
 Strategies:
 
-- ``summarize.extractive(ratio=0.3)``: no model. Deterministic: keeps the lead sentences (or lines)
-  of each paragraph, round-robin across paragraphs and in order, until about ``ratio`` of the
-  source's characters are kept (at least one sentence). Good for documents whose paragraphs lead
-  with their point; for a log it keeps the first lines.
+- ``summarize.extractive(ratio=0.3)``: no model. Deterministic, about ``ratio`` of the source's
+  characters. Prose (paragraphs of sentences): the lead sentences of each paragraph, round-robin
+  across paragraphs and in order (at least one sentence); good for documents whose paragraphs lead
+  with their point. A line-shaped source (a log, CI output, a listing: at least 8 lines, 4 or more
+  per paragraph on average) keeps its line structure: every line that looks like an error
+  (``error``, ``fail``, ``exception``, ``traceback``, ``fatal``, ``panic``, pytest's ``E   `` lines),
+  then its first and last lines, in their original order, with a ``[... N lines omitted ...]`` line
+  for each gap. So a CI log's failure, usually near its end, survives.
 - ``summarize.hierarchical(chunk_chars=6000)``: uses a model. Splits the source into chunks on
   paragraph boundaries, asks the model for a summary of each, and, when there is more than one
   chunk, asks once more for a summary of the summaries.
@@ -40,7 +44,7 @@ SUMMARY_SYSTEM = (
 
 @dataclass(frozen=True, slots=True)
 class ExtractiveStrategy(_ToDict):
-    """Lead sentences up to ``ratio`` of the source; needs no model."""
+    """About ``ratio`` of the source, without a model: lead sentences of prose; head, tail and error lines of a log."""
 
     ratio: float = 0.3
     needs_model = False
@@ -58,6 +62,9 @@ class ExtractiveStrategy(_ToDict):
         paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
         if not paragraphs:
             return ""
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        if len(lines) >= LINE_SHAPED_MIN and len(lines) >= 4 * len(paragraphs):
+            return _summarize_lines(lines, max(1, int(len(text) * self.ratio)))
         sentences_by_paragraph = [_SENTENCE_END.split(p) for p in paragraphs]
         target = max(1, int(len(text) * self.ratio))
         kept: list[list[str]] = [[] for _ in paragraphs]
@@ -75,6 +82,60 @@ class ExtractiveStrategy(_ToDict):
                 break
             depth += 1
         return "\n".join(" ".join(s) for s in kept if s)
+
+
+LINE_SHAPED_MIN = 8  # lines; with 4+ lines per paragraph on average, a source is summarised by lines
+_ERROR_LINE = re.compile(
+    r"\b(?:error|errors|fail|failed|failing|failure|failures|fatal|exception|traceback|panic|critical|abort(?:ed)?)\b"
+    r"|(?-i:[a-z](?:Error|Exception))\b|^E {2,}\S",
+    re.IGNORECASE,
+)
+
+
+def looks_like_error(line: str) -> bool:
+    """Whether a line of a log reads as a failure (kept by the extractive summary of a log)."""
+    return _ERROR_LINE.search(line) is not None
+
+
+def _summarize_lines(lines: list[str], target: int) -> str:
+    """Error lines, then head and tail, up to ``target`` characters; original order, gaps marked."""
+    keep: set[int] = set()
+    used = 0
+
+    def take(index: int) -> bool:
+        nonlocal used
+        if index in keep:
+            return True
+        cost = len(lines[index]) + 1
+        if keep and used + cost > target:
+            return False
+        keep.add(index)
+        used += cost
+        return True
+
+    take(0)
+    take(len(lines) - 1)  # a CI log ends with its verdict
+    for index, line in enumerate(lines):
+        if looks_like_error(line) and not take(index):
+            break
+    head, tail = 1, len(lines) - 2
+    while head <= tail:  # then head and tail alternately, while there is room
+        if not take(head):
+            break
+        head += 1
+        if head <= tail and not take(tail):
+            break
+        tail -= 1
+    out: list[str] = []
+    previous = -1
+    for index in sorted(keep):
+        if index > previous + 1:
+            out.append(f"[... {index - previous - 1} lines omitted ...]")
+        out.append(lines[index])
+        previous = index
+    if previous < len(lines) - 1:
+        out.append(f"[... {len(lines) - 1 - previous} lines omitted ...]")
+    return "\n".join(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,3 +260,23 @@ class SummaryStore(LazySQLite):
             if self._unwritten():
                 return 0
             return int(self._open().execute("SELECT COUNT(*) FROM summary_artifacts").fetchone()[0])
+
+
+class LayeredSummaryStore(SummaryStore):
+    """Two stores read as one: ``get`` answers from ``top``, else from ``below``; ``put`` writes to
+    ``top`` only. The inspector plans previews against the project's store (``below``) with the
+    summaries it prepares itself kept apart, in memory (``top``)."""
+
+    def __init__(self, top: SummaryStore, below: SummaryStore) -> None:
+        super().__init__()
+        self.top = top
+        self.below = below
+
+    def get(self, key: str) -> SummaryArtifact | None:
+        return self.top.get(key) or self.below.get(key)
+
+    def put(self, key: str, strategy: SummaryStrategy, model_name: str | None, text: str) -> SummaryArtifact:
+        return self.top.put(key, strategy, model_name, text)
+
+    def count(self) -> int:
+        return self.top.count() + self.below.count()

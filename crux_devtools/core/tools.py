@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-import functools
 import json
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
 from .errors import invalid_composition
 
 
-@functools.lru_cache(maxsize=1024)
+# Weak keys: a module imported again (a save in the inspector) drops its old models and so their schemas.
+_schemas: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()
+
+
 def _cached_schema(model: type[BaseModel]) -> str:
-    return json.dumps(model.model_json_schema())
+    schema = _schemas.get(model)
+    if schema is None:
+        schema = _schemas[model] = json.dumps(model.model_json_schema())
+    return schema
 
 
 def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -24,15 +30,25 @@ def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
     return json.loads(_cached_schema(model))
 
 
+OnToolError = Literal["raise", "tell_model"]
+ON_TOOL_ERROR: tuple[OnToolError, ...] = get_args(OnToolError)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Tool:
-    """A callable capability offered to the model. ``execute`` takes the validated ``parameters``."""
+    """A callable capability offered to the model. ``execute`` takes the validated ``parameters``.
+
+    ``on_error``: ``"raise"`` (the default) ends the run with ``RunError`` when ``execute`` raises
+    or the model's arguments do not validate; ``"tell_model"`` sends the model the error as the
+    tool's result instead (``ToolResult.error`` records it) and the run goes on.
+    """
 
     name: str
     description: str
     parameters: type[BaseModel]
     execute: Callable[[Any], Any]
     output: Any = None
+    on_error: OnToolError = "raise"
 
     def json_schema(self) -> dict[str, Any]:
         """The function schema a provider is sent (OpenAI ``tools`` shape)."""
@@ -56,8 +72,13 @@ def tool(
     parameters: type[BaseModel],
     execute: Callable[[Any], Any],
     output: Any = None,
+    on_error: OnToolError = "raise",
 ) -> Tool:
-    """Declare a tool. ``parameters`` is a pydantic model; ``execute`` may be sync or async."""
+    """Declare a tool. ``parameters`` is a pydantic model; ``execute`` may be sync or async.
+
+    ``on_error="tell_model"`` feeds a failure of this tool (an exception, invalid arguments) back to
+    the model as its result; by default it ends the run (``generate`` raises ``RunError``).
+    """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"tool name must be a non-empty string, got {name!r}")
     if not isinstance(description, str):
@@ -68,7 +89,9 @@ def tool(
         raise TypeError(f"tool {name!r}: execute must be callable, got {type(execute).__name__}")
     if output is not None:
         _check_output_policy(name, output)
-    return Tool(name=name, description=description, parameters=parameters, execute=execute, output=output)
+    if on_error not in ON_TOOL_ERROR:
+        raise ValueError(f"tool {name!r}: on_error must be one of {', '.join(map(repr, ON_TOOL_ERROR))}, got {on_error!r}")
+    return Tool(name=name, description=description, parameters=parameters, execute=execute, output=output, on_error=on_error)
 
 
 def _check_output_policy(name: str, output: Any) -> None:

@@ -31,7 +31,7 @@ checks them, and a test validates real reports against it. Every ``LoadError`` i
       "tools": [str],                 # every tool name reachable
       "default_budget": int | None,   # prompt.token_budget (the prompt's default system-text budget),
                                       # or the agent's input_budget.max; else None
-      "status": "fits" | "over" | "error",
+      "status": str,                  # a key of crux_devtools/statuses.py, derived from the examples' (see below)
       "total_tokens": int,            # of the first example
       "has_model": bool,              # agents with a model can be run
       "examples": [ExampleReport, ...],
@@ -50,7 +50,7 @@ checks them, and a test validates real reports against it. Every ``LoadError`` i
 
 Events reach subscribers as ``SessionEvent`` values, on the session's event loop.
 
-Additive keys (engine, issue 5); front ends may ignore them:
+Additive keys; front ends may ignore them:
     report["notice"]: str | None       # set when no prompt was found: says so and how to add one
     report["modules_found"]: bool      # discovery found at least one module
     PromptReport["note"]: str | None   # e.g. "has required inputs and no examples; add examples=..."
@@ -59,7 +59,7 @@ Additive keys (engine, issue 5); front ends may ignore them:
                                                        # where a module-level context is assigned;
                                                        # None for one defined inline in a use=[...]
     ExampleReport["truncated"]: bool   # a text over 200 KB was cut (token counts are of the full text)
-    PromptReport["stale"]: bool        # its module failed to load: this is its last good report (issue 14);
+    PromptReport["stale"]: bool        # its module failed to load: this is its last good report;
                                        # read it with ``is_stale`` (falls back to the report's flag)
     PromptReport["model_kind"]: "scripted" | "real" | None
                                        # the model a Run calls: a ScriptedModel (offline, free), any
@@ -68,7 +68,7 @@ Additive keys (engine, issue 5); front ends may ignore them:
                                        # "has_model" is true exactly when model_kind is not None: an
                                        # agent whose model is an adapter, or a prompt(..., model=adapter).
 
-Runs (issue 13, SPEC section 8). ``session.run(...)`` returns a *run*: the SPEC section 8 JSON
+Runs. ``session.run(...)`` returns a *run*: the JSON a recorded run has
 (``id, target, kind, file, line, origin, started_at, duration_ms, status, error, model, input,
 text, usage, steps``) with ``origin="inspector"``, recorded in ``<project>/.crux/runs.sqlite3`` like
 any run, plus ``"recorded": bool`` (whether it reached the store; ``"record_error"`` says why not).
@@ -80,11 +80,11 @@ the file cannot be opened (a warning is logged once). While anyone is subscribed
 the store and emits ``SessionEvent(kind="runs", version=<store change token>, summary="1 new run:
 <target> (<status>)", runs=[new run ids, oldest first])`` within about 250 ms of any process writing.
 
-What is sent (issue 12); the web page, the TUI and ``inspect`` read the same keys:
-    ExampleReport["status"]: "fits" | "over" | "error"
-        # the example's one status, from the plan when there is one: "over" when the plan is
-        # over-limit (nothing would be sent) or when the system text is over the prompt's
-        # token_budget even after every drop; "error" when the example or its planning failed.
+What is sent; the web page, the TUI and ``inspect`` read the same keys:
+    ExampleReport["status"]: "fits" | "over-limit" | "over-budget" | "unmatched" | "invalid-input" | "error"
+        # the example's one status, decided once in the worker (evaluate.example_status); the
+        # states, their words and whether ``check`` fails on them are ``crux_devtools/statuses.py``'s. Every
+        # surface reads this value and none decides it again from the plan or the inspection.
     ExampleReport["preview"]: RequestPreview.to_dict(), planned with the SAME token_budget as the
         inspection (a context the inspection shows as dropped is not sent), with these keys:
         ["sent"]: {"system": str, "messages": [dict], "tools": [{"name", "description",
@@ -109,7 +109,9 @@ What is sent (issue 12); the web page, the TUI and ``inspect`` read the same key
     PromptReport["total_tokens"]: the first example's planned input tokens (preview.input_tokens; for
         an over-limit plan, what the cheapest candidate needs); the inspection's total only when
         that example has no plan at all.
-    PromptReport["status"]: "error" if any example failed, else the first example's status.
+    PromptReport["status"]: the worst of its examples' statuses (``statuses.SEVERITY``); "not-checked"
+        when it has required inputs and no examples (nothing could be resolved; ``note`` says so).
+    report["imported_note"]: str | None   # which files the worker imports (runs) on every save, and why
     PromptReport["plan_model"]: PlanModel, the model every example of this target is planned against:
         {"name": str | None,
          "source": "prompt" | "agent" | "project" | "none",
@@ -135,7 +137,7 @@ reloads the project; it returns ``{"prepared": [{"contributor", "strategy", "tok
 "skipped": [{"contributor", "reason", "needs_model", "model"}], "error": LoadError | None}``
 (``needs_model``: hierarchical, not prepared without ``allow_models``).
 
-Incremental evaluation and what is watched (issue 15):
+Incremental evaluation and what is watched:
     report["load"]: "full" | "incremental"
         # "full": every module imported in a fresh worker (the first load, ``reload()`` with no files,
         # a change to pyproject.toml, a module added, removed or renamed, a changed library outside
@@ -144,6 +146,14 @@ Incremental evaluation and what is watched (issue 15):
     report["reevaluated"]: [str]     # ids of the prompts and agents this load evaluated (all of them
                                      # for a full load); the others keep their previous report
     SessionEvent.load, SessionEvent.reevaluated: the same, on "report" and "error" events
+    report["verified"]: bool         # a fresh load of the whole project, with no change since it
+                                     # started, gave this report (False: a verification is to come)
+    report["disagreements"]: int     # prompts (and the error list, as one) that verification corrected
+    SessionEvent.verification: "" | "agreed" | "corrected"   # a verification's event
+Verification: once no change came for ``verify_after`` seconds (0.3 by default), a report that is not
+verified, or any change under the project that no module read, leads to a fresh load of the whole
+project in the spare worker; it replaces the report where they differ (each difference is logged and
+counted in ``session.disagreements``) and its worker becomes the held one. ``settled()`` waits for it.
 A save counts only when the file can change a report (``session.is_watched(relative path)``):
 ``pyproject.toml``, a Python file, or a file user code read (or a folder it listed) in the worker,
 never one matching ``[tool.crux-devtools] watch_ignore = ["glob", ...]`` (a bad value is a
@@ -153,8 +163,9 @@ A Python file that no module imports changes nothing (no event, ``session.evalua
 An example named "empty" is the ``{}`` input used when a prompt has no examples and allows it.
 ``evaluate``/``run`` never raise for user faults: the failure is in ``error`` (a LoadError).
 ``ProjectSession(root, *, timeout=10.0, debounce=0.05, watch=True, history=True, prewarm=True,
-fork=True)`` also works as ``async with ProjectSession(...) as session:``; ``await session.settled()``
-waits until no evaluation is running or pending (tests, benchmarks). Create and use a session on one
+fork=True, verify_after=0.3)`` also works as ``async with ProjectSession(...) as session:``;
+``await session.settled()`` waits until no evaluation or verification is running or pending (tests,
+benchmarks). Create and use a session on one
 event loop.
 """
 
@@ -181,6 +192,7 @@ class SessionEvent:
     runs: list[str] = field(default_factory=list)  # kind "runs": the ids of the new runs, oldest first
     load: str = ""  # kinds "report" and "error": "incremental" or "full" (see "Incremental evaluation")
     reevaluated: list[str] = field(default_factory=list)  # kinds "report" and "error": the prompts evaluated
+    verification: Literal["", "agreed", "corrected"] = ""  # a verification's event: it agreed (only the mark changed) or corrected the report
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -263,9 +275,13 @@ class SessionLike(Protocol):
         """
         ...
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(
+        self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: str | bool | None = None
+    ) -> dict[str, Any]:
         """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run
-        (see "Runs" above): ``text``, ``steps`` ([Step.to_dict()...]), ``status``, ``error``, ..."""
+        (see "Runs" above): ``text``, ``steps`` ([Step.to_dict()...]), ``status``, ``error``, ...
+        A real model runs only with ``confirm`` (its token, or ``True``): else the answer is a
+        confirmation request and nothing ran (``run_confirm.asks_confirmation``)."""
         ...
 
     def runs(self) -> Any:

@@ -7,7 +7,6 @@ also plans extra inputs (recorded runs) as examples. No model is called: only pl
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,13 +47,27 @@ def export_side(tree: WorkTree, rev: str | None, project: Path, scratch: Path) -
     return Side(rev, sha, root)
 
 
-async def _planned(session: Any, inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None) -> dict[str, Any]:
-    """The session's report, each prompt's ``inputs`` planned too and appended to its examples."""
+async def _planned(
+    session: Any,
+    inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None,
+    reuse: Mapping[int, tuple[dict[str, Any], dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """The session's report, each prompt's ``inputs`` planned too and appended to its examples.
+
+    ``reuse`` maps ``id(report)`` of a prompt report to (that report, it with its inputs planned):
+    a prompt whose report the session kept as it was (nothing it reads changed) is not planned again.
+    """
     loaded = session.report
     report: dict[str, Any] = dict(loaded) if loaded is not None else {"prompts": [], "errors": []}
+    report["prompts"] = list(report.get("prompts") or ())
+    report["errors"] = list(report.get("errors") or ())
     if inputs:
         prompts = []
         for prompt in report["prompts"]:
+            kept = (reuse or {}).get(id(prompt))
+            if kept is not None and kept[0] is prompt:
+                prompts.append(kept[1])
+                continue
             extra = []
             for name, data in inputs.get(prompt["id"], ()):
                 example = await session.evaluate(prompt["id"], input=data)
@@ -110,7 +123,11 @@ async def evaluate_in_turn(
     session = _session(root, timeout)
     try:
         await session.start()
-        base = json.loads(json.dumps(await _planned(session, inputs)))  # the session's reports share objects
+        loaded = list((session.report or {}).get("prompts") or ())
+        base = await _planned(session, inputs)
+        # A prompt report the save leaves as it was is the same object in the head's report: it is
+        # neither planned nor compared twice (the session replaces a report, never edits one).
+        reuse = {id(p): (p, planned) for p, planned in zip(loaded, base["prompts"])}
         for name in files:
             original, target = source / name, root / name
             if original.is_file():
@@ -119,7 +136,7 @@ async def evaluate_in_turn(
             elif target.is_file():
                 target.unlink()
         await session.reload(list(files))
-        head = await _planned(session, inputs)
+        head = await _planned(session, inputs, reuse)
         head["prompts"] = [p for p in head["prompts"] if not p.get("stale")]
         return base, head, str((session.report or {}).get("load", "full"))
     finally:

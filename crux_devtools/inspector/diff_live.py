@@ -15,6 +15,7 @@ from typing import Any
 
 from ..review.compare import review
 from .diff_evaluate import evaluate_project, export_side
+from .diff_redact import RedactError, redact_document, redact_setting
 from ..review.revisions import RevisionError, resolve, work_tree
 
 
@@ -53,7 +54,11 @@ class LiveDiff:
         head = self.session.report
         key = (sha, str((head or {}).get("hash")), (head or {}).get("version"))
         if key not in self._documents:
-            self._documents = {key: await asyncio.to_thread(_review, root, base, sha, base_report, head)}
+            try:
+                document = await asyncio.to_thread(_review, root, base, sha, base_report, head, self.timeout)
+            except RedactError as exc:  # fail closed: nothing is shown unmasked
+                document = {"error": str(exc), "base": {"rev": base, "sha": sha}}
+            self._documents = {key: document}
         return self._documents[key]
 
 
@@ -64,10 +69,12 @@ def _scrubbed(report: dict[str, Any] | None, scratch: str) -> dict[str, Any] | N
     return {**report, "errors": errors}
 
 
-def _review(root: Path, rev: str, sha: str, base: dict[str, Any] | None, head: dict[str, Any] | None) -> dict[str, Any]:
+def _review(root: Path, rev: str, sha: str, base: dict[str, Any] | None, head: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
     from ..core.pricing import price_for
     from .discovery import read_model_config
 
     profiles = read_model_config(root)[0]["models"]
-    return review(base, head, base_info={"rev": rev, "sha": sha}, head_info={"rev": None, "sha": None},
-                  pricer=lambda model: price_for(model, profiles))
+    document = review(base, head, base_info={"rev": rev, "sha": sha}, head_info={"rev": None, "sha": None},
+                      pricer=lambda model: price_for(model, profiles))
+    redact = redact_setting(root)
+    return redact_document(root, redact, document, timeout) if redact is not None else document

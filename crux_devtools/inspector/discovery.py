@@ -87,6 +87,24 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
     return Discovery(str(base), "scan", scan(base), errors)
 
 
+MAX_NAMED = 8  # files named in ``imported_note``; the others are counted
+
+
+def imported_note(found: Discovery) -> str | None:
+    """Which files the inspector imports (it runs them on every save) and why, in one sentence for
+    the web list, the TUI and ``inspect``; ``None`` when discovery found none."""
+    if not found.modules:
+        return None
+    names = [os.path.relpath(m.path, found.root) if m.path else m.name for m in found.modules]
+    shown = ", ".join(names[:MAX_NAMED]) + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+    if found.source == "config":
+        return f"imported: {shown} (the modules = [...] of [tool.crux-devtools] in pyproject.toml)"
+    return (
+        f"imported: {shown} (every .py file that imports crux_devtools; set modules = [...] in "
+        "[tool.crux-devtools] of pyproject.toml to narrow it)"
+    )
+
+
 def read_configured_modules(base: Path) -> tuple[list[str] | None, list[LoadErrorDict]]:
     """``[tool.crux-devtools] modules`` of ``pyproject.toml``, or None when not configured."""
     pyproject = base / "pyproject.toml"
@@ -278,6 +296,18 @@ def read_watch_ignore(root: str | os.PathLike[str]) -> tuple[list[str], list[Loa
         line = _TomlLines(Path(root) / "pyproject.toml").find("tool.crux-devtools", "watch_ignore")
         return [], [config_error(line, "ConfigError", message)]
     return [p.strip() for p in value], []
+
+
+def read_allow_network(root: str | os.PathLike[str]) -> tuple[bool, list[LoadErrorDict]]:
+    """``[tool.crux-devtools] allow_network``: whether user code may open network connections while
+    the inspector imports and evaluates it (``netguard.py``; default false). A value that is not
+    true or false is a load error at ``pyproject.toml:LINE`` (and the network stays refused)."""
+    section = tool_section(root)
+    value = section.get("allow_network") if section is not None else None
+    if value is None or isinstance(value, bool):
+        return bool(value), []
+    line = _TomlLines(Path(root) / "pyproject.toml").find("tool.crux-devtools", "allow_network")
+    return False, [config_error(line, "ConfigError", f"[tool.crux-devtools] allow_network must be true or false, got {value!r}")]
 
 
 def is_ignored(relative: str, patterns: list[str]) -> bool:

@@ -78,6 +78,19 @@ def locate(root: Path, exc: BaseException) -> tuple[str | None, int | None]:
     return best
 
 
+def _refusal(exc: BaseException) -> BaseException | None:
+    """The ``netguard.NetworkRefused`` in ``exc``'s chain of causes, if any (by name: the session's
+    process never imports the worker's modules)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ == "NetworkRefused" and isinstance(current, PermissionError):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _is_input_error(exc: BaseException) -> bool:
     """Whether ``exc`` is the core's ``InputValidationError``. Looked up in ``sys.modules``: this module
     is also imported by the session process, which must not load pydantic and the core, and an
@@ -113,6 +126,10 @@ class LoadError:
         if len(text) > MAX_TRACEBACK:
             text = text[:MAX_TRACEBACK] + "\n… [traceback truncated]"
         message = str(exc) if not isinstance(exc, SystemExit) else f"user code called sys.exit({exc.code!r})"
+        refused = _refusal(exc)
+        if refused is not None and refused is not exc:  # a client library wrapped netguard's refusal: say it
+            return cls(type(refused).__name__, f"{refused} (raised as {type(exc).__name__}: {' '.join(message.split())})", found_file or file,
+                       found_line if found_file else line, text)
         return cls(type(exc).__name__, message, found_file or file, found_line if found_file else line, text)
 
     @classmethod

@@ -1,14 +1,15 @@
 """Building ``PromptReport`` and ``ExampleReport`` dicts for loaded targets. Runs only in the worker.
 
-Every example is inspected (the resolved view) and planned (``preview``: the request as sent) with
-the same system-text budget, so a context the inspection shows as dropped is one the plan does not
+Every example is inspected (the resolved view) and planned (``preview_as_sent``: the request as
+``generate`` would send it, with the extractive summaries it would prepare prepared here) with the
+same system-text budget, so a context the inspection shows as dropped is one the plan does not
 send. Plans use the project's model profiles and summary store (``planning.PlanningDefaults``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,13 +17,13 @@ from ..core.budget import InputBudget
 from ..core.errors import RequestCompositionError
 from ..core.ladders import shape
 from ..core.models.base import is_model
-from ..core.requests import preview
-from ..core.preparing import prepare_summaries
+from ..core.preparing import prepare_summaries, preview_as_sent
 from ..core.runtime import generate
 from .api import failed_run
 from .errors import LoadError
 from .loader import LoadedProject, Progress, Target
 from .planning import PlanningDefaults
+from ..statuses import worst
 from .report_types import (
     ContextEntry,
     ExampleReport,
@@ -33,11 +34,15 @@ from .report_types import (
     SkippedSummary,
     Status,
     SummaryState,
+    SummaryStateName,
 )
 
 # Texts longer than this are cut in reports (token counts stay those of the full text).
 MAX_TEXT = 200_000
 EMPTY_EXAMPLE = "empty"
+# Exception types of an input that does not match the prompt's input model (the example's status is
+# ``invalid-input``, not ``error``).
+INPUT_ERRORS = frozenset({"InputValidationError", "ValidationError"})
 
 
 def truncate(text: str | None) -> tuple[str | None, bool]:
@@ -137,38 +142,61 @@ def summary_layers(target: Target) -> dict[str, Any]:
     return layers
 
 
-def summary_states(target: Target, preview_data: dict[str, Any]) -> list[SummaryState]:
-    """``ExampleReport["summaries"]``: one state per summary rung the planner considered."""
+def summary_states(target: Target, preview_data: dict[str, Any], done: Sequence[Any] = ()) -> list[SummaryState]:
+    """``ExampleReport["summaries"]``: one state per summary rung the planner considered; ``done``
+    is what ``preview_as_sent`` prepared, or left for ``generate`` to prepare with a model."""
     layers = summary_layers(target)
+    by_id = {d.contributor: d.status for d in done}
     states: list[SummaryState] = []
     for candidate in preview_data.get("candidates") or []:
         layer = layers.get(candidate["contributor"]) if candidate["representation"] == "summary" else None
         if layer is None:
             continue
+        contributor, model = candidate["contributor"], getattr(layer.model, "name", None) if layer.model is not None else None
+        prepared = candidate["rejection_reason"] != "unprepared"
+        status = by_id.get(contributor)
+        state: SummaryStateName
+        note: str | None
+        if status == "prepared" and prepared:
+            state, note = "prepared-here", "prepared here without a model, as generate prepares it before sending (not stored)"
+        elif status == "needs-model" and not prepared:
+            state = "generate-prepares"
+            note = f"generate prepares it with {model or 'its model'} before sending; the request shown is what is sent if preparing fails"
+        else:
+            state, note = ("prepared", None) if prepared else ("not-prepared", None)
         states.append({
-            "contributor": candidate["contributor"],
+            "contributor": contributor,
             "strategy": layer.strategy.key,
             "needs_model": bool(layer.strategy.needs_model),
-            "model": getattr(layer.model, "name", None) if layer.model is not None else None,
-            "prepared": candidate["rejection_reason"] != "unprepared",
+            "model": model,
+            "prepared": prepared,
+            "state": state,
+            "note": note,
         })
     return states
 
 
 def example_status(report: ExampleReport) -> Status:
-    """``"error"``, ``"over"`` (the plan is over-limit, or the system text is over the token budget
-    even after drops) or ``"fits"``: the one status every view shows for an example."""
-    if report["error"] is not None:
-        return "error"
+    """The example's one status, decided here once (``statuses.py`` names the states): ``error``
+    (user code raised), ``invalid-input`` (the input does not match the schema), ``over-limit`` (no
+    plan fits the model's limit), ``over-budget`` (the system text is over its token_budget even
+    after drops), ``unmatched`` (a match key with no case) or ``fits``. Every view and ``check`` read it."""
+    error = report["error"]
+    if error is not None:
+        return "invalid-input" if error["type"] in INPUT_ERRORS else "error"
+    found: list[str] = []
     failure = report["preview_error"]
     if failure is not None:
-        return "over" if failure["code"] in ("REQUEST_TOO_LARGE", "REPRESENTATION_UNAVAILABLE") else "error"
+        found.append("over-limit" if failure["code"] in ("REQUEST_TOO_LARGE", "REPRESENTATION_UNAVAILABLE") else "error")
     planned = report["preview"]
     if planned is not None and planned.get("status") == "over-limit":
-        return "over"
-    if report["inspection"] is not None and not report["inspection"]["fits"]:
-        return "over"
-    return "fits"
+        found.append("over-limit")
+    inspection = report["inspection"]
+    if inspection is not None and not inspection["fits"]:
+        found.append("over-budget")
+    if inspection is not None and inspection.get("unmatched"):
+        found.append("unmatched")
+    return worst(found) or "fits"  # type: ignore[return-value]  # a StatusKey
 
 
 def input_key(prompt: Any, input: dict[str, Any], token_budget: int | None) -> tuple[int, str, int | None] | None:
@@ -195,7 +223,7 @@ def evaluate_example(
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
     prompt, resolve each distinct input once. ``messages`` (``history``, ``turn``, ``support_required``)
-    plans the request as at a later step of a run (``preview_at_step``). The planner's refusal (``RequestCompositionError``)
+    plans the request as at a later step of a run (``preview_as_sent``'s ``messages``). The planner's refusal (``RequestCompositionError``)
     is the ``preview_error``; any other exception while planning is a fault of user code (a
     callback), so it is the example's ``error``.
     """
@@ -212,6 +240,7 @@ def evaluate_example(
             inspection = target.prompt.inspect(input, token_budget=token_budget)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks may raise anything
             report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.example_lines.get(name, target.line)).to_dict()
+            report["status"] = example_status(report)
             return report
         inspected, report["truncated"] = inspection_dict(inspection)
         report["inspection"] = inspected
@@ -223,10 +252,12 @@ def evaluate_example(
     if input_budget is not None:
         kwargs["input_budget"] = InputBudget(max=input_budget)
     try:
-        planned, cut = preview_dict(preview_at_step(target.obj, input, messages, kwargs) if messages else preview(target.obj, input=input, **kwargs))
+        # What generate would send: the extractive summaries it would prepare are prepared here too.
+        sent, done = preview_as_sent(target.obj, input=input, messages=messages, **kwargs)
+        planned, cut = preview_dict(sent)
         report["preview"] = planned
         report["truncated"] = report["truncated"] or cut
-        report["summaries"] = summary_states(target, planned)
+        report["summaries"] = summary_states(target, planned, done)
     except RequestCompositionError as exc:
         report["preview_error"] = exc.to_dict()  # type: ignore[typeddict-item]  # the core's dict, a PlanErrorDict
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the planner runs user callbacks too
@@ -235,27 +266,13 @@ def evaluate_example(
     return report
 
 
-def preview_at_step(obj: Any, input: Any, messages: Mapping[str, Any], kwargs: dict[str, Any]) -> Any:
-    """``preview`` of the request as a later step of a run sends it: the caller's ``history``, the user
-    prompt, then that run's tool traffic (``turn``), with ``read_offload`` offered once a result was
-    offloaded (``support_required``)."""
-    from ..core.callbacks import drive_sync
-    from ..core.planner import Planner, gather
-    from ..core.requests import plan_options, setup, to_preview
-
-    s = setup(obj, kwargs.get("model"), kwargs.get("input_budget"), None, None, kwargs.get("capacity_resolver"), kwargs.get("token_budget"))
-    options = plan_options(s, list(messages.get("history") or []), None, kwargs.get("summary_store"), None, None)
-    options.turn = [dict(m) for m in messages.get("turn") or []]
-    options.support_required = bool(messages.get("support_required"))
-    gathered = drive_sync(gather(s.prompt, s.prompt.validate_input(input))).apply_budget(s.token_budget, s.counter)
-    return to_preview(Planner(gathered, options).plan(), s, gathered)
-
-
-def status_of(examples: list[ExampleReport]) -> Status:
-    """``"error"`` if any example failed, else the first example's status (``"fits"`` with none)."""
-    if any(example["status"] == "error" for example in examples):
-        return "error"
-    return examples[0]["status"] if examples else "fits"
+def status_of(examples: list[ExampleReport], *, checked: bool = True) -> Status:
+    """A prompt's status, derived from its examples' statuses: the worst of them (``statuses.SEVERITY``);
+    ``not-checked`` when it has none and could not be resolved without one (``checked`` False)."""
+    found = worst([example["status"] for example in examples])
+    if found is None:
+        return "fits" if checked else "not-checked"
+    return found  # type: ignore[return-value]  # one of the examples' statuses
 
 
 def planned_tokens(example: ExampleReport | None) -> int:
@@ -344,7 +361,7 @@ def prompt_report(
         "contexts": contexts,
         "tools": sorted(prompt.all_tools),
         "default_budget": budget,
-        "status": status_of(examples),
+        "status": status_of(examples, checked=note is None),
         "total_tokens": planned_tokens(examples[0] if examples else None),
         "has_model": runnable_model(target) is not None,
         "model_kind": model_kind(target),
@@ -385,7 +402,7 @@ def project_report(project: LoadedProject, defaults: PlanningDefaults | None = N
 
 
 def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any = None) -> dict[str, Any]:
-    """Run an agent (or a prompt with a model adapter) once; returns the whole run (SPEC section 8).
+    """Run an agent (or a prompt with a model adapter) once; returns the whole run (as ``RunStore`` stores it).
 
     The run is recorded with ``origin="inspector"`` through ``recorder`` (a ``RunRecorder`` for the
     project's store) and written before this returns. A failure is a run with ``status="error"``.
@@ -406,7 +423,7 @@ def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any 
                 return failed_run(target.id, LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict(), input=input, kind=target.kind)
     run = relative_file(scope.runs[-1], root)
     recorded = recorder is not None and recorder.enabled and recorder.written > written_before
-    why = "recording is off" if recorder is None else (recorder.failure or "the run was not written")
+    why = "recording is off" if recorder is None else (recorder.failure or ("the runs file is locked by another process: the run waits and is written once it is free" if recorder.pending else "the run was not written"))
     out: dict[str, Any] = storable(run)
     out["recorded"] = recorded
     if not recorded:

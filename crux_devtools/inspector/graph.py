@@ -25,6 +25,11 @@ from typing import Any
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _NOT_DATA = (".py", ".pyc", ".pyo", ".so", ".pyd")
+# Audit events that change a file or folder, and the positions of the paths they change.
+_CHANGES = {
+    "os.rename": (0, 1), "os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.symlink": (1,), "os.link": (1,),
+    "os.truncate": (0,), "os.utime": (0,), "os.chmod": (0,), "shutil.rmtree": (0,), "shutil.move": (0, 1), "shutil.copyfile": (1,),
+}
 _NOT_PROJECT = tuple(f"{os.sep}{name}{os.sep}" for name in ("site-packages", ".venv", "venv", "node_modules", ".git"))
 
 
@@ -83,25 +88,30 @@ class Tracker:
             pass
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.active or event not in ("open", "os.listdir", "os.scandir"):
+        if event in _CHANGES:
+            self._wrote(args, _CHANGES[event])
+            return
+        if event not in ("open", "os.listdir", "os.scandir") or not (self.active or event == "open"):
             return
         try:
             path = args[0]
             if isinstance(path, int) or path is None:
                 return
-            path = os.fsdecode(path)
-            full = os.path.realpath(os.path.abspath(path))
-            if event == "open":
-                mode, flags = args[1], args[2]
-                writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                    mode is None and isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
-                )
-                if writes:
-                    # A file user code writes is not watched, even if it reads it too: its own
-                    # write would re-import the module, which writes it again, forever.
-                    if self.in_project(full):
-                        self.written.add(full)
-                    return
+            writes = event == "open" and (
+                (isinstance(args[1], str) and any(c in args[1] for c in "wax+"))
+                or (args[1] is None and isinstance(args[2], int) and bool(args[2] & _WRITE_FLAGS))
+            )
+            if not writes and not self.active:
+                return
+            full = os.path.realpath(os.path.abspath(os.fsdecode(path)))
+            if writes:
+                # A file user code writes is not watched, even if it reads it too: its own write
+                # would re-import the module, which writes it again, forever. Recorded at any time
+                # (a thread user code started may write later): the session takes the change of
+                # such a file for its echo.
+                if self.in_project(full):
+                    self.written.add(full)
+                return
             if not self.in_project(full) or full.endswith(_NOT_DATA) or f"{os.sep}__pycache__{os.sep}" in full:
                 return
             if f"{os.sep}.crux{os.sep}" in full or full.endswith(f"{os.sep}.crux"):
@@ -113,6 +123,23 @@ class Tracker:
             table.setdefault(full, set()).add(module)
         except Exception:  # noqa: BLE001, S110 - an audit hook must never raise into user code
             pass
+
+    def _wrote(self, args: tuple[Any, ...], positions: tuple[int, ...]) -> None:
+        """Record the project paths a file-changing call of user code names (see ``written``)."""
+        try:
+            for i in positions:
+                path = args[i]
+                if isinstance(path, int) or path is None:
+                    continue
+                full = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(os.fsdecode(path)))), os.path.basename(os.fsdecode(path)))
+                if self.in_project(full):
+                    self.written.add(full)
+        except Exception:  # noqa: BLE001, S110 - an audit hook must never raise into user code
+            pass
+
+    def written_files(self) -> list[str]:
+        """The project files and folders user code wrote, created, moved or removed (relative to the root)."""
+        return sorted(os.path.relpath(path, self.root) for path in list(self.written) if path.startswith(self.root))
 
     def _reader(self) -> str | None:
         """The project module whose code is running (innermost frame in a project file), else the one

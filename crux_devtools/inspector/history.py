@@ -129,10 +129,10 @@ def _reports_to_versions(conn: sqlite3.Connection) -> None:
             newest[key] = address
             if address not in stored:
                 stored.add(address)
-                conn.execute("INSERT OR IGNORE INTO blobs(hash, size, text) VALUES (?, ?, ?)", (address, _size(text), text))
+                conn.execute("INSERT OR IGNORE INTO blobs(hash, size, text) VALUES (?, ?, ?)", (address, _size(text), to_db(text)))
             conn.execute(
                 "INSERT INTO versions(prompt_id, example, system_hash, report_hash, seen_at) VALUES (?, ?, ?, ?, ?)",
-                (key[0], key[1], address, digest, seen_at),
+                (to_db(key[0]), to_db(key[1]), address, digest, seen_at),
             )
     # The file is vacuumed right after: zeroing hundreds of megabytes of freed pages first (Debian
     # builds SQLite with secure_delete on) would only make this step ten times slower.
@@ -215,6 +215,24 @@ def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+def to_db(text: str) -> str | bytes:
+    """A text as SQLite can take it. SQLite stores UTF-8, and a lone surrogate (a file read with
+    ``surrogateescape``, a string cut in the middle of a pair) has none: such a text is stored as its
+    bytes with the surrogate passed through, and ``from_db`` gives back the same text."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
+
+
+def from_db(value: Any) -> Any:
+    """A text stored by ``to_db``, as it was (bytes come back as the text with its surrogates)."""
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+
+
 def texts_of(report: Mapping[str, Any]) -> dict[tuple[str, str], str]:
     """Every (prompt id, example name) of a report with its system text, but for stale prompts (their
     module failed to load: they repeat their last good version)."""
@@ -238,7 +256,7 @@ def open_history(root: Path) -> tuple[History | None, str | None]:
         return History(root, retention=read_retention(Path(root))), None
     except HistoryUnavailable as exc:
         warning = f"history is off: {exc}; diffs against earlier versions are unavailable"
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, sqlite3.Error, ValueError) as exc:  # ValueError: a text no encoding takes
         fix = (
             "move the damaged file away to start a new history"
             if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
@@ -305,10 +323,10 @@ class History:
     def _load_newest(self) -> None:
         """The newest text hash of every prompt and example (SQLite takes bare columns from the MAX row)."""
         rows = self._db.execute("SELECT prompt_id, example, system_hash, MAX(seq) FROM versions GROUP BY prompt_id, example").fetchall()
-        self._newest = {(p, e): h for p, e, h, _ in rows}
+        self._newest = {(from_db(p), from_db(e)): h for p, e, h, _ in rows}
         self._seen_data = self._db.execute("PRAGMA data_version").fetchone()[0]
 
-    def _failed(self, exc: sqlite3.Error) -> None:
+    def _failed(self, exc: Exception) -> None:
         """Turn the store off after a failure (called with the lock held)."""
         if not self._off:
             self._off = True
@@ -341,11 +359,11 @@ class History:
                     for key in changed:
                         self._db.execute(
                             "INSERT OR IGNORE INTO blobs(hash, size, text) VALUES (?, ?, ?)",
-                            (hashed[key], _size(texts[key]), texts[key]),
+                            (hashed[key], _size(texts[key]), to_db(texts[key])),
                         )
                         self._db.execute(
                             "INSERT INTO versions(prompt_id, example, system_hash, report_hash, seen_at) VALUES (?, ?, ?, ?, ?)",
-                            (key[0], key[1], hashed[key], digest, now),
+                            (to_db(key[0]), to_db(key[1]), hashed[key], digest, now),
                         )
                     self._db.execute(
                         "INSERT INTO runs(started_at, hash, ok, duration_ms, errors, changed_files) VALUES (?, ?, ?, ?, ?, ?)",
@@ -362,7 +380,7 @@ class History:
                 if trimmed:
                     self._db.execute("PRAGMA incremental_vacuum").fetchall()  # one page per step: run it to the end
                 self._seen_data = self._db.execute("PRAGMA data_version").fetchone()[0]
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, ValueError) as exc:  # a text SQLite refused: off, never a failed load
                 self._failed(exc)
 
     # -- retention (inside the write transaction) ----------------------------------------------
@@ -374,7 +392,7 @@ class History:
                 "DELETE FROM versions WHERE prompt_id = ? AND example = ? AND seq <= "
                 "(SELECT seq FROM versions WHERE prompt_id = ? AND example = ? ORDER BY seq DESC LIMIT 1 OFFSET ?) "
                 "RETURNING system_hash",
-                (prompt_id, example, prompt_id, example, self.retention.keep),
+                (to_db(prompt_id), to_db(example), to_db(prompt_id), to_db(example), self.retention.keep),
             ).fetchall()
             gone.update(h for (h,) in rows)
         runs = self._db.execute("DELETE FROM runs WHERE id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?)", (RUNS_KEPT,))
@@ -421,9 +439,9 @@ class History:
             rows = self._select(
                 "SELECT v.seq, v.seen_at, v.report_hash, b.text FROM versions AS v JOIN blobs AS b ON b.hash = v.system_hash "
                 "WHERE v.prompt_id = ? AND v.example = ? ORDER BY v.seq DESC",
-                (prompt_id, example),
+                (to_db(prompt_id), to_db(example)),
             )
-        return [{"seq": r[0], "seen_at": r[1], "report_hash": r[2], "system": r[3]} for r in rows]
+        return [{"seq": r[0], "seen_at": r[1], "report_hash": r[2], "system": from_db(r[3])} for r in rows]
 
     def runs(self) -> list[dict[str, Any]]:
         """The kept loads, oldest first."""
@@ -442,9 +460,9 @@ class History:
             rows = self._select(
                 "SELECT b.text FROM versions AS v JOIN blobs AS b ON b.hash = v.system_hash "
                 "WHERE v.prompt_id = ? AND v.example = ? AND v.system_hash != ? ORDER BY v.seq DESC LIMIT 1",
-                (prompt_id, example, current),
+                (to_db(prompt_id), to_db(example), current),
             )
-        return rows[0][0] if rows else None
+        return from_db(rows[0][0]) if rows else None
 
     def close(self) -> None:
         with self._lock:

@@ -17,6 +17,8 @@ import ast
 import importlib
 import importlib.machinery
 import importlib.util
+import keyword
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -197,17 +199,53 @@ def assignment_lines(source: str | ast.Module | None) -> dict[str, int]:
     return lines
 
 
-def import_module(ref: dict[str, Any]) -> Any:
-    """Import one discovered module, freshly, by name or by file path."""
+def namespace_name(root: Path | None, path: str) -> str | None:
+    """The dotted name plain Python imports ``path`` by from the project root when a folder on the
+    way has no ``__init__.py`` (a namespace package: ``agents/support.py`` is ``agents.support``), or
+    ``None`` when it has none: a file at the top, a folder that is not an identifier, or a top name
+    that is something else (an installed package or module, which Python would import instead)."""
+    if root is None or not path:
+        return None
+    try:
+        parts = Path(os.path.realpath(path)).relative_to(os.path.realpath(root)).with_suffix("").parts
+    except ValueError:
+        return None
+    if len(parts) < 2 or not all(part.isidentifier() and not keyword.iskeyword(part) for part in parts):
+        return None
+    top = sys.modules.get(parts[0])
+    if top is not None:
+        locations = list(getattr(top, "__path__", None) or [])
+    else:
+        try:
+            spec = importlib.util.find_spec(parts[0])
+        except (ImportError, ValueError):
+            return None
+        locations = list(spec.submodule_search_locations or []) if spec is not None and spec.origin in (None, "namespace") else []
+    if not any(_same_file(location, str(Path(root) / parts[0])) for location in locations):
+        return None
+    return ".".join(parts)
+
+
+def import_module(ref: dict[str, Any], root: Path | None = None) -> Any:
+    """Import one discovered module, freshly, by name or by file path (under its dotted name when it
+    sits in a namespace package, so ``from . import x`` works as in plain Python)."""
     name, path = ref["name"], ref["path"]
     if ref.get("package"):
         return importlib.import_module(name)
+    dotted = namespace_name(root, path)
+    if dotted is not None:
+        return _import_in_namespace(dotted, path)
     existing = sys.modules.get(name)
     if existing is not None:
         if _same_file(getattr(existing, "__file__", None), path):
             return existing  # already imported by another project module (``from shared import x``)
         # A project file named like an already imported module (json.py, tokens.py): keep both.
         name = f"crux_project.{name}"
+    return _exec_file(name, path)
+
+
+def _exec_file(name: str, path: str) -> Any:
+    """Run the file ``path`` as the new module ``name`` (in ``sys.modules`` unless it raises)."""
     spec = importlib.util.spec_from_file_location(name, path, loader=ProjectSourceLoader(name, path))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path!r}: not a Python source file")
@@ -218,6 +256,18 @@ def import_module(ref: dict[str, Any]) -> Any:
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    return module
+
+
+def _import_in_namespace(name: str, path: str) -> Any:
+    """Import ``path`` as ``name`` inside its (namespace) parent package, as the import system would."""
+    existing = sys.modules.get(name)
+    if existing is not None and _same_file(getattr(existing, "__file__", None), path):
+        return existing  # already imported by a relative import of another project module
+    parent, _, child = name.rpartition(".")
+    package = importlib.import_module(parent)
+    module = _exec_file(name, path)
+    setattr(package, child, module)
     return module
 
 
@@ -255,7 +305,7 @@ def import_modules(
         if tracker is not None:
             tracker.current.append(ref["name"])
         try:
-            module = import_module(ref)
+            module = import_module(ref, root)
         except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - user code may raise anything
             error = LoadError.from_import(root, exc, ref, file=file).to_dict()
             errors.append(error)
@@ -332,9 +382,12 @@ def collect_targets(root: Path, loaded: list[tuple[dict[str, Any], Any]]) -> Loa
                 target.example_lines = example_lines(tree, target.line)
                 if target.id in by_id:
                     first = by_id[target.id]
+                    # The one whose module comes first (modules = [...] order, else file path order)
+                    # is shown, whichever was written first; the error is at the one not shown.
                     message = (
-                        f"two {kind}s share the id {target.id!r} ({first.file}:{first.line} and "
-                        f"{target.file}:{target.line}); ids must be unique, the first one is shown"
+                        f"two {kind}s share the id {target.id!r}: {first.file}:{first.line} is shown, "
+                        f"{target.file}:{target.line} is not (the module that comes first in discovery "
+                        f"order wins); ids must be unique: rename one"
                     )
                     project.errors.append(LoadError.plain("DuplicateIdError", message, file=target.file, line=target.line).to_dict())
                     seen[id(value)] = target

@@ -59,6 +59,8 @@ class LoadOutcome:
     watched: dict[str, list[str]] = field(default_factory=dict)  # data file or folder/ -> modules that read it
     imported: list[str] = field(default_factory=list)  # project files the worker imported (relative)
     faulted: frozenset[str] = frozenset()  # modules that hung or ended a worker (import, or one of its targets)
+    written: list[str] = field(default_factory=list)  # project files user code wrote (relative): their change is its own echo
+    reimported: list[str] = field(default_factory=list)  # modules an update imported again
 
 
 @dataclass(slots=True)
@@ -233,6 +235,7 @@ class Loader:
             reevaluated=[p["id"] for p in prompts],
             watched=_watched(result.get("watched")),
             imported=_strings(result.get("imported")),
+            written=_strings(result.get("written")),
             faulted=frozenset(self.faults) | {self.targets[t].module for t in self.target_faults if t in self.targets},
         )
 
@@ -396,4 +399,6 @@ async def update_project(
         reevaluated=fresh,
         watched=_watched(result.get("watched")),
         imported=_strings(result.get("imported")),
+        written=_strings(result.get("written")),
+        reimported=_strings(result.get("reimported")),
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..core.budget import ModelCapacityProfile, capacity_and_source, model_name_of
-from ..core.summaries import SummaryStore
+from ..core.summaries import LayeredSummaryStore, SummaryStore
 from .loader import Target
 from .report_types import PlanModel
 
@@ -92,9 +92,14 @@ class PlanningDefaults:
         return "none", None
 
     def preview_kwargs(self, target: Target) -> dict[str, Any]:
-        """``model=`` (only when the target names none), ``capacity_resolver=`` and ``summary_store=``."""
+        """``model=`` (only when the target names none), ``capacity_resolver=`` and ``summary_store=``
+        (the project's store, under a fresh layer for the summaries this preview prepares)."""
         source, model = self.planned_model(target)
-        kwargs: dict[str, Any] = {"capacity_resolver": self.resolve, "summary_store": self.summary_store}
+        # The summaries a preview prepares itself, as generate would before sending (extractive, no
+        # model), go to a fresh in-memory layer: never to the project's file, never seen by another
+        # preview (a ladder with on_miss="fail" must not find a summary another one prepared).
+        store = LayeredSummaryStore(SummaryStore(), self.summary_store)
+        kwargs: dict[str, Any] = {"capacity_resolver": self.resolve, "summary_store": store}
         if source == "project":
             kwargs["model"] = model
         return kwargs

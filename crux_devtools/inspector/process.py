@@ -5,7 +5,8 @@ used one). To keep edit-to-report fast, ``pool.WorkerPool`` keeps one spare work
 ahead of time, with the library, pydantic and tiktoken imported and the encoding loaded, waiting
 for its first job. A timed-out or crashed worker is killed with its whole process group, and so is
 the group of a worker that ended by itself (user code may have left children in it). Workers also
-die with the server's process (``PR_SET_PDEATHSIG``, set in the worker).
+die with the server's process (``PR_SET_PDEATHSIG``, set in the worker), and the children user code
+started in their groups with it too: ``reaper`` kills the groups when this process dies.
 
 A request may be answered by progress events first (see ``wire.py``): the timeout applies to each
 step between two of them, so a slow project is not a hung one.
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import reaper
 from .errors import LoadError
 from .report_types import LoadErrorDict
 
@@ -140,6 +142,7 @@ class WorkerProcess:
         # The last ``os._exit`` user code called in this worker, as the worker reported it.
         self.exit_call: dict[str, Any] | None = None
         self.exited.add_done_callback(lambda _: self.kill_group())
+        reaper.watch(pid)  # its group dies with this process, however this process ends
         if greeted:
             self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._ready.set_result(None)
@@ -307,6 +310,7 @@ class WorkerProcess:
         self._group_killed = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
+        reaper.forget(self.pid)
 
     async def close(self) -> None:
         self.kill()

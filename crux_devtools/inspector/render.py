@@ -9,8 +9,9 @@ import textwrap
 from typing import Any
 
 from .errors import LoadError
-from .render_sent import body, candidate_tokens, render_sent_example
+from .render_sent import body, candidate_tokens, render_sent_example, status_words
 from .report_types import ExampleReport, LoadErrorDict, PromptReport, Report
+from ..statuses import fails, term, word
 
 RULE = "-" * 72
 
@@ -33,20 +34,45 @@ def failure_line(error: dict[str, Any], context: str = "") -> str:
     return f"{location(error)}: {error.get('type', 'Error')}: {message}"
 
 
-def failures(report: Report) -> list[str]:
-    """Every failure of a report, one line each: load errors, example errors, planning refusals."""
+def failures(report: Report, *, strict: bool = False) -> list[str]:
+    """Every failure of a report, one line each: load errors, then each example whose status fails
+    (``statuses.fails``: the status the worker decided, never decided again here), with what failed;
+    under ``strict``, each prompt that could not be checked too (``not_checked``)."""
     lines = [failure_line(dict(e)) for e in report["errors"]]
     for prompt in report["prompts"]:
         for example in prompt["examples"]:
-            where = f"{prompt['kind']} {prompt['id']!r} example {example['name']!r}"
-            if example["error"] is not None:
-                error = LoadError.from_dict(example["error"]).located(prompt["file"], prompt["line"])
-                lines.append(failure_line(dict(error.to_dict()), where))
-            failure = example["preview_error"]
-            if failure is not None:
-                refusal = LoadError.plain(f"RequestCompositionError[{failure['code']}]", failure["message"], file=prompt["file"], line=prompt["line"])
-                lines.append(failure_line(dict(refusal.to_dict()), where + " (planning)"))
-            lines.extend(failure_line({"file": prompt["file"], "line": prompt["line"], **problem}, where) for problem in _refusals(example))
+            if fails(example["status"]):
+                lines.extend(_example_failures(prompt, example))
+        if strict and prompt["status"] == "not-checked":
+            lines.append(_not_checked_line(prompt, "NotChecked: "))
+    return lines
+
+
+def not_checked(report: Report) -> list[str]:
+    """One line per prompt ``check`` could not check (required inputs and no examples)."""
+    return [_not_checked_line(p, "not checked: ") for p in report["prompts"] if p["status"] == "not-checked"]
+
+
+def _not_checked_line(prompt: PromptReport, head: str) -> str:
+    why = prompt["note"] or f"{prompt['kind']} {prompt['id']!r}: {term('not-checked').means}"
+    return f"{prompt['file']}:{prompt['line'] or 0}: {head}{why}"
+
+
+def _example_failures(prompt: PromptReport, example: ExampleReport) -> list[str]:
+    """What failed in an example whose status fails, one line each (at least one line)."""
+    where = f"{prompt['kind']} {prompt['id']!r} example {example['name']!r}"
+    lines: list[str] = []
+    if example["error"] is not None:
+        error = LoadError.from_dict(example["error"]).located(prompt["file"], prompt["line"])
+        lines.append(failure_line(dict(error.to_dict()), where))
+    failure = example["preview_error"]
+    if failure is not None:
+        refusal = LoadError.plain(f"RequestCompositionError[{failure['code']}]", failure["message"], file=prompt["file"], line=prompt["line"])
+        lines.append(failure_line(dict(refusal.to_dict()), where + " (planning)"))
+    lines.extend(failure_line({"file": prompt["file"], "line": prompt["line"], **problem}, where) for problem in _refusals(example))
+    if not lines:  # the status says it fails: say so, even when no detail explains it
+        status = term(example["status"])
+        lines.append(failure_line({"file": prompt["file"], "line": prompt["line"], "type": status.word, "message": status.means}, where))
     return lines
 
 
@@ -106,7 +132,7 @@ def render_example(example: ExampleReport, brief: bool = False) -> str:
     out: list[str] = []
     inspection = example["inspection"]
     if example["error"] is not None:
-        out.append(f"  example {example['name']!r}: ERROR")
+        out.append(f"  example {example['name']!r}: {word(example['status'])}")
         out.append(render_error(example["error"], traceback=False))
         return "\n".join(out)
     if inspection is None:
@@ -115,7 +141,7 @@ def render_example(example: ExampleReport, brief: bool = False) -> str:
     out.append(
         f"  example {example['name']!r}: {inspection['total_tokens']} tokens "
         f"(system {inspection['system_tokens']}, prompt {inspection['prompt_tokens']}), "
-        f"budget {budget if budget is not None else 'none'}, {'fits' if inspection['fits'] else 'OVER BUDGET'}"
+        f"budget {budget if budget is not None else 'none'}, {status_words(example)}"
     )
     if example.get("input"):
         out.append(f"    input: {example['input']}")
@@ -163,9 +189,9 @@ def render_prompt(prompt: PromptReport, *, resolved: bool = False, brief: bool =
     """One prompt: by default each example as sent; ``resolved``: as the resolver made it."""
     where = f"{prompt['file']}:{prompt['line'] or 0}"
     if resolved:
-        out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {prompt['total_tokens']} input tokens as planned"]
+        out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {word(prompt['status'])}, {prompt['total_tokens']} input tokens as planned"]
     else:
-        out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {prompt['status']}, {len(prompt['examples'])} example(s)"]
+        out = [RULE, f"{prompt['kind']} {prompt['id']}  ({where})  status: {word(prompt['status'])}, {len(prompt['examples'])} example(s)"]
     if prompt.get("note"):
         out.append(f"  {prompt['note']}")
     for example in prompt["examples"]:

@@ -1,6 +1,6 @@
 """Recorded runs as plain text, for the command line: one line per run, and a run's one-line summary.
 
-Reads run dicts (SPEC section 8 shape, or the ``RunSummary`` of ``RunStore.list``) and never
+Reads run dicts (the shape ``core/runstore.py`` describes, or the ``RunSummary`` of ``RunStore.list``) and never
 re-derives anything: token figures are the receipts' and the provider's.
 """
 
@@ -10,19 +10,37 @@ from datetime import datetime
 from typing import Any
 
 from ..core.pricing import format_usd
+from .visible import visible
 
 COLUMNS = ("TIME", "TARGET", "STATUS", "STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST", "MODEL", "ORIGIN", "ID")
 RIGHT = frozenset({"STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST"})
 
 
-def local_time(started_at: Any) -> str:
-    """``started_at`` (ISO 8601) in local time to the second, or ``-``."""
+def local_datetime(started_at: Any) -> datetime | None:
+    """``started_at`` (ISO 8601) in local time (a time without zone as it is), or ``None`` when it
+    cannot be read or shown in local time (``0001-01-01T00:00:00+01:00`` has no local time)."""
     if not isinstance(started_at, str):
-        return "-"
+        return None
     try:
-        return datetime.fromisoformat(started_at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return started_at[:19]
+        when = datetime.fromisoformat(started_at)
+        return when.astimezone() if when.tzinfo is not None else when
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def local_time(started_at: Any) -> str:
+    """``started_at`` (ISO 8601) in local time to the second, or the recorded text, or ``-``."""
+    when = local_datetime(started_at)
+    if when is not None:
+        return when.strftime("%Y-%m-%d %H:%M:%S")
+    return started_at[:32] if isinstance(started_at, str) and started_at else "-"
+
+
+def count(value: Any) -> str:
+    """A token count with thousands separators; anything else that was recorded as it is, or ``-``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return "-" if value is None else str(value)
 
 
 def duration(ms: Any) -> str:
@@ -35,23 +53,39 @@ def usage(value: Any) -> str:
     """The provider-reported usage as ``in/out``, or ``-`` when the provider reported none."""
     if not isinstance(value, dict):
         return "-"
-    return f"{value.get('input_tokens', 0):,}/{value.get('output_tokens', 0):,}"
+    return f"{count(value.get('input_tokens', 0))}/{count(value.get('output_tokens', 0))}"
 
 
 def step_count(run: dict[str, Any]) -> int:
-    count = run.get("step_count")
-    return count if isinstance(count, int) else len(run.get("steps") or [])
+    given = run.get("step_count")
+    if isinstance(given, int) and not isinstance(given, bool):
+        return given
+    steps = run.get("steps")
+    return len(steps) if isinstance(steps, list) else 0
 
 
 def input_tokens(run: dict[str, Any]) -> int:
-    """Our count of what was sent, summed over the steps (the receipts' ``input_tokens``)."""
+    """Our count of what was sent, summed over the steps (the receipts' ``input_tokens``); a step
+    whose count is missing or not a number adds nothing."""
     total = run.get("input_tokens")
-    if isinstance(total, int):
+    if isinstance(total, int) and not isinstance(total, bool):
         return total
-    return sum((s.get("request") or {}).get("input_tokens") or 0 for s in run.get("steps") or [] if isinstance(s, dict))
+    steps = run.get("steps")
+    found = 0
+    for step in steps if isinstance(steps, list) else []:
+        request = step.get("request") if isinstance(step, dict) else None
+        tokens = request.get("input_tokens") if isinstance(request, dict) else None
+        if isinstance(tokens, int) and not isinstance(tokens, bool):
+            found += tokens
+    return found
 
 
 def cells(run: dict[str, Any]) -> tuple[str, ...]:
+    """The run's cells, each on one line with its control characters shown, never obeyed."""
+    return tuple(visible(cell) for cell in raw_cells(run))
+
+
+def raw_cells(run: dict[str, Any]) -> tuple[str, ...]:
     return (
         local_time(run.get("started_at")),
         str(run.get("target") or "-"),
@@ -108,4 +142,4 @@ def run_summary(run: dict[str, Any]) -> str:
         parts.append(f"recorded as {run.get('id')}")
     elif run.get("record_error"):
         parts.append(f"not recorded: {run['record_error']}")
-    return " · ".join(parts)
+    return visible(" · ".join(parts))

@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 from .report_types import ExampleReport, PromptReport
-from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, example_status, message_text, over_reason, rung_text, system_parts, tokens_of
+from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, message_text, rung_text, system_parts, tokens_of
+from ..statuses import term
 
 BRIEF_LINES = 4  # lines kept of a long text under --brief
 BRIEF_WIDTH = 160  # characters kept of a long line under --brief
@@ -40,14 +41,19 @@ def candidate_tokens(candidate: dict[str, Any]) -> str:
     return f"{candidate['input_tokens']} tokens"
 
 
+def status_words(example: ExampleReport) -> str:
+    """The example's status as every surface writes it: its word, and for a state other than
+    ``fits`` what it means (``over limit: no plan fits ...``)."""
+    status = term(example["status"])
+    return status.word if example["status"] == "fits" else f"{status.word}: {status.means}"
+
+
 def headline(example: ExampleReport) -> str:
     """``example 'busy-day': input tokens 2238 of max 5292 (fits)``."""
     preview = example["preview"] or {}
-    status = example_status(example)
-    word = over_reason(example) if status == "over" else status
     if preview:
-        return f"  example {example['name']!r}: input tokens {preview.get('input_tokens')} of max {preview.get('max_input_tokens')} ({word})"
-    return f"  example {example['name']!r}: no plan ({word})"
+        return f"  example {example['name']!r}: input tokens {preview.get('input_tokens')} of max {preview.get('max_input_tokens')} ({status_words(example)})"
+    return f"  example {example['name']!r}: no plan ({status_words(example)})"
 
 
 def plan_lines(prompt: PromptReport, preview: dict[str, Any]) -> list[str]:
@@ -116,7 +122,8 @@ def summary_lines(example: ExampleReport) -> list[str]:
     for s in example["summaries"]:
         state = "prepared" if s.get("prepared") else "not prepared"
         needs = " (needs its model to prepare)" if s.get("needs_model") and not s.get("prepared") else ""
-        out.append(f"    summary of {s.get('contributor')} ({s.get('strategy')}): {state}{needs}")
+        note = s.get("note")  # prepared here, or prepared by generate before sending: says so
+        out.append(f"    summary of {s.get('contributor')} ({s.get('strategy')}): {note if note else state + needs}")
     return out
 
 

@@ -113,7 +113,7 @@ async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: 
         for call in response.tool_calls:
             shown = answers.get(_call_key(call.name, call.arguments))
             if shown is None and live_tools and call.name in real_tools:
-                results, pending, failure = await run_tools([call], {call.name: real_tools[call.name]}, frame["namespace"], default_counter())
+                results, pending, failure, _cause = await run_tools([call], {call.name: real_tools[call.name]}, frame["namespace"], default_counter())
                 if failure is not None:
                     error = failure.to_dict()
                     break

@@ -27,7 +27,9 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict  # pydantic validates typing_extensions TypedDicts on 3.11
 
-Status = Literal["fits", "over", "error"]
+from ..statuses import StatusKey
+
+Status = StatusKey  # the states and their words: statuses.py
 
 
 class LoadErrorDict(TypedDict):
@@ -57,12 +59,21 @@ class PlanErrorDict(TypedDict):
     request_id: str | None
 
 
+SummaryStateName = Literal["prepared", "prepared-here", "generate-prepares", "not-prepared"]
+
+
 class SummaryState(TypedDict):
     contributor: str
     strategy: str
     needs_model: bool
     model: str | None
     prepared: bool
+    # "prepared": in the project's store; "prepared-here": extractive, prepared by the inspector for
+    # this view (no model) as generate prepares it; "generate-prepares": needs a model, and generate
+    # prepares it before sending (the request shown is the fallback sent if that fails);
+    # "not-prepared": generate would not prepare it (on_miss "fail" or "skip", or not needed).
+    state: NotRequired[SummaryStateName]
+    note: NotRequired[str | None]  # one sentence saying so, for every view
 
 
 class ExampleReport(TypedDict):
@@ -130,6 +141,9 @@ class Report(TypedDict):
     modules_found: bool
     load: Literal["full", "incremental"]
     reevaluated: list[str]
+    verified: bool  # a fresh load of every module, with no change since it started, gave what is shown
+    disagreements: int  # prompts (and the error list, as one) that this report's verification corrected
+    imported_note: NotRequired[str | None]  # which files the worker imports and why (discovery.imported_note)
 
 
 class PreparedSummary(TypedDict):

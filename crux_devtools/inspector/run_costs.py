@@ -33,7 +33,7 @@ class Prices:
         self._lock = threading.Lock()
         self._stamp: float | None = None
         self._profiles: dict[str, Any] = {}
-        self._cache: dict[str, Price | None] = {}
+        self._prices: dict[str, Price | None] = {}
 
     def _refresh(self) -> None:
         if self.root is None:
@@ -43,7 +43,7 @@ class Prices:
         except OSError:
             stamp = -1.0
         if stamp != self._stamp:
-            self._stamp, self._cache = stamp, {}
+            self._stamp, self._prices = stamp, {}
             try:
                 self._profiles = read_model_config(self.root)[0].get("models") or {}
             except Exception:  # noqa: BLE001 - an unreadable pyproject prices nothing; the list page says why elsewhere
@@ -54,9 +54,9 @@ class Prices:
             return None
         with self._lock:
             self._refresh()
-            if model not in self._cache:
-                self._cache[model] = price_for(model, self._profiles, known_prices=self.known_prices)
-            return self._cache[model]
+            if model not in self._prices:
+                self._prices[model] = price_for(model, self._profiles, known_prices=self.known_prices)
+            return self._prices[model]
 
     def step_cost(self, step: Mapping[str, Any], model: Any = None) -> float | None:
         """One recorded step's cost, or None (no usage, or its model has no price)."""

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Mapping
 from typing import Any
+
+from ..core.runstore import json_text
 
 CSV_COLUMNS = (
     "id", "started_at", "target", "kind", "status", "origin", "model", "steps", "input_tokens",
@@ -18,8 +19,8 @@ CSV_COLUMNS = (
 
 
 def jsonl_line(run: Mapping[str, Any]) -> str:
-    """One run as one line of JSON."""
-    return json.dumps(run, ensure_ascii=False, separators=(",", ":"))
+    """One run as one line of JSON (a lone surrogate the store kept written as its escape)."""
+    return json_text(run)
 
 
 def csv_row(run: Mapping[str, Any]) -> list[Any]:
@@ -50,7 +51,12 @@ def csv_lines(runs: list[Mapping[str, Any]], *, header: bool = True) -> str:
     if header:
         writer.writerow(CSV_COLUMNS)
     writer.writerows(csv_row(r) for r in runs)
-    return out.getvalue()
+    text = out.getvalue()
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate the store kept: its escape, as the JSON outputs write it
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 __all__ = ["CSV_COLUMNS", "csv_lines", "csv_row", "jsonl_line"]

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.rungs import label
-from .report_types import ExampleReport
 
 def rung_text(choice: Mapping[str, Any]) -> str:
     """A candidate's or adaptation's rung as every view writes it: its label, and the alternative's id
@@ -205,19 +204,3 @@ def capacity_line(preview: dict[str, Any], plan_model: dict[str, Any] | None = N
     elif source:
         bits.append(f"capacity from {CAPACITY_SOURCES.get(source, source)}")
     return " · ".join(bits)
-
-
-def example_status(example: ExampleReport) -> str:
-    """The example's one status (``ExampleReport["status"]``): ``fits``, ``over`` or ``error``."""
-    return example["status"]
-
-
-def over_reason(example: ExampleReport) -> str:
-    """Why an example is ``over``, in words: the plan is over its limit, or the system text is over
-    its ``token_budget`` even after every drop."""
-    preview = example["preview"] or {}
-    failure = example["preview_error"]
-    if preview.get("status") == "over-limit" or (failure is not None and failure["code"] == "REQUEST_TOO_LARGE"):
-        return "over-limit: nothing would be sent"
-    inspection = example["inspection"] or {}
-    return f"over: the system text is over its token_budget of {inspection.get('token_budget')} even after drops"

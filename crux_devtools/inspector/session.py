@@ -9,7 +9,7 @@ Staleness is per module: a module that fails to load keeps its last good prompts
 each marked ``"stale": true`` and still answered (budget, custom input) by the worker that loaded
 them; the other modules' prompts are current.
 
-Incremental evaluation (issue 15). The first load is full: every module is imported in a fresh
+Incremental evaluation. The first load is full: every module is imported in a fresh
 worker, which records the import graph and the files user code read (``graph.py``). The session
 keeps that worker, and a save becomes an ``update`` request to it: the worker forgets the changed
 modules and the modules that (transitively) import them or read the changed file, imports them
@@ -23,12 +23,23 @@ change the held worker cannot take: ``pyproject.toml``, the module list, a chang
 the project (the worker compares the library files it imported with the disk), a module that hung or
 ended a worker, and a module whose last good version (shown stale) the held worker keeps: an update
 that crashed it would lose that version, so that save loads in full and the old worker keeps it.
+
+At rest, the truth. The import graph cannot see everything user code does at import (a module that
+appends to another's list, ``importlib`` in a callback, ``Path(...).exists()``, a symlink, a
+process-wide registry), so an update's report is not *verified*: once no change came for
+``verify_after`` seconds, a fresh worker (the warm spare) loads the whole project, its report
+replaces the shown one where they differ (each difference logged and counted in ``disagreements``),
+and it becomes the held worker (memory stays flat; process-wide state starts clean). Any change under
+the project that no module imported or read (a file created, a link re-pointed) leads to a
+verification too, except a file the worker's own code wrote (its echo: asked of the worker, which
+records writes at any time). ``settled()`` waits for the verification.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -41,11 +52,12 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import ModuleRef, discover, is_ignored, read_model_config, read_watch_ignore
+from .discovery import ModuleRef, discover, imported_note, is_ignored, read_model_config, read_watch_ignore
 from .errors import FailedExample, LoadError
 from .history import open_history
 from .loading import LoadOutcome, load_project, update_project
 from .pool import WorkerPool
+from .reload_rules import Held, Incremental, VerifyOnly, decide, was_read
 from .process import WorkerError, WorkerProcess
 from .report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
 
@@ -139,6 +151,7 @@ class ProjectSession:
         prewarm: bool = True,
         fork: bool = True,
         runs_poll: float = 0.1,
+        verify_after: float = 0.3,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -174,17 +187,29 @@ class ProjectSession:
         self._retiring: set[WorkerProcess] = set()
         self._writes: set[asyncio.Future[None]] = set()  # history writes, finished before closing
         self._preload: list[str] = []
+        self._imported_note: str | None = None  # discovery.imported_note of the last load
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
         self._files: list[str] = []  # the project's module files, compiled ahead by the spare
         self._hashes: dict[str, str] = {}
         self._copies: dict[int, tuple[PromptReport, PromptReport]] = {}  # see ``_merge``
         self._hash_cache: dict[int, tuple[PromptReport, str]] = {}  # see ``prompt_hashes``
         self._recent: list[Report] = []  # distinct reports, newest last (no history file)
+        self._released: list[Report] = []  # reports no longer kept, freed by the next verification (see ``_remember``)
         self.evaluations = 0
         self.runs_poll = runs_poll
         self._runs: Any = None  # the project's RunStore, opened on first use
         self._runs_warned = False
         self._runs_task: asyncio.Task[None] | None = None
+        # Verification (see "At rest, the truth" in the module docstring).
+        self.verify_after = verify_after
+        self._needs_verify = False  # the shown report comes from an update (or skipped one): not verified
+        self._unseen: set[str] = set()  # changed files no module imported or read, since the last full load
+        self._verify_next = False  # the runner's next job is a verification
+        self._verifier: asyncio.Task[None] | None = None  # waits for the saves to settle, then verifies
+        self._since_verified: set[str] = set()  # files changed since the last verified report (for the log)
+        self._echoes: set[str] = set()  # files the worker's user code wrote (their echo is not a change)
+        self.verifications = 0  # verification loads run (tests, benchmarks)
+        self.disagreements = 0  # prompts (and error lists) a verification corrected, in total
 
     # -- reading -------------------------------------------------------------------------------
     @property
@@ -237,6 +262,8 @@ class ProjectSession:
     async def stop(self) -> None:
         if self._stop is not None:
             self._stop.set()
+        if self._verifier is not None:
+            self._verifier.cancel()
         if self._watch_task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch_task
@@ -279,10 +306,15 @@ class ProjectSession:
         await self.stop()
 
     async def settled(self) -> None:
-        """Wait until no evaluation is running or pending, the next worker is warm and the history is
-        written (benchmarks, tests)."""
-        while self._runner is not None and not self._runner.done():
-            await asyncio.shield(self._runner)
+        """Wait until no evaluation or verification is running or pending (the report shown is then
+        verified), the next worker is warm and the history is written (benchmarks, tests)."""
+        while True:
+            if self._runner is not None and not self._runner.done():
+                await asyncio.shield(self._runner)
+            elif self._verifier is not None and not self._verifier.done():
+                await asyncio.wait({self._verifier})
+            else:
+                break
         await self._pool.ready()
         if self._tasks:  # priming the spare, retiring old workers
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
@@ -297,10 +329,32 @@ class ProjectSession:
         self._emit(SessionEvent("error", self._version, f"Watching files stopped ({type(exc).__name__}: {exc}); reload by hand"))
 
     def _changed(self, files: list[str]) -> None:
-        """Watcher callback: schedule a re-evaluation of the files that can change the report."""
+        """Watcher callback: schedule a re-evaluation of the files that can change the report, and a
+        verification after any other change (not one the worker's own code wrote, nor ``watch_ignore``)."""
+        files = [f for f in files if f.replace("\\", "/") not in self._echoes]
         wanted = [f for f in files if self.is_watched(f)]
         if wanted:
             self._schedule(wanted)
+        unseen = [f for f in files if f not in wanted and not is_ignored(f.replace("\\", "/"), self._ignore)]
+        if unseen:
+            # No module imported or read it, but user code may look at it in ways the import graph
+            # does not see (a new module behind ``try: import``, ``Path(...).exists()``, a symlink).
+            self._since_verified.update(unseen)
+            self._unseen.update(unseen)
+        if wanted or unseen:
+            self._arm_verification()
+
+    def _arm_verification(self) -> None:
+        """(Re)start the wait for the saves to settle; the verification runs ``verify_after`` seconds
+        after the last change, once no evaluation is running."""
+        if self._verifier is not None:
+            self._verifier.cancel()
+        self._verifier = asyncio.ensure_future(self._verify_later())
+
+    async def _verify_later(self) -> None:
+        await asyncio.sleep(self.verify_after)
+        if self._needs_verify or self._unseen:
+            self._schedule(verify=True)
 
     def is_watched(self, relative: str) -> bool:
         """Whether a change to this project file (path relative to the root) can change the report:
@@ -311,11 +365,14 @@ class ProjectSession:
             return True
         if is_ignored(posix, self._ignore):
             return False
-        return posix.endswith(".py") or self._was_read(posix)
+        return posix.endswith(".py") or was_read(posix, self._watched)
 
-    def _schedule(self, files: list[str] | tuple[str, ...] = ()) -> asyncio.Future[None]:
+    def _schedule(self, files: list[str] | tuple[str, ...] = (), *, verify: bool = False) -> asyncio.Future[None]:
         self._pending_files.update(files)
-        self._full = self._full or not files
+        if verify:
+            self._verify_next = True
+        else:
+            self._full = self._full or not files
         self._dirty = True
         if self._runner is None or self._runner.done():
             self._runner = asyncio.ensure_future(self._run_pending())
@@ -331,16 +388,44 @@ class ProjectSession:
             files = sorted(self._pending_files)
             self._pending_files.clear()
             full, self._full = self._full, False
-            await self._load(files, full=full)
+            verify, self._verify_next = self._verify_next, False
+            verifying = verify and not files and not full  # a change to a module first: it is verified later
+            if verify and not verifying:
+                self._needs_verify = True
+            if verifying and not self._needs_verify and not await self._unexplained():
+                continue  # only files the worker's own code wrote changed: nothing to verify
+            if verifying:
+                self._released.clear()  # in the background: see ``_remember``
+            await self._load(files, full=full or verifying, verifying=verifying)
+        if self._needs_verify or self._unseen:
+            self._arm_verification()
+
+    async def _unexplained(self) -> bool:
+        """Whether a changed file that no module read is not one the held worker's code wrote (a thread
+        it started may write at any time): asks the worker what it wrote."""
+        worker = self._worker
+        if worker is not None and worker.alive and not worker.lock.locked():  # busy (a Run): verify rather than wait
+            try:
+                answer = await worker.request({"op": "written"}, self.timeout)
+            except WorkerError as exc:
+                log.info("asking the worker which files its code wrote failed: %s", exc)
+            else:
+                if answer.get("ok") and isinstance(answer.get("result"), dict):
+                    self._echoes |= {f for f in answer["result"].get("written", []) if isinstance(f, str)}
+        self._unseen -= self._echoes
+        return bool(self._unseen)
 
     # -- loading -------------------------------------------------------------------------------
-    async def _load(self, files: list[str], *, full: bool = True) -> None:
+    async def _load(self, files: list[str], *, full: bool = True, verifying: bool = False) -> None:
         started = time.perf_counter()
+        self._since_verified.update(files)
         try:
             discovery, models, config_errors, ignore = await asyncio.to_thread(self._read_project)
+            self._imported_note = imported_note(discovery)  # the report says which files run, and why
         except OSError as exc:
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
+            self._needs_verify = False  # nothing can be loaded: the next change tries again
             error = LoadError.plain(type(exc).__name__, f"cannot read the project folder: {exc}").to_dict()
             failed = LoadOutcome([], [error], {}, frozenset(self._known), None)
             self._hold(failed, list(self._known), [], files, time.perf_counter() - started, False)
@@ -348,14 +433,15 @@ class ProjectSession:
         names = [m.name for m in discovery.modules]
         errors = list(discovery.errors) + config_errors
         outcome: LoadOutcome | None = None
-        if not full and self._can_update(files, discovery.modules):
-            known = self._imported | {os.path.relpath(m.path, self.root) for m in discovery.modules if m.path}
-            concerned = [f for f in files if f in known or self._was_read(f)]
-            # A Python file no module imported may be what a broken module failed to import: retry those.
-            unknown = any(f.endswith(".py") and f not in known for f in files)
-            retry = self._broken - self._faulted if unknown else frozenset()
-            if not concerned and not retry:
-                return  # nothing the held worker imported or read changed: no evaluation, no event
+        decision = decide(files, self._held(discovery.modules), full=full)
+        if isinstance(decision, VerifyOnly):
+            # Nothing the held worker imported or read changed: no update, no event; a fresh load
+            # verifies it (a new module behind ``try: import``, a file looked at but not opened).
+            log.debug("%s: %s; verifying in the background", self.root, decision.reason)
+            self._needs_verify = True
+            return
+        if isinstance(decision, Incremental):
+            retry = decision.retry
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the changed modules…", changed_files=files))
             previous = {p["id"]: p for name, ps in self._known.items() if name not in self._broken for p in ps}
@@ -369,12 +455,15 @@ class ProjectSession:
                 self.fallbacks += 1
                 log.info("incremental update of %s fell back to a full load: %s", self.root, update)
             else:
-                outcome = update
-        else:
+                outcome = self._keep_broken(update, discovery.modules)
+                self._needs_verify = True
+        elif not verifying:  # a verification runs in the background: the report shown stays until it is done
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
         self._ignore = ignore
         if outcome is None:
+            self._needs_verify = False  # a change from here on is verified by another load
+            self._unseen.clear()
             self._files = [m.path for m in discovery.modules if m.path and not m.package]
             outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout, models)
             if outcome.worker is not None:
@@ -382,7 +471,8 @@ class ProjectSession:
             self._refs, self._faulted = list(discovery.modules), outcome.faulted
         self._broken = outcome.broken
         self._watched, self._imported = outcome.watched, set(outcome.imported)
-        self._hold(outcome, names, errors, files, time.perf_counter() - started, bool(discovery.modules))
+        self._echoes = set(outcome.written)
+        self._hold(outcome, names, errors, files, time.perf_counter() - started, bool(discovery.modules), verifying=verifying)
         if outcome.kind == "incremental":
             return  # the spare made after the last full load still waits for the next one
         # The next change's worker warms up while the person edits, primed with this load's libraries,
@@ -401,24 +491,28 @@ class ProjectSession:
         ignore, ignore_errors = read_watch_ignore(self.root)
         return discovery, models, model_errors + ignore_errors, ignore
 
-    def _can_update(self, files: list[str], modules: list[ModuleRef]) -> bool:
-        """Whether the held worker can take these changes as an update (else: a full load)."""
-        return (
-            bool(files)
-            and "pyproject.toml" not in files
-            and self._worker is not None
-            and self._worker.alive
-            and self._refs == modules
-            and not self._faulted
-            and self._report is not None
+    def _held(self, modules: list[ModuleRef]) -> Held:
+        """What this session holds, for ``reload_rules.decide``."""
+        return Held(
+            worker_alive=self._worker is not None and self._worker.alive,
+            same_modules=self._refs == modules,
+            has_report=self._report is not None,
+            module_files=frozenset(os.path.relpath(m.path, self.root) for m in modules if m.path),
+            imported=frozenset(self._imported),
+            watched=self._watched,
+            broken=self._broken,
+            faulted=self._faulted,
         )
 
-    def _was_read(self, relative: str) -> bool:
-        """A changed file user code read while the held worker loaded (or whose folder it listed)."""
-        if relative in self._watched:
-            return True
-        folder = relative.rsplit("/", 1)[0] + "/" if "/" in relative else "./"
-        return folder in self._watched
+    def _keep_broken(self, update: LoadOutcome, modules: list[ModuleRef]) -> LoadOutcome:
+        """A module that was broken and that this update did not import again is still broken: its
+        error stays, and its last good prompts stay shown (stale), whatever else was saved."""
+        still = self._broken - set(update.reimported)
+        if not still or self._report is None:
+            return update
+        files = {os.path.relpath(m.path, self.root) for m in modules if m.name in still and m.path}
+        kept = [e for e in self._report["errors"] if e["file"] in files]
+        return dataclasses.replace(update, broken=update.broken | still, errors=[*kept, *update.errors])
 
     def _merge(self, outcome: LoadOutcome, names: list[str]) -> tuple[list[PromptReport], dict[str, WorkerProcess]]:
         """This load's prompts, plus the last good prompts of its broken modules (marked stale).
@@ -470,15 +564,25 @@ class ProjectSession:
         files: list[str],
         elapsed: float,
         found_modules: bool,
+        *,
+        verifying: bool = False,
     ) -> None:
         before = self._hashes
-        self._version += 1
         errors = [*errors, *outcome.errors]
         good = not errors
         prompts, owners = self._merge(outcome, names)
         cache = self._hash_cache
         hashes = prompt_hashes(prompts, cache)
         self._hash_cache = {id(p): cache[id(p)] for p in prompts if id(p) in cache}
+        # Shown as the truth at rest: a fresh load of every module, with no change since it started.
+        verified = outcome.kind == "full" and not self._needs_verify and not self._unseen and not self._dirty
+        disagreements = 0
+        if verifying:
+            disagreements = self._compare(before, hashes, errors)
+            if not disagreements and self._report is not None:
+                self._confirm(outcome, prompts, owners, hashes, verified, files)
+                return
+        self._version += 1
         report: Report = {
             "version": self._version,
             "project": str(self.root),
@@ -492,20 +596,22 @@ class ProjectSession:
             "modules_found": found_modules,
             "load": outcome.kind,
             "reevaluated": list(outcome.reevaluated),
+            "verified": verified,
+            "disagreements": disagreements,
+            "imported_note": self._imported_note,
         }
         self._swap_workers(outcome.worker, owners)
         self._hashes = hashes
         self._remember(report)
         self._report = report
-        if self.history is not None:  # off the event loop: the report is shown first
-            write = asyncio.ensure_future(asyncio.to_thread(self.history.record, report, ok=good, errors=errors, changed_files=files))
-            self._writes.add(write)
-            write.add_done_callback(self._written)
+        self._record(report, files)
         after = self._hashes
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
-        extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated)}
+        extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated), "verification": "corrected" if disagreements else ""}
         if good:
             summary = f"Report {self._version}: {len(prompts)} prompt(s) in {elapsed * 1000:.0f} ms"
+            if disagreements:
+                summary += f", verified: a fresh load corrected {len(changed)} prompt(s)"
             if files:
                 summary += f" after changes to {', '.join(files[:3])}{'…' if len(files) > 3 else ''}"
             if outcome.kind == "incremental":
@@ -519,6 +625,59 @@ class ProjectSession:
                 summary += " (its module's last good prompts are shown, marked stale)"
             self._emit(SessionEvent("error", self._version, summary, changed_files=files, changed_prompts=changed, **extra))
 
+    def _compare(self, before: dict[str, str], after: dict[str, str], errors: list[LoadErrorDict]) -> int:
+        """How many prompts (and the error list, as one) a fresh load shows differently from the report
+        shown, logged: each is a change the incremental evaluation did not see."""
+        shown = self._report
+        changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
+        where = lambda errs: [(e["file"], e["line"], e["type"], e["message"]) for e in errs]  # noqa: E731 - not the traceback: its frames differ
+        errors_differ = shown is not None and where(shown["errors"]) != where(errors)
+        count = len(changed) + int(errors_differ)
+        self.verifications += 1
+        self.disagreements += count
+        files = ", ".join(sorted(self._since_verified)[:10]) or "none"
+        if count:
+            what = ", ".join(changed[:10]) + ("…" if len(changed) > 10 else "")
+            log.warning(
+                "verifying %s: a fresh load disagreed with the report shown on %d prompt(s)%s: %s (changes since the last "
+                "verified report: %s); the fresh load is shown",
+                self.root, len(changed), " and the load errors" if errors_differ else "", what or "none", files,
+            )
+        else:
+            log.info("verifying %s: a fresh load agrees with the report shown (changes since the last verified report: %s)", self.root, files)
+        self._since_verified = set()
+        return count
+
+    def _confirm(
+        self, outcome: LoadOutcome, prompts: list[PromptReport], owners: dict[str, WorkerProcess], hashes: dict[str, str], verified: bool,
+        files: list[str],
+    ) -> None:
+        """A verification that agrees: hold its fresh worker; the report keeps its version and says it is
+        verified (one "report" event when that changed, so the front ends show it). Its prompts are the
+        fresh load's (equal): the next update hands those on, and the history reuses their digests."""
+        shown = self._report
+        assert shown is not None
+        self._swap_workers(outcome.worker, owners)
+        self._hashes = hashes
+        report: Report = {
+            **shown, "prompts": prompts, "verified": verified, "disagreements": 0, "load": "full", "imported_note": self._imported_note,
+            "reevaluated": list(outcome.reevaluated), "duration_ms": outcome.duration_ms,
+        }
+        self._report = report
+        self._recent = [report if r is shown else r for r in self._recent]
+        self._released.append(shown)
+        self._record(report, files)
+        if verified and not shown["verified"]:
+            summary = f"Report {self._version} verified: a fresh load of the whole project agrees"
+            self._emit(SessionEvent("report", self._version, summary, load="full", reevaluated=list(outcome.reevaluated), verification="agreed"))
+
+    def _record(self, report: Report, files: list[str]) -> None:
+        if self.history is not None:  # off the event loop: the report is shown first
+            errors = report["errors"]
+            write = asyncio.ensure_future(asyncio.to_thread(self.history.record, report, ok=not errors, errors=errors, changed_files=files))
+            self._writes.add(write)
+            write.add_done_callback(self._written)
+
     def _written(self, write: asyncio.Future[None]) -> None:
         self._writes.discard(write)
         if not write.cancelled() and write.exception() is not None:
@@ -530,7 +689,12 @@ class ProjectSession:
         if self._recent and self._recent[-1]["hash"] == report["hash"]:
             return
         keep = 19 if self.history is None else 3
-        self._recent = [r for r in self._recent if r["hash"] != report["hash"]][-keep:] + [report]
+        before = self._recent
+        self._recent = [r for r in before if r["hash"] != report["hash"]][-keep:] + [report]
+        # Freeing a report whose prompts a verification replaced costs tens of milliseconds (hundreds
+        # of prompts): not on a save's way to its report, but at the next verification.
+        kept = {id(r) for r in self._recent}
+        self._released.extend(r for r in before if id(r) not in kept)
 
     def _swap_workers(self, worker: WorkerProcess | None, owners: dict[str, WorkerProcess]) -> None:
         """Hold the new worker and the owners of stale prompts; retire every other worker."""
@@ -612,10 +776,13 @@ class ProjectSession:
         name = "custom" if input is not None else (example or "")
         return FailedExample(name, input or {}, LoadError.from_dict(answer["error"])).to_dict()
 
-    async def run(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(
+        self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None, confirm: str | bool | None = None
+    ) -> dict[str, Any]:
         """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run, recorded
-        in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs")."""
-        answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input})
+        in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs"), or a confirmation
+        request when its model is real and ``confirm`` is not that model's token (``run_confirm``)."""
+        answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input, "confirm": confirm})
         if answer["ok"]:
             return answer["result"]
         return failed_run(prompt_id, answer["error"], input=input)

@@ -16,7 +16,8 @@ from typing import Any
 log = logging.getLogger(__name__)
 STEP_MS = 5  # quiet time (ms) after the last event before a batch is yielded
 POLL_SECONDS = 0.5  # the fallback when watchfiles cannot watch the project (a name that is not UTF-8)
-IGNORED_PARTS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", ".venv", ".crux", ".git"})
+IGNORED_PARTS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", ".venv", ".crux", ".git"})
+IGNORED_NAMES = frozenset({".DS_Store", "4913"})  # an OS's folder state; vim's probe that it may write a folder
 # Files user code itself may write while being imported: reacting to them would reload forever.
 IGNORED_SUFFIXES = (
     ".pyc", ".pyo", ".sqlite", ".sqlite3", ".db", "-wal", "-shm", "-journal", ".log", ".tmp", ".swp", ".swx", "~",
@@ -24,16 +25,28 @@ IGNORED_SUFFIXES = (
 
 
 def is_relevant(root: Path, path: str) -> bool:
-    """True when a change to ``path`` may change the project's report."""
+    """True when a change to ``path`` may change the project's report.
+
+    Not: anything in a hidden folder (``.git``, ``.crux``, ``.venv``), a cache or dependency folder,
+    a virtual environment (a folder holding ``pyvenv.cfg``), compiled files, SQLite and log files,
+    editor swap files. Hidden files are relevant (``.env``), hidden folders are not.
+    """
     try:
         parts = Path(path).relative_to(root).parts
     except ValueError:
         return False
     if not parts:
         return False
-    if any(part in IGNORED_PARTS or part.startswith(".") or part.endswith(".egg-info") for part in parts):
-        return False
-    return not parts[-1].endswith(IGNORED_SUFFIXES)
+    folder = root
+    for n, part in enumerate(parts):
+        if part in IGNORED_PARTS or part.endswith(".egg-info"):
+            return False
+        folder = folder / part
+        is_folder = n < len(parts) - 1 or os.path.isdir(folder)
+        if is_folder and (part.startswith(".") or os.path.exists(folder / "pyvenv.cfg")):
+            return False
+    name = parts[-1]
+    return not (name.endswith(IGNORED_SUFFIXES) or name in IGNORED_NAMES or name.startswith(".#"))
 
 
 async def watch(

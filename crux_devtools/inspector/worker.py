@@ -42,7 +42,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
 if TYPE_CHECKING:
     from crux_devtools.core.tokens import CountedTexts
@@ -338,14 +338,21 @@ class Worker:
     def __init__(self, channel: Channel) -> None:
         self.project: Any = None
         self.channel = channel
-        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs (issue 13)
+        self.recorder: Any = None  # the project's RunRecorder, for the inspector's own runs
         self.defaults: Any = None  # planning.PlanningDefaults of the loaded project
         self.refs: list[dict[str, Any]] = []  # the project's modules (ModuleRef dicts), in order
         self.modules: dict[str, Any] = {}  # ref name -> the module object as last imported
         self.held: dict[str, Any] = {}  # target id -> last good Target of a module that failed to re-import
         self.libraries: dict[str, tuple[int, int]] = {}  # library files user code imported, as they were
+        # After the answer (the report is shown first): "collect" frees the modules an update replaced
+        # (they sit in reference cycles, a module's functions holding its globals, that the oldest
+        # generation rarely visits); "freeze" also moves what a load made out of the collector's way.
+        self.collect: Literal["", "collect", "freeze"] = ""
+        self.allow_network = False  # [tool.crux-devtools] allow_network (netguard.py), read at load
+        self.network_errors: list[Any] = []  # its ConfigError, if the value is bad
         self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
             "ping": self.ping,
+            "written": self.written,
             "prime": self.prime,
             "load": self.load,
             "update": self.update,
@@ -365,10 +372,31 @@ class Worker:
             raise ValueError(f"unknown op {op!r}; expected one of: {', '.join(self.ops)}")
         if op not in ("ping", "prime", "load") and self.project is None:
             raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        return method(request)
+        with self._network(str(op), request):
+            return method(request)
+
+    def _network(self, op: str, request: dict[str, Any]) -> Any:
+        """User code may not connect anywhere while it is imported or evaluated (netguard.py), except
+        in a Run, a model-backed prepare, or a project with ``allow_network = true``."""
+        from . import netguard
+
+        root = self.project.root if self.project is not None else request.get("root")
+        if root is None:
+            return netguard.guarded(False)
+        if op == "load":
+            from .discovery import read_allow_network
+
+            self.allow_network, self.network_errors = read_allow_network(root)
+        netguard.install(Path(root))
+        lifted = self.allow_network or op == "run" or (op == "prepare" and bool(request.get("allow_models")))
+        return netguard.guarded(not lifted, "importing your modules" if op in ("load", "update") else "evaluating your prompts")
 
     def ping(self, request: dict[str, Any]) -> Any:
         return {"pid": os.getpid()}
+
+    def written(self, request: dict[str, Any]) -> Any:
+        """The project files user code in this worker wrote so far (``graph.Tracker.written_files``)."""
+        return {"written": tracker.written_files()}
 
     def prime(self, request: dict[str, Any]) -> Any:
         return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
@@ -399,6 +427,7 @@ class Worker:
             self.modules = {ref["name"]: module for ref, module in loaded}
             self.project = collect_targets(root, loaded)
             self.project.import_errors = errors
+            self.project.errors.extend(self.network_errors)
             modules = tracker.project_modules()
             self._context_edges(self.project.targets, modules)
             self.defaults = PlanningDefaults.load(root, request.get("models"))
@@ -411,6 +440,7 @@ class Worker:
         self.libraries = dict(_primed_files)
         self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info(modules))
+        self.collect = "freeze"  # the loaded project is long-lived: later collections need not walk it
         return result
 
     def update(self, request: dict[str, Any]) -> Any:
@@ -462,6 +492,7 @@ class Worker:
                 self.modules.pop(name, None)
             project = collect_targets(root, [(ref, self.modules[ref["name"]]) for ref in self.refs if ref["name"] in self.modules])
             project.import_errors = errors
+            project.errors.extend(self.network_errors)
             for target in project.targets:
                 self.held.pop(target.id, None)
             modules = tracker.project_modules()
@@ -478,6 +509,7 @@ class Worker:
         result["reimported"] = [ref["name"] for ref in redo]
         self._track_libraries(set(sys.modules) - before)
         result.update(self._watch_info(modules))
+        self.collect = "collect"
         return result
 
     def _track_libraries(self, names: set[str]) -> None:
@@ -507,7 +539,7 @@ class Worker:
     def _watch_info(self, modules: dict[str, str]) -> dict[str, Any]:
         root = os.path.join(os.path.realpath(self.project.root), "")
         files = sorted({os.path.relpath(f, root) for f in modules.values()})
-        return {"watched": tracker.watched(), "imported": files}
+        return {"watched": tracker.watched(), "imported": files, "written": tracker.written_files()}
 
     def _find(self, target_id: str) -> Any:
         try:
@@ -536,8 +568,13 @@ class Worker:
     def run(self, request: dict[str, Any]) -> Any:
         from .evaluate import run_target
 
+        from .run_confirm import check_run
+
         target = self._find(request["prompt_id"])
         _name, data = self._input(target, request.get("example"), request.get("input"))
+        asked = check_run(target, request.get("confirm"))  # against the model about to run, not the one shown
+        if asked is not None:
+            return asked
         if self.recorder is None:
             from crux_devtools.core.recording import RunRecorder
 
@@ -630,6 +667,13 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
             message = {"id": request.get("id"), "ok": False, "error": LoadError.from_exception(root, exc).to_dict()}
         message["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         channel.send(message)
+        if worker.collect:
+            import gc
+
+            gc.collect()
+            if worker.collect == "freeze":
+                gc.freeze()
+            worker.collect = ""
 
 
 def forked_child(request: dict[str, Any], zygote_fds: tuple[int, int], zygote_pid: int) -> None:

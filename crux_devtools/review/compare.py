@@ -6,7 +6,7 @@
      "summary": {"prompts": {added, removed, changed, unchanged}, "examples": {...}},
      "prompts": [{"id", "kind", "file", "line", "status", "note", "examples": [
          {"name", "status", "base": {"input_tokens", "status"} | None, "head": ... | None,
-          "changes": [...], "cache_prefix": {...} | None, "cost": {"model", "delta_usd_per_1000"}}]}],
+          "changes": [...], "cache_prefix": {...} | None (None: the same plan at both), "cost": {"model", "delta_usd_per_1000"}}]}],
      "not_compared": [{"id", "file", "reason"}], "failures": [{"revision", "file", "line", "type", "message"}],
      "timing": {...}}
 
@@ -72,6 +72,11 @@ def _compare_example(
     if base is None or head is None or prompt_base is None or prompt_head is None:
         entry["status"] = "added" if base is None else "removed"
         entry["cost"] = _cost(_model(prompt, head or base or {}), None, pricer)
+        return entry
+    if base == head and base_errors == head_errors:
+        # The same plan at both revisions (often the very report, when nothing the prompt reads
+        # differs): nothing to compare, and no prefix to measure, since the whole request is shared.
+        entry["cost"] = _cost(_model(prompt_head, head), 0 if isinstance(entry["head"]["input_tokens"], int) else None, pricer)
         return entry
     changes, prefix = compare(
         snapshot_from_example(prompt_base, base, base_errors), snapshot_from_example(prompt_head, head, head_errors), counter

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..statuses import fails, word
+
 NAMES = ("error", "any", "tokens:+P%", "dropped", "context-left:ID", "tool-removed", "cache-prefix:N")
 _TOKENS = re.compile(r"^tokens:\+?(\d+(?:\.\d+)?)%$")
 _PREFIX = re.compile(r"^cache-prefix:(\d+)$")
@@ -61,12 +63,14 @@ def _errors(document: Mapping[str, Any]) -> list[str]:
     for f in document["failures"]:
         if f["revision"] == "head" and _key(f) not in base_faults:
             found.append(f"error at head: {f.get('file')}:{f.get('line')}: {f.get('type')}: {f.get('message')}")
-    bad = ("over", "error")
+    def bad(side: Mapping[str, Any] | None) -> bool:  # a status check fails on (statuses.py)
+        return side is not None and side.get("status") is not None and fails(str(side["status"]))
+
     for prompt in document["prompts"]:
         for example in prompt["examples"]:
             head, base = example.get("head"), example.get("base")
-            if head is not None and head.get("status") in bad and (base is None or base.get("status") not in bad):
-                found.append(f"{_where(prompt, example)}: {head['status']} at head")
+            if head is not None and bad(head) and not bad(base):
+                found.append(f"{_where(prompt, example)}: {word(str(head['status']))} at head")
             for change in example["changes"]:
                 if change["kind"] == "error" and change["appeared"]:
                     found.append(f"{_where(prompt, example)}: {change['message']}")

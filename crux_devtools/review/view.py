@@ -22,6 +22,7 @@ class ExampleRow:
     cost: str
     kinds: str
     lines: list[str] = field(default_factory=list)
+    anchor: str = ""  # on the first row of each prompt: ``diff-<id>``, the list's marks link there
 
 
 @dataclass
@@ -59,6 +60,7 @@ def review_view(document: dict[str, Any]) -> ReviewView:
         view.rows.append(row)
         if prompt["id"] not in view.changed_ids:
             view.changed_ids.append(prompt["id"])
+            row.anchor = f"diff-{prompt['id']}"
     view.notes += [f"not compared: {i['id']} ({i['file']}): {i['reason']}" for i in document["not_compared"]]
     view.notes += [
         f"{f['revision']}: " + (f"{f['file']}:{f['line']}: " if f.get("file") else "") + f"{f['type']}: {f['message']}"

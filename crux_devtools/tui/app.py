@@ -24,11 +24,12 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from ..inspector.api import SessionEvent, SessionLike, failed_run
 from ..inspector.errors import FailedExample, LoadError
 from ..inspector.report_types import ExampleReport, PromptReport
+from ..inspector.visible import visible
 from . import report as rp
 from .editor import editor_command
 from .messages import ExampleEvaluated, RunFinished, RunsChanged, SessionChanged
 from .runs_tab import RunsTabApp, as_run, was_recorded
-from .widgets.errors import collect_errors
+from .widgets.errors import collect_errors, notes
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
 from .navigation import NavigationActions, PromptCommands, typed_actions
 from .request_actions import RequestActions
@@ -45,6 +46,8 @@ TABS: tuple[tuple[str, str, type[Any], str], ...] = (
     ("tab-runs", "Runs", RunsPanel, "runs"),
     ("tab-errors", "Errors", ErrorsView, "errors"),
 )
+
+BUDGET_KEYS = Binding.Group("Budget", compact=True)
 
 
 class CruxTui(NavigationActions, RequestActions, RunsTabApp):
@@ -63,10 +66,11 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         Binding("N", "search_step(-1)", "Prev match", tooltip="Open the previous prompt the search matched"),
         Binding("escape", "clear_search", "Clear search", show=False),
         Binding("e", "next_example", "Example"),
-        Binding("plus", "budget(1)", "Budget +", key_display="+"),
+        # one footer entry "+-0 Budget" (+ raises, - lowers, 0 clears): the footer fits 160 columns
+        Binding("plus", "budget(1)", "Budget +", key_display="+", group=BUDGET_KEYS),
         Binding("equals_sign", "budget(1)", "Budget +", show=False),
-        Binding("minus", "budget(-1)", "Budget -", key_display="-"),
-        Binding("0", "clear_budget", "No budget"),
+        Binding("minus", "budget(-1)", "Budget -", key_display="-", group=BUDGET_KEYS),
+        Binding("0", "clear_budget", "No budget", group=BUDGET_KEYS),
         Binding("b", "toggle_budget_target", "Budget for"),
         Binding("r", "run", "Run agent"),
         Binding("o", "open_source", "Open source"),
@@ -109,7 +113,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
                     for tab_id, title, view, view_id in TABS:
                         with TabPane(title, id=tab_id):  # numbered by ``label_tabs`` when they fit
                             yield view(id=view_id)
-        yield Footer()
+        yield Footer(compact=True)  # every key in sight at 160 columns (the Runs tab's at 100)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
@@ -163,7 +167,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
     # -- session events ------------------------------------------------------------------------
     def on_session_changed(self, message: SessionChanged) -> None:
         event: SessionEvent | None = message.event
-        if event is not None and event.kind != "loading":
+        if event is not None and event.kind != "loading" and event.verification != "agreed":  # only the verified mark changed
             self.announce(event)
         if event is not None and event.kind == "loading":
             self.busy = "loading"
@@ -258,6 +262,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
             "budget": self.budgets.get(self.prompt_id or ""),
             "target": self.budget_target(prompt),
             "stale": rp.is_stale(report, prompt),
+            "verified": report is None or report["verified"],
             "busy": self.busy,
             "shown": self.shown if prompt is not None else None,
         }
@@ -277,7 +282,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
             self.query_one(PlanningView).data = (prompt, self.shown)
             self.query_one(RequestView).data = (prompt, self.shown)
         errors = collect_errors(report, self.shown)
-        self.query_one(ErrorsView).data = (errors, report is not None and report["stale"])
+        self.query_one(ErrorsView).data = (errors, report is not None and report["stale"], notes(report, prompt))
         self.set_tab_label("tab-errors", f"Errors ({len(errors)})" if errors else "Errors")
         self.update_part()
 
@@ -314,18 +319,20 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         self.query_one(PromptTree).show_report(self.session.report, self.example_names, self.shown)
 
     @work(group="run", exit_on_error=False)
-    async def run_agent(self, prompt_id: str, example: str | None, input: Any = None) -> None:
+    async def run_agent(self, prompt_id: str, example: str | None, input: Any = None, confirm: str | None = None) -> None:
         try:
             if input is not None:
-                result = await self.session.run(prompt_id, input=input)
+                result = await self.session.run(prompt_id, input=input, confirm=confirm)
             else:
-                result = await self.session.run(prompt_id, example=example)
+                result = await self.session.run(prompt_id, example=example, confirm=confirm)
         except Exception as exc:  # shown in the Runs tab like any failed run
             result = failed_run(prompt_id, LoadError.plain(type(exc).__name__, str(exc)).to_dict(), input=input)
         self.post_message(RunFinished(prompt_id, result))
 
     def on_run_finished(self, message: RunFinished) -> None:
         """The run is in the store (or, with history off, kept here): list it and open its detail."""
+        if self.ask_to_run(message.prompt_id, message.result):
+            return
         run = as_run(message.result, rp.find_prompt(self.session.report, message.prompt_id), message.prompt_id)
         if self.runs_store() is None or not was_recorded(message.result):
             self.local_runs.insert(0, run)  # listed with the store's runs until the app exits
@@ -335,7 +342,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         if run.get("error"):
             error = run["error"]
             why = f"{error.get('type') or 'Error'}: {error.get('message')}" if isinstance(error, dict) else str(error)
-            self.notify(f"Run of {message.prompt_id} failed after {steps} step(s): {why}", severity="error", timeout=10, markup=False)
+            self.notify(visible(f"Run of {message.prompt_id} failed after {steps} step(s): {why}"), severity="error", timeout=10, markup=False)
         else:
             self.notify(f"Run of {message.prompt_id} finished ({run.get('status')}): {steps} step(s)", markup=False)
         self.refresh_runs()
@@ -391,19 +398,14 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         if any(w.group == "run" and w.is_running for w in self.workers):
             self.notify("A run is already under way; its result will open in Runs.", severity="warning")
             return
-        if prompt["model_kind"] != "scripted":  # a real model: it costs money and runs real tools
-            from .screens import ConfirmRun
+        self.start_run(prompt["id"])  # a real model is refused by the worker until confirmed (ask_to_run)
 
-            self.push_screen(ConfirmRun(prompt["id"], prompt["model_kind"]), callback=lambda yes: self.start_run(prompt["id"]) if yes else None)
-            return
-        self.start_run(prompt["id"])
-
-    def start_run(self, prompt_id: str) -> None:
+    def start_run(self, prompt_id: str, confirm: str | None = None) -> None:
         """Run ``prompt_id`` on the example shown, or on the run input loaded from a run's detail."""
         self.busy = f"running {prompt_id}"
         self.update_status()
         custom = self.custom_inputs.get(prompt_id)
-        self.run_agent(prompt_id, self.example_names.get(prompt_id), custom[0] if custom else None)
+        self.run_agent(prompt_id, self.example_names.get(prompt_id), custom[0] if custom else None, confirm)
 
     def action_open_source(self) -> None:
         prompt = rp.find_prompt(self.session.report, self.prompt_id)

@@ -8,7 +8,7 @@ A mixin of ``CruxTui`` (its keys are in ``CruxTui.BINDINGS``):
   in the tree and ``n`` / ``N`` open the next / previous one; Escape clears them.
 - Ctrl+P: ``PromptCommands`` offers "Open prompt <id> (module, file)" for every prompt and agent.
 - ``1``..``7`` show the Nth tab: the tab labels carry their number when they all fit (else plain
-  labels, so that ``Errors (2)`` stays in sight); the footer says ``1-7 Tabs``.
+  labels, else short ones, so that ``Errors (2)`` stays in sight); the footer says ``1-7 Tabs``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,17 @@ def typed_actions(app_class: type[App[None]]) -> frozenset[str]:
 def tab_label(index: int, title: str) -> Content:
     """A tab's label with its number key in front: ``1 Request``."""
     return Content.assemble((str(index), "bold"), " ", title)  # no user text here, but no markup either
+
+
+# a narrow tab bar's labels (the count a title carries, ``Errors (2)``, is kept)
+SHORT_TITLES = {"System text": "System", "Contributors": "Contrib", "Planning": "Plan"}
+
+
+def short_title(title: str) -> str:
+    for long, short in SHORT_TITLES.items():
+        if title.startswith(long):
+            return short + title[len(long):]
+    return title
 
 
 def palette_text(prompt: dict[str, Any]) -> str:
@@ -87,7 +98,7 @@ class NavigationActions:
 
     # -- tabs --------------------------------------------------------------------------------------
     _tab_titles: dict[str, str]  # tab id -> its title now (``Runs (12)``), numbered or not on screen
-    _tabs_numbered: bool | None = None
+    _tab_label_style: str | None = None  # how the labels are shown now: "numbered", "plain" or "short"
 
     def tab_ids(self: Any) -> list[str]:
         return [str(pane.id) for pane in self.query_one(TabbedContent).query(TabPane)]
@@ -95,22 +106,28 @@ class NavigationActions:
     def set_tab_label(self: Any, tab_id: str, title: str) -> None:
         if self._tab_titles.get(tab_id) != title:
             self._tab_titles[tab_id] = title
-            self._tabs_numbered = None  # the widths changed: number the labels again if they fit
+            self._tab_label_style = None  # the widths changed: number the labels again if they fit
         self.label_tabs()
 
     def label_tabs(self: Any) -> None:
         """Put each tab's number key in its label (``1 Request``) when the labels then still fit the
-        tab bar; else plain labels, so that ``Errors (2)`` stays in sight (the footer says ``1-7``)."""
+        tab bar; else plain labels, else short ones (``Contrib``), so that every tab, ``Errors (2)``
+        too, stays in sight (the footer says ``1-7``)."""
         tabs = self.query_one(TabbedContent)
         ids = self.tab_ids()
         titles = self._tab_titles
         width = tabs.size.width
-        numbered = width > 0 and sum(len(titles[t]) + 4 for t in ids) <= width
-        if numbered == self._tabs_numbered:
+        if width <= 0:
             return
-        self._tabs_numbered = numbered
+        style = "numbered" if sum(len(titles[t]) + 4 for t in ids) <= width else "plain"
+        if style == "plain" and sum(len(titles[t]) + 2 for t in ids) > width:
+            style = "short"
+        if style == self._tab_label_style:
+            return
+        self._tab_label_style = style
         for number, tab_id in enumerate(ids, 1):
-            tabs.get_tab(tab_id).label = tab_label(number, titles[tab_id]) if numbered else Content(titles[tab_id])
+            title = titles[tab_id]
+            tabs.get_tab(tab_id).label = tab_label(number, title) if style == "numbered" else Content(short_title(title) if style == "short" else title)
 
     def on_resize(self: Any) -> None:
         self.call_after_refresh(self.label_tabs)

@@ -19,6 +19,9 @@ from ..inspector.report_types import ExampleReport, PromptReport
 # their order are core/rungs.py's. A rung missing here is shown in the default colour.
 RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
 
+# The TUI's colour of each status tone (``crux_devtools/statuses.py`` names the states and their words).
+TONE_STYLE = {"fits": "green", "over": "bold red", "error": "bold red", "unchecked": "yellow", "stale": "yellow"}
+
 BUDGET_STEP = 0.10  # one ``+``/``-`` press moves the budget by 10% of the current total
 
 
@@ -78,8 +81,23 @@ def step_budget(
     return max(1, base + direction * step)
 
 
+def status_style(key: str) -> tuple[str, str, str]:
+    """``(mark, word, style)`` of a status key (or ``stale``): its glyph and word from the one
+    vocabulary, and the TUI colour of its tone."""
+    from ..statuses import term
+
+    found = term(key)
+    return found.mark, found.word, TONE_STYLE.get(found.tone, "bold red")
+
+
+def status_badge(key: str) -> tuple[str, str]:
+    """``("✓ fits", "bold green")``: a status as the TUI writes it beside a figure, and its style."""
+    mark, word, style = status_style(key)
+    return f"{mark} {word}", style if style.startswith("bold") else f"bold {style}"
+
+
 def prompt_status(prompt: PromptReport, stale: bool) -> str:
-    """``fits``, ``over``, ``error`` or ``stale`` (its module failed to load: its last good report).
+    """The prompt's status key (``statuses.py``), or ``stale`` (its module failed to load: its last good report).
 
     ``stale`` is the report's flag, used when the prompt does not say (``PromptReport["stale"]``).
     """

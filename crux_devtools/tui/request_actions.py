@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import TabbedContent
 
 from ..inspector.errors import LoadError
+from ..inspector.run_confirm import asks_confirmation
 from . import report as rp
 
 
@@ -78,3 +79,16 @@ class RequestActions:
             self.update_status()
         text, severity = prepared_sentence(message.prompt_id, message.result, message.allow_models)
         self.notify(text, title="Summaries", severity=severity, markup=False)
+
+    def ask_to_run(self: Any, prompt_id: str, result: Any) -> bool:
+        """When the worker refused to call a real model unconfirmed (nothing ran), ask; "yes" runs
+        again with the token of the model the worker named, so a model changed meanwhile asks again."""
+        if not asks_confirmation(result):
+            return False
+        from .screens import ConfirmRun
+
+        self.busy = None
+        self.update_status()
+        token = result.get("confirm")
+        self.push_screen(ConfirmRun(prompt_id, result.get("model")), callback=lambda yes: self.start_run(prompt_id, token) if yes else None)
+        return True

@@ -1,4 +1,4 @@
-"""Pure render functions for recorded runs (SPEC section 8): the Runs list rows and a run's detail.
+"""Pure render functions for recorded runs (the run shape: ``core/runstore.py``): the Runs list rows and a run's detail.
 
 They read run dicts as the runs store returns them (a RunSummary for the list, the whole run with its
 ``steps`` for the detail) and never re-derive what the core decided. Every string that comes from the
@@ -20,7 +20,10 @@ from rich.text import Text
 
 from ..core.rungs import label
 from ..inspector.run_costs import format_usd
+from ..inspector.render_runs import input_tokens as sent_tokens
+from ..inspector.render_runs import local_datetime, step_count
 from ..inspector.sent import SentPart, cut_system
+from ..inspector.visible import visible_tree
 from .report import RUNG_STYLE
 
 # The canonical tool output is what the application got, not what was sent: shown up to this many
@@ -48,9 +51,8 @@ def fmt_int(value: Any) -> str:
 
 def fmt_time(started_at: Any, now: datetime | None = None) -> str:
     """``14:03:07`` for a run of today (local time), ``11-28 14:03`` for an older one."""
-    try:
-        when = datetime.fromisoformat(str(started_at)).astimezone()
-    except (TypeError, ValueError):
+    when = local_datetime(started_at)
+    if when is None:
         return str(started_at or "?")
     today = (now or datetime.now().astimezone()).date()
     return when.strftime("%H:%M:%S") if when.date() == today else when.strftime("%m-%d %H:%M")
@@ -58,10 +60,8 @@ def fmt_time(started_at: Any, now: datetime | None = None) -> str:
 
 def fmt_started(started_at: Any) -> str:
     """``2026-11-30 09:00:00`` in local time (the recorded ISO text when it cannot be read)."""
-    try:
-        return datetime.fromisoformat(str(started_at)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except (TypeError, ValueError):
-        return str(started_at or "?")
+    when = local_datetime(started_at)
+    return when.strftime("%Y-%m-%d %H:%M:%S") if when is not None else str(started_at or "?")
 
 
 def fmt_duration(ms: Any) -> str:
@@ -145,12 +145,9 @@ def section(title: str, detail: str = "", style: str = "bold") -> Rule:
 # -- the Runs list --------------------------------------------------------------------------------
 def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...]:
     """The cells of one row of the Runs table, in ``RUN_COLUMNS`` order."""
-    steps = run.get("step_count")
-    if steps is None:
-        steps = len(run.get("steps") or [])
-    input_tokens = run.get("input_tokens")
-    if input_tokens is None and run.get("steps"):
-        input_tokens = sum(((s.get("request") or {}).get("input_tokens") or 0) for s in run["steps"])
+    run = visible_tree(run, lines=False)  # every recorded string: control characters shown, not obeyed
+    steps = step_count(run)
+    input_tokens = sent_tokens(run) if run.get("input_tokens") is not None or run.get("steps") else None
     target = Text(str(run.get("target") or "?"), style="bold")
     cost = run.get("cost_usd") if isinstance(run.get("cost_usd"), (int, float)) else None  # set by the Runs tab from its prices
     if run.get("kind") == "agent":
@@ -180,6 +177,7 @@ def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
     """Under the table: the highlighted run's source, its error (or answer) and its input, a line each."""
     if run is None:
         return Text("")
+    run = visible_tree(run, lines=False)
     where = str(run.get("file") or "")
     if where and run.get("line"):
         where += f":{run['line']}"
@@ -197,6 +195,7 @@ def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
 # -- a run's detail ---------------------------------------------------------------------------------
 def step_label(step: dict[str, Any]) -> Text:
     """The step's line in the detail's step list: ``Step 0  ✓ 2,067 tok``."""
+    step = visible_tree(step, lines=False)
     receipt = step.get("request") or {}
     label = Text()
     label.append(f"Step {step.get('index', '?')} ", "bold")
@@ -212,14 +211,15 @@ def step_label(step: dict[str, Any]) -> Text:
 
 def render_run_header(run: dict[str, Any]) -> RenderableType:
     """The run as a whole: what ran, how it ended, on what input, and its answer or error."""
+    run = visible_tree(run)
     items: list[RenderableType] = []
     title = Text.assemble((str(run.get("target") or "?"), "bold"), (f" {run.get('kind') or ''}", "italic cyan"), "  ", status_text(run.get("status")))
     where = str(run.get("file") or "")
     if where:
         title.append(f"  {where}" + (f":{run['line']}" if run.get("line") else ""), "dim")
     items.append(title)
-    steps = run.get("steps") or []
-    ours = sum(((s.get("request") or {}).get("input_tokens") or 0) for s in steps)
+    steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
+    ours = sent_tokens({"steps": steps})
     facts = Table.grid(padding=(0, 2))
     for _ in range(4):
         facts.add_column(style="dim")
@@ -451,6 +451,7 @@ def render_response(step: dict[str, Any]) -> list[RenderableType]:
 def render_step_outcome(step: dict[str, Any]) -> RenderableType:
     """One step's tokens (ours beside the provider's), the planner's decisions, what came back, and
     its error with traceback: the short half of a step, shown above what was sent."""
+    step = visible_tree(step)
     receipt = step.get("request") or {}
     head = Text()
     head.append(f" Step {step.get('index', '?')} ", "bold reverse")
@@ -479,6 +480,7 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
 
 
 def render_step_sent(step: dict[str, Any]) -> RenderableType:
+    step = visible_tree(step)
     title = Text()
     title.append(f" Sent in step {step.get('index', '?')} ", "bold reverse")
     title.append("  exactly what the model received", "dim")

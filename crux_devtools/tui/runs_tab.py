@@ -1,7 +1,7 @@
 """The app's side of the Runs tab: read the project's runs store, list, filter, open, replay.
 
 ``CruxTui`` builds on ``RunsTabApp``, which reads ``session.runs()`` (the project's ``RunStore``,
-SPEC section 8) on the UI thread: a list of 50 summaries is one indexed SQLite query (WAL, so a
+``core/runstore.py``) on the UI thread: a list of 50 summaries is one indexed SQLite query (WAL, so a
 writer never blocks it). When the store cannot be opened, the tab lists the runs this TUI started
 and says that history is off.
 """
@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.widgets import TabbedContent
 
 from ..inspector.api import SessionLike
 from ..inspector.report_types import PromptReport
 from ..inspector.run_costs import prices_for
+from ..inspector.visible import visible
 from .messages import RunsChanged
 from .widgets.prompt_tree import PromptTree
 from .widgets.runs import RunsPanel, RunsTable
@@ -28,6 +30,8 @@ from .widgets.runs import RunsPanel, RunsTable
 if TYPE_CHECKING:  # the screens load on first use: the first frame does not wait for them
     from .screens import OpenInPrompt
 
+# keys that only change what the prompt tabs show (example, budget, view, summaries, source): off on the Runs tab
+PROMPT_VIEW_ACTIONS = frozenset({"next_example", "budget", "clear_budget", "toggle_budget_target", "toggle_view", "prepare_summaries", "open_source"})
 LIST_LIMIT = 50  # rows in the Runs tab (newest first); the CLI and the web page page through the rest
 _local_ids = itertools.count(1)
 
@@ -97,10 +101,31 @@ class RunsTabApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The main view's keys (this app's ``BINDINGS``, but quit) are off, and out of the footer,
-        while another screen is on top: ``-`` behind a run's detail must not re-plan the prompt."""
+        while another screen is on top: ``-`` behind a run's detail must not re-plan the prompt.
+        On the Runs tab the keys that only change the prompt view are off too (the footer then has
+        room for the Runs keys)."""
         if len(self.screen_stack) > 1 and action != "quit" and action in main_view_actions(type(self)):
             return False
+        if action in PROMPT_VIEW_ACTIONS and self.runs_tab_active():
+            return False
         return True
+
+    def runs_tab_active(self) -> bool:
+        try:
+            return self.query_one(TabbedContent).active == "tab-runs"
+        except NoMatches:  # not composed yet
+            return False
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """The Runs tab takes the keys (Up/Down pick a run, Enter opens it); leaving it gives them
+        back to the tree. The footer shows the keys of the tab on screen."""
+        if event.tabbed_content.id != "tabs":
+            return
+        if event.pane.id == "tab-runs":
+            self.query_one(RunsTable).focus()
+        elif self.focused is None or isinstance(self.focused, RunsTable):
+            self.query_one(PromptTree).focus()
+        self.refresh_bindings()
 
     def runs_store(self) -> Any:
         """The project's ``RunStore``, or ``None`` (a session without one, or it could not be opened)."""
@@ -170,7 +195,7 @@ class RunsTabApp(App[None]):
     def on_runs_changed(self, message: RunsChanged) -> None:
         self.refresh_runs()
         if message.event.summary:
-            self.notify(message.event.summary, title="Runs", timeout=3, markup=False)
+            self.notify(visible(message.event.summary), title="Runs", timeout=3, markup=False)
 
     def show_runs_tab(self) -> None:
         self.query_one(TabbedContent).active = "tab-runs"

@@ -16,7 +16,7 @@ from . import routes_api, routes_diff, routes_events, routes_otel, routes_pages,
 from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
-from .security import LocalOnlyMiddleware, SecurityHeadersMiddleware, allowed_host_set
+from .security import BodyLimitMiddleware, LocalOnlyMiddleware, SecurityHeadersMiddleware, allowed_host_set
 from .slow_clients import BodyDeadline
 from .views import prompt_href
 from .views_list import marked
@@ -75,6 +75,7 @@ def create_app(
     app.include_router(routes_diff.router)
     app.include_router(routes_replay.router)
     app.include_router(routes_otel.router)  # POST /v1/traces: OpenTelemetry spans in
+    app.add_middleware(BodyLimitMiddleware)  # a body over 1 MB gets 413 before it is read
     app.add_middleware(LocalOnlyMiddleware, allowed_hosts=allowed_host_set(bound_host, allowed_hosts))
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: on every response, refusals included
     return app

@@ -1,4 +1,4 @@
-"""JSON mirrors of the pages (SPEC section 7): the prompt list and one prompt's whole report."""
+"""JSON mirrors of the pages: the prompt list and one prompt's whole report."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .views import lookup_prompt, prompt_href, shown_report
 router = APIRouter(prefix="/api")
 
 
-def summary(p: PromptReport, stale: bool) -> dict[str, Any]:
+def summary(p: PromptReport, stale: bool, verified: bool) -> dict[str, Any]:
     return {
         "id": p["id"],
         "kind": p["kind"],
@@ -23,6 +23,7 @@ def summary(p: PromptReport, stale: bool) -> dict[str, Any]:
         "line": p["line"],
         "status": p["status"],
         "stale": stale,
+        "verified": verified,  # the report's: a fresh load of the whole project confirmed it
         "total_tokens": p["total_tokens"],
         "default_budget": p["default_budget"],
         "has_model": p["has_model"],
@@ -35,7 +36,7 @@ def summary(p: PromptReport, stale: bool) -> dict[str, Any]:
 @router.get("/prompts")
 async def list_prompts(request: Request) -> SafeJSONResponse:
     report = shown_report(request.app.state.session)
-    return SafeJSONResponse([summary(p, is_stale(report, p)) for p in report["prompts"]])
+    return SafeJSONResponse([summary(p, is_stale(report, p), report["verified"]) for p in report["prompts"]])
 
 
 @router.get("/prompt")
@@ -51,5 +52,5 @@ async def get_prompt(request: Request, prompt_id: str) -> SafeJSONResponse:
     if found is None:
         known = ", ".join(p["id"] for p in report["prompts"]) or "none"
         raise HTTPException(404, displayable(f"no prompt or agent with id {prompt_id!r}; known ids: {known}"))
-    body = {**found, "version": report["version"], "stale": is_stale(report, found), "errors": report["errors"]}
+    body = {**found, "version": report["version"], "stale": is_stale(report, found), "verified": report["verified"], "errors": report["errors"]}
     return SafeJSONResponse(body)

@@ -29,12 +29,13 @@ from fastapi.responses import Response
 
 from ..core.runstore import RunStore, RunStoreError
 from ..inspector.otel_ingest import OtlpError, decode, export_response, ingest
+from .security import OTLP_MAX_BODY_BYTES
 
 router = APIRouter()
 log = logging.getLogger(__name__)
 
 TOKEN_ENV = "CRUX_DEVTOOLS_OTLP_TOKEN"
-MAX_BODY = 32 * 1024 * 1024  # bytes of one export, after decompression
+MAX_BODY = OTLP_MAX_BODY_BYTES  # bytes of one export, after decompression
 MAX_RUNS = 20_000  # GenAI spans taken from one export; the rest are rejected (partial success)
 BATCH = 200  # runs written per transaction
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})

@@ -11,11 +11,12 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..inspector.api import failed_run, find_prompt, is_stale
 from ..inspector.errors import FailedExample, LoadError
 from ..inspector.report_types import PromptReport, Report
+from ..inspector.run_confirm import asks_confirmation
 from .display import raw_query_value
 from .input_check import parse_and_check
 from .runs_access import messages_at_step, recent_runs
@@ -29,6 +30,7 @@ from .views import (
     lookup_prompt,
     offered_tools,
     part_views,
+    prompt_href,
     report_header,
     shown_report,
     status_chips,
@@ -37,7 +39,7 @@ from .views import (
 from .views_list import list_view, parse_list_filters
 from .views_planning import planning_view, run_view
 from .views_sent import sent_view
-from .views_runs import needs_confirmation, run_href, status_chip
+from .views_runs import run_href, status_chip
 
 router = APIRouter()
 log = logging.getLogger(__name__)
@@ -109,7 +111,9 @@ async def build_prompt_view(
     custom: dict[str, Any] | None = None
     if input_text.strip():
         custom, view.input_errors = parse_and_check(input_text, prompt["input_schema"])
-        if view.input_errors:
+        if view.input_errors:  # nothing was evaluated: the chip says why, never the prompt's own status
+            view.status = "invalid-input"
+            view.chips = status_chips(view.status, is_stale(report, prompt))
             return view
     messages: dict[str, Any] | None = None
     if ctl.at_step:  # a later step of a run: its messages (tool traffic included) go with the input
@@ -132,7 +136,7 @@ async def build_prompt_view(
     inspection = ex["inspection"] if ex is not None else None
     view.planning = planning_view(ex, prompt["plan_model"])
     # One status for the example, decided in the worker from the plan (api.py: ExampleReport["status"]).
-    view.status = ex["status"] if ex is not None else "fits"
+    view.status = ex["status"] if ex is not None else prompt["status"]
     if inspection is not None:
         view.inspection = inspection
         view.colours = colour_map(prompt, inspection)
@@ -167,6 +171,9 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
     report = shown_report(request.app.state.session)
     prompt = lookup_prompt(report, prompt_id)
     if prompt is None:
+        ran = run_endpoint_of(report, prompt_id)
+        if ran is not None:  # the Run button's address, reloaded or bookmarked: the prompt's page
+            return RedirectResponse(prompt_href(ran["id"]), status_code=303)
         return missing(request, report, prompt_id)
     value, budget_error = parse_budget(query.get("budget"))
     page = await build_prompt_view(
@@ -176,6 +183,13 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
     if not wants_block(request):  # the full page shows the recent runs at once (no shift when they load)
         context["recent"] = await recent_runs(request.app.state.session, prompt["id"])
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
+
+
+def run_endpoint_of(report: Report, path_id: str) -> PromptReport | None:
+    """The prompt whose Run endpoint ``/prompts/{id}/run`` a GET names (no prompt has the whole id)."""
+    if not path_id.endswith("/run"):
+        return None
+    return lookup_prompt(report, path_id.removesuffix("/run"))
 
 
 def missing(request: Request, report: Report, prompt_id: str) -> Response:
@@ -231,6 +245,12 @@ async def run_prompt(request: Request, prompt_id: str) -> Response:
     return await run_and_show(request, prompt_id)
 
 
+@router.get("/prompt/run", response_class=HTMLResponse)
+async def run_address_by_query(request: Request, id: str = Query(...)) -> Response:
+    """The Run endpoint of a ``/prompt?id=..`` page, opened with GET: that page."""
+    return RedirectResponse(prompt_href(id), status_code=303)
+
+
 @router.post("/prompt/run", response_class=HTMLResponse)
 async def run_prompt_by_query(request: Request, id: str = Query(...)) -> Response:
     return await run_and_show(request, id)
@@ -245,9 +265,6 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
     if not prompt["has_model"]:
         return render(request, "_run.html", {"run": None, "problem": f"{prompt_id!r} has no model to run"}, status=400)
     form = await url_encoded_form(request)
-    if needs_confirmation(prompt) and form.get("confirm") != "yes":  # a second click, on the confirm button
-        context = {"prompt_id": prompt_id, "model": prompt.get("model"), "run_href": request.scope.get("raw_path", b"").decode("latin-1") or request.url.path}  # the confirm posts back here
-        return render(request, "_run_confirm.html", context)
     example = form.get("example") or None
     input_text = form.get("input", "")
     custom = None
@@ -256,11 +273,15 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
         if errors:
             problem = "; ".join(f"{e.field or 'input'}: {e.message}" for e in errors)
             return render(request, "_run.html", {"run": None, "problem": problem}, status=422)
-    try:
-        result = await session.run(prompt["id"], example=example, input=custom)
+    try:  # the worker decides whether the model it is about to call needs the user's go-ahead
+        result = await session.run(prompt["id"], example=example, input=custom, confirm=form.get("confirm") or None)
     except Exception as exc:  # shown in the run panel: a failing agent must not take the page down
         log.warning("running %s failed: %s", prompt_id, exc)
         result = failed_run(prompt["id"], LoadError.plain(type(exc).__name__, str(exc)).to_dict(), input=custom)
+    if asks_confirmation(result):  # nothing ran: the confirm button posts back here with the model's token
+        context = {"prompt_id": prompt_id, "model": result.get("model"), "confirm": result.get("confirm"),
+                   "run_href": request.scope.get("raw_path", b"").decode("latin-1") or request.url.path}
+        return render(request, "_run_confirm.html", context)
     link = run_href(str(result["id"])) if result.get("id") and result.get("recorded", True) else None
     context = {"run": run_view(result), "problem": None, "run_link": link, "record_error": result.get("record_error"),
                "status": status_chip(result["status"]) if result.get("status") else None}

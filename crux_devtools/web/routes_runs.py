@@ -1,4 +1,4 @@
-"""Recorded runs (SPEC section 8): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
+"""Recorded runs (the run shape: ``core/runstore.py``): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
 
 The store is read through ``runs_access`` (in a thread; a store that cannot be opened is a banner,
 never a 500).
@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from ..core.runstore import RunStore, RunStoreError
+from ..core.runstore import RunStore, RunStoreError, json_text
 from ..inspector.run_costs import prices_for
 from .routes_pages import render, wants_block
 from .runs_access import open_store, recent_runs
@@ -30,6 +30,15 @@ from .views_runs import (
 router = APIRouter()
 T = TypeVar("T")
 API_MAX_LIMIT = 1000
+API_MAX_OFFSET = 10**12  # past any store; a bigger number is a mistake, answered 400
+
+
+class RunJSONResponse(JSONResponse):
+    """JSON of recorded runs: a lone surrogate the store kept (a reply with broken bytes) is sent as
+    its ``\\udcXX`` escape, which is valid JSON, instead of failing to encode (a 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return json_text(content).encode("utf-8")
 
 
 async def read(store: RunStore, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -143,7 +152,7 @@ async def api_runs(
     how_many, problem = parse_count(limit, "limit", PAGE_SIZE, 1, API_MAX_LIMIT)
     if problem:
         return bad_request(problem)
-    skip, problem = parse_count(offset, "offset", 0, 0, None)
+    skip, problem = parse_count(offset, "offset", 0, 0, API_MAX_OFFSET)
     if problem:
         return bad_request(problem)
     store, unavailable = open_store(request.app.state.session)
@@ -154,7 +163,7 @@ async def api_runs(
         runs, total = await asyncio.to_thread(lambda: (store.list(limit=how_many, offset=skip, **filters), store.count(**filters)))
     except RunStoreError as exc:
         return JSONResponse({"detail": str(exc)}, status_code=503)
-    return JSONResponse(runs, headers={"X-Total-Count": str(total)})
+    return RunJSONResponse(runs, headers={"X-Total-Count": str(total)})
 
 
 @router.get("/api/runs/{run_id}")
@@ -167,5 +176,5 @@ async def api_run(request: Request, run_id: str) -> Response:
     except RunStoreError as exc:
         return JSONResponse({"detail": str(exc)}, status_code=503)
     if run is None:
-        return JSONResponse({"detail": f"no recorded run with id {run_id!r}; GET /api/runs lists them"}, status_code=404)
-    return JSONResponse(run)
+        return RunJSONResponse({"detail": f"no recorded run with id {run_id!r}; GET /api/runs lists them"}, status_code=404)
+    return RunJSONResponse(run)

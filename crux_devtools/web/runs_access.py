@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from ..core.runstore import RunStore, RunStoreError
+from ..inspector.api import find_prompt
 from .views_runs import RECENT, RecentRuns, RunFilters, run_row
 
 log = logging.getLogger(__name__)
@@ -66,4 +67,6 @@ async def recent_runs(session: Any, target: str) -> RecentRuns:
             rows = [run_row(s) for s in summaries]
         except RunStoreError as exc:
             unavailable = str(exc)
-    return RecentRuns(target=target, rows=rows, total=total, all_href=f"/runs?{RunFilters(target=target).query()}", unavailable=unavailable)
+    prompt = find_prompt(getattr(session, "report", None), target)
+    runnable = prompt is not None and prompt["has_model"]
+    return RecentRuns(target=target, rows=rows, total=total, all_href=f"/runs?{RunFilters(target=target).query()}", unavailable=unavailable, runnable=runnable)

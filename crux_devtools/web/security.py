@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.exceptions import HTTPException
+
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -68,8 +70,75 @@ class LocalOnlyMiddleware:
             return True  # not a browser page (curl, tests); Host was already checked
         if origin == "null":
             return False
+        return origin_matches_host(origin, headers.get("host", ""), self.allowed_hosts)
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_matches_host(origin: str, host: str, allowed_hosts: frozenset[str]) -> bool:
+    """Whether an ``Origin`` names a local page on the same port as the ``Host`` the request came to.
+
+    The origin is parsed as a URL (``http://localhost:80@evil.example`` is the host ``evil.example``
+    with the user ``localhost``); an origin with user info, a path or a bad port is refused."""
+    try:
         parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and host_name(parts.netloc) in self.allowed_hosts
+        origin_port = parts.port or DEFAULT_PORTS.get(parts.scheme)
+        host_port = urlsplit(f"//{host}").port or DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:  # a port that is not a number, or out of range
+        return False
+    if parts.scheme not in DEFAULT_PORTS or "@" in parts.netloc or parts.path not in ("", "/") or parts.query or parts.fragment:
+        return False
+    return parts.hostname is not None and parts.hostname in allowed_hosts and origin_port == host_port
+
+
+MAX_BODY_BYTES = 1024 * 1024
+# An OpenTelemetry export (POST /v1/traces) may be a large batch: its route takes up to this many bytes
+# (after decompression too) and answers OTLP's own 413 past it.
+OTLP_MAX_BODY_BYTES = 32 * 1024 * 1024
+WIDER_BODY_LIMITS = {"/v1/traces": (OTLP_MAX_BODY_BYTES, "an exporter should send smaller batches")}
+
+
+class BodyLimitMiddleware:
+    """Answer ``413`` to a request body over ``limit`` bytes (``wider[path]``: the limit and a hint for
+    the paths it names), without reading more than that.
+
+    A declared ``Content-Length`` over the limit is refused before any byte of the body is read; a
+    chunked body is counted as it arrives and refused once it passes the limit."""
+
+    def __init__(self, app: Any, limit: int = MAX_BODY_BYTES, wider: dict[str, tuple[int, str]] | None = None) -> None:
+        self.app = app
+        self.limit = limit
+        self.wider = WIDER_BODY_LIMITS if wider is None else wider
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit, hint = self.wider.get(scope.get("path", ""), (self.limit, ""))
+        too_large = f"request body over {limit:,} bytes refused" + (f": {hint}" if hint else "")
+        for name, value in scope.get("headers", []):
+            if name.lower() == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await _plain(send, 400, "bad Content-Length header")
+                    return
+                if declared > limit:
+                    await _plain(send, 413, too_large, close=True)
+                    return
+        received = 0
+
+        async def receive_within_limit() -> dict[str, Any]:
+            nonlocal received
+            message: dict[str, Any] = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise HTTPException(413, too_large, {"Connection": "close"})
+            return message
+
+        await self.app(scope, receive_within_limit, send)
 
 
 # Only the page's own files: no inline script or style, no eval, nothing from elsewhere, and no
@@ -120,13 +189,10 @@ def cross_site_subresource(headers: dict[str, str]) -> bool:
     return headers.get("sec-fetch-site") == "cross-site" and headers.get("sec-fetch-mode", "navigate") != "navigate"
 
 
-async def _plain(send: Any, status: int, text: str) -> None:
+async def _plain(send: Any, status: int, text: str, *, close: bool = False) -> None:
     body = text.encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())],
-        }
-    )
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    if close:  # the client may still be sending a body we will not read
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

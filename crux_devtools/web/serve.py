@@ -13,7 +13,7 @@ from typing import Any
 import click
 import uvicorn
 
-from .paths import vendor_missing
+from .paths import vendor_missing, vendor_missing_message
 from .slow_clients import RequestHeadDeadline
 
 PORT_ATTEMPTS = 20
@@ -36,6 +36,8 @@ class Binding:
 def port_is_free(host: str, port: int) -> bool:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
+        # as uvicorn binds: a port whose last connections are in TIME_WAIT (a restarted serve) is free
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError as exc:
@@ -65,7 +67,7 @@ def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, o
         raise click.ClickException(f"project folder {str(root)!r} does not exist or is not a folder")
     missing = vendor_missing()
     if missing:
-        raise click.ClickException(f"front-end files missing from static/vendor: {', '.join(missing)}. Run `bash .ci/setup` (npm ci) first.")
+        raise click.ClickException(vendor_missing_message(missing))
     binding = choose_binding(host, port)
     session = ProjectSession(root)
     app = create_app(session, bound_host=host)

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 
 from ..inspector.api import default_budget_target, find_prompt, is_stale
 from ..inspector.report_types import ExampleReport, LoadErrorDict, PromptReport, Report
+from ..statuses import term
 from .display import displayable
 from .input_check import FieldError
 from .views_sent import SentTool, SentView
@@ -30,13 +31,19 @@ class Chip:
 
     label: str
     css: str
+    title: str = ""  # what the state means, on hover
+
+
+def report_chip(status: str) -> Chip:
+    """A status key (``crux_devtools/statuses.py``) as a chip: its word, the colour of its tone."""
+    found = term(status)
+    return Chip(found.word, f"chip-{found.tone}", found.means)
 
 
 def status_chips(status: str, stale: bool) -> list[Chip]:
-    labels = {"fits": "fits", "over": "over budget", "error": "error"}
-    chips = [Chip(labels.get(status, status), f"chip-{status if status in labels else 'error'}")]
+    chips = [report_chip(status)]
     if stale:
-        chips.append(Chip("stale", "chip-stale"))
+        chips.append(report_chip("stale"))
     return chips
 
 
@@ -52,7 +59,7 @@ class PromptRow:
     examples: int
     has_model: bool
     href: str
-    status: str = "error"  # the report's status ("fits" | "over" | "error"), what the list filters on
+    status: str = "error"  # the report's status key (crux_devtools/statuses.py), what the list filters on
     stale: bool = False
 
 
@@ -68,6 +75,8 @@ class ReportHeader:
     errors: list[LoadErrorDict]
     load: str = "full"  # "incremental": only ``reevaluated`` were evaluated again, the rest kept
     reevaluated: int = 0
+    verified: bool = True  # False: a fresh load of the whole project is still to confirm it
+    imported_note: str | None = None  # which files the worker imports (runs) and why
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,7 @@ def shown_report(session: Any) -> Report:
     return {
         "version": 0, "project": "", "generated_at": "", "duration_ms": 0.0, "stale": False, "errors": [], "prompts": [],
         "hash": "", "notice": None, "modules_found": False, "load": "full", "reevaluated": [],
+        "verified": False, "disagreements": 0,
     }
 
 
@@ -97,6 +107,8 @@ def report_header(report: Report) -> ReportHeader:
         errors=list(report["errors"]),
         load=report["load"],
         reevaluated=len(report["reevaluated"]),
+        verified=report["verified"],
+        imported_note=report.get("imported_note"),
     )
 
 

@@ -14,11 +14,15 @@ from urllib.parse import urlencode
 from markupsafe import Markup, escape
 
 from ..inspector.report_types import Report
+from ..statuses import SEVERITY, STATUS_KEYS, word
 from .display import displayable
 from .views import IndexView, PromptRow, ReportHeader, index_view
 
-# The statuses a row shows (views.status_chips): the prompt's own status, and "stale" beside it.
-STATUSES: tuple[tuple[str, str], ...] = (("fits", "fits"), ("over", "over budget"), ("error", "error"), ("stale", "stale"))
+# The statuses a row shows (views.status_chips): the prompt's own status, and "stale" beside it; the
+# keys and words are crux_devtools/statuses.py's, best first. A facet is listed when a row has its status.
+STATUSES: tuple[tuple[str, str], ...] = tuple((key, word(key)) for key in sorted(STATUS_KEYS, key=SEVERITY.__getitem__, reverse=True)) + (
+    ("stale", word("stale")),
+)
 MAX_QUERY = 200  # characters of search kept; a longer one is cut (and said so)
 
 
@@ -32,6 +36,11 @@ class ListFilters:
     @property
     def active(self) -> bool:
         return bool(self.q or self.status)
+
+    @property
+    def status_word(self) -> str:
+        """The chosen status as the chips write it."""
+        return word(self.status) if self.status else ""
 
     def href(self, **change: str) -> str:
         """The list's URL with this state (and ``change`` applied); ``/`` when nothing is filtered."""
@@ -95,7 +104,7 @@ def parse_list_filters(q: str | None, status: str | None) -> tuple[ListFilters, 
 def row_statuses(row: PromptRow) -> set[str]:
     """The filter keys a row answers to: its status (an unknown one shows as an error chip, so it
     counts as "error"), and "stale" when it is shown from an earlier load."""
-    own = row.status if row.status in ("fits", "over", "error") else "error"
+    own = row.status if row.status in STATUS_KEYS else "error"
     return {own, "stale"} if row.stale else {own}
 
 
@@ -140,7 +149,10 @@ def list_view(report: Report, filters: ListFilters, problems: list[str] | None =
         for key in row_statuses(row) & counts.keys():
             counts[key] += 1
     facets = [StatusFacet("", "all", len(searched), filters.href(status=""), filters.status == "")]
-    facets += [StatusFacet(key, label, counts[key], filters.href(status=key), filters.status == key) for key, label in STATUSES]
+    facets += [
+        StatusFacet(key, label, counts[key], filters.href(status=key), filters.status == key)
+        for key, label in STATUSES if counts[key] or key in ("fits", "stale") or filters.status == key
+    ]
     shown = [row for row in searched if not filters.status or filters.status in row_statuses(row)]
     totals: dict[str, int] = {}
     for row in base.rows:

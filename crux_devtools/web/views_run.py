@@ -1,4 +1,4 @@
-"""View-model of one recorded run, step by step (SPEC section 8): ``/runs/{id}``.
+"""View-model of one recorded run, step by step: ``/runs/{id}``.
 
 A run is the JSON the store holds (``RunStore.get``), written by another process, so every key is
 read with ``.get`` and a missing one hides a line, never the page. The view only lays out what the
@@ -115,6 +115,8 @@ class ToolExchange:
     model_output: str | None  # None: the model saw exactly ``output``
     model_hidden: int
     returned: bool
+    failure: str | None = None  # why a call that did not return failed (the step's error), else None
+    skipped: str = "not executed"  # what a call that neither returned nor failed is, in words
 
 
 @dataclass
@@ -307,11 +309,17 @@ def exchanges(step: dict[str, Any]) -> list[ToolExchange]:
     results = [r for r in step.get("tool_results") or [] if isinstance(r, dict)]
     by_id = {r.get("call_id"): r for r in results if r.get("call_id")}
     views = []
+    error = _dict(step.get("error"))
+    blamed = False  # the step's error is the first call that did not return: the calls after it never ran
     for j, call in enumerate(calls):
         res = by_id.get(call.get("id")) or (results[j] if j < len(results) and not results[j].get("call_id") else {})
         output, out_hidden = capped(pretty(res["output"])) if "output" in res else (None, 0)
         seen = shown_to_model(res) if res else None
         model_output, model_hidden = capped(seen) if seen is not None else (None, 0)
+        failure = None
+        if not res and error and not blamed:
+            blamed = True
+            failure = f"{error.get('type') or 'Error'}: {error.get('message') or ''}".strip()
         views.append(
             ToolExchange(
                 id=str(call.get("id") or ""),
@@ -322,6 +330,8 @@ def exchanges(step: dict[str, Any]) -> list[ToolExchange]:
                 model_output=model_output,
                 model_hidden=model_hidden,
                 returned=bool(res),
+                failure=failure,
+                skipped="not executed: an earlier call of this step failed" if blamed and failure is None else "not executed",
             )
         )
     return views

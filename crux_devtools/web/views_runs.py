@@ -1,4 +1,4 @@
-"""View-models for the list of recorded runs (SPEC section 8): ``/runs`` and a prompt's recent runs.
+"""View-models for the list of recorded runs: ``/runs`` and a prompt's recent runs.
 
 A list row is a RunSummary (``RunStore.list``), written by another process, maybe an older or
 newer version of the library, so every key is read with ``.get`` and a missing one hides a cell,
@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
-from ..inspector.report_types import PromptReport
 from ..inspector.run_costs import Prices, format_usd
+from ..inspector.render_runs import local_datetime
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 
@@ -60,12 +59,9 @@ def fmt_ms(value: Any) -> str:
 def fmt_started(value: Any) -> tuple[str, str]:
     """(shown, title): local time to the second, the stored ISO text as the tooltip."""
     text = str(value or "")
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
+    when = local_datetime(text)  # None for a text that is no date, or a date with no local time
+    if when is None:
         return text or "—", text
-    if when.tzinfo is not None:
-        when = when.astimezone()
     return when.strftime("%Y-%m-%d %H:%M:%S"), text
 
 
@@ -279,9 +275,4 @@ class RecentRuns:
     total: int
     all_href: str
     unavailable: str | None = None
-
-
-def needs_confirmation(prompt: PromptReport) -> bool:
-    """Whether the Run button must ask first: any model but a scripted one (``model_kind`` from the
-    worker) costs money and runs real tools. An unknown kind asks too."""
-    return prompt["model_kind"] != "scripted"
+    runnable: bool = False  # the prompt page has a Run button (the target has a model to call)

@@ -106,6 +106,10 @@ class SentView:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     message: str = ""
     truncated: bool = False
+    # Summaries generate prepares with a model before sending: (contributor, model); the request shown
+    # is the one sent if preparing them fails.
+    model_summaries: list[tuple[str, str]] = field(default_factory=list)
+    prepared_here: list[str] = field(default_factory=list)  # extractive summaries prepared for this view, as generate would
 
     @property
     def adapted(self) -> list[SentPart]:
@@ -153,6 +157,10 @@ def sent_view(example_report: ExampleReport | None, colours: dict[str, int], pro
         optimize_at=planned.get("optimize_at"),
         truncated=example_report["truncated"],
     )
+    view.model_summaries = [
+        (str(s.get("contributor")), str(s.get("model") or "its model")) for s in example_report.get("summaries") or [] if s.get("state") == "generate-prepares"
+    ]
+    view.prepared_here = [str(s.get("contributor")) for s in example_report.get("summaries") or [] if s.get("state") == "prepared-here"]
     sent = planned.get("sent")
     if planned.get("status") == "over-limit" or not isinstance(sent, dict):
         view.state = "over-limit"
@@ -172,6 +180,9 @@ def sent_view(example_report: ExampleReport | None, colours: dict[str, int], pro
             view.tool_tokens += tokens
         else:
             view.message_tokens += tokens
+    # The status line's system, messages and tool figures add up to the request's input tokens: each
+    # part is counted alone, so the parts' sum can differ from the whole by a token at the joins.
+    view.system_tokens = max(0, view.input_tokens - view.message_tokens - view.tool_tokens) if view.input_tokens is not None else view.system_tokens
     for part in cut_system(str(sent.get("system") or ""), in_system):
         if part.contribution is None or part.representation == "omitted":
             continue  # the blank lines between parts; an omitted rung is listed as not sent

@@ -1,8 +1,8 @@
-"""``AnthropicModel``: Anthropic's Messages API over httpx, and the translation of a planned request
-into it (``messages_body``, behind ``ModelRequest.to_anthropic()``).
+"""``AnthropicModel``: Anthropic's Messages API over httpx. The translation of a planned request into
+it is ``ModelRequest.to_anthropic()`` (``messages_body`` in ``base.py``).
 
 The conversation the planner keeps is in the OpenAI chat shape; the Messages API differs in four ways
-this module handles: the system text is a top-level ``system`` string, an assistant's tool calls are
+the translation handles: the system text is a top-level ``system`` string, an assistant's tool calls are
 ``tool_use`` content blocks with their arguments as a JSON object, each tool result is a
 ``tool_result`` block inside a *user* message (consecutive results in one message, as the API
 requires alternating roles), and a tool is ``{"name", "description", "input_schema"}``.
@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
-from .base import ModelRequest, ModelResponse, capacity_dict, jsonable_message, tool_call
+from .base import ModelRequest, ModelResponse, capacity_dict, messages_body, tool_call
 from .openai import _excerpt, apost_json, check_http_adapter, post_json
 
 if TYPE_CHECKING:
@@ -30,56 +29,6 @@ API_VERSION = "2023-06-01"
 
 
 # -- the request -----------------------------------------------------------------------------------
-def messages_body(request: ModelRequest, model: str | None, default_max_tokens: int = 4096) -> dict[str, Any]:
-    """``request`` as a Messages API body (see ``ModelRequest.to_anthropic``)."""
-    system_parts = [request.system] if request.system else []
-    messages: list[dict[str, Any]] = []
-    for raw in request.messages:
-        message = jsonable_message(raw)
-        role = message.get("role")
-        if role == "system":  # the Messages API has no system turn: it joins the system text
-            if isinstance(message.get("content"), str) and message["content"]:
-                system_parts.append(message["content"])
-            continue
-        blocks = _blocks(message)
-        wire_role = "assistant" if role == "assistant" else "user"
-        if messages and messages[-1]["role"] == wire_role:
-            messages[-1]["content"].extend(blocks)
-        else:
-            messages.append({"role": wire_role, "content": blocks})
-    body: dict[str, Any] = {} if model is None else {"model": model}
-    if system_parts:
-        body["system"] = "\n\n".join(system_parts)
-    body["messages"] = messages
-    if request.tools:
-        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.to_dict()["parameters"]} for t in request.tools]
-    body["max_tokens"] = request.max_tokens if request.max_tokens is not None else default_max_tokens
-    return body
-
-
-def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One OpenAI-shaped message's content as Messages API content blocks."""
-    content = message.get("content")
-    if message.get("role") == "tool":
-        result = content if isinstance(content, (str, list)) else json.dumps(content, ensure_ascii=False)
-        return [{"type": "tool_result", "tool_use_id": str(message.get("tool_call_id") or ""), "content": result}]
-    blocks: list[dict[str, Any]] = []
-    if isinstance(content, str):
-        if content:
-            blocks.append({"type": "text", "text": content})
-    elif isinstance(content, list):
-        blocks.extend(p if isinstance(p, dict) else {"type": "text", "text": str(p)} for p in content)
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") or {}
-        arguments = function.get("arguments")
-        try:
-            decoded = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else (arguments or {})
-        except json.JSONDecodeError:
-            decoded = {"_raw": arguments}
-        blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"), "input": decoded})
-    return blocks
-
-
 # -- the answer ------------------------------------------------------------------------------------
 def parse_message(data: Any, *, model: str = "model", url: str = "<response>") -> ModelResponse:
     """A decoded Messages API answer as a ``ModelResponse`` (text blocks joined, ``tool_use`` blocks

@@ -18,16 +18,16 @@ class ConfirmRun(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Cancel"),
     ]
 
-    def __init__(self, target: str, model_kind: str | None) -> None:
+    def __init__(self, target: str, model: str | None) -> None:
         super().__init__()
         self.target = target
-        self.model_kind = model_kind
+        self.model = model  # the name of the model the worker is about to call
 
     def compose(self) -> ComposeResult:
         question = Text.assemble(("Run ", "bold"), (self.target, "bold cyan"), (" for real?", "bold"))
-        model = self.model_kind or "unknown"
+        model = self.model or "unnamed"
         detail = Text(
-            f"Its model is not a ScriptedModel (model kind: {model}): the run calls the model, which may cost "
+            f"Its model is not a ScriptedModel (model: {model}): the run calls the model, which may cost "
             "money, and executes the agent's real tools. It is recorded in the Runs tab."
         )
         with Vertical(id="confirm-box"):

@@ -156,13 +156,13 @@ class ConfirmSend(ConfirmRun):
     """Asked before a replayed request goes to a model that is not scripted; shows the estimated cost."""
 
     def __init__(self, model: str, model_kind: str | None, estimate: str) -> None:
-        super().__init__(model, model_kind)
-        self.estimate = estimate
+        super().__init__(model, model)
+        self.kind, self.estimate = model_kind, estimate
 
     def compose(self) -> ComposeResult:
         question = Text.assemble(("Send the replayed request to ", "bold"), (self.target, "bold cyan"), ("?", "bold"))
         detail = Text(
-            f"Its model is not a ScriptedModel (model kind: {self.model_kind or 'unknown'}): the model is really called, which may cost "
+            f"Its model is not a ScriptedModel (model kind: {self.kind or 'unknown'}): the model is really called, which may cost "
             f"money. {self.estimate}. The answer is recorded as a child run of this run."
         )
         with Vertical(id="confirm-box"):

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...inspector.visible import visible
 from ..runs_render import no_steps_text, render_run_header, render_step_outcome, render_step_sent, step_label
 
 
@@ -65,7 +66,7 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"run {self.run.get('id', '?')} of {self.run.get('target', '?')}"
+        self.sub_title = visible(f"run {self.run.get('id', '?')} of {self.run.get('target', '?')}")
         self.query_one("#run-body").focus()
         self.show_step()
 

@@ -7,7 +7,8 @@ from rich.rule import Rule
 from rich.text import Text
 
 from ...inspector.errors import LoadError
-from ...inspector.report_types import ExampleReport, LoadErrorDict, Report
+from ...inspector.report_types import ExampleReport, LoadErrorDict, PromptReport, Report
+from ...statuses import term, word
 from .pane import ReportPane
 
 
@@ -23,8 +24,19 @@ def collect_errors(report: Report | None, example: ExampleReport | None) -> list
     return errors
 
 
-def render_errors(errors: list[LoadErrorDict], stale: bool) -> RenderableType:
-    items: list[RenderableType] = []
+def notes(report: Report | None, prompt: PromptReport | None) -> list[str]:
+    """What the tab says besides errors: why a prompt was not checked, and which files the worker
+    imports (runs on every save) and why."""
+    out = []
+    if prompt is not None and prompt["status"] == "not-checked":
+        out.append(f"{word('not-checked')}: {prompt['note'] or term('not-checked').means}")
+    if report is not None and report.get("imported_note"):
+        out.append(str(report["imported_note"]))
+    return out
+
+
+def render_errors(errors: list[LoadErrorDict], stale: bool, notes: list[str] | None = None) -> RenderableType:
+    items: list[RenderableType] = [Text(note, style="yellow" if note.startswith(word("not-checked")) else "dim") for note in notes or []]
     if stale:
         items.append(Text("The latest load failed: the other tabs show the last good report (stale).", style="bold yellow"))
     if not errors:
@@ -39,8 +51,8 @@ def render_errors(errors: list[LoadErrorDict], stale: bool) -> RenderableType:
 
 
 class ErrorsView(ReportPane):
-    """``data`` is ``(errors, stale)``."""
+    """``data`` is ``(errors, stale, notes)``."""
 
     def render_data(self) -> RenderableType:
-        errors, stale = self.data or ([], False)
-        return render_errors(errors, stale)
+        errors, stale, shown_notes = self.data or ([], False, [])
+        return render_errors(errors, stale, shown_notes)

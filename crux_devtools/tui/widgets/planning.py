@@ -18,7 +18,7 @@ from ...inspector.limits import limit_rows
 from ...inspector.report_types import ExampleReport, PlanErrorDict, PromptReport
 from ...inspector.sent import model_words, rung_text
 from .pane import ReportPane
-from ..report import RUNG_STYLE
+from ..report import RUNG_STYLE, status_badge
 
 
 def limits_table(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> Table:
@@ -81,11 +81,11 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
         if error:
             items.append(render_error(error))
         return Group(*items)
-    status = preview.get("status", "?")
+    badge = status_badge(str(example.get("status") or "error") if example is not None else "error")
     plan_model: dict[str, Any] = dict(prompt["plan_model"]) if prompt is not None else {}
     items = [
         Text.assemble(
-            ("Plan: ", "bold"), (str(status), "bold green" if status == "fits" else "bold red"),
+            ("Plan: ", "bold"), badge,
             (f" · input {preview.get('input_tokens', 0):,} of max {preview.get('max_input_tokens', 0):,} tokens", ""),
         ),
         Text.assemble(("Planned for: ", "bold"), Text(model_words(preview, plan_model))),
@@ -100,6 +100,8 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
     items.append(Text("Adaptations: " + (", ".join(f"{a.get('contributor')} → {rung_text(a)} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)" for a in adaptations) or "none (full fidelity)")))
     for s in example["summaries"] if example is not None else []:
         state = "prepared" if s.get("prepared") else "not prepared (" + ("P prepares it with its model" if s.get("needs_model") else "p prepares it, no model needed") + ")"
+        if s.get("note"):  # prepared here as generate would, or prepared by generate before sending
+            state = str(s.get("note")) + (" (P prepares it now)" if s.get("state") == "generate-prepares" else "")
         items.append(Text(f"Summary of {s.get('contributor')} ({s.get('strategy')}): {state}", style="cyan"))
     costs = preview.get("tool_tokens") or {}
     if preview.get("tools"):

@@ -15,15 +15,9 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ...inspector.report_types import ContextEntry, ExampleReport, PromptReport, Report
-from ..report import find_example, part_statuses, prompt_status
+from ..report import find_example, part_statuses, prompt_status, status_style
 from ..search import PromptMatch, match_prompt, terms
 
-STATUS_MARKS = {
-    "fits": ("✓", "green"),
-    "over": ("▲", "bold red"),
-    "error": ("✗", "bold red"),
-    "stale": ("◌", "yellow"),
-}
 PART_MARKS = {"active": ("●", "green"), "excluded": ("○", "dim"), "dropped": ("✂", "red")}
 MATCH_STYLE = "bold underline black on yellow"  # underlined: the cursor line paints its own background over it
 
@@ -38,13 +32,12 @@ class NodeRef:
 
 def prompt_label(prompt: PromptReport, stale: bool, detail: bool = True) -> Text:
     status = prompt_status(prompt, stale)
-    mark, style = STATUS_MARKS.get(status, ("?", "red"))
+    mark, word, style = status_style(status)
     label = Text.assemble((mark, style), " ", (prompt["id"], "bold"))
     if prompt["kind"] == "agent":
         label.append(" agent", "italic cyan")
-    if detail:
-        tokens = f" {prompt['total_tokens']} tok" if status in ("fits", "over") else f" {status}"
-        label.append(tokens, "dim" if status == "fits" else style)
+    if detail:  # the tokens when the request fits; otherwise the status's word, as everywhere else
+        label.append(f" {prompt['total_tokens']} tok" if status == "fits" else f" {word}", "dim" if status == "fits" else style)
     return label
 
 

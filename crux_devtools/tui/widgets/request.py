@@ -22,14 +22,13 @@ from ...inspector.sent import (
     TOOLS_KIND,
     SentPart,
     capacity_line,
-    example_status,
     message_text,
-    over_reason,
     rung_text,
     system_parts,
     tokens_of,
 )
-from ..report import RUNG_STYLE
+from ...statuses import term
+from ..report import RUNG_STYLE, status_badge
 from .pane import ReportPane
 
 # One colour per rung, the same in the rules here and in the Planning tab.
@@ -39,15 +38,14 @@ def headline(example: ExampleReport) -> Text:
     """``input 2,238 of max 5,292 tokens · ✓ fits``, and on a second line where they go:
     ``system 2,018 · messages 15 · tools 205``."""
     preview = example["preview"] or {}
-    status = example_status(example)
+    badge, style = status_badge(example["status"])
     line = Text.assemble(
         ("input ", "dim"), (f"{preview.get('input_tokens', 0):,}", "bold"),
         (" of max ", "dim"), (f"{preview.get('max_input_tokens', 0):,}", "bold"), (" tokens · ", "dim"),
     )
-    if status == "fits":
-        line.append("✓ fits", "bold green")
-    else:
-        line.append(f"▲ {over_reason(example)}" if status == "over" else "✗ error", "bold red")
+    line.append(badge, style)
+    if example["status"] != "fits":  # what the state means, on a line of its own
+        line.append(f"\n{term(example['status']).means}", style)
     if preview.get("sent") is not None:
         system = sum(p.tokens for p in system_parts(preview))
         line.append(f"\nsystem {system:,} · messages {tokens_of(preview, MESSAGE_KINDS):,} · tools {tokens_of(preview, (TOOLS_KIND,)):,}", "dim")
@@ -71,10 +69,17 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
             rung = rung_text(a)
             line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
         items.append(line)
-    missing = [s for s in example["summaries"] if not s["prepared"]]
-    for s in missing:
-        how = "press P (calls its model)" if s.get("needs_model") else "press p to prepare it (no model needed)"
-        items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): not prepared; {how}", style="cyan"))
+    for s in example["summaries"]:
+        if s.get("state") == "generate-prepares":
+            items.append(Text(
+                f"generate prepares the summary of {s.get('contributor')} with {s.get('model') or 'its model'} before sending; "
+                "this request is what is sent if that fails (P prepares it now)", style="bold yellow",
+            ))
+        elif s.get("state") == "prepared-here":
+            items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): {s.get('note')}", style="cyan"))
+        elif not s["prepared"]:
+            how = "press P (calls its model)" if s.get("needs_model") else "press p to prepare it (no model needed)"
+            items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): not prepared; {how}", style="cyan"))
     return items
 
 

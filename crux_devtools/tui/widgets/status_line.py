@@ -1,5 +1,6 @@
 """One line above the tabs: which prompt and example are shown, the sent request's size against its
-limit, and the budget in force (what ``+``/``-`` change), and whether the report is stale."""
+limit, and the budget in force (what ``+``/``-`` change), whether the report is stale, and
+``◌ verifying`` while a fresh load of the whole project has yet to confirm it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from ...inspector.report_types import ExampleReport, PromptReport
-from ...inspector.sent import example_status
+from ..report import status_badge
 
 
 def request_size(shown: ExampleReport | None) -> Text:
@@ -18,7 +19,6 @@ def request_size(shown: ExampleReport | None) -> Text:
     status of that example (so the line never says ``over`` beside ``fits``)."""
     if not shown:
         return Text("")
-    status = example_status(shown)
     preview = shown.get("preview") or {}
     text = Text()
     if preview:
@@ -27,13 +27,7 @@ def request_size(shown: ExampleReport | None) -> Text:
         text.append(" of ", "dim")
         text.append(f"{preview.get('max_input_tokens', 0):,}", "bold")
         text.append(" ")
-    if status == "fits":
-        text.append("✓ fits", "green")
-    elif status == "over":
-        over_limit = preview.get("status") == "over-limit" or (shown["preview_error"] is not None and shown["preview_error"]["code"] == "REQUEST_TOO_LARGE")
-        text.append("▲ over-limit" if over_limit else "▲ over token_budget", "bold red")
-    else:
-        text.append("✗ error", "bold red")
+    text.append(*status_badge(shown["status"]))
     return text
 
 
@@ -71,6 +65,7 @@ def status_text(
     shown: ExampleReport | None = None,
     width: int | None = None,
     custom: str | None = None,
+    verified: bool = True,
 ) -> Text:
     """The line; with ``width``, it breaks between its pieces (never inside one) to fit. What the
     app is busy with goes last and is cut rather than wrapped, so that the line's height (and the
@@ -93,6 +88,8 @@ def status_text(
     size = request_size(shown)
     if size.plain:
         pieces.append(size)
+    elif prompt.get("status"):  # no example on screen (none to show): the prompt's own status
+        pieces.append(Text(*status_badge(prompt["status"])))
     pieces.append(budget_words(prompt, shown, budget, target))
     text = Text(no_wrap=True, overflow="ellipsis")
     column = 0
@@ -106,6 +103,8 @@ def status_text(
                 column += 2
         text.append(piece)
         column += piece.cell_len
+    if not verified:  # a fresh load of the whole project is checking the report (it replaces it if they differ)
+        text.append("  ◌ verifying", "yellow")
     if busy:  # never on a line of its own: the line's height stays put while the app is busy
         text.append(f"  … {busy}", "italic dim")
     return text

@@ -11,13 +11,14 @@ from rich.text import Text
 from textual.reactive import reactive
 
 from ...core.rungs import label
+from ..report import status_badge
 from .pane import ReportPane
 
 STATUS_STYLE = {"active": "green", "dropped": "red", "excluded": "dim"}
 
 
-def totals_line(inspection: dict[str, Any]) -> Text:
-    """``system 48 + prompt 9 = 57 tokens · budget 50 · fits``."""
+def totals_line(inspection: dict[str, Any], status: str = "fits") -> Text:
+    """``system 48 + prompt 9 = 57 tokens · budget 50 · ✓ fits``, with the example's one status."""
     line = Text.assemble(
         ("system ", "dim"), (str(inspection.get("system_tokens", 0)), "bold"),
         (" + prompt ", "dim"), (str(inspection.get("prompt_tokens", 0)), "bold"),
@@ -26,9 +27,8 @@ def totals_line(inspection: dict[str, Any]) -> Text:
     budget = inspection.get("token_budget")
     line.append(" · budget ", "dim")
     line.append(str(budget) if budget is not None else "none", "bold" if budget is not None else "dim")
-    fits = inspection.get("fits", True)
     line.append(" · ")
-    line.append("✓ fits" if fits else "▲ over budget", "bold green" if fits else "bold red")
+    line.append(*status_badge(status))
     return line
 
 
@@ -71,7 +71,7 @@ def render_system(example: dict[str, Any] | None, selected_part: str | None) -> 
     inspection = example.get("inspection")
     if not inspection:
         return Text("No inspection for this example (see the Errors tab).", style="bold red")
-    items: list[RenderableType] = [totals_line(inspection)]
+    items: list[RenderableType] = [totals_line(inspection, str(example.get("status") or "error"))]
     planned = planner_line(example.get("preview") or {})
     if planned is not None:
         items.append(planned)

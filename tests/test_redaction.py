@@ -1,0 +1,97 @@
+"""``redact_values`` removes a value from a recorded run wherever it went: the input, every step's
+``sent`` system text and messages, tool arguments and results, the final text and errors. Checked
+on the bytes of a real runs database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from crux_devtools import ModelCapacityProfile, RunError, ScriptedModel, agent, context, generate, prompt, record_runs, redact_values, tool, tool_call
+from crux_devtools.core.redaction import scrub
+from crux_devtools.core.runstore import RunStore
+
+CARD = "4111 1111 1111 1111"
+NAME = 'Zoë "Z" Ørsted'
+API_KEY = "sk-test-2b9f7c1d"
+
+
+class Payment(BaseModel):
+    card_number: str
+    holder: str
+    question: str = "Was I charged twice?"
+
+
+class Lookup(BaseModel):
+    card_number: str
+
+
+def _charges(args: Lookup) -> dict:
+    return {"card": args.card_number, "holder": NAME, "charges": [12.5, 12.5], "note": f"two charges on {args.card_number}"}
+
+
+def _refund(args: Lookup) -> str:
+    raise PermissionError(f"refunds for {args.card_number} need a supervisor (key {API_KEY})")
+
+
+charges = tool("charges", description="Charges on a card.", parameters=Lookup, execute=_charges)
+refund = tool("refund", description="Refund a card.", parameters=Lookup, execute=_refund)
+card_ctx = context("card", priority=50, input=Payment, system=lambda i: f"## Card on file\n{i.card_number} held by {i.holder}")
+billing = prompt("billing", system="You answer billing questions.", input=Payment, use=[card_ctx], tools=[charges, refund],
+                 prompt=lambda i: f"{i.question} (card {i.card_number})")
+CAPACITY = ModelCapacityProfile(8000, 500, "exact")
+INPUT = {"card_number": CARD, "holder": NAME}
+
+
+def crux_bytes(folder: Path) -> bytes:
+    """Every byte the recorder left on disk: the database and its journal files."""
+    return b"".join(p.read_bytes() for p in sorted((folder / ".crux").iterdir()) if p.is_file())
+
+
+def forms(value: str) -> list[bytes]:
+    return [value.encode(), json.dumps(value)[1:-1].encode(), json.dumps(value, ensure_ascii=False)[1:-1].encode()]
+
+
+def test_a_secret_input_appears_nowhere_in_the_stored_runs(tmp_path: Path) -> None:
+    ok_model = ScriptedModel([[tool_call("charges", {"card_number": CARD})], f"Card {CARD} ({NAME}) was charged twice; I will ask for a refund."], capacity=CAPACITY)
+    failing_model = ScriptedModel([[tool_call("refund", {"card_number": CARD})]], capacity=CAPACITY)
+    with record_runs(tmp_path, redact=redact_values(API_KEY, input_fields=["card_number", "holder"])) as recorder:
+        result = generate(agent("billing-agent", prompt=billing, model=ok_model), input=INPUT)
+        with pytest.raises(RunError):
+            generate(agent("billing-agent", prompt=billing, model=failing_model), input=INPUT)
+    assert recorder.written == 2 and recorder.failure is None
+    # The secret really went everywhere: the system text, the messages, the tool call, the tool result, the answer.
+    assert CARD in ok_model.requests[0].system and CARD in ok_model.requests[0].messages[0]["content"]
+    assert CARD in ok_model.requests[1].messages[-1]["content"] and CARD in (result.text or "")
+    raw = crux_bytes(tmp_path)
+    assert b"billing-agent" in raw  # the runs are there
+    for secret in (CARD, NAME, API_KEY):
+        for form in forms(secret):
+            assert form not in raw, (secret, form)
+    store = RunStore.for_project(tmp_path)
+    try:
+        runs = [store.get(r["id"]) for r in store.list()]
+    finally:
+        store.close()
+    done = next(r for r in runs if r["status"] == "ok")
+    step = done["steps"][0]
+    card = next(c for c in step["request"]["contributions"] if c["contributor"] == "card")
+    start, end = card["span"]
+    assert step["sent"]["system"][start:end] == "## Card on file\n" + "*" * len(CARD) + " held by " + "*" * len(NAME)  # spans still exact
+    assert done["input"]["card_number"] == "*" * len(CARD) and done["input"]["question"] == "Was I charged twice?"
+    failed = next(r for r in runs if r["status"] == "error")
+    assert failed["error"]["type"] == "PermissionError" and "need a supervisor" in failed["error"]["message"]
+
+
+def test_scrub_masks_whole_short_values_only_and_keeps_the_recorders_identifiers() -> None:
+    run = {"id": "run-4111", "input": {"pin": "41", "note": "pin 41 is 4111"}, "steps": [{"request": {"id": "req_4111"}, "text": "41"}]}
+    out = scrub(run, ["41", "4111"], replacement="[redacted]")
+    assert out == {"id": "run-4111", "input": {"pin": "[redacted]", "note": "pin 41 is [redacted]"},
+                   "steps": [{"request": {"id": "req_4111"}, "text": "[redacted]"}]}
+    with pytest.raises(TypeError, match="non-empty string"):
+        redact_values("")
+    with pytest.raises(TypeError, match="input_fields"):
+        redact_values(input_fields="card_number")

@@ -1,0 +1,65 @@
+"""How long a test waits for something to happen, and the helpers that wait.
+
+A test awaits the event it needs (a line printed, a file written, a process gone, a screen drawn).
+``WAIT`` only bounds a failure: on a loaded machine a step that takes 50 ms alone can take seconds,
+so the bound is generous, and a test that works never waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+WAIT = 120.0  # seconds: the failure bound of every wait in the suite
+POLL = 0.02  # seconds between two looks at something that gives no signal
+
+
+def until(predicate: Callable[[], object], what: str = "the condition holds", timeout: float = WAIT) -> None:
+    """Poll ``predicate`` until it is true; fail after ``timeout`` seconds saying ``what`` never happened."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
+        time.sleep(POLL)
+
+
+async def until_async(predicate: Callable[[], object], what: str = "the condition holds", timeout: float = WAIT) -> None:
+    """``until`` for a test running in the event loop (the loop keeps running while it waits)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
+        await asyncio.sleep(POLL)
+
+
+class Lines:
+    """The lines a child process writes to a pipe, read in a thread so that a wait can be bounded."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._lines.put(line)
+        self._lines.put("")  # end of file
+
+    def next(self, timeout: float = WAIT) -> str:
+        """The next line ("" at end of file); fails if none comes within ``timeout`` seconds."""
+        try:
+            return self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no line within {timeout:.0f} s") from None
+
+
+async def pilot_until(pilot: Any, predicate: Callable[[], object], what: str = "the screen shows it", timeout: float = WAIT) -> None:
+    """``until`` for a Textual app under a pilot: the app runs (and redraws) between two looks."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
+        await pilot.pause(0.05)
