@@ -273,3 +273,4 @@ def test_cli_a_budget_that_cannot_fit_is_request_too_large_with_what_each_part_n
     assert "Traceback" not in done.stderr
     assert "REQUEST_TOO_LARGE: nothing fits max_input_tokens=300" in done.stdout
     assert "rules: required context 'rules' needs" in done.stdout
+    assert "status fits -> over-limit" in done.stdout and "left the request" not in done.stdout  # nothing is sent, nothing "left"

@@ -87,6 +87,7 @@ async def test_bad_overrides_are_shown_in_the_panel_not_a_500(recorded: tuple[ht
     panel = tight.text[tight.text.index('<section class="banner banner-error too-large"'):]  # the prompt page's panel
     assert "<h2>Over limit: nothing would be sent</h2>" in panel and '<span class="mono strong">REQUEST_TOO_LARGE</span>: no legal candidate fits max_input_tokens=300' in panel
     assert '<ul class="diagnostics"><li><span class="mono">&lt;prompt&gt;</span> <span class="mono">' in panel and "Raise max" in panel
+    assert "left the request" not in panel and "no longer offered" not in panel  # nothing is sent, so nothing "left" it
     words = await client.get(href + "?" + urlencode([("max", "lots"), ("add", "1")]))
     assert "max must be a whole number" in words.text
     missing = await client.get("/runs/nope/steps/0/replay")
@@ -140,13 +141,13 @@ async def test_open_in_the_prompt_view_of_a_later_step_plans_it_with_that_steps_
     links = [html.unescape(h) for h in re.findall(r'<a class="button-link replay-link" href="([^"]+)"', page)]
     assert len(links) == 2 and f"at_step={run_id}%3A1" in links[1]
     later = (await client.get(links[1])).text
-    assert "Planned as step 1 of run " in later and "3 tool call(s) and their results" in later
+    assert "Planned as step 1 of run " in later and "the tool traffic of the steps before it (3 tool calls and their results)" in later
     assert f'<input type="hidden" name="at_step" value="{run_id}:1" form="controls">' in later  # the slider keeps it
     recorded_messages = run["steps"][1]["sent"]["messages"]
     tool_result = next(m["content"] for m in recorded_messages if m["role"] == "tool")
     assert str(escape(tool_result[:60])) in later  # the tool traffic is in the request shown
     first = (await client.get(links[0])).text
-    assert "0 message(s) before the user prompt and 0 after it" in first
+    assert "the run input, no tool traffic (the first step)" in first
 
 
 async def test_a_steps_messages_give_the_planned_request_exactly_its_recorded_messages(tmp_path: Path) -> None:

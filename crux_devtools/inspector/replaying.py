@@ -54,6 +54,8 @@ def replay_document(replayed: Any, run: Mapping[str, Any] | None = None, where: 
     base = _snapshot(r["recorded_sent"], request.get("contributions") or [], input_tokens=r["recorded_tokens"], status="fits", where=where)
     head = _snapshot(r["sent"], r["contributions"], input_tokens=r["input_tokens"], status=r["status"], left_out=r["left_out"], where=where)
     changes, cache_prefix = compare(base, head)
+    if r["sent"] is None:  # nothing would be sent: no context "left the request", the status says it all
+        changes = [c for c in changes if c["kind"] == "status"]
     return {
         "run": r["run"],
         "step": r["step"],

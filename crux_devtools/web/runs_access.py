@@ -51,10 +51,12 @@ async def messages_at_step(session: Any, at_step: str) -> tuple[dict[str, Any] |
         return None, f"The run's messages cannot be read: {exc}; the request is planned with the input alone."
     if run is None or messages is None:
         return None, f"No recorded step {index} of run {run_id!r}: the request is planned with the input alone."
-    traffic = messages["turn"]
+    history, traffic = len(messages["history"]), messages["turn"]
     calls = sum(len(m.get("tool_calls") or []) for m in traffic)
-    what = f"{len(messages['history'])} message(s) before the user prompt and {len(traffic)} after it ({calls} tool call(s) and their results)"
-    return messages, f"Planned as step {index} of run {run_id} sent it: the run input, then {what}."
+    what = [f"{history} earlier message{'s' if history != 1 else ''} of the caller"] if history else []
+    what.append(f"the tool traffic of the steps before it ({calls} tool call{'s' if calls != 1 else ''} and {'their results' if calls != 1 else 'its result'})" if traffic
+                else "no tool traffic (the first step)")
+    return messages, f"Planned as step {index} of run {run_id} sent it: the run input, {', then '.join(what)}."
 
 
 async def recent_runs(session: Any, target: str) -> RecentRuns:
