@@ -45,11 +45,17 @@ async def wait_for(app: Any, pilot: Any, needle: str) -> str:
     raise AssertionError(f"{needle!r} never shown; last:\n{text}")
 
 
-async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) -> None:
+def record_sample(tmp_path: Path) -> Path:
+    """A copy of the sample project with the runs ``record_demo.py`` records (its oldest: two steps, tool traffic)."""
     project = tmp_path / "sample"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
     done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    return project
+
+
+async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) -> None:
+    project = record_sample(tmp_path)
     run = RunStore.for_project(project).get(str(RunStore.for_project(project).list()[-1]["id"]))
     assert run is not None
     session = ProjectSession(project, history=False, watch=False)
@@ -106,19 +112,15 @@ async def test_send_to_a_real_model_asks_first_with_the_estimated_cost(chat_proj
         await pilot.press("R")
         await wait_for(app, pilot, "identical to the recorded request")
         await pilot.press("s")
-        deadline = time.monotonic() + 60
-        while type(app.screen).__name__ != "ConfirmSend" and time.monotonic() < deadline:
-            await pilot.pause()
-        assert type(app.screen).__name__ == "ConfirmSend"
-        detail = str(app.screen.query_one("#confirm-detail").content)
+        asked = await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmSend" and app.screen.query("#confirm-detail"))
+        detail = str(asked.first().content)
         assert "estimated input cost $" in detail and "test-model" in str(app.screen.query_one("#confirm-question").content)
         await pilot.press("n")
         await wait_for_sent(app, pilot, "not sent: cancelled")
         assert len(server.received) == before  # nothing went over the wire
         server.reply_text("Because, replayed.")
         await pilot.press("s")
-        while type(app.screen).__name__ != "ConfirmSend" and time.monotonic() < deadline + 60:
-            await pilot.pause()
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmSend" and app.screen.query("#confirm-yes"))
         await pilot.press("y")
         sent = await wait_for_sent(app, pilot, "Because, replayed.")
     children = child_runs(RunStore.for_project(project), run_id)
@@ -137,10 +139,7 @@ def test_the_variants_render_user_text_as_text_not_markup() -> None:
 
 
 async def test_i_on_a_later_step_opens_the_prompt_view_with_that_steps_messages(tmp_path: Path) -> None:
-    project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    project = record_sample(tmp_path)
     run = RunStore.for_project(project).get(str(RunStore.for_project(project).list()[-1]["id"]))
     assert run is not None and len(run["steps"]) == 2
     wanted = run["steps"][1]["sent"]["messages"]
@@ -172,10 +171,7 @@ async def wait_until(pilot: Any, check: Any) -> Any:
 
 
 async def test_bad_input_in_the_replay_screen_is_a_clear_message(tmp_path: Path) -> None:
-    project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    project = record_sample(tmp_path)
     store = RunStore.for_project(project)
     run = store.get(str(store.list()[-1]["id"]))
     assert run is not None

@@ -16,6 +16,8 @@ import httpx
 import pytest
 from markupsafe import escape
 
+from test_tui_replay import record_sample
+
 from crux_devtools.core.runstore import RunStore, child_runs
 from crux_devtools.inspector.replaying import step_messages
 from crux_devtools.inspector.session import ProjectSession
@@ -151,10 +153,7 @@ async def test_open_in_the_prompt_view_of_a_later_step_plans_it_with_that_steps_
 
 
 async def test_a_steps_messages_give_the_planned_request_exactly_its_recorded_messages(tmp_path: Path) -> None:
-    project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    project = record_sample(tmp_path)
     store = RunStore.for_project(project)
     run = store.get(str(store.list()[-1]["id"]))
     assert run is not None

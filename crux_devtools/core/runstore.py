@@ -601,9 +601,7 @@ class RunStore:
     def _delete(conn: sqlite3.Connection, seqs: list[int]) -> None:
         """Delete runs with everything of theirs, the plan inputs' blobs no other run refers to included."""
         frames: set[str] = set()
-        for start in range(0, len(seqs), 500):
-            chunk = seqs[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(seqs):
             frames.update(h for (h,) in conn.execute(f"SELECT DISTINCT frame FROM step_plans WHERE run_seq IN ({marks})", chunk))
             conn.execute(f"DELETE FROM steps WHERE run_seq IN ({marks})", chunk)
             conn.execute(f"DELETE FROM runs_fts WHERE rowid IN ({marks})", chunk)
@@ -800,21 +798,23 @@ def _write_replay_data(conn: sqlite3.Connection, seq: int | None, run: dict[str,
     conn.executemany("INSERT OR REPLACE INTO step_plans (run_seq, idx, frame, state) VALUES (?, ?, ?, ?)", rows)
 
 
+def _chunks(values: builtins.list[Any], size: int = 500) -> Iterator[tuple[builtins.list[Any], str]]:
+    """``values`` in chunks an ``IN (...)`` can take, each with its ``?`` marks."""
+    for start in range(0, len(values), size):
+        chunk = values[start : start + size]
+        yield chunk, ",".join("?" * len(chunk))
+
+
 def _drop_unreferenced(conn: sqlite3.Connection, frames: set[str]) -> None:
     """Drop the frames (of runs just deleted) no step refers to any more, and the texts only they
     referred to. Costs a few index lookups per frame and text, however many runs remain."""
     gone = [f for f in sorted(frames) if conn.execute("SELECT 1 FROM step_plans WHERE frame = ? LIMIT 1", (f,)).fetchone() is None]
     texts: set[str] = set()
-    for start in range(0, len(gone), 500):
-        chunk = gone[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in _chunks(gone):
         texts.update(h for (h,) in conn.execute(f"SELECT hash FROM blob_refs WHERE frame IN ({marks})", chunk))
         conn.execute(f"DELETE FROM blob_refs WHERE frame IN ({marks})", chunk)
         conn.execute(f"DELETE FROM blobs WHERE hash IN ({marks})", chunk)
-    wanted = sorted(texts)
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in _chunks(sorted(texts)):
         conn.execute(
             f"DELETE FROM blobs WHERE hash IN ({marks}) AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.hash = blobs.hash)"
             " AND NOT EXISTS (SELECT 1 FROM step_plans p WHERE p.frame = blobs.hash)",

@@ -17,9 +17,9 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Static
+from textual.widgets import Footer, Header, Static
 
 from ...inspector.replaying import send_request, write_child_run
 from ...inspector.run_costs import prices_for
@@ -159,18 +159,16 @@ class ConfirmSend(ConfirmRun):
         super().__init__(model, model)
         self.kind, self.estimate = model_kind, estimate
 
-    def compose(self) -> ComposeResult:
-        question = Text.assemble(("Send the replayed request to ", "bold"), (self.target, "bold cyan"), ("?", "bold"))
-        detail = Text(
+    yes_label = "Send (y)"
+
+    def question(self) -> Text:
+        return Text.assemble(("Send the replayed request to ", "bold"), (self.target, "bold cyan"), ("?", "bold"))
+
+    def detail(self) -> Text:
+        return Text(
             f"Its model is not a ScriptedModel (model kind: {self.kind or 'unknown'}): the model is really called, which may cost "
             f"money. {self.estimate}. The answer is recorded as a child run of this run."
         )
-        with Vertical(id="confirm-box"):
-            yield Static(question, id="confirm-question")
-            yield Static(detail, id="confirm-detail")
-            with Horizontal(id="confirm-buttons"):
-                yield Button("Send (y)", variant="warning", id="confirm-yes")
-                yield Button("Cancel (n)", variant="primary", id="confirm-no")
 
 
 __all__ = ["ConfirmSend", "ReplayScreen"]
