@@ -35,21 +35,15 @@ def recorded_step(root: Path, run_id: str, index: int) -> tuple[dict[str, Any], 
 
 
 def step_context(step: dict[str, Any], plan: dict[str, Any] | None) -> dict[str, Any]:
-    """What the worker plans the step with: the recorded input is added by the caller; the messages
-    split as the recording says (a run recorded before plan inputs were kept: the first user message
-    is taken as the prompt, what follows as this run's tool traffic)."""
-    messages = list((step.get("sent") or {}).get("messages") or [])
-    if plan is not None:
-        state = plan["state"]
-        history = state["history"]
-        turn_from = history + (1 if state.get("prompt") else 0)
-        return {"history": messages[:history], "turn": messages[turn_from:], "ceilings": state.get("ceilings") or {},
-                "epoch": state.get("epoch") or 1, "support_required": bool(state.get("support_required")), "namespace": plan["frame"].get("namespace")}
-    first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
-    history = messages[:first_user] if first_user is not None else messages
-    turn = messages[first_user + 1 :] if first_user is not None else []
-    support = any(t.get("name") == "read_offload" for t in (step.get("sent") or {}).get("tools") or [])
-    return {"history": history, "turn": turn, "ceilings": {}, "epoch": 1, "support_required": support, "namespace": None}
+    """What the worker plans the step with (the recorded input is added by the caller): the messages
+    split as the recording says (``replaying.split_messages``) and the step's epoch state."""
+    from .inspector.replaying import split_messages
+
+    split = split_messages(step, plan["state"] if plan is not None else None)
+    if plan is None:
+        return {**split, "ceilings": {}, "epoch": 1, "namespace": None}
+    state = plan["state"]
+    return {**split, "ceilings": state.get("ceilings") or {}, "epoch": state.get("epoch") or 1, "namespace": plan["frame"].get("namespace")}
 
 
 async def _plan_in_worker(root: Path, target: str, request: dict[str, Any], timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -16,13 +16,10 @@ import click
 
 
 def estimate_line(root: Path, model: str | None, input_tokens: int) -> str:
-    """``estimated input cost $0.0123 (1,234 tokens)``, or ``unpriced``."""
-    from .core.pricing import format_usd, input_cost_usd, price_for
-    from .inspector.discovery import read_model_config
+    """``estimated input cost $0.0123 (1,234 input tokens, output extra)``, or ``unpriced: ...``."""
+    from .inspector.run_costs import prices_for
 
-    config, _errors = read_model_config(root)
-    price = price_for(model, config.get("models") or {})
-    return f"estimated input cost {format_usd(input_cost_usd(input_tokens, price))} ({input_tokens:,} input tokens, output extra)"
+    return prices_for(root).estimate(model, input_tokens)
 
 
 async def _child_run(root: Path, timeout: float, what: str, call: Any, ask: Any) -> dict[str, Any]:

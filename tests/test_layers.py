@@ -57,3 +57,26 @@ def test_the_checker_sees_relative_imports() -> None:
     sample = PACKAGE / "web" / "app.py"
     layers = {target for target, _line in imported_layers(sample)}
     assert "inspector" in layers or "core" in layers
+
+
+def private_core_imports(path: Path) -> list[str]:
+    """The underscore names a module outside the core imports from it (``from ..core.x import _y``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package_parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            module = ".".join([*package_parts[: len(package_parts) - node.level + 1], *([node.module] if node.module else [])])
+        else:
+            module = node.module or ""
+        if module.split(".")[:2] != ["crux_devtools", "core"]:
+            continue
+        found += [f"{path.relative_to(PACKAGE.parent)}:{node.lineno} imports {module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+def test_nothing_outside_the_core_imports_a_private_name_of_it() -> None:
+    outside = [p for p in sorted(PACKAGE.rglob("*.py")) if p.relative_to(PACKAGE).parts[0] != "core"]
+    assert [offence for path in outside for offence in private_core_imports(path)] == []

@@ -244,3 +244,33 @@ def test_cli_bad_input_is_one_line_and_a_non_zero_exit(tmp_path: Path, args: lis
     done = cli(str(tmp_path), *args)
     assert done.returncode != 0
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_cli_a_run_recorded_before_plan_inputs_says_so_and_offers_the_current_source(tmp_path: Path) -> None:
+    run_id = record_generated(tmp_path, 2)
+    store = RunStore.for_project(tmp_path)
+    old = store.get(run_id)
+    assert old is not None
+    store.write({**old, "id": "old-run"})  # as an older release wrote it: no plan inputs
+    done = cli(str(tmp_path), "--run", "old-run", "--step", "1")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "recorded before plan inputs were kept" in done.stderr and "--source current" in done.stderr
+
+
+def test_cli_a_target_gone_from_the_source_replays_from_the_recording_but_sends_nothing(tmp_path: Path) -> None:
+    run_id = record_generated(tmp_path, 2)  # the agent lives in this test module, not in the folder's source
+    replayed = cli(str(tmp_path), "--run", run_id, "--step", "1")
+    assert replayed.returncode == 0 and "identical to the recorded request" in replayed.stdout
+    sent = cli(str(tmp_path), "--run", run_id, "--step", "1", "--send", "--yes")
+    assert sent.returncode != 0 and "Traceback" not in sent.stderr
+    assert "the run's target 'gen-agent' no longer exists in the source; nothing was sent" in sent.stderr
+    assert RunStore.for_project(tmp_path).count() == 1  # no child run
+
+
+def test_cli_a_budget_that_cannot_fit_is_request_too_large_with_what_each_part_needs(tmp_path: Path) -> None:
+    run_id = record_generated(tmp_path, 2)
+    done = cli(str(tmp_path), "--run", run_id, "--step", "1", "--max", "300")
+    assert "Traceback" not in done.stderr
+    assert "REQUEST_TOO_LARGE: nothing fits max_input_tokens=300" in done.stdout
+    assert "rules: required context 'rules' needs" in done.stdout
+    assert "status fits -> over-limit" in done.stdout and "left the request" not in done.stdout  # nothing is sent, nothing "left"

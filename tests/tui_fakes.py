@@ -423,7 +423,9 @@ class FakeSession:
         input: dict[str, Any] | None = None,
         token_budget: int | None = None,
         input_budget: int | None = None,
+        messages: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        self.evaluated_messages = messages  # a later step's messages (the fake plans with the input alone)
         call = {"prompt_id": prompt_id, "example": example, "token_budget": token_budget}
         if input_budget is not None:
             call["input_budget"] = input_budget

@@ -115,8 +115,9 @@ class FakeSession:
         self._emit("report", "reloaded")
 
     async def evaluate(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None,
-                       token_budget: int | None = None, input_budget: int | None = None) -> dict[str, Any]:
-        self.evaluations.append({"prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget, "input_budget": input_budget})
+                       token_budget: int | None = None, input_budget: int | None = None, messages: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.evaluations.append({"prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget, "input_budget": input_budget,
+                                 "messages": messages})  # a later step's messages: recorded, the fake plans with the input alone
         p = self.prompts[prompt_id]
         name = "custom" if input is not None else (example or next(iter(p.examples or {"": {}})))
         data = input if input is not None else (p.examples or {}).get(name, {})

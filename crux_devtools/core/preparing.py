@@ -22,7 +22,7 @@ preview is the request sent if that fails.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -151,8 +151,12 @@ def preview_as_sent(
     token_budget: int | None = None,
     counter: TokenCounter | None = None,
     capacity_resolver: Any = None,
+    messages: Mapping[str, Any] | None = None,
 ) -> tuple[RequestPreview, list[PreparedSummary]]:
     """``preview`` of the request ``generate`` would send first, and the summaries this took.
+    ``messages`` (``{"history", "turn", "support_required"}``) plans it as a later step of a run
+    sends it: the caller's history, the user prompt, then that run's tool calls and results, with
+    ``read_offload`` offered once a result was offloaded.
 
     Like ``generate``, it prepares the summaries the plan lacks and its ladders say to prepare, but
     only those that need no model (extractive), into ``summary_store``. Returns the preview and one
@@ -163,7 +167,10 @@ def preview_as_sent(
     ``on_miss="fail"`` summary's warning says that ``generate`` raises.
     """
     s = setup(target, model, input_budget, None, counter, capacity_resolver, token_budget)
-    options = plan_options(s, None, None, summary_store, None, None)
+    options = plan_options(s, list((messages or {}).get("history") or []) or None, None, summary_store, None, None)
+    if messages:
+        options.turn = [dict(m) for m in messages.get("turn") or []]
+        options.support_required = bool(messages.get("support_required"))
     gathered = drive_sync(gather(s.prompt, s.prompt.validate_input(input))).apply_budget(s.token_budget, s.counter)
     plan = Planner(gathered, options).plan()
     done: list[PreparedSummary] = []

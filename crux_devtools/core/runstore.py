@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RunStoreError
-from .migrations import apply_migrations
+from .migrations import apply_migrations, split_script
 
 RUNS_FILE = Path(".crux") / "runs.sqlite3"
 TEXT_CAP = 1_000_000  # characters kept of any one string in a run
@@ -124,7 +124,29 @@ ALTER TABLE runs ADD COLUMN fork_step INTEGER;
 CREATE INDEX runs_by_parent ON runs (parent) WHERE parent IS NOT NULL;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# Version 3: which texts each frame refers to (``blob_refs``), so the blobs no run refers to any more
+# go with the runs that did (``_drop_unreferenced``) without reading every remaining frame.
+_V3 = """
+CREATE TABLE blob_refs (
+    frame  TEXT NOT NULL,
+    hash   TEXT NOT NULL,
+    PRIMARY KEY (frame, hash)
+) WITHOUT ROWID;
+CREATE INDEX blob_refs_by_hash ON blob_refs (hash);
+CREATE INDEX step_plans_by_frame ON step_plans (frame);
+"""
+
+
+def _migrate_v3(conn: sqlite3.Connection) -> None:
+    """Add ``blob_refs`` (filled from the frames kept so far) and drop the blobs no frame refers to."""
+    for statement in split_script(_V3):
+        conn.execute(statement)
+    for frame_hash, text in conn.execute("SELECT hash, text FROM blobs WHERE hash IN (SELECT frame FROM step_plans)").fetchall():
+        conn.executemany("INSERT OR IGNORE INTO blob_refs (frame, hash) VALUES (?, ?)", [(frame_hash, h) for h in _text_refs(json.loads(text))])
+    conn.execute("DELETE FROM blobs WHERE hash NOT IN (SELECT frame FROM step_plans) AND hash NOT IN (SELECT hash FROM blob_refs)")
+
+
+MIGRATIONS: tuple[Any, ...] = (_V1, _V2, _migrate_v3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -577,13 +599,16 @@ class RunStore:
 
     @staticmethod
     def _delete(conn: sqlite3.Connection, seqs: list[int]) -> None:
-        for start in range(0, len(seqs), 500):
-            chunk = seqs[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        """Delete runs with everything of theirs, the plan inputs' blobs no other run refers to included."""
+        frames: set[str] = set()
+        for chunk, marks in _chunks(seqs):
+            frames.update(h for (h,) in conn.execute(f"SELECT DISTINCT frame FROM step_plans WHERE run_seq IN ({marks})", chunk))
             conn.execute(f"DELETE FROM steps WHERE run_seq IN ({marks})", chunk)
             conn.execute(f"DELETE FROM runs_fts WHERE rowid IN ({marks})", chunk)
             conn.execute(f"DELETE FROM run_summaries WHERE seq IN ({marks})", chunk)
-            conn.execute(f"DELETE FROM runs WHERE seq IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM runs WHERE seq IN ({marks})", chunk)  # their step_plans go by trigger
+        if frames:
+            _drop_unreferenced(conn, frames)
 
     # -- reading -----------------------------------------------------------------------------
     @staticmethod
@@ -755,6 +780,7 @@ def _write_replay_data(conn: sqlite3.Connection, seq: int | None, run: dict[str,
     blobs = [(h, _utf8(t)) for h, t in texts.items() if isinstance(h, str) and isinstance(t, str)]
     rows = []
     frames: dict[int, str] = {}  # a frame repeated by the next step is the same object: serialised once
+    refs: dict[str, set[str]] = {}  # each frame's texts (``blob_refs``)
     for step in steps:
         if not isinstance(step, Mapping) or type(step.get("index")) is not int or not isinstance(step.get("frame"), Mapping):
             continue
@@ -763,11 +789,37 @@ def _write_replay_data(conn: sqlite3.Connection, seq: int | None, run: dict[str,
             frame = stored_json({"format": plan_inputs.get("format"), **step["frame"]})
             frame_hash = frames[id(step["frame"])] = hashlib.sha256(frame.encode("utf-8")).hexdigest()[:32]
             blobs.append((frame_hash, frame))
+            refs[frame_hash] = _text_refs(step["frame"])
         rows.append((seq, step["index"], frame_hash, stored_json(step.get("state") or {})))
     marks = ",".join("?" * len(blobs))
     have = {h for (h,) in conn.execute(f"SELECT hash FROM blobs WHERE hash IN ({marks})", [h for h, _t in blobs])} if 0 < len(blobs) <= 500 else set()
     conn.executemany("INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", [b for b in blobs if b[0] not in have])  # known texts are not bound again
+    conn.executemany("INSERT OR IGNORE INTO blob_refs (frame, hash) VALUES (?, ?)", [(f, h) for f, hs in refs.items() if f not in have for h in hs])
     conn.executemany("INSERT OR REPLACE INTO step_plans (run_seq, idx, frame, state) VALUES (?, ?, ?, ?)", rows)
+
+
+def _chunks(values: builtins.list[Any], size: int = 500) -> Iterator[tuple[builtins.list[Any], str]]:
+    """``values`` in chunks an ``IN (...)`` can take, each with its ``?`` marks."""
+    for start in range(0, len(values), size):
+        chunk = values[start : start + size]
+        yield chunk, ",".join("?" * len(chunk))
+
+
+def _drop_unreferenced(conn: sqlite3.Connection, frames: set[str]) -> None:
+    """Drop the frames (of runs just deleted) no step refers to any more, and the texts only they
+    referred to. Costs a few index lookups per frame and text, however many runs remain."""
+    gone = [f for f in sorted(frames) if conn.execute("SELECT 1 FROM step_plans WHERE frame = ? LIMIT 1", (f,)).fetchone() is None]
+    texts: set[str] = set()
+    for chunk, marks in _chunks(gone):
+        texts.update(h for (h,) in conn.execute(f"SELECT hash FROM blob_refs WHERE frame IN ({marks})", chunk))
+        conn.execute(f"DELETE FROM blob_refs WHERE frame IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM blobs WHERE hash IN ({marks})", chunk)
+    for chunk, marks in _chunks(sorted(texts)):
+        conn.execute(
+            f"DELETE FROM blobs WHERE hash IN ({marks}) AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.hash = blobs.hash)"
+            " AND NOT EXISTS (SELECT 1 FROM step_plans p WHERE p.frame = blobs.hash)",
+            chunk,
+        )
 
 
 def read_step_plan(store: RunStore, run_id: str, index: int) -> dict[str, Any] | None:
@@ -795,14 +847,16 @@ def read_step_plan(store: RunStore, run_id: str, index: int) -> dict[str, Any] |
     return {"frame": frame, "state": json.loads(row[1]), "texts": texts}
 
 
-def _text_refs(frame: dict[str, Any]) -> set[str]:
-    refs = {slot["text"] for slot in frame.get("slots", []) if "text" in slot}
-    refs.update(frame.get("tools", {}).values())
-    if frame.get("support_tool"):
+def _text_refs(frame: Mapping[str, Any]) -> set[str]:
+    """The hashes of the texts a frame refers to (blocks, rungs, tool schemas); tolerant of a bad frame."""
+    refs = {slot["text"] for slot in frame.get("slots") or [] if isinstance(slot, Mapping) and isinstance(slot.get("text"), str)}
+    tools = frame.get("tools")
+    refs.update(h for h in (tools.values() if isinstance(tools, Mapping) else ()) if isinstance(h, str))
+    if isinstance(frame.get("support_tool"), str):
         refs.add(frame["support_tool"])
-    for c in frame.get("contributors", []):
-        refs.add(c["full"])
-        refs.update(r["text"] for r in c.get("rungs", []) if r.get("text"))
+    for c in frame.get("contributors") or []:
+        if isinstance(c, Mapping):
+            refs.update(h for h in [c.get("full"), *(r.get("text") for r in c.get("rungs") or [] if isinstance(r, Mapping))] if isinstance(h, str))
     return refs
 
 

@@ -394,4 +394,19 @@ def generate(
     )
 
 
-__all__ = ["GenerateResult", "Step", "ToolResult", "agenerate", "generate"]
+async def run_tools(
+    calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any,
+) -> tuple[list[ToolResult], list[tuple[str, Any]], ErrorInfo | None, BaseException | None]:
+    """Run one step's tool calls as the tool loop does: validate each call's arguments, execute the
+    tool (awaited when async), and apply its output policy (a result above the policy's threshold, or
+    returned as ``Offloaded``, becomes a reference to offloaded data in ``namespace``).
+
+    Returns ``(results, pending, error, cause)``: the results of the calls that ran, the ``(key,
+    value)`` pairs to offload once every call succeeded, the failure that stopped the step and the
+    exception behind it (both ``None`` when none did; a tool with ``on_error="tell_model"`` never
+    stops it). Used by the loop and by anything that runs on after it (forking a recorded run).
+    """
+    return await _run_tools(calls, offered, namespace, counter)
+
+
+__all__ = ["GenerateResult", "Step", "ToolResult", "agenerate", "generate", "run_tools"]

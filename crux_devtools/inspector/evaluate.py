@@ -217,11 +217,13 @@ def evaluate_example(
     input_budget: int | None = None,
     inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
     defaults: PlanningDefaults | None = None,
+    messages: Mapping[str, Any] | None = None,
 ) -> ExampleReport:
     """One ``ExampleReport``: the inspection and the plan, both under ``token_budget``.
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
-    prompt, resolve each distinct input once. The planner's refusal (``RequestCompositionError``)
+    prompt, resolve each distinct input once. ``messages`` (``history``, ``turn``, ``support_required``)
+    plans the request as at a later step of a run (``preview_as_sent``'s ``messages``). The planner's refusal (``RequestCompositionError``)
     is the ``preview_error``; any other exception while planning is a fault of user code (a
     callback), so it is the example's ``error``.
     """
@@ -251,7 +253,7 @@ def evaluate_example(
         kwargs["input_budget"] = InputBudget(max=input_budget)
     try:
         # What generate would send: the extractive summaries it would prepare are prepared here too.
-        sent, done = preview_as_sent(target.obj, input=input, **kwargs)
+        sent, done = preview_as_sent(target.obj, input=input, messages=messages, **kwargs)
         planned, cut = preview_dict(sent)
         report["preview"] = planned
         report["truncated"] = report["truncated"] or cut

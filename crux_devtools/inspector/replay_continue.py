@@ -67,7 +67,7 @@ def continue_from(root: Any, target: Any, request: dict[str, Any], defaults: Any
 
 
 async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: int, data: dict[str, Any], overrides: Any, live_tools: bool) -> dict[str, Any]:
-    from ..core.runtime import _run_tools  # the loop's own tool runner: validation, offload policies
+    from ..core.runtime import run_tools  # the loop's own tool runner: validation, offload policies
 
     frame, texts, state = data["frame"], data["texts"], dict(data["state"])
     step = next(s for s in run["steps"] if s.get("index") == index)
@@ -113,7 +113,7 @@ async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: 
         for call in response.tool_calls:
             shown = answers.get(_call_key(call.name, call.arguments))
             if shown is None and live_tools and call.name in real_tools:
-                results, pending, failure, _cause = await _run_tools([call], {call.name: real_tools[call.name]}, frame["namespace"], default_counter())
+                results, pending, failure, _cause = await run_tools([call], {call.name: real_tools[call.name]}, frame["namespace"], default_counter())
                 if failure is not None:
                     error = failure.to_dict()
                     break

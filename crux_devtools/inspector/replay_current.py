@@ -10,6 +10,7 @@ it would send, so the caller replays and compares it exactly as it does a record
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from ..core.budget import model_name_of
@@ -74,13 +75,17 @@ def replay_recorded_document(root: Any, request: dict[str, Any], defaults: Any) 
     """The replay document of a recorded step (``request``: ``run``, ``step``, ``overrides``), or
     ``{"error": message}`` for what cannot be replayed (an unknown run or step, a bad override)."""
     from ..core.replay import ReplayError, replay_step
-    from ..core.runstore import RunStore
+    from ..core.runstore import RunStore, read_step_plan
     from .replaying import replay_document
 
     store = RunStore.for_project(root, create=False)
+    run_id, index = str(request["run"]), int(request.get("step") or 0)
     try:
-        run = store.get(str(request["run"]))
-        replayed = replay_step(store, str(request["run"]), int(request.get("step") or 0), overrides_of(request.get("overrides") or {}, defaults))
+        run = store.get(run_id)
+        if run is not None and any(s.get("index") == index for s in run.get("steps") or []) and read_step_plan(store, run_id, index) is None:
+            return {"error": f"run {run_id!r} was recorded before plan inputs were kept, so step {index} cannot be planned again from its recording; "
+                             f"to plan it from today's source, run: crux-devtools replay {shlex.quote(str(root))} --run {shlex.quote(run_id)} --step {index} --source current"}
+        replayed = replay_step(store, run_id, index, overrides_of(request.get("overrides") or {}, defaults))
     except ReplayError as exc:
         return {"error": str(exc)}
     finally:

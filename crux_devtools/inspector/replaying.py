@@ -54,6 +54,8 @@ def replay_document(replayed: Any, run: Mapping[str, Any] | None = None, where: 
     base = _snapshot(r["recorded_sent"], request.get("contributions") or [], input_tokens=r["recorded_tokens"], status="fits", where=where)
     head = _snapshot(r["sent"], r["contributions"], input_tokens=r["input_tokens"], status=r["status"], left_out=r["left_out"], where=where)
     changes, cache_prefix = compare(base, head)
+    if r["sent"] is None:  # nothing would be sent: no context "left the request", the status says it all
+        changes = [c for c in changes if c["kind"] == "status"]
     return {
         "run": r["run"],
         "step": r["step"],
@@ -85,6 +87,47 @@ def receipt_of(document: Mapping[str, Any]) -> dict[str, Any]:
 def send_request(document: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
     """What the worker's ``replay_send`` takes to send a replayed request (without ``confirmed``)."""
     return {"sent": document["replayed"]["sent"], "run": document["run"], "step": document["step"], "input": run.get("input"), "receipt": receipt_of(document)}
+
+
+def split_messages(step: Mapping[str, Any], state: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A recorded step's messages as a plan takes them: ``{"history", "turn", "support_required"}``,
+    the caller's messages before the user prompt, this run's tool traffic after it (tool calls and
+    results), and whether an offloaded result had made ``read_offload`` part of the request.
+
+    ``state`` is the step's plan-input state; without it (a run recorded before plan inputs were
+    kept) the messages are split at the last user message (the traffic after the prompt is only
+    assistant and tool messages) and ``read_offload`` among the sent tools stands for the flag."""
+    sent = step.get("sent") or {}
+    messages = [m for m in sent.get("messages") or [] if isinstance(m, Mapping)]
+    if state is not None and isinstance(state.get("history"), int):
+        start = state["history"] + (1 if state.get("prompt") else 0)
+        return {"history": messages[: state["history"]], "turn": messages[start:], "support_required": bool(state.get("support_required"))}
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
+    history, turn = (messages, []) if last_user is None else (messages[:last_user], messages[last_user + 1 :])
+    return {"history": history, "turn": turn, "support_required": any(isinstance(t, Mapping) and t.get("name") == "read_offload" for t in sent.get("tools") or [])}
+
+
+def step_messages(store: Any, run: Mapping[str, Any] | None, index: int) -> dict[str, Any] | None:
+    """``split_messages`` of recorded step ``index`` of ``run`` (its plan inputs read from ``store``,
+    when given), so the prompt view shows the request as that step sent it; ``None`` for no such step."""
+    from ..core.runstore import read_step_plan
+
+    step = next((s for s in (run or {}).get("steps") or [] if isinstance(s, Mapping) and s.get("index") == index), None)
+    if run is None or step is None:
+        return None
+    kept = read_step_plan(store, str(run.get("id")), index) if store is not None else None
+    return split_messages(step, kept["state"] if kept else None)
+
+
+def write_child_run(root: Any, run: dict[str, Any]) -> None:
+    """Write a run a replay made (a send's answer) to the project's store (raises ``RunStoreError``)."""
+    from ..core.runstore import RunStore
+
+    store = RunStore.for_project(root)
+    try:
+        store.write(run)
+    finally:
+        store.close()
 
 
 def overrides_text(overrides: Mapping[str, Any]) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.pricing import Price, cost_usd, format_usd, price_for
+from ..core.pricing import Price, cost_usd, format_usd, input_cost_usd, price_for
 from .discovery import read_model_config
 
 
@@ -73,6 +73,14 @@ class Prices:
             costs = [self.step_cost(s, run.get("model")) for s in reported]
             return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
         return cost_usd(run.get("usage"), self.price(run.get("model")))
+
+    def estimate(self, model: Any, input_tokens: int) -> str:
+        """What sending ``input_tokens`` to ``model`` is estimated to cost, in words for a confirmation:
+        ``estimated input cost $0.0123 (1,234 input tokens, output extra)``, or ``unpriced (...)``."""
+        cost = input_cost_usd(input_tokens, self.price(model))
+        if cost is None:
+            return f"unpriced: no price known for {model or 'the model'} ({input_tokens:,} input tokens)"
+        return f"estimated input cost {format_usd(cost)} ({input_tokens:,} input tokens, output extra)"
 
     def total(self, usage_by_model: Iterable[Mapping[str, Any]]) -> CostTotal:
         """The cost of every run that matched a filter, from ``RunStore.usage_by_model`` rows."""

@@ -763,10 +763,13 @@ class ProjectSession:
         input: dict[str, Any] | None = None,
         token_budget: int | None = None,
         input_budget: int | None = None,
+        messages: dict[str, Any] | None = None,
     ) -> ExampleReport:
-        """One example (or custom input) re-evaluated in the worker; returns an ``ExampleReport``."""
+        """One example (or custom input) re-evaluated in the worker; returns an ``ExampleReport``.
+        ``messages`` (``replaying.step_messages``): plan the request as at a later step of a run."""
         answer = await self._job(
-            {"op": "evaluate", "prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget, "input_budget": input_budget}
+            {"op": "evaluate", "prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget, "input_budget": input_budget,
+             "messages": messages}
         )
         if answer["ok"]:
             return answer["result"]

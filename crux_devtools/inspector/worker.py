@@ -562,6 +562,7 @@ class Worker:
             token_budget=request.get("token_budget"),
             input_budget=request.get("input_budget"),
             defaults=self.defaults,
+            messages=request.get("messages"),
         )
 
     def run(self, request: dict[str, Any]) -> Any:
@@ -606,13 +607,21 @@ class Worker:
         """The agent forked at a recorded step and run on; answers the child run (``replay_continue.py``)."""
         from .replay_continue import continue_from
 
-        return continue_from(self.project.root, self._find(request["prompt_id"]), request, self.defaults)
+        return continue_from(self.project.root, self._run_target(request["prompt_id"]), request, self.defaults)
 
     def replay_send(self, request: dict[str, Any]) -> Any:
         """A replayed request sent to the target's model; answers the child run (``replay_send.py``)."""
         from .replay_send import send_replayed
 
-        return send_replayed(self.project.root, self._find(request["prompt_id"]), request)
+        return send_replayed(self.project.root, self._run_target(request["prompt_id"]), request)
+
+    def _run_target(self, target_id: str) -> Any:
+        """The recorded run's target, or a ``LookupError`` that says it is gone from the source."""
+        try:
+            return self._find(target_id)
+        except KeyError:
+            known = ", ".join(t.id for t in self.project.targets) or "none"
+            raise LookupError(f"the run's target {target_id!r} no longer exists in the source; nothing was sent (known targets: {known})") from None
 
     def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs

@@ -299,6 +299,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
                 input=input,
                 token_budget=budget if target == "system" else None,
                 input_budget=budget if target == "request" else None,
+                **({"messages": messages} if input is not None and (messages := self.custom_messages.get(prompt_id)) else {}),
             )
         except Exception as exc:  # the engine's own failure: shown like an example's error
             error = LoadError.plain(type(exc).__name__, f"could not evaluate {prompt_id}: {exc}")

@@ -77,10 +77,32 @@ def _variant_cell(document: Mapping[str, Any] | None, error: str | None, recorde
     return out
 
 
+def render_sent(child: Mapping[str, Any]) -> Text:
+    """What a send brought back (the child run): its id and status, the answer (or the tool calls, or
+    the error), the usage and the latency."""
+    steps = child.get("steps") or [{}]
+    step = steps[0]
+    out = Text()
+    out.append("sent: ", style="bold")
+    out.append(f"run {child.get('id')} ", style="cyan")
+    out.append(str(child.get("status")), style="green" if child.get("status") == "ok" else "bold red")
+    error = child.get("error")
+    if isinstance(error, Mapping):
+        out.append(f"\n{error.get('type')}: {error.get('message')}", style="red")
+    elif isinstance(step.get("response_text"), str):
+        out.append("\n" + step["response_text"])
+    else:
+        out.append("\ntool calls: " + ", ".join(str(c.get("name")) for c in step.get("tool_calls") or []))
+    usage = step.get("usage")
+    used = f"usage {usage.get('input_tokens')} in / {usage.get('output_tokens')} out" if isinstance(usage, Mapping) else "usage not reported"
+    out.append(f"\n{used} · {step.get('latency_ms')} ms", style="dim")
+    return out
+
+
 def variant_label(overrides: Mapping[str, Any]) -> str:
     """A column's title: its overrides in words (``as recorded`` for none)."""
     text = overrides_text(overrides)
     return "as recorded" if text == "none" else text
 
 
-__all__ = ["render_variants", "variant_label"]
+__all__ = ["render_sent", "render_variants", "variant_label"]

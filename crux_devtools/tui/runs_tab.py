@@ -89,6 +89,7 @@ class RunsTabApp(App[None]):
         super().__init__()
         self.local_runs = []
         self.custom_inputs = {}
+        self.custom_messages: dict[str, Any] = {}  # prompt id -> the step's messages that go with its custom input
 
     def show_selection(self) -> None:
         """Show the selected prompt (``CruxTui`` implements it)."""
@@ -263,6 +264,7 @@ class RunsTabApp(App[None]):
             self.notify(f"The input of {chosen.label} was not recorded as JSON: it cannot be loaded.", severity="warning", markup=False)
             return
         self.custom_inputs[chosen.target] = (chosen.input, chosen.label)
+        self.custom_messages[chosen.target] = chosen.messages
         self.prompt_id = chosen.target
         self.query_one(PromptTree).select_prompt(chosen.target)
         self.query_one(TabbedContent).active = "tab-system"

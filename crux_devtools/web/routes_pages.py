@@ -19,7 +19,7 @@ from ..inspector.report_types import PromptReport, Report
 from ..inspector.run_confirm import asks_confirmation
 from .display import raw_query_value
 from .input_check import parse_and_check
-from .runs_access import recent_runs
+from .runs_access import messages_at_step, recent_runs
 from .source import source_excerpt
 from .views import (
     PromptView,
@@ -93,12 +93,12 @@ def parse_budget(raw: str | None) -> tuple[int | None, str | None]:
 
 async def build_prompt_view(
     request: Request, prompt: PromptReport, example: str | None, budget: int | None, input_text: str,
-    budget_for: str | None = None, view_name: str | None = None,
+    budget_for: str | None = None, view_name: str | None = None, at_step: str | None = None,
 ) -> PromptView:
     session = request.app.state.session
     report = shown_report(session)
     header = report_header(report)
-    ctl = controls(prompt, example, budget, input_text, budget_for, view_name)
+    ctl = controls(prompt, example, budget, input_text, budget_for, view_name, at_step)
     view = PromptView(
         prompt=prompt,
         header=header,
@@ -115,15 +115,19 @@ async def build_prompt_view(
             view.status = "invalid-input"
             view.chips = status_chips(view.status, is_stale(report, prompt))
             return view
+    messages: dict[str, Any] | None = None
+    if ctl.at_step:  # a later step of a run: its messages (tool traffic included) go with the input
+        messages, view.at_step = await messages_at_step(session, ctl.at_step)
     cached = next((e for e in prompt["examples"] if e["name"] == ctl.example), None)
-    if custom is None and budget is None and cached is not None:
+    if custom is None and budget is None and cached is not None and messages is None:
         view.example_report = cached
-    elif custom is not None or ctl.example is not None or budget is not None:
+    elif custom is not None or ctl.example is not None or budget is not None or messages is not None:
         try:
             view.example_report = await session.evaluate(
                 prompt["id"], example=ctl.example, input=custom,
                 token_budget=budget if ctl.budget_for == "system" else None,
                 input_budget=budget if ctl.budget_for == "request" else None,
+                **({"messages": messages} if messages is not None else {}),
             )
         except Exception as exc:  # the worker's failure becomes an error panel, never a 500
             log.warning("evaluating %s failed: %s", prompt["id"], exc)
@@ -173,7 +177,7 @@ async def show_prompt(request: Request, prompt_id: str) -> Response:
         return missing(request, report, prompt_id)
     value, budget_error = parse_budget(query.get("budget"))
     page = await build_prompt_view(
-        request, prompt, query.get("example"), value, query.get("input", ""), query.get("budget_for"), query.get("view")
+        request, prompt, query.get("example"), value, query.get("input", ""), query.get("budget_for"), query.get("view"), query.get("at_step")
     )
     context: dict[str, Any] = {"view": page, "budget_error": budget_error}
     if not wants_block(request):  # the full page shows the recent runs at once (no shift when they load)
@@ -231,7 +235,7 @@ async def prepare_and_show(request: Request, prompt_id: str) -> Response:
         log.warning("preparing summaries of %s failed: %s", prompt_id, exc)
         result = {"prepared": [], "skipped": [], "error": LoadError.plain(type(exc).__name__, str(exc)).to_dict()}
     prompt = lookup_prompt(session.report, prompt_id) or prompt  # the report the reload made
-    page = await build_prompt_view(request, prompt, ctl.example, value, input_text, budget_for, form.get("view"))
+    page = await build_prompt_view(request, prompt, ctl.example, value, input_text, budget_for, form.get("view"), form.get("at_step"))
     context = {"view": page, "budget_error": budget_error, "prepared": result, "contributor": form.get("contributor")}
     return render(request, "prompt.html", context, block="report" if wants_block(request) else None)
 

@@ -15,8 +15,9 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from ..core.runstore import RunStore, RunStoreError
-from ..inspector.replaying import send_request
+from ..core.runstore import RunStoreError
+from ..inspector.replaying import send_request, write_child_run
+from ..inspector.run_costs import prices_for
 from .routes_pages import render, url_encoded_form
 from .runs_access import open_store
 from .views_replay import ReplayPanel, VariantOverrides, as_example, parse_overrides, recorded_column, variant_column, variant_list
@@ -64,9 +65,13 @@ async def replay_panel(request: Request, run_id: str, index: int) -> Response:
     variants = variant_list(previous, new if ("add" in params or not previous) and not problems else None)
     recorded = recorded_column(step)
     columns = []
+    prices = prices_for(getattr(request.app.state.session, "root", None))
     for overrides in variants:
         document, error = await _replayed(request.app.state.session, run, index, overrides)
-        columns.append(variant_column(overrides, document, error, recorded))
+        column = variant_column(overrides, document, error, recorded)
+        if document is not None and column.input_tokens is not None:
+            column.estimate = prices.estimate(run.get("model") or document["replayed"]["model"], column.input_tokens)
+        columns.append(column)
     panel = ReplayPanel(run_id, index, recorded, columns, problems, as_example(run), f"/runs/{run_id}/steps/{index}/replay")
     return render(request, "_replay.html", {"panel": panel, "problem": None})
 
@@ -91,18 +96,10 @@ async def replay_send(request: Request, run_id: str, index: int) -> Response:
     child = answer["result"]
     root = getattr(session, "root", None)
     try:
-        await asyncio.to_thread(_write, root, child)
+        await asyncio.to_thread(write_child_run, root, child)
     except RunStoreError as exc:
         return render(request, "_replay_sent.html", {"sent": None, "problem": str(exc)}, status=503)
     return render(request, "_replay_sent.html", {"sent": child, "problem": None})
-
-
-def _write(root: Any, run: dict[str, Any]) -> None:
-    store = RunStore.for_project(root)
-    try:
-        store.write(run)
-    finally:
-        store.close()
 
 
 __all__ = ["router"]

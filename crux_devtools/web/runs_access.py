@@ -33,6 +33,32 @@ def open_store(session: Any) -> tuple[RunStore | None, str | None]:
     return store, None
 
 
+async def messages_at_step(session: Any, at_step: str) -> tuple[dict[str, Any] | None, str]:
+    """The messages of a recorded step (``RUN:K``) for the prompt page (``replaying.step_messages``),
+    and a sentence saying what the page shows (or why the step's messages cannot be used)."""
+    from ..inspector.replaying import step_messages
+
+    run_id, _sep, index = at_step.rpartition(":")
+    if not run_id or not index.isdigit():
+        return None, f"at_step {at_step!r} is not RUN:STEP; the request is planned with the input alone."
+    store, unavailable = open_store(session)
+    if store is None:
+        return None, f"The run's messages cannot be read: {unavailable}; the request is planned with the input alone."
+    try:
+        run = await asyncio.to_thread(store.get, run_id)
+        messages = await asyncio.to_thread(step_messages, store, run, int(index)) if run is not None else None
+    except RunStoreError as exc:
+        return None, f"The run's messages cannot be read: {exc}; the request is planned with the input alone."
+    if run is None or messages is None:
+        return None, f"No recorded step {index} of run {run_id!r}: the request is planned with the input alone."
+    history, traffic = len(messages["history"]), messages["turn"]
+    calls = sum(len(m.get("tool_calls") or []) for m in traffic)
+    what = [f"{history} earlier message{'s' if history != 1 else ''} of the caller"] if history else []
+    what.append(f"the tool traffic of the steps before it ({calls} tool call{'s' if calls != 1 else ''} and {'their results' if calls != 1 else 'its result'})" if traffic
+                else "no tool traffic (the first step)")
+    return messages, f"Planned as step {index} of run {run_id} sent it: the run input, {', then '.join(what)}."
+
+
 async def recent_runs(session: Any, target: str) -> RecentRuns:
     """A prompt's newest few runs and how many it has in all (the prompt page's "Recent runs")."""
     store, unavailable = open_store(session)

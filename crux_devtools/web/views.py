@@ -215,6 +215,7 @@ class Controls:
     query: str
     view: str = "sent"  # "sent": the request as sent; "resolved": the resolver's view
     tab_hrefs: dict[str, str] = field(default_factory=dict)  # each view's URL with the same state
+    at_step: str | None = None  # "RUN:K": plan with the messages of step K of that recorded run
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +249,7 @@ class PromptView:
     colours: dict[str, int] = field(default_factory=dict)
     sent: SentView | None = None
     status: str = "error"
+    at_step: str | None = None  # "the messages of run X step K ..." when the page plans as at that step (or why it cannot)
 
     @property
     def href(self) -> str:
@@ -346,7 +348,8 @@ VIEWS = ("sent", "resolved")
 
 
 def controls(
-    prompt: PromptReport, example: str | None, budget: int | None, input_text: str, budget_for: str | None = None, view: str | None = None
+    prompt: PromptReport, example: str | None, budget: int | None, input_text: str, budget_for: str | None = None, view: str | None = None,
+    at_step: str | None = None,
 ) -> Controls:
     """The page state; ``budget_for`` defaults to the planner for agents and prompts with ladders,
     ``view`` to the request as sent."""
@@ -363,7 +366,7 @@ def controls(
         default_budget = ((cached["inspection"] if cached else None) or {}).get("token_budget")
     if view not in VIEWS:
         view = "sent"
-    state: dict[str, Any] = {"example": example, "budget": budget, "budget_for": budget_for, "input": input_text or None}
+    state: dict[str, Any] = {"example": example, "budget": budget, "budget_for": budget_for, "input": input_text or None, "at_step": at_step or None}
     query = urlencode({k: v for k, v in {**state, "view": None if view == "sent" else view}.items() if v is not None})
     tab_hrefs = {v: prompt_href(prompt["id"], **state, view=None if v == "sent" else v) for v in VIEWS}
     return Controls(
@@ -378,6 +381,7 @@ def controls(
         query=query,
         view=view,
         tab_hrefs=tab_hrefs,
+        at_step=at_step or None,
     )
 
 

@@ -116,9 +116,10 @@ class VariantColumn:
     parts: list[PartView] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     error_code: str | None = None
-    diagnostics: list[str] = field(default_factory=list)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)  # the planner's, as the prompt page shows them
     warnings: list[str] = field(default_factory=list)
     sent: dict[str, Any] | None = None  # after a send: the child run's answer, usage, latency
+    estimate: str = ""  # what a send is estimated to cost ("unpriced: ..." without a known price)
 
     @property
     def query(self) -> str:
@@ -181,7 +182,7 @@ def variant_column(overrides: VariantOverrides, document: Mapping[str, Any] | No
             column.parts.append(PartView(part.contributor, part.representation, part.tokens, part.text or "", part.contributor in changed or part.text is None))
         column.tools = [str(t.get("name")) for t in replayed["sent"]["tools"]]
     column.error_code = replayed.get("error_code")
-    column.diagnostics = [f"{d['contributor']}: {d['message']}" for d in replayed.get("diagnostics") or []]
+    column.diagnostics = [d for d in replayed.get("diagnostics") or [] if isinstance(d, dict)]
     column.warnings = list(replayed.get("warnings") or [])
     return column
 

@@ -204,14 +204,15 @@ def _colour_of(colours: dict[str, int], contributor: str) -> int:
     return colours[contributor]
 
 
-def replay_href(target: str, value: Any) -> str | None:
-    """``/prompts/{target}?input=<json>``: the prompt page with this input as its custom input."""
+def replay_href(target: str, value: Any, at_step: str | None = None) -> str | None:
+    """``/prompts/{target}?input=<json>``: the prompt page with this input as its custom input;
+    ``at_step`` (``RUN:K``) adds that step's messages, so the page plans the request as step K sent it."""
     if not isinstance(value, dict):
         return None
     text = json.dumps(value, indent=2, ensure_ascii=False)
-    href = prompt_href(target, input=text)
+    href = prompt_href(target, input=text, at_step=at_step)
     if len(href) > 6000:  # keep the request line well under the server's limit
-        href = prompt_href(target, input=json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        href = prompt_href(target, input=json.dumps(value, ensure_ascii=False, separators=(",", ":")), at_step=at_step)
     return href
 
 
@@ -350,7 +351,8 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any, colours: dict[str, int], previous_system: str | None) -> StepDetail:
+def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any, colours: dict[str, int], previous_system: str | None,
+                run_id: str = "") -> StepDetail:
     receipt = _dict(step.get("request"))
     sent = _dict(step.get("sent"))
     system = _text(sent.get("system"), "")
@@ -417,7 +419,7 @@ def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any
         exchanges=exchanges(step),
         offloads=[o for o in step.get("offloads") or [] if isinstance(o, dict)],
         error=error,
-        replay_href=replay_href(target, run_input),
+        replay_href=replay_href(target, run_input, f"{run_id}:{step['index']}" if run_id and isinstance(step.get("index"), int) else None),
         sent_missing=not sent,
     )
 
@@ -444,7 +446,7 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
     steps: list[StepDetail] = []
     previous: str | None = None
     for position, step in enumerate(s for s in run.get("steps") or [] if isinstance(s, dict)):
-        steps.append(step_detail(step, position, target, run_input, colours, previous))
+        steps.append(step_detail(step, position, target, run_input, colours, previous, run_id))
         sent = _dict(step.get("sent"))
         previous = _text(sent.get("system"), None)
     got_in, got_out = usage_pair(run.get("usage"))

@@ -23,18 +23,23 @@ class ConfirmRun(ModalScreen[bool]):
         self.target = target
         self.model = model  # the name of the model the worker is about to call
 
-    def compose(self) -> ComposeResult:
-        question = Text.assemble(("Run ", "bold"), (self.target, "bold cyan"), (" for real?", "bold"))
-        model = self.model or "unnamed"
-        detail = Text(
-            f"Its model is not a ScriptedModel (model: {model}): the run calls the model, which may cost "
+    yes_label = "Run (y)"
+
+    def question(self) -> Text:
+        return Text.assemble(("Run ", "bold"), (self.target, "bold cyan"), (" for real?", "bold"))
+
+    def detail(self) -> Text:
+        return Text(
+            f"Its model is not a ScriptedModel (model: {self.model or 'unnamed'}): the run calls the model, which may cost "
             "money, and executes the agent's real tools. It is recorded in the Runs tab."
         )
+
+    def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
-            yield Static(question, id="confirm-question")
-            yield Static(detail, id="confirm-detail")
+            yield Static(self.question(), id="confirm-question")
+            yield Static(self.detail(), id="confirm-detail")
             with Horizontal(id="confirm-buttons"):
-                yield Button("Run (y)", variant="warning", id="confirm-yes")
+                yield Button(self.yes_label, variant="warning", id="confirm-yes")
                 yield Button("Cancel (n)", variant="primary", id="confirm-no")
 
     def on_mount(self) -> None:

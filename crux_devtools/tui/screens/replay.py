@@ -2,12 +2,15 @@
 
 ``+``/``-`` raise or lower the max input budget (by a tenth of the step's recorded max), ``0`` goes
 back to the recorded budget, ``v`` pins the current replay as a variant (three at most: the oldest
-goes), ``c`` clears the pinned ones. Each replay runs in the session's worker (the planner never runs
-in the TUI's process).
+goes), ``c`` clears the pinned ones, ``s`` sends the current replay to the run's model and records
+the answer as a child run (a model that is not scripted only after a confirmation that shows the
+estimated input cost). Each replay and send runs in the session's worker (the planner and the model
+adapter never run in the TUI's process).
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from rich.text import Text
@@ -18,7 +21,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from ..replay_render import render_variants, variant_label
+from ...inspector.replaying import send_request, write_child_run
+from ...inspector.run_costs import prices_for
+from ..replay_render import render_sent, render_variants, variant_label
+from .confirm_run import ConfirmRun
 
 MAX_PINNED = 3
 
@@ -33,6 +39,7 @@ class ReplayScreen(Screen[None]):
         Binding("0", "budget(0)", "As recorded"),
         Binding("v", "pin", "Pin as variant"),
         Binding("c", "clear", "Clear variants"),
+        Binding("s", "send", "Send to the model"),
     ]
 
     def __init__(self, run: dict[str, Any], index: int, session: Any) -> None:
@@ -45,12 +52,14 @@ class ReplayScreen(Screen[None]):
         self.max: int | None = None
         self.current: tuple[str, dict[str, Any] | None, str | None] = ("as recorded", None, None)
         self.pinned: list[tuple[str, dict[str, Any] | None, str | None]] = []
+        self.sent: Text = Text("")  # what the last send brought back (or why it did not go)
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with VerticalScroll(id="replay-body"):
             yield Static(Text(""), id="replay-head")
             yield Static(Text(""), id="replay-variants")
+            yield Static(Text(""), id="replay-sent")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -64,9 +73,10 @@ class ReplayScreen(Screen[None]):
         head = Text()
         head.append(f"Replay of step {self.index}", style="bold")
         head.append(f"  (recorded max {self.recorded_max:,})" if self.recorded_max else "")
-        head.append("   + / - budget · 0 as recorded · v pin as variant · c clear", style="dim")
+        head.append("   + / - budget · 0 as recorded · v pin as variant · c clear · s send", style="dim")
         self.query_one("#replay-head", Static).update(head)
         self.query_one("#replay-variants", Static).update(render_variants(self.step, [(f"now: {self.current[0]}", self.current[1], self.current[2]), *self.pinned]))
+        self.query_one("#replay-sent", Static).update(self.sent)
 
     @work(exclusive=True, exit_on_error=False)
     async def replay(self) -> None:
@@ -101,8 +111,64 @@ class ReplayScreen(Screen[None]):
         self.pinned = []
         self.show()
 
+    def action_send(self) -> None:
+        document = self.current[1]
+        if document is None or document["replayed"]["sent"] is None:
+            self.notify("Nothing to send: the current replay has no request (it is still running, failed, or does not fit).", severity="warning")
+            return
+        self.send(document)
+
+    @work(exclusive=True, group="send", exit_on_error=False)
+    async def send(self, document: dict[str, Any]) -> None:
+        """Send the replayed request in the worker; a model that is not scripted asks first (``ConfirmSend``)."""
+        target, request = str(self.run.get("target")), send_request(document, self.run)
+        self.sent = Text(f"sending the replay ({variant_label(document['overrides'])}) to the run's model…", style="dim")
+        self.show()
+        answer = await self.session.replay_send(target, request)
+        if answer.get("ok") and "confirm" in answer["result"]:
+            confirm = answer["result"]["confirm"]
+            root = getattr(self.session, "root", None)
+            estimate = prices_for(root).estimate(confirm.get("model") or self.run.get("model"), int(document["replayed"]["input_tokens"]))
+            if not await self.app.push_screen_wait(ConfirmSend(str(confirm.get("model")), confirm.get("kind"), estimate)):
+                self.sent = Text("not sent: cancelled", style="yellow")
+                self.show()
+                return
+            answer = await self.session.replay_send(target, {**request, "confirmed": True})
+        if not answer.get("ok"):
+            error = answer.get("error") or {}
+            self.sent = Text(f"not sent: {error.get('type')}: {error.get('message')}", style="red")
+        elif "id" not in answer["result"]:
+            self.sent = Text(f"not sent: {answer['result'].get('error')}", style="red")
+        else:
+            try:
+                await asyncio.to_thread(write_child_run, getattr(self.session, "root", None), answer["result"])
+            except Exception as exc:  # noqa: BLE001 - a store that cannot be written: say so, keep the answer on screen
+                self.sent = Text.assemble(render_sent(answer["result"]), Text(f"\nnot recorded: {exc}", style="red"))
+            else:
+                self.sent = render_sent(answer["result"])
+        self.show()
+
     def action_back(self) -> None:
         self.dismiss(None)
 
 
-__all__ = ["ReplayScreen"]
+class ConfirmSend(ConfirmRun):
+    """Asked before a replayed request goes to a model that is not scripted; shows the estimated cost."""
+
+    def __init__(self, model: str, model_kind: str | None, estimate: str) -> None:
+        super().__init__(model, model)
+        self.kind, self.estimate = model_kind, estimate
+
+    yes_label = "Send (y)"
+
+    def question(self) -> Text:
+        return Text.assemble(("Send the replayed request to ", "bold"), (self.target, "bold cyan"), ("?", "bold"))
+
+    def detail(self) -> Text:
+        return Text(
+            f"Its model is not a ScriptedModel (model kind: {self.kind or 'unknown'}): the model is really called, which may cost "
+            f"money. {self.estimate}. The answer is recorded as a child run of this run."
+        )
+
+
+__all__ = ["ConfirmSend", "ReplayScreen"]

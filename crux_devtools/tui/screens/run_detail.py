@@ -3,7 +3,8 @@
 The right side shows the run's header (input, answer, error), then the step's tokens beside the
 provider's usage, the planner's decisions, what came back, and what was sent (system text part by
 part with its rung, messages, tool schemas). ``i`` leaves with ``OpenInPrompt``: the app loads the
-run's input as the custom input of its prompt, so the budget keys replay it.
+run's input as the custom input of its prompt, with the shown step's messages (the tool traffic
+before it), so the prompt view plans the request as that step sent it and the budget keys replay it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class OpenInPrompt:
     target: str
     input: Any
     label: str  # e.g. "run 3f2a… step 1": what the status line says the input is
+    messages: dict[str, Any] | None = None  # the step's messages (``replaying.step_messages``); None: the input alone
 
 
 class RunDetailScreen(Screen[OpenInPrompt | None]):
@@ -114,10 +116,20 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
         self.dismiss(None)
 
     def action_open_in_prompt(self) -> None:
+        from ...inspector.replaying import step_messages
+
         label = f"run {str(self.run.get('id', '?'))[:12]}"
+        messages = None
         if self.step_index is not None:
             label += f" step {self.step_index}"
-        self.dismiss(OpenInPrompt(str(self.run.get("target") or ""), self.run.get("input"), label))
+            index = (self.run.get("steps") or [])[self.step_index].get("index", self.step_index)
+            opener = getattr(getattr(self.app, "session", None), "runs", None)
+            try:
+                store = opener() if callable(opener) else None
+                messages = step_messages(store, self.run, int(index))
+            except Exception:  # noqa: BLE001 - an unreadable store: the step's messages split without its plan inputs
+                messages = step_messages(None, self.run, int(index))
+        self.dismiss(OpenInPrompt(str(self.run.get("target") or ""), self.run.get("input"), label, messages))
 
     def action_replay(self) -> None:
         """Replay the shown step from its recording, beside variants (``screens/replay.py``)."""
