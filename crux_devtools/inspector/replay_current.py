@@ -13,10 +13,10 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from ..core.budget import model_name_of
 from ..core.callbacks import drive_sync
 from ..core.plan_inputs import PlanInputs
 from ..core.planner import Planner, gather
+from ..core.preparing import prepare_without_model, to_prepare
 from ..core.requests import plan_options, setup
 from ..core.summaries import SummaryStore
 
@@ -37,15 +37,11 @@ def plan_current(target: Any, request: dict[str, Any], defaults: Any) -> dict[st
     planner = Planner(gathered, options)
     plan = planner.plan()
     warnings: list[str] = []
-    if plan.missing_summaries:
-        for contributor in plan.missing_summaries:
-            summ = contributor.shape.summary
-            if summ is None or contributor.summary_key is None:
-                continue
-            if summ.strategy.needs_model:
+    wanted = to_prepare(plan)  # what generate prepares before sending (on_miss="prepare")
+    if wanted:
+        for contributor in wanted:
+            if prepare_without_model(contributor, store, s.counter).status == "needs-model":
                 warnings.append(f"the summary of {contributor.id!r} needs a model to prepare; it is left unprepared here")
-                continue
-            store.put(contributor.summary_key, summ.strategy, model_name_of(summ.model), summ.strategy.summarize_text(contributor.full_text))  # type: ignore[union-attr]
         planner = Planner(gathered, options)
         planner.plan()
     inputs = PlanInputs()
