@@ -25,6 +25,7 @@ from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.widgets import ErrorsView, PromptTree, StatusLine
 from crux_devtools.tui.widgets.status_line import status_text
 from crux_devtools.web.app import create_app
+from waits import pilot_until
 
 PROJECT = Path(__file__).parent / "projects" / "statuses"
 REPO = Path(__file__).resolve().parents[1]
@@ -75,11 +76,13 @@ async def tui_statuses() -> tuple[dict[str, str], dict[str, str]]:
     tree_words: dict[str, str] = {}
     line_words: dict[str, str] = {}
     async with app.run_test(size=(160, 40)) as pilot:
-        for _ in range(1200):  # a failure bound, not a wait: the load ends this loop
-            await pilot.pause(0.05)
-            if session.report is not None and app.screen.query("PromptTree"):
-                break
-        assert session.report is not None, "the real session never produced a report"
+
+        def tree_shows_every_prompt() -> bool:  # the report reached the session *and* the tree drew it
+            if session.report is None or not app.screen.query("PromptTree"):
+                return False
+            return {n.data.prompt_id for n in app.query_one(PromptTree)._prompt_nodes() if n.data is not None} >= set(EXPECTED)
+
+        await pilot_until(pilot, tree_shows_every_prompt, "the tree lists every prompt of the report")
         tree = app.query_one(PromptTree)
         for node in tree._prompt_nodes():
             assert node.data is not None
