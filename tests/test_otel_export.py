@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from pydantic import BaseModel
+from waits import until
 from web_conftest_helpers import live_server
 from web_runs_fakes import RecordingSession
 
@@ -39,7 +39,6 @@ from crux_devtools.core.errors import RunError
 from crux_devtools.core import otel_semconv as sc
 from crux_devtools.core.runstore import RunStore
 from crux_devtools.web.app import create_app
-
 
 class City(BaseModel):
     city: str
@@ -133,10 +132,8 @@ def test_spans_sent_to_our_own_receiver_come_back_as_the_same_calls(tmp_path: Pa
         with record_runs(app_dir), emit_otel(provider, content=True) as emitter:
             result = generate(weather(), model=UsageModel([[tool_call("lookup", {"city": "Oslo"})], "12 °C."]))
             assert emitter.flush()
-        deadline = time.monotonic() + 60
         with RunStore.for_project(tmp_path, create=False) as store:
-            while store.count(origin="otel") < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            until(lambda: store.count(origin="otel") >= 2, "both exported runs are stored")
             ingested = sorted((store.get(s["id"]) for s in store.list(origin="otel")), key=lambda r: r["started_at"])  # type: ignore[index]
     assert len(ingested) == 2
     for run, step in zip(ingested, result.steps, strict=True):

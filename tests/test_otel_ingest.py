@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Status, StatusCode
+from waits import until
 from web_conftest_helpers import LiveServer, live_server
 from web_runs_fakes import RecordingSession
 
@@ -44,14 +44,10 @@ def provider(server: LiveServer, service: str = "billing-app", compression: Comp
 
 
 def stored(root: Path, count: int) -> list[dict[str, Any]]:
-    """The runs in the store once there are ``count`` of them (a failure bound, not a wait)."""
-    deadline = time.monotonic() + 60
+    """The runs in the store once there are ``count`` of them."""
     with RunStore.for_project(root, create=False) as store:
-        while time.monotonic() < deadline:
-            if store.count() >= count:
-                return [r for s in store.list(limit=count + 10) if (r := store.get(s["id"])) is not None]
-            time.sleep(0.05)
-    raise AssertionError(f"{count} run(s) did not arrive")
+        until(lambda: store.count() >= count, f"{count} run(s) arrive")
+        return [r for s in store.list(limit=count + 10) if (r := store.get(s["id"])) is not None]
 
 
 INPUT = [
