@@ -141,7 +141,10 @@ class RunsTabApp(App[None]):
         return self.prompt_id if self.runs_follow_prompt else None
 
     def refresh_runs(self) -> None:
-        """Re-read the store and show the newest runs (those of the selected prompt when filtered)."""
+        """Re-read the store and show the newest runs (those of the selected prompt when filtered).
+        Nothing to do while the main screen is not up (a run written as the app starts or closes)."""
+        if not self.query(RunsPanel):
+            return
         target = self.run_filter()
         store = self.runs_store()
         note: str | None = None
