@@ -65,13 +65,13 @@ def test_a_run_recorded_by_another_process_appears_in_the_runs_tab_without_a_key
     assert " app " in row
 
     terminal.keys("Enter")  # the run, step by step
-    screen = terminal.wait_for(lambda s: "Step 0" in s and "Planner" in s)
+    # the detail is drawn in more than one frame: wait for its last line, the step's tool call
+    screen = terminal.wait_for(lambda s: "Step 0" in s and "Planner" in s and "→ tool call" in s)
     assert "support-agent agent  ✓ ok" in screen
     assert 'input { "question": "Why did sync [/] stop?", "log_hours": 24 }' in screen  # literally
     assert "→ tool call fetch_sync_history" in screen
     terminal.keys("s")  # what was sent
-    screen = terminal.wait_for(lambda s: "Sent in step 0" in s)
-    assert "<prompt> · prompt-system · full" in screen
+    screen = terminal.wait_for(lambda s: "Sent in step 0" in s and "<prompt> · prompt-system · full" in s)
     terminal.keys("Escape")  # alone: Escape then q in one burst reads as alt+q
     terminal.wait_for(lambda s: "All runs · 1" in s)
     terminal.keys("q")
