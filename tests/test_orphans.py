@@ -147,7 +147,7 @@ def test_a_child_user_code_started_at_import_dies_when_serve_is_killed(tmp_path:
     cleanup.append(child)
     assert alive(child)
     serve.send_signal(how)
-    serve.wait(10)
+    serve.wait(WAIT)
     wait_until(lambda: not alive(child), 5.0, "the child user code started dies with serve")
 
 
@@ -181,5 +181,5 @@ def test_a_child_user_code_started_at_import_dies_when_check_is_killed(tmp_path:
     cleanup.append(child)
     assert alive(child)
     check.send_signal(how)
-    check.wait(10)
+    check.wait(WAIT)
     wait_until(lambda: not alive(child), 5.0, "the child user code started dies with check")

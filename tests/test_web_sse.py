@@ -131,7 +131,7 @@ def test_serve_on_a_busy_port_says_so_and_answers_on_the_next_one(tmp_path: Path
         assert httpx.get(url, headers={"Host": "rebind.example"}, timeout=WAIT).status_code == 400
     finally:
         proc.terminate()
-        proc.wait(15)
+        proc.wait(WAIT)
         busy.close()
 
 
@@ -165,9 +165,9 @@ def test_ctrl_c_ends_an_open_event_stream_cleanly(tmp_path: Path) -> None:
             proc.send_signal(signal.SIGINT)
             rest = list(lines)  # ends at the server's clean end of the body; a cut stream raises here
         assert all(line == "" or line.startswith(("data: ", "event: ", ":")) for line in rest)
-        assert proc.wait(15) == 0
+        assert proc.wait(WAIT) == 0
         assert proc.stdout is not None and proc.stdout.read().rstrip().endswith("Stopped.")
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait(15)
+            proc.wait(WAIT)
