@@ -82,7 +82,7 @@ def measure_start(project: Path, ids: list[str], runs: int) -> tuple[list[float]
     for _ in range(runs):
         shutil.rmtree(project / ".crux", ignore_errors=True)
         started = launch(project)
-        drawn = wait_for(lambda s: "Budget +" in s)
+        drawn = wait_for(lambda s: "q Quit" in s)
         shown = wait_for(lambda s: all(i in s for i in ids))
         frames.append(drawn - started)
         prompts.append(shown - started)
