@@ -88,6 +88,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         self.session = session
         self._starting = starting  # ``session.start()`` already under way (see ``launch.py``)
         self._panes_shown: tuple[Any, Any] | None = None  # what the detail panes show now
+        self._report_shown: Any = None  # the session report ``show_report`` last drew
         self.prompt_id: str | None = None
         self.example_names: dict[str, str | None] = {}
         self.budgets: dict[str, int | None] = {}
@@ -174,7 +175,10 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
             self.update_status()
             return
         self.busy = None
-        self.show_report()
+        if event is None and self.session.report is not None and self.session.report is self._report_shown:
+            self.update_status()  # the session started, and its first report is already on screen
+        else:
+            self.show_report()
         if event is None:  # the session started: its runs store is open now
             self.refresh_runs()
 
@@ -191,7 +195,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
 
     def show_report(self) -> None:
         """Rebuild the tree from the session's report and re-show the selection."""
-        report = self.session.report
+        report = self._report_shown = self.session.report
         stale = report is not None and report["stale"]
         self.sub_title = f"{self.session.root}" + ("  ◌ stale" if stale else "")
         tree = self.query_one(PromptTree)
