@@ -141,7 +141,7 @@ def _private_streams() -> tuple[IO[str], IO[str]]:
 
 def warm_up(*, complete: bool = True) -> None:
     """Import what every project needs and load the token encoding, before any job arrives; with
-    ``complete``, also what ``finish_warm_up`` does (the fork server does that after its first fork)."""
+    ``complete``, also what ``finish_warm_up`` does (the fork server does that before its second fork)."""
     import pydantic  # noqa: F401
 
     import crux_devtools  # noqa: F401
@@ -724,8 +724,9 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
     gc.collect()
     gc.freeze()
     # The first child (the first load, that the person waits for) is forked as soon as the modules
-    # every load needs are in; the rest of the warm-up follows it, for the children after it.
-    finished = False
+    # every load needs are in; the rest of the warm-up is done before the second fork, so it does not
+    # compete with the first load for the CPU.
+    forks = 0
     selector = selectors.DefaultSelector()
     selector.register(proto_in_fd, selectors.EVENT_READ)
     buffer = b""
@@ -750,6 +751,11 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
             if not line.strip():
                 continue
             request = json.loads(line)
+            if forks == 1:
+                finish_warm_up()
+                gc.collect()
+                gc.freeze()
+            forks += 1
             zygote_pid = os.getpid()
             pid = os.fork()
             if pid == 0:
@@ -764,11 +770,6 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
                 finally:
                     _os_exit(code)
             respond(proto_out, {"forked": pid, "token": request["token"]})
-        if not finished:
-            finished = True
-            finish_warm_up()
-            gc.collect()
-            gc.freeze()
 
 
 def main() -> None:
