@@ -90,8 +90,9 @@ class WorkerPool:
         """Start warming the spare (``warm``) without waiting for it; False when there is nothing to start."""
         if not self.prewarm or self._spare is not None or self._closed or (self._warming is not None and not self._warming.done()):
             return False
-        self._warming = asyncio.ensure_future(self._start())
-        self._warming.add_done_callback(self._warmed)
+        warming: asyncio.Future[WorkerProcess | None] = asyncio.ensure_future(self._start())
+        warming.add_done_callback(self._warmed)
+        self._warming = warming
         return True
 
     async def spawned(self) -> None:
