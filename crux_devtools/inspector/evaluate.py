@@ -21,7 +21,7 @@ from ..core.preparing import prepare_summaries, preview_as_sent
 from ..core.runtime import generate
 from .api import failed_run
 from .errors import LoadError
-from .loader import LoadedProject, Progress, Target
+from .worker_import import LoadedProject, Progress, Target
 from .planning import PlanningDefaults
 from ..statuses import worst
 from .report_types import (

@@ -2,7 +2,7 @@
 
 The web app and the TUI are thin adapters over it (see ``api.py`` for the contract). The session's
 process never imports user code: discovery reads files, and every import, inspection, preview and
-run happens in a worker process (``process.py``), module by module (``loading.py``). Changes are
+run happens in a worker process (``process.py``), module by module (``session_load.py``). Changes are
 coalesced: while one evaluation runs, any number of further changes make at most one more.
 
 Staleness is per module: a module that fails to load keeps its last good prompts in the report,
@@ -55,7 +55,7 @@ from .api import SessionEvent, failed_run, find_prompt
 from .discovery import ModuleRef, discover, imported_note, is_ignored, read_model_config, read_watch_ignore
 from .errors import FailedExample, LoadError
 from .history import open_history
-from .loading import LoadOutcome, load_project, update_project
+from .session_load import LoadOutcome, load_project, update_project
 from .pool import WorkerPool
 from .reload_rules import Held, Incremental, VerifyOnly, decide, was_read
 from .process import WorkerError, WorkerProcess

@@ -20,8 +20,8 @@ from rich.text import Text
 
 from ..core.rungs import label
 from ..inspector.run_costs import format_usd
-from ..inspector.render_runs import input_tokens as sent_tokens
-from ..inspector.render_runs import local_datetime, step_count
+from ..inspector.cli_text_runs import input_tokens as sent_tokens
+from ..inspector.cli_text_runs import local_datetime, step_count
 from ..inspector.sent import SentPart, cut_system
 from ..inspector.visible import visible_tree
 from .report import RUNG_STYLE

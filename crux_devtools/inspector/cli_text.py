@@ -9,7 +9,7 @@ import textwrap
 from typing import Any
 
 from .errors import LoadError
-from .render_sent import body, candidate_tokens, render_sent_example, status_words
+from .cli_text_sent import body, candidate_tokens, render_sent_example, status_words
 from .report_types import ExampleReport, LoadErrorDict, PromptReport, Report
 from ..statuses import fails, term, word
 
