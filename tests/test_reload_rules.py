@@ -30,7 +30,7 @@ HELD = Held(
     has_report=True,
     module_files=frozenset({"alpha.py", "beta.py", "gamma.py", "reader.py"}),
     imported=frozenset({"alpha.py", "beta.py", "gamma.py", "reader.py", "common.py"}),
-    watched={"notes/guide.md": ["reader"], "skills/": ["alpha"]},
+    watched={"notes/guide.md": ["reader"], "skills/": ["alpha"], ".env": ["alpha"]},
 )
 BETA_BROKEN = {"broken": frozenset({"beta"}), "holds_stale": frozenset({"beta"})}
 BETA = frozenset({"beta"})
@@ -53,6 +53,8 @@ DECISIONS: list[tuple[str, list[str], dict[str, Any], Decision]] = [
      Incremental(keep_stale=BETA, protect=BETA)),
     ("the fix of a broken module the held worker holds the last good version of (the worker answers: load in full)",
      ["beta.py"], BETA_BROKEN, Incremental(keep_stale=BETA, protect=BETA)),
+    ("a broken module saved again with an edit to a healthy one", ["alpha.py", "beta.py"], BETA_BROKEN,
+     Incremental(keep_stale=BETA, protect=BETA)),
     ("the fix of a broken module an older worker holds the last good version of", ["beta.py"], {"broken": BETA},
      Incremental(keep_stale=BETA)),
     ("a healthy module's save with a broken module and a data file", ["alpha.py", "notes/guide.md"], {"broken": frozenset({"gamma"})},
@@ -132,7 +134,10 @@ SORTED: list[tuple[str, list[str], list[str], Changes]] = [
     ("a new Python file", ["delta.py"], [], Changes(wanted=("delta.py",))),
     ("pyproject.toml, even when an ignore pattern matches it", ["pyproject.toml"], [], Changes(wanted=("pyproject.toml",))),
     ("a data file a module read, a folder's entry", ["notes/guide.md", "skills/new.md"], [], Changes(wanted=("notes/guide.md", "skills/new.md"))),
+    ("a .env file read at import", [".env"], [], Changes(wanted=(".env",))),
     ("logs, databases, files no module read", ["app.log", "data.db", "notes/other.md"], [], Changes(unseen=("app.log", "data.db", "notes/other.md"))),
+    ("a file a prompt checks exists, created; a symlink re-pointed", ["flags/beta.on", "current.md"], [],
+     Changes(unseen=("flags/beta.on", "current.md"))),
     ("ignored files and folders", ["scratch/notes.py", "big.cache.txt", "other.toml"], [], Changes()),
     ("the echo of a file the worker's code wrote", ["status.txt", "cache.py", "README"], ["status.txt", "cache.py"], Changes(unseen=("README",))),
     ("an echo named with Windows separators", ["logs\\beat.txt"], ["logs/beat.txt"], Changes()),

@@ -63,9 +63,9 @@ from .pool import WorkerPool
 from .process import WorkerError, WorkerProcess
 from .reload_rules import Change, Held, Incremental, VerifyOnly, concerns, decide, last_good, sort_changes
 from .report_history import ReportHistory
+from .report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
 from .runs_watch import RunsWatcher
 from .session_load import LoadOutcome, load_project, update_project
-from .report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
 
 log = logging.getLogger(__name__)
 
