@@ -4,7 +4,7 @@ back (``ModelResponse`` with ``ToolCall``s), and ``Model``, the protocol an adap
 A provider adapter is any object with ``complete(request) -> ModelResponse``; everything else it may
 offer is an optional hook the library looks up with ``getattr`` and uses when present (listed on
 ``Model``). docs/models.md tells how to write one. This module needs nothing but the standard
-library and ``Tool``; the adapters live beside it (``scripted``, ``openai``, ``anthropic``).
+library and ``Tool``; the adapters live in ``run/models/`` (``scripted``, ``openai``, ``anthropic``).
 """
 
 from __future__ import annotations
