@@ -58,7 +58,7 @@ def test_generate_and_agenerate_hand_every_keyword_to_the_run_unchanged(monkeypa
         return GenerateResult("spied", [])
 
     monkeypatch.setattr(runtime, "generate_with", spy)
-    passed = {name: object() for name in RUN_OPTION_NAMES}
+    passed: dict[str, Any] = {name: object() for name in RUN_OPTION_NAMES}
     assert generate("target", **passed).text == "spied"
     assert asyncio.run(agenerate("target", **passed)).text == "spied"
     assert len(seen) == 2

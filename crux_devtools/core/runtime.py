@@ -259,6 +259,16 @@ async def agenerate(
 ) -> GenerateResult:
     """Run the tool loop for a ``Prompt`` (with ``model=``) or an ``Agent``; see the module docstring.
 
+    The keywords (each ``None`` for its default): ``input``, the prompt's input; ``model``, the
+    adapter to call (else the agent's, else the prompt's); ``input_budget``, an ``InputBudget`` or
+    dict, merged over the agent's; ``max_tokens``, the answer's length, reserved and sent with every
+    request; ``messages``, the conversation so far (dicts with a ``role``); ``active_tools``, the
+    names of the tools offered (else all); ``counter``, a ``TokenCounter`` (else the model's own
+    count, else tiktoken); ``summary_store``, ``offload_store``, ``session``, see below;
+    ``max_steps``, the most provider calls (else the agent's, else 8); ``token_budget``, the system
+    text's budget (else the prompt's); ``capacity_resolver``, ``name -> ModelCapacityProfile`` for a
+    model known by name only.
+
     Stores: ``summary_store``/``offload_store`` when given, else those of ``session``; with
     neither, this run's own fresh in-memory stores (nothing it prepares or offloads outlives the
     call, so it never changes what a later ``preview`` answers).
