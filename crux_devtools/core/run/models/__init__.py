@@ -1,7 +1,7 @@
 """Model adapters: what the agent loop sends to a model and what it gets back.
 
-- ``base``: the contract. ``ModelRequest``, ``ModelResponse``, ``ToolCall``/``tool_call`` and the
-  ``Model`` protocol (one required method, ``complete``, and the optional hooks the library calls
+- The contract they satisfy is ``core/contract.py``: ``ModelRequest``, ``ModelResponse``,
+  ``ToolCall``/``tool_call`` and the ``Model`` protocol (one required method, ``complete``, and the optional hooks the library calls
   when present). A new provider is one new module that satisfies it (docs/models.md).
 - ``scripted``: ``ScriptedModel`` replays fixed answers offline and records every request.
 - ``anthropic``: ``AnthropicModel`` speaks Anthropic's Messages API over httpx (tool use, cache usage).

@@ -1,5 +1,5 @@
 """``AnthropicModel``: Anthropic's Messages API over httpx. The translation of a planned request into
-it is ``ModelRequest.to_anthropic()`` (``messages_body`` in ``base.py``).
+it is ``ModelRequest.to_anthropic()`` (``messages_body`` in ``core/contract.py``).
 
 The conversation the planner keeps is in the OpenAI chat shape; the Messages API differs in four ways
 the translation handles: the system text is a top-level ``system`` string, an assistant's tool calls are
