@@ -1,6 +1,6 @@
 """``RunsWatcher``: the project's recorded runs, and a ``runs`` event whenever another process writes one.
 
-The store (``.crux/runs.sqlite3``, ``core/runstore.py``, standard library only) is opened on first
+The store (``.crux/runs.sqlite3``, ``core/record/runstore.py``, standard library only) is opened on first
 use. While anyone listens to the session, a task polls its change token every ``poll`` seconds (the
 look itself runs in a thread) and emits one ``SessionEvent("runs", ...)`` naming the new runs. A
 write to the store never reloads the project. A corrupt or unreadable store is logged once and
@@ -54,7 +54,7 @@ class RunsWatcher:
     def store(self) -> Any:
         """The ``RunStore``, or ``None`` when it cannot be opened (corrupt, newer schema, unreadable:
         logged once). A missing file is an empty store."""
-        from ..core.runstore import RunStoreError
+        from ..core.record.runstore import RunStoreError
 
         store = self._open()
         try:
@@ -66,7 +66,7 @@ class RunsWatcher:
         return store
 
     def _open(self) -> Any:
-        from ..core.runstore import RunStore
+        from ..core.record.runstore import RunStore
 
         if self._store is None:
             self._store = RunStore.for_project(self.root, create=False)
@@ -89,7 +89,7 @@ class RunsWatcher:
         self.task = asyncio.ensure_future(self._poll())
 
     async def _poll(self) -> None:
-        from ..core.runstore import RunStoreError
+        from ..core.record.runstore import RunStoreError
 
         token: int | None = None
         mark: int | None = None
