@@ -15,7 +15,7 @@ from crux_devtools.inspector.pool import WorkerPool
 
 MARKER_PROMPTS = (
     "import sys\nfrom crux_devtools import prompt\n"
-    "p = prompt('p', system='replay ' + str('crux_devtools.core.replay' in sys.modules))\n"
+    "p = prompt('p', system='replay ' + str('crux_devtools.core.record.replay' in sys.modules))\n"
 )
 
 
