@@ -35,6 +35,18 @@ async def test_warming_while_a_warm_up_runs_joins_it(tmp_path: Path) -> None:
         await pool.close()
 
 
+async def test_closing_the_pool_while_its_fork_server_warms_up_stops_the_server(tmp_path: Path) -> None:
+    """Quitting the TUI right after it started: the fork server being warmed is stopped, not left running."""
+    pool = WorkerPool(tmp_path)
+    assert pool.start_warming()
+    await asyncio.wait_for(pool.spawned(), WAIT)
+    assert pool._server is not None and pool._server._zygote is not None
+    zygote = pool._server._zygote
+    await asyncio.wait_for(pool.close(), WAIT)
+    assert not zygote.alive
+    assert await asyncio.wait_for(zygote.exited, WAIT) is not None
+
+
 async def test_the_first_worker_is_forked_before_the_whole_warm_up_and_the_next_after_it(tmp_path: Path) -> None:
     """The first load (that the person waits for) does not wait for the library modules no load
     needs (the replay of recorded runs here); the workers forked after it get them imported ahead."""

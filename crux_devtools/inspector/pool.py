@@ -116,7 +116,8 @@ class WorkerPool:
 
     async def close(self) -> None:
         self._closed = True
-        if self._warming is not None and not self._warming.done():
+        if self._warming is not None and not self._warming.done():  # closing at start-up: do not wait for it
+            self._warming.cancel()
             with contextlib.suppress(asyncio.CancelledError, OSError, WorkerError):
                 await self._warming
         if self._spare is not None:
