@@ -102,7 +102,7 @@ async def build_prompt_view(
     view = PromptView(
         prompt=prompt,
         header=header,
-        chips=status_chips(str(prompt.get("status", "error")), is_stale(report, prompt)),
+        chips=status_chips(prompt["status"], is_stale(report, prompt)),
         controls=ctl,
         input_errors=[],
         example_report=None,
