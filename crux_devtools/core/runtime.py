@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -165,6 +165,81 @@ def _usage_of(response: Any) -> dict[str, int] | None:
     return dict(usage) if isinstance(usage, dict) else None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """Every knob of one ``generate``/``agenerate`` call, as the caller passed it (``None``: the default).
+
+    Built once per call (``RunOptions.of(locals())``) and handed on: nothing after the public entry
+    points spells the keyword list out again. Each field is the keyword of the same name, documented
+    on ``agenerate``; a test checks that both signatures and these fields agree.
+    """
+
+    input: Any = None
+    model: Any = None
+    input_budget: Any = None
+    max_tokens: int | None = None
+    messages: Sequence[dict[str, Any]] | None = None
+    active_tools: Sequence[str] | None = None
+    counter: Any = None
+    summary_store: SummaryStore | None = None
+    offload_store: OffloadStore | None = None
+    session: PlanningSession | None = None
+    max_steps: int | None = None
+    token_budget: int | None = None
+    capacity_resolver: Any = None
+
+    @classmethod
+    def of(cls, call: Mapping[str, Any]) -> RunOptions:
+        """The options of a call whose keywords are ``call`` (its ``locals()``), each field by its name."""
+        return cls(**{name: call[name] for name in RUN_OPTION_NAMES})
+
+
+RUN_OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RunOptions))
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """What holds for every step of one run: the setup, the stores, the gathered text."""
+
+    setup: Setup
+    session: PlanningSession
+    summary_store: SummaryStore
+    offload_store: OffloadStore
+    namespace: str
+    history: list[dict[str, Any]]
+    active_tools: list[str] | None
+    gathered: Gathered
+    model_name: str | None
+    max_steps: int
+    capture: recording.RunCapture | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Progress:
+    """A run between two steps: the steps made, this run's assistant and tool messages, and whether
+    an offload made the ``read_offload`` tool required."""
+
+    steps: tuple[Step, ...] = ()
+    conversation: tuple[dict[str, Any], ...] = ()
+    support_required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """One step's request, planned and receipted, before the model is called."""
+
+    index: int
+    plan: Plan
+    receipt: Receipt
+    request: ModelRequest
+    offloads: list[OffloadReceipt]
+
+    def step(self, text: str | None, usage: dict[str, int] | None, latency: float | None, error: ErrorInfo | None = None,
+             calls: Sequence[Any] = (), results: Sequence[ToolResult] = (), offloads: Sequence[OffloadReceipt] = ()) -> Step:
+        """The step this request became, with the model's answer (and the tools it led to)."""
+        return Step(self.index, self.receipt, self.request, text, list(calls), list(results), [*self.offloads, *offloads], usage, latency, error)
+
+
 async def agenerate(
     target: Any,
     *,
@@ -184,6 +259,16 @@ async def agenerate(
 ) -> GenerateResult:
     """Run the tool loop for a ``Prompt`` (with ``model=``) or an ``Agent``; see the module docstring.
 
+    The keywords (each ``None`` for its default): ``input``, the prompt's input; ``model``, the
+    adapter to call (else the agent's, else the prompt's); ``input_budget``, an ``InputBudget`` or
+    dict, merged over the agent's; ``max_tokens``, the answer's length, reserved and sent with every
+    request; ``messages``, the conversation so far (dicts with a ``role``); ``active_tools``, the
+    names of the tools offered (else all); ``counter``, a ``TokenCounter`` (else the model's own
+    count, else tiktoken); ``summary_store``, ``offload_store``, ``session``, see below;
+    ``max_steps``, the most provider calls (else the agent's, else 8); ``token_budget``, the system
+    text's budget (else the prompt's); ``capacity_resolver``, ``name -> ModelCapacityProfile`` for a
+    model known by name only.
+
     Stores: ``summary_store``/``offload_store`` when given, else those of ``session``; with
     neither, this run's own fresh in-memory stores (nothing it prepares or offloads outlives the
     call, so it never changes what a later ``preview`` answers).
@@ -192,36 +277,12 @@ async def agenerate(
     exception's ``result`` (see the module docstring). While runs are recorded (``record_runs``),
     the run is written as one record, whatever its outcome, before this returns or raises.
     """
-    args: dict[str, Any] = dict(
-        input=input, model=model, input_budget=input_budget, max_tokens=max_tokens, messages=messages, active_tools=active_tools,
-        counter=counter, summary_store=summary_store, offload_store=offload_store, session=session, max_steps=max_steps,
-        token_budget=token_budget, capacity_resolver=capacity_resolver,
-    )
-    capture = recording.begin(target, input)
-    try:
-        result = await _agenerate(target, capture=capture, **args)
-    except BaseException as exc:
-        if isinstance(exc, CruxError) and exc.result is None:  # failed before any step
-            exc.result = GenerateResult(None, [], "error", ErrorInfo.from_exception(exc))
-        if capture is not None:
-            capture.finish(None, exc)
-        raise
-    if capture is not None:
-        capture.finish(result)
-    return result
+    return await generate_with(target, RunOptions.of(locals()))
 
 
-def _failed(steps: list[Step], error: ErrorInfo, cause: BaseException | None = None, stop_reason: StopReason = "error") -> RunError:
-    """The exception a run that failed at its last step raises: the run so far is its ``result``."""
-    exc = RunError(error, GenerateResult(None, steps, stop_reason, error))
-    exc.__cause__ = cause
-    return exc
-
-
-async def _agenerate(
+def generate(
     target: Any,
     *,
-    capture: recording.RunCapture | None = None,
     input: Any = None,
     model: Any = None,
     input_budget: Any = None,
@@ -236,7 +297,43 @@ async def _agenerate(
     token_budget: int | None = None,
     capacity_resolver: Any = None,
 ) -> GenerateResult:
-    s: Setup = setup(target, model, input_budget, max_tokens, counter, capacity_resolver, token_budget)
+    """The sync form of ``agenerate``; works outside a running event loop."""
+    return run_sync(generate_with(target, RunOptions.of(locals())))
+
+
+async def generate_with(target: Any, options: RunOptions) -> GenerateResult:
+    """``agenerate`` with its options already built: one run, recorded whatever its outcome."""
+    capture = recording.begin(target, options.input)
+    try:
+        result = await _loop(target, options, capture)
+    except BaseException as exc:
+        if isinstance(exc, CruxError) and exc.result is None:  # failed before any step
+            exc.result = GenerateResult(None, [], "error", ErrorInfo.from_exception(exc))
+        if capture is not None:
+            capture.finish(None, exc)
+        raise
+    if capture is not None:
+        capture.finish(result)
+    return result
+
+
+async def _loop(target: Any, options: RunOptions, capture: recording.RunCapture | None) -> GenerateResult:
+    """Step until the model answers with text; at ``max_steps`` the run fails."""
+    current = await _start(target, options, capture)
+    progress = _Progress()
+    for index in range(current.max_steps):
+        outcome = await _step(current, progress, index)
+        if isinstance(outcome, GenerateResult):
+            return outcome
+        progress = outcome
+    error = ErrorInfo("MaxSteps", f"stopped after max_steps={current.max_steps} without a text answer")
+    raise _failed(list(progress.steps), error, stop_reason="max_steps")
+
+
+async def _start(target: Any, options: RunOptions, capture: recording.RunCapture | None) -> _Run:
+    """Check the call and gather the prompt's text once (each callback runs once per run)."""
+    o = options
+    s = setup(target, o.model, o.input_budget, o.max_tokens, o.counter, o.capacity_resolver, o.token_budget)
     if s.model is None:
         raise TypeError(f"generate({s.prompt.id!r}): no model; pass model=... or use an agent with a model")
     if not is_model(s.model):
@@ -244,79 +341,97 @@ async def _agenerate(
             f"generate({s.prompt.id!r}): the model {s.model!r} is something to plan against, not a model to call; "
             "pass model= an adapter such as OpenAICompatibleModel(...) or ScriptedModel([...])"
         )
-    if max_steps is None:
-        max_steps = target.max_steps if isinstance(target, Agent) else 8
-    session = check_session(session) or PlanningSession()
-    summary_store, offload_store = stores_of(session, summary_store, offload_store)
-    namespace = session.namespace(s.prompt)
-    history = check_messages(messages)
-    conversation: list[dict[str, Any]] = []  # this run's assistant and tool messages
-    active = check_active_tools(active_tools)
-    validated = s.prompt.validate_input(input)
+    max_steps = o.max_steps if o.max_steps is not None else target.max_steps if isinstance(target, Agent) else 8
+    session = check_session(o.session) or PlanningSession()
+    summary_store, offload_store = stores_of(session, o.summary_store, o.offload_store)
+    history, active = check_messages(o.messages), check_active_tools(o.active_tools)
+    validated = s.prompt.validate_input(o.input)
     if capture is not None:
         capture.planned(s.model, validated)
     gathered = (await drive_async(gather(s.prompt, validated))).apply_budget(s.token_budget, s.counter)
-    model_name = model_name_of(s.model)
-    steps: list[Step] = []
-    support_required = False
-    for index in range(max_steps):
-        session.enter((model_name, s.limits.max_input_tokens, s.limits.optimize_at))
-        options = PlanOptions(
-            model=s.model, limits=s.limits, counter=s.counter, measurement=s.measurement, messages=history, turn=list(conversation),
-            active_tools=active, summary_store=summary_store, offload_store=offload_store, namespace=namespace,
-            ceilings=dict(session.ceilings), epoch=session.epoch, support_required=support_required,
-        )
-        request_id = new_request_id()
-        try:
-            plan, prep_warnings = await _plan_step(gathered, options, summary_store)
-            if not plan.fits:
-                raise composition_error(plan, request_id)
-        except RequestCompositionError as exc:
-            exc.request_id = exc.request_id or request_id
-            exc.result = GenerateResult(None, steps, "error", ErrorInfo.from_exception(exc))
-            raise
-        offloads = [offload_store.put(namespace, key, text) for _cid, key, text in plan.offloads]
-        receipt = Receipt(
-            id=request_id, model=model_name, input_tokens=plan.input_tokens, max_input_tokens=s.limits.max_input_tokens,
-            optimize_at=s.limits.optimize_at, measurement=s.measurement, adaptations=plan.adaptations,
-            warnings=prep_warnings + plan.warnings + ([gathered.budget_warning] if gathered.budget_warning else []),
-            epoch=session.epoch, previous_request_id=session.last_request_id,
-            candidates=plan.candidates, contributions=plan.contributions, tools=[t.name for t in plan.tools], tier=plan.tier or "max",
-            token_budget=s.token_budget, dropped=list(gathered.dropped), tool_tokens=plan.tool_tokens,
-        )
-        session.record(plan, request_id)
-        if capture is not None:
-            capture.plan_made(index, plan, s)
-        request = sent_request(plan, s)
-        started = time.perf_counter()
-        try:
-            response = await acall(s.model, request)
-        except Exception as exc:  # noqa: BLE001 - any adapter fault ends the run with a clear step error
-            error = ErrorInfo.from_exception(exc, f"model {model_name!r} failed: {type(exc).__name__}: {exc}")
-            steps.append(Step(index, receipt, request, None, [], [], offloads, None, _elapsed_ms(started), error))
-            raise _failed(steps, error, exc) from exc
-        latency, usage = _elapsed_ms(started), _usage_of(response)
-        offered = {t.name: t for t in plan.tools}
-        problem = _check_response(response, offered)
-        if problem is not None:
-            text = getattr(response, "text", None)
-            steps.append(Step(index, receipt, request, text if isinstance(text, str) else None, [], [], offloads, usage, latency, problem))
-            raise _failed(steps, problem)
-        if not response.tool_calls:
-            steps.append(Step(index, receipt, request, response.text, [], [], offloads, usage, latency))
-            return GenerateResult(response.text, steps, "text")
-        results, pending, tool_error, cause = await _run_tools(response.tool_calls, offered, namespace, s.counter)
-        if tool_error is not None:
-            steps.append(Step(index, receipt, request, response.text, list(response.tool_calls), results, offloads, usage, latency, tool_error))
-            raise _failed(steps, tool_error, cause)
-        for key, value in pending:  # only now that every tool of the step succeeded
-            offloads.append(offload_store.put(namespace, key, value))
-            support_required = True
-        steps.append(Step(index, receipt, request, response.text, list(response.tool_calls), results, offloads, usage, latency))
-        conversation.append(response.to_message())
-        for call, result in zip(response.tool_calls, results, strict=True):
-            conversation.append({"role": "tool", "tool_call_id": call.id, "content": result.model_output})
-    raise _failed(steps, ErrorInfo("MaxSteps", f"stopped after max_steps={max_steps} without a text answer"), stop_reason="max_steps")
+    return _Run(
+        s, session, summary_store, offload_store, session.namespace(s.prompt), history, active, gathered,
+        model_name_of(s.model), max_steps, capture,
+    )
+
+
+async def _step(run: _Run, progress: _Progress, index: int) -> _Progress | GenerateResult:
+    """One step: plan the request, call the model, run the tools it asks for, record the step.
+
+    Returns the run's progress to go on from, or its result when the model answered with text;
+    raises (the run so far as the error's ``result``) when the step failed.
+    """
+    planned = await _plan_request(run, progress, index)
+    started = time.perf_counter()
+    try:
+        response = await acall(run.setup.model, planned.request)
+    except Exception as exc:  # noqa: BLE001 - any adapter fault ends the run with a clear step error
+        error = ErrorInfo.from_exception(exc, f"model {run.model_name!r} failed: {type(exc).__name__}: {exc}")
+        raise _failed([*progress.steps, planned.step(None, None, _elapsed_ms(started), error)], error, exc) from exc
+    latency, usage = _elapsed_ms(started), _usage_of(response)
+    offered = {t.name: t for t in planned.plan.tools}
+    problem = _check_response(response, offered)
+    if problem is not None:
+        text = getattr(response, "text", None)
+        raise _failed([*progress.steps, planned.step(text if isinstance(text, str) else None, usage, latency, problem)], problem)
+    if not response.tool_calls:
+        return GenerateResult(response.text, [*progress.steps, planned.step(response.text, usage, latency)], "text")
+    results, pending, tool_error, cause = await _run_tools(response.tool_calls, offered, run.namespace, run.setup.counter)
+    calls = list(response.tool_calls)
+    if tool_error is not None:
+        raise _failed([*progress.steps, planned.step(response.text, usage, latency, tool_error, calls, results)], tool_error, cause)
+    offloads = [run.offload_store.put(run.namespace, key, value) for key, value in pending]  # only now that every tool succeeded
+    step = planned.step(response.text, usage, latency, None, calls, results, offloads)
+    told = [{"role": "tool", "tool_call_id": call.id, "content": result.model_output} for call, result in zip(calls, results, strict=True)]
+    return _Progress((*progress.steps, step), (*progress.conversation, response.to_message(), *told), progress.support_required or bool(pending))
+
+
+async def _plan_request(run: _Run, progress: _Progress, index: int) -> _Planned:
+    """Plan step ``index`` (raising ``RequestCompositionError`` when nothing fits), write its
+    offloads and receipt, and record the plan in the session's epoch."""
+    s, session = run.setup, run.session
+    session.enter((run.model_name, s.limits.max_input_tokens, s.limits.optimize_at))
+    planning = PlanOptions(
+        model=s.model, limits=s.limits, counter=s.counter, measurement=s.measurement, messages=run.history,
+        turn=list(progress.conversation), active_tools=run.active_tools, summary_store=run.summary_store,
+        offload_store=run.offload_store, namespace=run.namespace, ceilings=dict(session.ceilings), epoch=session.epoch,
+        support_required=progress.support_required,
+    )
+    request_id = new_request_id()
+    try:
+        plan, prep_warnings = await _plan_step(run.gathered, planning, run.summary_store)
+        if not plan.fits:
+            raise composition_error(plan, request_id)
+    except RequestCompositionError as exc:
+        exc.request_id = exc.request_id or request_id
+        exc.result = GenerateResult(None, list(progress.steps), "error", ErrorInfo.from_exception(exc))
+        raise
+    offloads = [run.offload_store.put(run.namespace, key, text) for _cid, key, text in plan.offloads]
+    receipt = _receipt(run, plan, request_id, prep_warnings)
+    session.record(plan, request_id)
+    if run.capture is not None:
+        run.capture.plan_made(index, plan, s)
+    return _Planned(index, plan, receipt, sent_request(plan, s), offloads)
+
+
+def _receipt(run: _Run, plan: Plan, request_id: str, prep_warnings: list[str]) -> Receipt:
+    """The receipt of a planned request (before ``session.record`` moves the epoch's last request on)."""
+    s, session, gathered = run.setup, run.session, run.gathered
+    return Receipt(
+        id=request_id, model=run.model_name, input_tokens=plan.input_tokens, max_input_tokens=s.limits.max_input_tokens,
+        optimize_at=s.limits.optimize_at, measurement=s.measurement, adaptations=plan.adaptations,
+        warnings=prep_warnings + plan.warnings + ([gathered.budget_warning] if gathered.budget_warning else []),
+        epoch=session.epoch, previous_request_id=session.last_request_id,
+        candidates=plan.candidates, contributions=plan.contributions, tools=[t.name for t in plan.tools], tier=plan.tier or "max",
+        token_budget=s.token_budget, dropped=list(gathered.dropped), tool_tokens=plan.tool_tokens,
+    )
+
+
+def _failed(steps: list[Step], error: ErrorInfo, cause: BaseException | None = None, stop_reason: StopReason = "error") -> RunError:
+    """The exception a run that failed at its last step raises: the run so far is its ``result``."""
+    exc = RunError(error, GenerateResult(None, steps, stop_reason, error))
+    exc.__cause__ = cause
+    return exc
 
 
 def _elapsed_ms(started: float) -> float:
@@ -367,33 +482,6 @@ async def _run_tools(
     return results, pending, None, None
 
 
-def generate(
-    target: Any,
-    *,
-    input: Any = None,
-    model: Any = None,
-    input_budget: Any = None,
-    max_tokens: int | None = None,
-    messages: Sequence[dict[str, Any]] | None = None,
-    active_tools: Sequence[str] | None = None,
-    counter: Any = None,
-    summary_store: SummaryStore | None = None,
-    offload_store: OffloadStore | None = None,
-    session: PlanningSession | None = None,
-    max_steps: int | None = None,
-    token_budget: int | None = None,
-    capacity_resolver: Any = None,
-) -> GenerateResult:
-    """The sync form of ``agenerate``; works outside a running event loop."""
-    return run_sync(
-        agenerate(
-            target, input=input, model=model, input_budget=input_budget, max_tokens=max_tokens, messages=messages,
-            active_tools=active_tools, counter=counter, summary_store=summary_store, offload_store=offload_store,
-            session=session, max_steps=max_steps, token_budget=token_budget, capacity_resolver=capacity_resolver,
-        )
-    )
-
-
 async def run_tools(
     calls: list[Any], offered: dict[str, Tool], namespace: str, counter: Any,
 ) -> tuple[list[ToolResult], list[tuple[str, Any]], ErrorInfo | None, BaseException | None]:
@@ -409,4 +497,4 @@ async def run_tools(
     return await _run_tools(calls, offered, namespace, counter)
 
 
-__all__ = ["GenerateResult", "Step", "ToolResult", "agenerate", "generate", "run_tools"]
+__all__ = ["GenerateResult", "RunOptions", "Step", "ToolResult", "agenerate", "generate", "generate_with", "run_tools"]
