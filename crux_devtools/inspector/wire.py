@@ -43,7 +43,7 @@ class MalformedReport(ValueError):
     """A value sent by a worker does not have the shape the front ends read."""
 
 
-Checker = Callable[[Any, str], None]
+Checker = Callable[[Any], None]
 
 
 def _type_name(value: Any) -> str:
@@ -79,11 +79,28 @@ def _is_typeddict(shape: Any) -> bool:
     return isinstance(shape, type) and issubclass(shape, dict) and hasattr(shape, "__required_keys__")
 
 
+class _Mismatch(Exception):
+    """Raised inside a check; the path to the field is added as it propagates (so a value that
+    passes builds no path strings), and the message is written once at the top (``check``)."""
+
+    def __init__(self, problem: str, alternatives: list[_Mismatch] | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.path: list[str] = []  # innermost segment first
+        self.alternatives = alternatives or []
+
+    def text(self, where: str) -> str:
+        here = where + "".join(reversed(self.path))
+        if self.alternatives:
+            return f"{here} {self.problem}: " + "; or ".join(a.text(here) for a in self.alternatives)
+        return f"{here} {self.problem}"
+
+
 @functools.cache
 def checker(shape: Any) -> Checker:
-    """The check of one shape, built once per type: ``check(value, where)`` raises ``MalformedReport``."""
+    """The check of one shape, built once per type: ``check(value)`` raises ``_Mismatch``."""
     if shape is Any:
-        return lambda value, where: None
+        return lambda value: None
     if _is_typeddict(shape):
         return _typeddict_checker(shape)
     origin, args = typing.get_origin(shape), typing.get_args(shape)
@@ -92,34 +109,44 @@ def checker(shape: Any) -> Checker:
     if origin in (Union, types.UnionType):
         return _union_checker(shape, args)
     if origin is list or shape is list:
-        return _list_checker(checker(args[0]) if args else None)
+        return _list_checker(checker(args[0]) if args and args[0] is not Any else None)
     if origin is dict or shape is dict:
         return _dict_checker(checker(args[1]) if args and args[1] is not Any else None)
     if shape is type(None):
-        return _scalar_checker(shape, lambda value: value is None)
+        return _scalar_checker(shape, (type(None),))
     if shape is float:
-        return _scalar_checker(shape, lambda value: type(value) in (int, float))
+        return _scalar_checker(shape, (int, float))
     if shape in (str, int, bool):
-        return _scalar_checker(shape, lambda value: type(value) is shape)
+        return _scalar_checker(shape, (shape,))
     raise TypeError(f"wire.checker cannot check {shape!r}; use JSON types in shapes.py")
 
 
-def _fail(shape: Any, value: Any, where: str) -> MalformedReport:
-    return MalformedReport(f"{where} is {_type_name(value)}, expected {describe(shape)}")
+def _fail(shape: Any, value: Any) -> _Mismatch:
+    return _Mismatch(f"is {_type_name(value)}, expected {describe(shape)}")
 
 
-def _scalar_checker(shape: Any, accepts: Callable[[Any], bool]) -> Checker:
-    def check(value: Any, where: str) -> None:
-        if not accepts(value):
-            raise _fail(shape, value, where)
+def _scalar_checker(shape: Any, accepted: tuple[type, ...]) -> Checker:
+    def check(value: Any) -> None:
+        if type(value) not in accepted:  # exact types: a bool is not an int here
+            raise _fail(shape, value)
 
+    return _scalar(check, accepted)
+
+
+# The exact types a check of JSON scalars accepts (``str``, ``int | None``, ...), so the checks of
+# objects and lists test them inline instead of calling one function per value.
+_SCALARS: dict[Checker, tuple[type, ...]] = {}
+
+
+def _scalar(check: Checker, accepted: tuple[type, ...]) -> Checker:
+    _SCALARS[check] = accepted
     return check
 
 
 def _literal_checker(shape: Any, allowed: tuple[Any, ...]) -> Checker:
-    def check(value: Any, where: str) -> None:
+    def check(value: Any) -> None:
         if not any(type(value) is type(a) and value == a for a in allowed):
-            raise MalformedReport(f"{where} is {str(value)[:80]!r}, expected {describe(shape)}")
+            raise _Mismatch(f"is {str(value)[:80]!r}, expected {describe(shape)}")
 
     return check
 
@@ -129,63 +156,87 @@ def _union_checker(shape: Any, alternatives: tuple[Any, ...]) -> Checker:
     others = [a for a in alternatives if a is not type(None)]
     checks = [checker(a) for a in others]
 
-    def check(value: Any, where: str) -> None:
+    def check(value: Any) -> None:
         if value is None and nullable:
             return
         problems = []
         for alternative_check in checks:
             try:
-                alternative_check(value, where)
+                alternative_check(value)
                 return
-            except MalformedReport as problem:
-                problems.append(str(problem))
+            except _Mismatch as problem:
+                problems.append(problem)
         if len(problems) == 1 and value is not None:
-            raise MalformedReport(problems[0])  # X | None, and the value is not null: say what is wrong inside it
+            raise problems[0]  # X | None, and the value is not null: say what is wrong inside it
         if all(_is_typeddict(a) for a in others) and isinstance(value, dict):
-            raise MalformedReport(f"{where} is none of {describe(shape)}: " + "; or ".join(problems))
-        raise _fail(shape, value, where)
+            raise _Mismatch(f"is none of {describe(shape)}", problems)
+        raise _fail(shape, value)
 
+    if all(c in _SCALARS for c in checks):
+        return _scalar(check, tuple(t for c in checks for t in _SCALARS[c]) + ((type(None),) if nullable else ()))
     return check
 
 
 def _list_checker(item: Checker | None) -> Checker:
-    def check(value: Any, where: str) -> None:
-        if not isinstance(value, list):
-            raise MalformedReport(f"{where} is {_type_name(value)}, expected a list")
-        if item is not None:
-            for i, element in enumerate(value):
-                item(element, f"{where}[{i}]")
+    simple = _SCALARS.get(item) if item is not None else None
+
+    def check(value: Any) -> None:
+        if type(value) is not list:
+            raise _Mismatch(f"is {_type_name(value)}, expected a list")
+        if item is not None and not (simple is not None and all(type(e) in simple for e in value)):
+            i = 0
+            try:
+                for i, element in enumerate(value):
+                    item(element)
+            except _Mismatch as problem:
+                problem.path.append(f"[{i}]")
+                raise
 
     return check
 
 
 def _dict_checker(entry: Checker | None) -> Checker:
-    def check(value: Any, where: str) -> None:
-        if not isinstance(value, dict):
-            raise MalformedReport(f"{where} is {_type_name(value)}, expected an object")
+    def check(value: Any) -> None:
+        if type(value) is not dict:
+            raise _Mismatch(f"is {_type_name(value)}, expected an object")
         if entry is not None:
-            for key, element in value.items():
-                entry(element, f"{where}[{key!r}]")
+            key = None
+            try:
+                for key, element in value.items():
+                    entry(element)
+            except _Mismatch as problem:
+                problem.path.append(f"[{key!r}]")
+                raise
 
     return check
 
 
 def _typeddict_checker(shape: Any) -> Checker:
-    fields = [_field(key, hint, shape.__total__) for key, hint in typing.get_type_hints(shape, include_extras=True).items()]
-    built: dict[str, Checker] = {}
+    annotated = [_field(key, hint, shape.__total__) for key, hint in typing.get_type_hints(shape, include_extras=True).items()]
+    required = [(key, hint) for key, is_required, hint in annotated if is_required]
+    required_keys = frozenset(key for key, _ in required)
+    # (key, its check, the exact types it accepts when it checks a scalar), built on first use:
+    # shapes may refer to each other.
+    fields: list[tuple[str, Checker, tuple[type, ...] | None]] = []
 
-    def check(value: Any, where: str) -> None:
-        if not isinstance(value, dict):
-            raise MalformedReport(f"{where} is {_type_name(value)}, expected {describe(shape)}")
-        for key, is_required, hint in fields:
-            if key not in value:
-                if is_required:
-                    raise MalformedReport(f"{where} has no {key!r}: expected {describe(hint)}")
-                continue
-            field_check = built.get(key)
-            if field_check is None:  # built on first use: shapes may refer to each other
-                field_check = built[key] = checker(hint)
-            field_check(value[key], f"{where}.{key}")
+    def check(value: Any) -> None:
+        if type(value) is not dict:
+            raise _fail(shape, value)
+        if not required_keys <= value.keys():
+            key, hint = next((key, hint) for key, hint in required if key not in value)
+            raise _Mismatch(f"has no {key!r}: expected {describe(hint)}")
+        if not fields:
+            fields.extend((key, c, _SCALARS.get(c)) for key, _, hint in annotated for c in [checker(hint)])
+        key = ""
+        try:
+            for key, field_check, simple in fields:
+                if key in value:
+                    field = value[key]
+                    if simple is None or type(field) not in simple:
+                        field_check(field)
+        except _Mismatch as problem:
+            problem.path.append(f".{key}")
+            raise
 
     return check
 
@@ -202,8 +253,12 @@ def _field(key: str, hint: Any, total: bool) -> tuple[str, bool, Any]:
 
 
 def check(shape: Any, value: Any, where: str) -> Any:
-    """``value`` if it has ``shape`` (a type of ``shapes.py``), else ``MalformedReport`` naming the path."""
-    checker(shape)(value, where)
+    """``value`` if it has ``shape`` (a type of ``shapes.py``), else ``MalformedReport`` naming the
+    path from ``where`` to the field, and what was expected there."""
+    try:
+        checker(shape)(value)
+    except _Mismatch as problem:
+        raise MalformedReport(problem.text(where)) from None
     return value
 
 
