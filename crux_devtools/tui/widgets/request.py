@@ -188,13 +188,14 @@ def request_items(prompt: PromptReport | None, example: ExampleReport | None, se
     if preview is None or sent is None:
         items.extend(nothing_sent(example))
         return items, None
-    details = {p["source"]: p["detail"] for p in (example["inspection"]["parts"] if example["inspection"] is not None else []) if p["detail"]}
+    inspection: Mapping[str, Any] = example.get("inspection") or {}
+    details = {p["source"]: p["detail"] for p in inspection.get("parts") or [] if p.get("detail")}
     system, index = system_section(preview, details, selected_part)
     selected = None if index is None else len(items) + index
     items.extend(system)
     items.extend(messages_section(preview))
     items.extend(tools_section(preview))
-    max_tokens = sent["max_tokens"]
+    max_tokens = sent.get("max_tokens")
     reserve = preview.get("output_reserve")
     items.append(Text(f"max_tokens {max_tokens:,}" if max_tokens is not None else f"max_tokens not set (output reserve {reserve:,} planned)" if isinstance(reserve, int) else "max_tokens not set", style="dim"))
     if example["truncated"]:

@@ -46,7 +46,8 @@ def budget_words(prompt: PromptReport, shown: ExampleReport | None, budget: int 
         default = prompt["default_budget"] if prompt["kind"] == "agent" else None
         origin = "agent"
     else:
-        default = shown["inspection"]["token_budget"] if shown is not None and shown["inspection"] is not None else None
+        inspection: Mapping[str, Any] = (shown["inspection"] if shown is not None else None) or {}
+        default = inspection.get("token_budget")
         origin = "prompt"
     if default is not None:
         text.append(f"{default:,}", "cyan")
