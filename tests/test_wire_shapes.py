@@ -143,9 +143,11 @@ def test_an_answer_missing_or_mistyping_a_field_is_refused_naming_the_op_the_pat
 
 
 def test_an_answer_without_its_result_or_with_a_bad_error_is_refused() -> None:
-    assert "the answer has no 'result'" in check_answer("load", {"id": 1, "ok": True})["error"]["message"]
-    bad_error = check_answer("run", {"id": 1, "ok": False, "error": {"type": "X", "message": "m"}})
-    assert "error has no 'file'" in bad_error["error"]["message"]
+    assert "the answer has no 'result'" in check_answer("load", {"id": 1, "ok": True, "duration_ms": 2.0})["error"]["message"]
+    bad_error = check_answer("run", {"id": 1, "ok": False, "error": {"type": "X", "message": "m"}, "duration_ms": 2.0})
+    assert "answer.error has no 'file': expected str or null" in bad_error["error"]["message"]
+    no_ok = check_answer("ping", {"id": 1, "result": {"pid": 3}, "duration_ms": 2.0})
+    assert "answer has no 'ok': expected bool" in no_ok["error"]["message"]
 
 
 def test_literals_nested_unions_and_optional_keys_follow_the_type() -> None:

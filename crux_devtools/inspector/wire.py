@@ -35,7 +35,7 @@ from typing import Any, Literal, Union
 
 from typing_extensions import NotRequired, Required
 
-from ..shapes import ANSWERS, EVENTS, LoadErrorDict, PromptReport
+from ..shapes import ANSWERS, EVENTS, Answered, LoadErrorDict, PromptReport
 from .errors import LoadError
 
 
@@ -277,13 +277,11 @@ def check_answer(op: str, answer: dict[str, Any]) -> dict[str, Any]:
     carrying a ``LoadErrorDict``); else a failed answer whose error names the op, the field and what
     was expected. Called once, where answers arrive (``WorkerProcess.request``)."""
     try:
-        if answer.get("ok") is True:
-            if op in ANSWERS:
-                check(ANSWERS[op], answer.get("result"), "result") if "result" in answer else _no("result")
-        elif answer.get("ok") is False:
-            check_load_error(answer.get("error"), "error") if "error" in answer else _no("error")
-        else:
-            raise MalformedReport(f"ok is {_type_name(answer.get('ok'))}, expected bool")
+        check(Answered, answer, "answer")
+        if answer["ok"]:
+            check(ANSWERS.get(op, Any), answer["result"], "result") if "result" in answer else _no("result")
+        elif "error" not in answer:
+            _no("error")
     except MalformedReport as problem:
         error = malformed_error(problem, what=f"answer to {op!r}")
         return {"id": answer.get("id"), "ok": False, "error": error, "duration_ms": answer.get("duration_ms")}
