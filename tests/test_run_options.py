@@ -23,8 +23,8 @@ from crux_devtools import (
     tool,
     tool_call,
 )
-from crux_devtools.core import runtime
-from crux_devtools.core.runtime import RUN_OPTION_NAMES, GenerateResult, RunOptions, generate_with
+from crux_devtools.core.run import runtime
+from crux_devtools.core.run.runtime import RUN_OPTION_NAMES, GenerateResult, RunOptions, generate_with
 from crux_devtools.core.tokens import default_counter
 
 

@@ -20,8 +20,8 @@ import pytest
 from crux_devtools import InputBudget, ModelCapacityProfile, RequestCompositionError, ScriptedModel, generate, preview
 from crux_devtools import shapes
 from crux_devtools.core.errors import Diagnostic, ErrorInfo
-from crux_devtools.core.receipts import Adaptation, Candidate, Contribution, Receipt, RequestPreview
-from crux_devtools.core.results import Drop, Exclusion, Inspection, Part
+from crux_devtools.core.plan.receipts import Adaptation, Candidate, Contribution, Receipt, RequestPreview
+from crux_devtools.core.compose.results import Drop, Exclusion, Inspection, Part
 from crux_devtools.inspector.errors import LoadError
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.inspector.wire import MalformedReport, check, check_answer, parse_event

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rungs import label
+from ..core.plan.rungs import label
 from ..shapes import ExampleReport, SentRequestDict
 
 def rung_text(choice: Mapping[str, Any]) -> str:

@@ -1,6 +1,6 @@
 """View-models for the planning layer (``RequestPreview.to_dict()``) and agent runs (``Step.to_dict()``).
 
-The rung and rejection-reason words and their order come from ``core.rungs``; the limits panel's
+The rung and rejection-reason words and their order come from ``core.plan.rungs``; the limits panel's
 rows from ``inspector.limits`` (the TUI renders the same rows). A plan is a ``PreviewDict`` the
 worker boundary checked (``inspector/wire.py``), so its fields are indexed. A run is read from the
 runs store, where runs recorded by older versions may lack newer fields: its steps are read with
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rungs import description, label, rung_rank
+from ..core.plan.rungs import description, label, rung_rank
 from ..inspector.limits import LimitRow, limit_rows
 from ..inspector.report_types import ExampleReport, PlanErrorDict, PlanModel, PreviewDict, SummaryState
 from ..shapes import AdaptationDict, CandidateDict
