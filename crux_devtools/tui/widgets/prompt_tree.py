@@ -172,7 +172,7 @@ class PromptTree(Tree[NodeRef]):
             if match is not None:
                 self.matches.append(match)
             rows.append((NodeRef(pid), None, search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)))
-            on_screen = shown if shown and (shown["inspection"] or {}).get("prompt_id") == pid else None
+            on_screen = shown if shown and shown["inspection"] and shown["inspection"].get("prompt_id") == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             known: set[str] = set()
             for ctx in prompt["contexts"]:
