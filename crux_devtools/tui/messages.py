@@ -81,7 +81,7 @@ class SummariesPrepared(Message):
 
 @dataclass
 class PromptOpened(Message):
-    """The search chose a prompt: the app selects it in the tree and shows it."""
+    """The search chose a prompt (already selected in the tree): the app shows it."""
 
     prompt_id: str
 

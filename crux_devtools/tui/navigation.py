@@ -91,7 +91,7 @@ class NavigationActions:
         self.detail.select(prompt_id)
 
     def on_prompt_opened(self: Any, message: PromptOpened) -> None:
-        self.open_prompt(message.prompt_id)
+        self.detail.select(message.prompt_id)
 
     def action_search(self: Any) -> None:
         self.browser.open_search()

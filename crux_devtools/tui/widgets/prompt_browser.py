@@ -5,7 +5,7 @@ tree; typing lists, in the tree's place, the prompts whose id, module or file co
 typed; Up/Down step through them, Enter opens the one highlighted, Escape goes back to the tree as it
 was. Once submitted, the matches stay highlighted in the tree and ``n`` / ``N`` (this widget's keys,
 in the footer only then) open the next / previous one; Escape clears them. Opening a prompt posts
-``PromptOpened``: the app shows it.
+``PromptOpened``: the app shows it on the right.
 """
 
 from __future__ import annotations
@@ -58,6 +58,12 @@ class PromptBrowser(Vertical):
         ref = self.prompt_tree.current
         return ref.prompt_id if ref is not None else None
 
+    def open_prompt(self, prompt_id: str) -> None:
+        """Select ``prompt_id`` in the tree at once (in the frame that closes the search), and have
+        the app show it."""
+        self.reveal(prompt_id)
+        self.post_message(PromptOpened(prompt_id))
+
     def reveal(self, prompt_id: str) -> None:
         """Select ``prompt_id`` in the tree, centred, and give the tree the focus (an open search gives way)."""
         if self.search.input.display:
@@ -105,7 +111,7 @@ class PromptBrowser(Vertical):
             self.app.notify(f"No prompt's id, module or file contains {query.strip()!r}.", severity="warning")
             return
         self.close_search(highlight=query)
-        self.post_message(PromptOpened(chosen))
+        self.open_prompt(chosen)
 
     def on_prompt_search_cancelled(self, message: PromptSearch.Cancelled) -> None:
         """Escape while typing: the tree again, as it was (its cursor never moved)."""
@@ -127,7 +133,7 @@ class PromptBrowser(Vertical):
         """``n`` / ``N``: open the next / previous match of the submitted search."""
         target = step(self.prompt_tree.prompt_ids(), self.prompt_tree.match_ids(), self.current(), direction)
         if target is not None:
-            self.post_message(PromptOpened(target))
+            self.open_prompt(target)
 
     def action_clear_search(self) -> None:
         self.close_search(highlight="")
