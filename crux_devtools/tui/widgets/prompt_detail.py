@@ -17,7 +17,7 @@ number keys show them, and their labels carry the number when the bar has room.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -39,6 +39,8 @@ from .runs import RunsPanel
 from .status_line import StatusLine
 from .system_text import SystemTextView
 from .tools import ToolsView
+
+PaneT = TypeVar("PaneT")
 
 # a narrow tab bar's labels (the count a title carries, ``Errors (2)``, is kept)
 SHORT_TITLES = {"System text": "System", "Contributors": "Contrib", "Planning": "Plan"}
@@ -79,13 +81,22 @@ class PromptDetail(Vertical):
         self._panes_shown: tuple[Any, Any] | None = None  # what the panes show now
         self._tab_titles = {tab_id: title for tab_id, title, _, _ in tabs}  # ``Runs (12)``: a pane's title now
         self._label_style: str | None = None  # how the labels are shown now
+        self.status = StatusLine(id="status")
+        self.tabbed = TabbedContent(id="tabs")
+        self._panes: dict[type[Any], Any] = {}  # widget class -> the tab's widget
 
     def compose(self) -> ComposeResult:
-        yield StatusLine(id="status")
-        with TabbedContent(id="tabs"):
+        yield self.status
+        with self.tabbed:
             for tab_id, title, view, view_id in self.tabs:
                 with TabPane(title, id=tab_id):  # numbered by ``label_tabs`` when they fit
-                    yield view(id=view_id)
+                    pane = self._panes[view] = view(id=view_id)
+                    yield pane
+
+    def pane(self, view: type[PaneT]) -> PaneT:
+        """The tab's widget of class ``view``."""
+        found: PaneT = self._panes[view]
+        return found
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.label_tabs)
@@ -122,7 +133,7 @@ class PromptDetail(Vertical):
         else:
             self.update_part()
         if old.prompt_id != new.prompt_id:
-            self.query_one(RunsPanel).prompt_id = new.prompt_id  # its filter follows the selection
+            self.pane(RunsPanel).prompt_id = new.prompt_id  # its filter follows the selection
 
     def show_report(self) -> None:
         """The session has a new report: show the selection from it (the first prompt when the one
@@ -199,7 +210,7 @@ class PromptDetail(Vertical):
         """Show ``prompt_id`` with a run's input in its examples' place, on the System text tab."""
         self.choices[prompt_id] = replace(self.choices.get(prompt_id, Choice()), custom=custom)
         self.select(prompt_id)
-        self.query_one(TabbedContent).active = "tab-system"
+        self.tabbed.active = "tab-system"
 
     # -- evaluating --------------------------------------------------------------------------------
     # Not ``exclusive``: cancelling a request the worker process is already answering could leave its
@@ -235,7 +246,7 @@ class PromptDetail(Vertical):
         prompt = self.prompt()
         report = self.session.report
         choice = self.selection.choice
-        self.query_one(StatusLine).data = {
+        self.status.data = {
             "prompt": prompt,
             "example": choice.example,
             "custom": choice.custom.label if choice.custom is not None else None,
@@ -257,20 +268,20 @@ class PromptDetail(Vertical):
         # (a save elsewhere in the project leaves the prompt on screen as it was).
         if (prompt, self.shown) != self._panes_shown:
             self._panes_shown = (prompt, self.shown)
-            self.query_one(SystemTextView).data = self.shown
-            self.query_one(ContributorsTable).data = self.shown
+            self.pane(SystemTextView).data = self.shown
+            self.pane(ContributorsTable).data = self.shown
             for pane in (ToolsView, PlanningView, RequestView):
-                self.query_one(pane).data = (prompt, self.shown)
+                self.pane(pane).data = (prompt, self.shown)
         errors = collect_errors(report, self.shown)
-        self.query_one(ErrorsView).data = (errors, report is not None and report["stale"], notes(report, prompt))
+        self.pane(ErrorsView).data = (errors, report is not None and report["stale"], notes(report, prompt))
         self.set_tab_label("tab-errors", f"Errors ({len(errors)})" if errors else "Errors")
         self.update_part()
 
     def update_part(self) -> None:
         part = self.selection.part
-        self.query_one(SystemTextView).selected_part = part
-        self.query_one(RequestView).selected_part = part
-        self.query_one(ContributorsTable).select_part(part)
+        self.pane(SystemTextView).selected_part = part
+        self.pane(RequestView).selected_part = part
+        self.pane(ContributorsTable).select_part(part)
 
     def on_contributors_table_part_highlighted(self, message: ContributorsTable.PartHighlighted) -> None:
         self.selection = replace(self.selection, part=message.source)
@@ -278,10 +289,10 @@ class PromptDetail(Vertical):
     # -- tabs ------------------------------------------------------------------------------------
     @property
     def active_tab(self) -> str:
-        return str(self.query_one(TabbedContent).active)
+        return str(self.tabbed.active)
 
     def show_tab(self, tab_id: str) -> None:
-        self.query_one(TabbedContent).active = tab_id
+        self.tabbed.active = tab_id
 
     def tab_ids(self) -> list[str]:
         return [tab_id for tab_id, _, _, _ in self.tabs]
@@ -299,7 +310,7 @@ class PromptDetail(Vertical):
     def label_tabs(self) -> None:
         """Put each tab's number key in its label (``1 Request``) when the labels then still fit the
         tab bar; else plain labels, else short ones (``Contrib``)."""
-        tabs = self.query_one(TabbedContent)
+        tabs = self.tabbed
         width = tabs.size.width
         if width <= 0:
             return
