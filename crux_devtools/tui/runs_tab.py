@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.widgets import TabbedContent
 
 from ..inspector.api import SessionLike
 from ..inspector.report_types import PromptReport
@@ -96,7 +97,7 @@ class RunsTabApp(App[None]):
         panels = self.query(RunsPanel)
         return panels.first() if panels else None
 
-    def on_tabbed_content_tab_activated(self, event: Any) -> None:
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """The Runs tab takes the keys (Up/Down pick a run, Enter opens it, ``f`` / ``x`` filter);
         leaving it gives them back to the tree. The footer shows the keys of the tab on screen."""
         if event.tabbed_content.id != "tabs":
