@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rungs import label
+from ..core.plan.rungs import label
 
 def rung_text(choice: Mapping[str, Any]) -> str:
     """A candidate's or adaptation's rung as every view writes it: its label, and the alternative's id

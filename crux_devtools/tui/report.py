@@ -16,7 +16,7 @@ from ..inspector.api import is_stale as is_stale
 from ..inspector.report_types import ExampleReport, PromptReport
 
 # The one colour of each rung in the TUI (Request and Planning tabs, the run detail); the names and
-# their order are core/rungs.py's. A rung missing here is shown in the default colour.
+# their order are core/plan/rungs.py's. A rung missing here is shown in the default colour.
 RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
 
 # The TUI's colour of each status tone (``crux_devtools/statuses.py`` names the states and their words).

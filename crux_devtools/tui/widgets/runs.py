@@ -1,6 +1,6 @@
 """The "Runs" tab: the project's recorded runs, newest first; Enter opens one.
 
-``RunsPanel`` reads the session's ``RunStore`` (``session.runs()``, ``core/runstore.py``) on the UI
+``RunsPanel`` reads the session's ``RunStore`` (``session.runs()``, ``core/record/runstore.py``) on the UI
 thread: a list of 50 summaries is one indexed SQLite query (WAL, so a writer never blocks it). When
 the store cannot be opened, it lists the runs this TUI started and says that history is off.
 
