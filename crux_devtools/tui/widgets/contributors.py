@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -28,12 +28,11 @@ class ContributorsTable(DataTable[Any]):
 
     data: reactive[ExampleReport | None] = reactive(None, always_update=True)
 
+    @dataclass
     class PartHighlighted(Message):
         """The cursor is on a part: ``o`` opens this one's source."""
 
-        def __init__(self, source: str) -> None:
-            super().__init__()
-            self.source = source
+        source: str
 
     def on_mount(self) -> None:
         self.cursor_type = "row"

@@ -78,13 +78,12 @@ def context_label(ctx: ContextEntry, status: str | None) -> Text:
 class PromptTree(Tree[NodeRef]):
     """Prompts and agents of the project; selecting a node posts ``PromptSelected``."""
 
+    @dataclass
     class PromptSelected(Message):
         """The user picked a prompt (``context_id`` set when they picked one of its contexts)."""
 
-        def __init__(self, prompt_id: str, context_id: str | None = None) -> None:
-            super().__init__()
-            self.prompt_id = prompt_id
-            self.context_id = context_id
+        prompt_id: str
+        context_id: str | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("project", **kwargs)
@@ -96,6 +95,16 @@ class PromptTree(Tree[NodeRef]):
         self._report: Report | None = None  # the report shown
         self.query_text = ""  # a submitted search: what it matched is highlighted
         self.matches: list[PromptMatch] = []  # of ``query_text`` in the report shown, in tree order
+
+    @property
+    def current(self) -> NodeRef | None:
+        """The node the cursor is on (or will be, once the tree is shown)."""
+        return self._current
+
+    @property
+    def report(self) -> Report | None:
+        """The report the tree shows."""
+        return self._report
 
     def highlight(self, query: str) -> None:
         """Highlight what ``query`` matches in the prompts' labels (only those labels are redrawn)."""
