@@ -114,9 +114,9 @@ def report_texts(report: Report | None, limit: int = 2_000) -> list[str]:
             for part in inspection["parts"]:
                 if part["text"]:
                     texts[part["text"]] = None
-            for key in ("system", "prompt"):
-                if inspection.get(key):
-                    texts[inspection[key]] = None
+            for text in (inspection["system"], inspection["prompt"]):
+                if text:
+                    texts[text] = None
     return list(texts)[:limit]
 
 
