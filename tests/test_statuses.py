@@ -96,7 +96,7 @@ async def tui_statuses() -> tuple[dict[str, str], dict[str, str]]:
             data = app.query_one(StatusLine).data
             line_words[prompt_id] = status_text(**data).plain if data else ""
             if prompt_id == "unchecked":  # the Errors tab says why it was not checked, and what was imported
-                _errors, _stale, notes = app.query_one(ErrorsView).data
+                _errors, _stale, notes = app.detail.pane(ErrorsView).data
                 assert notes[0].startswith("not checked: prompt 'unchecked' has required inputs and no examples"), notes
                 assert notes[1].startswith("imported: prompts.py (every .py file that imports crux_devtools"), notes
     return tree_words, line_words

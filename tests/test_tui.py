@@ -140,7 +140,7 @@ async def test_selecting_a_context_highlights_its_part(session: FakeSession) -> 
         await pilot.press("down", "down")
         await settle(pilot)
         assert recorder.of(PromptTree.PromptSelected)[-1].context_id == "billing"
-        assert app.query_one(SystemTextView).selected_part == "billing"
+        assert app.detail.pane(SystemTextView).selected_part == "billing"
 
 
 async def test_lowering_the_budget_drops_the_lowest_priority_context(session: FakeSession) -> None:
@@ -522,3 +522,44 @@ def test_the_system_tab_shows_what_a_memory_read_above_its_text() -> None:
     console.print(render_system(example, None))
     screen = console.export_text()
     assert screen.index("8 left out by the 50-token budget") < screen.index("- Acme exports time out over 2 GB")
+
+
+async def test_a_report_that_follows_its_loading_event_at_once_never_shows_loading(session: FakeSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save's report usually comes within a frame of its "loading" event: the status line then
+    goes straight to the new report (no "loading" frame). Tested by the events' order: the delay
+    before "loading" is shown is set longer than the test, so the report surely comes first."""
+    import crux_devtools.tui.app as tui_app
+
+    monkeypatch.setattr(tui_app, "LOADING_SHOWN_AFTER", 3600)
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        seen: list[str | None] = []
+        app.watch(app.detail, "busy", seen.append, init=False)
+        session.emit(SessionEvent("loading", 1, "Re-evaluating the changed modules…", ["support.py"]))
+        await settle(pilot)
+        assert app.busy is None and seen == []  # nothing shown yet: the report may follow within a frame
+        session.emit(SessionEvent("report", 2, "support.py changed", ["support.py"], []))
+        await settle(pilot)
+        assert "loading" not in seen and app.busy is None
+        assert app._loading is None  # the timer that would show "loading" is cancelled
+
+
+async def test_loading_is_shown_when_no_report_follows(session: FakeSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no report after the delay, the status line says "loading" until the report comes."""
+    import crux_devtools.tui.app as tui_app
+
+    monkeypatch.setattr(tui_app, "LOADING_SHOWN_AFTER", 0.001)
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session.emit(SessionEvent("loading", 1, "Re-evaluating the changed modules…", ["support.py"]))
+        for _ in range(6000):  # the timer's turn comes: a failure bound only
+            if app.busy == "loading":
+                break
+            await pilot.pause(0.01)
+        assert app.busy == "loading"
+        assert "loading" in screen_text(app)
+        session.emit(SessionEvent("report", 2, "support.py changed", ["support.py"], []))
+        await settle(pilot)
+        assert app.busy is None and "loading" not in screen_text(app)

@@ -19,6 +19,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
+from textual.timer import Timer
 from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Input
 
@@ -50,6 +51,10 @@ TABS: tuple[tuple[str, str, type[Any], str], ...] = (
 )
 
 BUDGET_KEYS = Binding.Group("Budget", compact=True)
+
+# A save's report usually follows its "loading" event within a frame or two: the status line says
+# "loading" only when no report came after this many seconds (no flash, and no frame spent on it).
+LOADING_SHOWN_AFTER = 0.1
 
 
 class CruxTui(NavigationActions, RequestActions, RunsTabApp):
@@ -88,6 +93,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         self._unsubscribe: Any = None
         self._stopped = False
         self._report_shown: Any = None  # the session report ``show_report`` last drew
+        self._loading: Timer | None = None  # shows "loading" unless the report comes first
         self.browser = PromptBrowser(id="left")
         self.detail = PromptDetail(session, TABS, id="detail")
 
@@ -159,13 +165,22 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         if event is not None and event.kind != "loading" and event.verification != "agreed":  # only the verified mark changed
             self.announce(event)
         if event is not None and event.kind == "loading":
-            self.detail.busy = "loading"
+            if self._loading is None:
+                self._loading = self.set_timer(LOADING_SHOWN_AFTER, self.show_loading)
             return
+        if self._loading is not None:
+            self._loading.stop()
+            self._loading = None
         self.detail.busy = None
         if event is not None or self.session.report is None or self.session.report is not self._report_shown:
             self.show_report()  # (not when the session's start returns: its first report is on screen already)
         if event is None:  # the session started: its runs store is open now
             self.refresh_runs()
+
+    def show_loading(self) -> None:
+        """No report yet, ``LOADING_SHOWN_AFTER`` seconds after the session said it was loading."""
+        self._loading = None
+        self.detail.busy = "loading"
 
     def announce(self, event: SessionEvent) -> None:
         """One notification per update: the session's sentence, and which prompts changed."""

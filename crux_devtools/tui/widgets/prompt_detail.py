@@ -42,6 +42,12 @@ from .tools import ToolsView
 
 PaneT = TypeVar("PaneT")
 
+# A hidden tab's widgets are composed when the tab is first shown (a shorter first frame: fewer
+# widgets to style, lay out and mount), except these: the Runs tab counts the stored runs in its
+# title, and the app lists runs in its table at any time; the Contributors table sizes its columns
+# by every row it has held, so it is filled from the start as before.
+EAGER_PANES: tuple[type[Any], ...] = (RunsPanel, ContributorsTable)
+
 # a narrow tab bar's labels (the count a title carries, ``Errors (2)``, is kept)
 SHORT_TITLES = {"System text": "System", "Contributors": "Contrib", "Planning": "Plan"}
 
@@ -84,14 +90,18 @@ class PromptDetail(Vertical):
         self.status = StatusLine(id="status")
         self.tabbed = TabbedContent(id="tabs")
         self._panes: dict[type[Any], Any] = {}  # widget class -> the tab's widget
+        self._unmounted: dict[str, Any] = {}  # tab id -> its widget, until the tab is first shown
 
     def compose(self) -> ComposeResult:
         yield self.status
         with self.tabbed:
-            for tab_id, title, view, view_id in self.tabs:
+            for index, (tab_id, title, view, view_id) in enumerate(self.tabs):
+                pane = self._panes[view] = view(id=view_id)
                 with TabPane(title, id=tab_id):  # numbered by ``label_tabs`` when they fit
-                    pane = self._panes[view] = view(id=view_id)
-                    yield pane
+                    if index == 0 or view in EAGER_PANES:
+                        yield pane
+                    else:  # composed when its tab is first shown (``mount_pane``); it keeps its data meanwhile
+                        self._unmounted[tab_id] = pane
 
     def pane(self, view: type[PaneT]) -> PaneT:
         """The tab's widget of class ``view``."""
@@ -296,6 +306,12 @@ class PromptDetail(Vertical):
 
     def tab_ids(self) -> list[str]:
         return [tab_id for tab_id, _, _, _ in self.tabs]
+
+    async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane = self._unmounted.pop(str(event.pane.id), None)
+        if pane is not None:
+            await event.pane.mount(pane)
+            self.update_part()  # a table's cursor on the selected part
 
     def on_pane_titled(self, message: PaneTitled) -> None:
         message.stop()
