@@ -96,6 +96,12 @@ class PromptTree(Tree[NodeRef]):
         self.query_text = ""  # a submitted search: what it matched is highlighted
         self.matches: list[PromptMatch] = []  # of ``query_text`` in the report shown, in tree order
 
+    def get_label_width(self, node: TreeNode[NodeRef]) -> int:
+        """The label's width without rendering it (``Tree`` renders every label to measure it, on
+        each rebuild of its lines: a focus change or a resize of a tree of thousands of lines)."""
+        icon = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
+        return len(icon) + node.label.cell_len
+
     @property
     def current(self) -> NodeRef | None:
         """The node the cursor is on (or will be, once the tree is shown)."""
