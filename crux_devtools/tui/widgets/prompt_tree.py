@@ -9,8 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -95,12 +98,25 @@ class PromptTree(Tree[NodeRef]):
         self._report: Report | None = None  # the report shown
         self.query_text = ""  # a submitted search: what it matched is highlighted
         self.matches: list[PromptMatch] = []  # of ``query_text`` in the report shown, in tree order
+        self._line_style: Style | None = None  # the widget's style, while a frame's lines are rendered
 
     def get_label_width(self, node: TreeNode[NodeRef]) -> int:
         """The label's width without rendering it (``Tree`` renders every label to measure it, on
         each rebuild of its lines: a focus change or a resize of a tree of thousands of lines)."""
         icon = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
         return len(icon) + node.label.cell_len
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._line_style = self.rich_style  # once per frame: ``Tree`` works it out again for every line
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._line_style = None
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        style = self._line_style if self._line_style is not None else self.rich_style
+        return self._render_line(y + scroll_y, scroll_x, scroll_x + self.size.width, style)
 
     @property
     def current(self) -> NodeRef | None:
