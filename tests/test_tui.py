@@ -530,7 +530,7 @@ async def test_a_report_that_follows_its_loading_event_at_once_never_shows_loadi
     before "loading" is shown is set longer than the test, so the report surely comes first."""
     import crux_devtools.tui.app as tui_app
 
-    monkeypatch.setattr(tui_app, "LOADING_SHOWN_AFTER", 3600)
+    monkeypatch.setattr(tui_app, "LOADING_SHOWN_AFTER", 3600, raising=False)
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -563,3 +563,45 @@ async def test_loading_is_shown_when_no_report_follows(session: FakeSession, mon
         session.emit(SessionEvent("report", 2, "support.py changed", ["support.py"], []))
         await settle(pilot)
         assert app.busy is None and "loading" not in screen_text(app)
+
+
+async def test_a_hidden_tab_is_composed_when_first_shown_with_what_it_would_have_shown(session: FakeSession) -> None:
+    """The first frame composes only the tab on screen (and Runs, whose title counts runs): the
+    others are mounted on first show, with the data handed to them meanwhile."""
+    from textual.widgets import TabbedContent
+
+    from crux_devtools.tui.widgets import ErrorsView, PlanningView, ToolsView
+
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not app.detail.pane(ToolsView).is_attached and not app.detail.pane(ErrorsView).is_attached
+        assert app.detail.pane(SystemTextView).data is app.shown  # handed its data all the same
+        session.break_project({"file": "support.py", "line": 7, "type": "SyntaxError", "message": "invalid syntax", "traceback": ""})
+        await settle(pilot)
+        assert "Errors (1)" in screen_text(app)  # the title is right before the tab is opened
+        app.query_one(TabbedContent).active = "tab-errors"
+        await settle(pilot)
+        assert app.detail.pane(ErrorsView).is_attached
+        assert "support.py:7  SyntaxError" in screen_text(app)
+        app.query_one(TabbedContent).active = "tab-planning"
+        await settle(pilot)
+        assert app.detail.pane(PlanningView).is_attached and "Plan:" in screen_text(app)
+
+
+async def test_the_tree_measures_each_label_as_it_renders_it(session: FakeSession) -> None:
+    """``PromptTree`` measures labels without rendering them: the widths agree with the rendered
+    labels, for prompts (expanded and collapsed), contexts and highlighted matches."""
+    from textual.widgets import Tree
+
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.query_one(PromptTree)
+        tree.root.children[-1].collapse()
+        tree.highlight("support")
+        await settle(pilot)
+        nodes = tree._walk(tree.root)
+        assert any(n.allow_expand and not n.is_expanded for n in nodes) and any(not n.allow_expand for n in nodes)
+        for node in nodes:
+            assert tree.get_label_width(node) == Tree.get_label_width(tree, node), node.label

@@ -104,7 +104,7 @@ class PromptTree(Tree[NodeRef]):
         """The label's width without rendering it (``Tree`` renders every label to measure it, on
         each rebuild of its lines: a focus change or a resize of a tree of thousands of lines)."""
         icon = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
-        return len(icon) + node.label.cell_len
+        return len(icon) + node._label.cell_len  # (``label`` as processed: always a ``Text``)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._line_style = self.rich_style  # once per frame: ``Tree`` works it out again for every line
