@@ -605,3 +605,23 @@ async def test_the_tree_measures_each_label_as_it_renders_it(session: FakeSessio
         assert any(n.allow_expand and not n.is_expanded for n in nodes) and any(not n.allow_expand for n in nodes)
         for node in nodes:
             assert tree.get_label_width(node) == Tree.get_label_width(tree, node), node.label
+
+
+async def test_the_footer_is_redrawn_only_when_its_keys_change(session: FakeSession) -> None:
+    """Bindings updates that leave the keys as they were (a ``refresh_bindings``, a focus moving
+    between widgets with the same keys) keep the footer's widgets; new keys are shown."""
+    from textual.widgets import Footer
+
+    app = make_tui(session)
+    async with app.run_test(size=(160, 34)) as pilot:
+        await settle(pilot)
+        footer = app.query_one(Footer)
+        keys = list(footer.children)
+        assert keys and "Filter runs" not in screen_text(app)
+        for _ in range(3):
+            app.refresh_bindings()
+            await settle(pilot)
+        assert list(footer.children) == keys  # the same widgets: not composed again
+        app.action_show_tab(6)  # Runs: its table takes the focus, and its keys are shown
+        await settle(pilot)
+        assert "Filter runs" in screen_text(app)

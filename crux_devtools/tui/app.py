@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.containers import Horizontal
-from textual.widgets import Footer, Header, Input
+from textual.widgets import Header, Input
 
 from ..inspector.api import SessionEvent, SessionLike, failed_run
 from ..inspector.errors import LoadError
@@ -34,6 +34,7 @@ from .runs_tab import RunsTabApp, as_run, was_recorded
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, SystemTextView, ToolsView
 from .navigation import NavigationActions, PromptCommands, typed_actions
 from .request_actions import RequestActions
+from .widgets.footer import KeysFooter
 from .widgets.prompt_browser import PromptBrowser
 from .widgets.prompt_detail import PromptDetail
 from .widgets.request import RequestView
@@ -116,7 +117,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         with Horizontal(id="main"):
             yield self.browser
             yield self.detail
-        yield Footer(compact=True)  # every key in sight at 160 columns (the Runs tab's at 100)
+        yield KeysFooter(compact=True)  # every key in sight at 160 columns (the Runs tab's at 100)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
