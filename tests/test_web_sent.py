@@ -70,7 +70,8 @@ async def test_the_main_panel_shows_the_system_text_as_sent_part_by_part_with_ea
             assert f'data-source="{html.escape(c["contributor"])}" data-rung="{c["representation"]}"' in body
             assert str(escape(system[c["span"][0]:c["span"][1]])) in body
     rungs = {c["contributor"]: c["representation"] for c in planned["contributions"]}
-    assert rungs["catalog"] == "authored" and "authored: <span class=\"mono\">catalog-index</span>" in body
+    assert rungs["catalog"] == "authored" and ">authored: catalog-index</span>" in body
+    assert 'the authored alternative <span class="mono">catalog-index</span> is sent in place of <span class="mono">catalog</span>' in body
     assert rungs["sync-log"] == "offload"
     handle = next(c["handle"] for c in planned["contributions"] if c["contributor"] == "sync-log")
     assert f'<span class="mono handle"' in body and handle in body

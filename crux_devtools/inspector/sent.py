@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rungs import label
+from ..core.rungs import label, sent_as
+
 
 def rung_text(choice: Mapping[str, Any]) -> str:
     """A candidate's or adaptation's rung as every view writes it: its label, and the alternative's id
@@ -68,14 +69,7 @@ class SentPart:
     def rung(self) -> str:
         """The rung in words: ``full``, ``authored: catalog-index``, ``summary``,
         ``offload preview · handle ofl_…``, ``omitted: not sent``."""
-        word = label(self.representation)
-        if self.representation == "authored" and self.variant:
-            return f"{word}: {self.variant}"
-        if self.representation == "offload":
-            return f"{word} preview · handle {self.handle}" if self.handle else f"{word} preview"
-        if self.representation == "omitted":
-            return f"{word}: not sent"
-        return word
+        return sent_as(self.representation, variant=self.variant, handle=self.handle)
 
 
 def sent_request(example: dict[str, Any] | None) -> dict[str, Any] | None:

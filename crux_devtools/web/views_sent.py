@@ -46,6 +46,7 @@ class NotSent:
     tokens: int | None
     tools: list[str]
     colour: int
+    rung: str | None = None  # the rung that sends nothing (the page words it from the rung vocabulary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +176,7 @@ def sent_view(example_report: ExampleReport | None, colours: dict[str, int], pro
         if kind in _SYSTEM_KINDS:
             view.system_tokens += tokens
             if c.get("representation") == "omitted":
-                view.not_sent.append(NotSent(source, "omitted by the planner (its ladder allows it)", None, owned.get(source, []), colours.get(source, 0)))
+                view.not_sent.append(NotSent(source, "omitted by the planner (its ladder allows it)", None, owned.get(source, []), colours.get(source, 0), "omitted"))
         elif kind == "tools":
             view.tool_tokens += tokens
         else:

@@ -16,6 +16,7 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
+from ...core.rungs import in_place, rung_term, sent_as
 from ...inspector.report_types import ExampleReport, PromptReport
 from ...inspector.sent import (
     MESSAGE_KINDS,
@@ -28,10 +29,9 @@ from ...inspector.sent import (
     tokens_of,
 )
 from ...statuses import term
-from ..report import RUNG_STYLE, status_badge
+from ..report import status_badge
 from .pane import ReportPane
 
-# One colour per rung, the same in the rules here and in the Planning tab.
 
 
 def headline(example: ExampleReport) -> Text:
@@ -84,9 +84,9 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
 
 
 def part_rule(part: SentPart, selected: bool) -> Rule:
-    style = RUNG_STYLE.get(part.representation, "blue")
+    style = rung_term(part.representation).tui_colour
     # the handle goes last: a narrow pane cuts it rather than the token count
-    bits = [part.contributor, part.kind, "offload preview" if part.representation == "offload" else part.rung]
+    bits = [part.contributor, part.kind, sent_as(part.representation, variant=part.variant)]
     if part.text is not None:
         bits.append(f"{part.tokens:,} tok")
     if part.handle:
@@ -108,8 +108,10 @@ def system_section(preview: dict[str, Any], details: dict[str, str], selected_pa
         if part.contributor == selected_part and selected is None:
             selected = len(items)
         items.append(part_rule(part, selected=part.contributor == selected_part))
+        sentence = in_place(part.representation, source=part.contributor, variant=part.variant, handle=part.handle)
+        if sentence:  # what the part stands in for, in the rung vocabulary's words
+            items.append(Padding(Text(f"({sentence})", style="dim italic"), (0, 0, 0, 2)))
         if part.text is None:
-            items.append(Padding(Text("(nothing sent: this rung omits the part and its tools)", style="dim italic"), (0, 0, 0, 2)))
             continue
         if details.get(part.contributor):  # what a memory read: a note, not sent
             items.append(Padding(Text(details[part.contributor], style="dim italic"), (0, 0, 0, 2)))
