@@ -155,7 +155,7 @@ def web_planning(example: dict[str, Any]) -> str:
     from types import SimpleNamespace
 
     view = SimpleNamespace(planning=planning_view(example, None), prompt=SimpleNamespace(id="p"))
-    return make_templates().env.get_template("_planning.html").render(view=view)
+    return make_templates().env.get_template("_panel_planning.html").render(view=view)
 
 
 def test_the_web_page_and_the_tui_show_every_rung_and_reason_with_the_vocabularys_label(

@@ -32,25 +32,19 @@ from .runs_tab import RunsTabApp, as_run, was_recorded
 from .widgets.errors import collect_errors, notes
 from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, StatusLine, SystemTextView, ToolsView
 from .navigation import NavigationActions, PromptCommands, typed_actions
+from .panels import BAR_TABS, PANEL_BINDINGS, PanelActions, PanelTabs, TabRow, tab_table
 from .request_actions import RequestActions
 from .widgets.prompt_search import PromptSearch, SearchResults
 from .widgets.request import RequestView
 
-# The tabs of the prompt view, in order: the number keys 1..7 show them (their labels say which).
-TABS: tuple[tuple[str, str, type[Any], str], ...] = (
-    ("tab-request", "Request", RequestView, "request"),
-    ("tab-system", "System text", SystemTextView, "system"),
-    ("tab-contributors", "Contributors", ContributorsTable, "contributors"),
-    ("tab-tools", "Tools", ToolsView, "tools"),
-    ("tab-planning", "Planning", PlanningView, "planning"),
-    ("tab-runs", "Runs", RunsPanel, "runs"),
-    ("tab-errors", "Errors", ErrorsView, "errors"),
-)
+# The tabs of the prompt view, in order, from the panel registry (``tui/panels.py``): the number keys
+# 1..7 show the bar's seven (their labels say which), ``m`` the panels beyond them.
+TABS: tuple[TabRow, ...] = tab_table()
 
 BUDGET_KEYS = Binding.Group("Budget", compact=True)
 
 
-class CruxTui(NavigationActions, RequestActions, RunsTabApp):
+class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
 
     CSS_PATH = ["app.tcss", "runs.tcss"]
@@ -59,8 +53,8 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
     BINDINGS = [
         Binding("slash", "search", "Search", key_display="/", tooltip="Find a prompt by id, module or file"),
         *(
-            Binding(str(i), f"show_tab({i})", "Tabs" if i == 1 else f"Tab {title}", show=i == 1, key_display=f"1-{len(TABS)}" if i == 1 else None)
-            for i, (_, title, _, _) in enumerate(TABS, 1)
+            Binding(str(i), f"show_tab({i})", "Tabs" if i == 1 else f"Tab {title}", show=i == 1, key_display=f"1-{len(TABS[:BAR_TABS])}" if i == 1 else None)
+            for i, (_, title, _, _) in enumerate(TABS[:BAR_TABS], 1)
         ),
         Binding("n", "search_step(1)", "Next match", tooltip="Open the next prompt the search matched"),
         Binding("N", "search_step(-1)", "Prev match", tooltip="Open the previous prompt the search matched"),
@@ -81,6 +75,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         Binding("p", "prepare_summaries", "Summarize"),
         Binding("P", "prepare_summaries(True)", "Summarize with model", show=False),
         *RunsTabApp.RUNS_BINDINGS,
+        *PANEL_BINDINGS,
     ]
 
     def __init__(self, session: SessionLike, starting: Awaitable[None] | None = None) -> None:
@@ -109,7 +104,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
                 yield PromptSearch(id="search")
             with Vertical(id="detail"):
                 yield StatusLine(id="status")
-                with TabbedContent(id="tabs"):
+                with PanelTabs(id="tabs"):
                     for tab_id, title, view, view_id in TABS:
                         with TabPane(title, id=tab_id):  # numbered by ``label_tabs`` when they fit
                             yield view(id=view_id)

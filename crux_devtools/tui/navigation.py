@@ -25,6 +25,7 @@ from textual.style import Style
 from textual.widgets import Input, TabbedContent, TabPane
 
 from . import report as rp
+from .panels import BAR_TABS
 from .search import find_matches, step, terms
 from .widgets.prompt_search import PromptSearch, SearchInput, SearchResults
 from .widgets.prompt_tree import NodeRef, PromptTree
@@ -101,7 +102,8 @@ class NavigationActions:
     _tab_label_style: str | None = None  # how the labels are shown now: "numbered", "plain" or "short"
 
     def tab_ids(self: Any) -> list[str]:
-        return [str(pane.id) for pane in self.query_one(TabbedContent).query(TabPane)]
+        """The tabs on the bar (the panes beyond it are reached with ``m``: ``tui/panels.py``)."""
+        return [str(pane.id) for pane in self.query_one(TabbedContent).query(TabPane)][:BAR_TABS]
 
     def set_tab_label(self: Any, tab_id: str, title: str) -> None:
         if self._tab_titles.get(tab_id) != title:

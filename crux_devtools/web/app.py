@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
 
 from ..inspector.api import SessionLike
+from ..inspector.panels import Panel, web_panels
 from . import routes_api, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs, rung_styles
 from .display import finalize, url_quote
 from .events import EventHub
@@ -19,6 +20,11 @@ from .security import BodyLimitMiddleware, LocalOnlyMiddleware, SecurityHeadersM
 from .slow_clients import BodyDeadline
 from .views import prompt_href
 from .views_list import marked
+
+
+def panel_template(panel: Panel) -> str:
+    """The partial that renders a panel on the web page: ``templates/_panel_<key>.html``."""
+    return f"_panel_{panel.key}.html"
 
 
 def make_templates() -> Jinja2Blocks:
@@ -33,6 +39,8 @@ def make_templates() -> Jinja2Blocks:
     env.filters["urlencode"] = url_quote
     env.filters["marked"] = marked  # search words in <mark>, the rest escaped
     env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
+    env.globals["web_panels"] = web_panels  # the prompt page's panels, in the registry's order
+    env.globals["panel_template"] = panel_template
     rung_styles.register(env.globals)  # the words for a rung or a rejection reason (core/rungs.py)
     return Jinja2Blocks(env=env)
 

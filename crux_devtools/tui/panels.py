@@ -1,0 +1,114 @@
+"""The TUI's side of the panel registry (``inspector/panels.py``): each panel's widget, the tab table
+the app composes, and the panels beyond the tab bar.
+
+The tab bar has room for seven tabs, at 100 columns as at 160, and the number keys 1-7 select them.
+It holds the first six TUI panels of the registry and the last one (Errors: a failed load is always in
+sight). Any other TUI panel is composed like a tab, with its tab hidden: ``m`` lists them with their
+descriptions, and the one picked is shown in the tabs' place (the bar then highlights no tab; 1-7 go
+back). So a new panel never pushes a tab off the bar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
+
+from ..inspector import panels as registry
+from .widgets import ContributorsTable, ErrorsView, PlanningView, RunsPanel, SystemTextView, ToolsView
+from .widgets.request import RequestView
+
+BAR_TABS = 7  # tabs on the bar: the number keys 1-7
+
+# The widget that renders each TUI panel, by the panel's key (the one place a TUI panel is bound to code).
+PANEL_WIDGETS: dict[str, type[Widget]] = {
+    "request": RequestView,
+    "system": SystemTextView,
+    "contributors": ContributorsTable,
+    "tools": ToolsView,
+    "planning": PlanningView,
+    "runs": RunsPanel,
+    "errors": ErrorsView,
+}
+
+# (tab id, title, widget class, widget id) of one tab.
+TabRow = tuple[str, str, type[Any], str]
+
+
+def split_bar(panels: tuple[registry.Panel, ...]) -> tuple[tuple[registry.Panel, ...], tuple[registry.Panel, ...]]:
+    """``(on the bar, in More)``: all of them when they fit; else the first six and the last on the bar."""
+    if len(panels) <= BAR_TABS:
+        return panels, ()
+    return (*panels[: BAR_TABS - 1], panels[-1]), panels[BAR_TABS - 1 : -1]
+
+
+def tab_table(panels: tuple[registry.Panel, ...] | None = None, widgets: dict[str, type[Widget]] | None = None) -> tuple[TabRow, ...]:
+    """The TUI panels as tabs, the bar's first (in their order), then those in More."""
+    bar, more = split_bar(registry.panels_for("tui", panels))
+    found = PANEL_WIDGETS if widgets is None else widgets
+    return tuple((f"tab-{p.key}", p.title, found[p.key], p.key) for p in (*bar, *more))
+
+
+class PanelTabs(TabbedContent):
+    """The prompt view's tabs: the panes after the bar's seven have their tabs hidden (see ``m``)."""
+
+    def on_mount(self) -> None:
+        for pane in list(self.query(TabPane))[BAR_TABS:]:
+            self.hide_tab(str(pane.id))
+
+    def more(self) -> list[tuple[str, str, str]]:
+        """``(tab id, title, description)`` of each pane whose tab is not on the bar."""
+        described = {f"tab-{p.key}": (p.title, p.description) for p in registry.PANELS}
+        return [(str(pane.id), *described.get(str(pane.id), (str(pane.id), ""))) for pane in list(self.query(TabPane))[BAR_TABS:]]
+
+
+class MorePanels(ModalScreen[str | None]):
+    """The panels beyond the tab bar: dismissed with the tab id of the one picked (``None``: none)."""
+
+    BINDINGS = [Binding("escape,m", "dismiss(None)", "Close")]
+
+    def __init__(self, choices: list[tuple[str, str, str]], active: str | None) -> None:
+        super().__init__()
+        self.choices = choices
+        self.active = active
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="more-box"):
+            yield Static(Text("More panels (Enter shows one; 1-7 go back to the tabs)", style="bold"), id="more-title")
+            options = [
+                Option(Text.assemble((title, "bold"), ("  ← shown" if tab_id == self.active else "", "green"), "\n", (description, "dim")), id=tab_id)
+                for tab_id, title, description in self.choices
+            ]
+            yield OptionList(*options, id="more-list")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+
+# ``m``: the panels beyond the bar. Bound on the app (its footer shows it) with ``PanelActions``.
+PANEL_BINDINGS = [Binding("m", "more_panels", "More", tooltip="The panels that are not on the tab bar")]
+
+
+class PanelActions:
+    """The app's ``m`` action (a mixin of the app, like its other action groups)."""
+
+    def action_more_panels(self: Any) -> None:
+        tabs = self.query_one(PanelTabs)
+        choices = tabs.more()
+        if not choices:
+            self.notify("Every panel is on the tab bar (keys 1-7).", timeout=3)
+            return
+
+        def show(tab_id: str | None) -> None:
+            if tab_id:
+                tabs.active = tab_id
+
+        self.push_screen(MorePanels(choices, tabs.active), show)

@@ -1,0 +1,146 @@
+"""The panel registry (inspector/panels.py): both front ends iterate it, every panel has a renderer
+in each front end that shows it, and an eighth TUI panel neither pushes a tab off the bar nor hides
+Errors (it is reached with ``m``).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from rich.text import Text
+from textual.widgets import Static, TabbedContent, Tabs
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_tui import screen_text, settle  # noqa: E402
+from tui_fakes import FakeSession as TuiSession  # noqa: E402
+from web_fakes import FakeSession as WebSession  # noqa: E402
+from web_fakes import load_error  # noqa: E402
+
+from crux_devtools.inspector import panels as registry  # noqa: E402
+from crux_devtools.tui import app as tui_app  # noqa: E402
+from crux_devtools.tui import make_tui  # noqa: E402
+from crux_devtools.tui import panels as tui_panels  # noqa: E402
+from crux_devtools.tui.widgets import PromptTree  # noqa: E402
+from crux_devtools.web.app import create_app, make_templates, panel_template  # noqa: E402
+from crux_devtools.web.paths import asset_dir  # noqa: E402
+
+
+def test_every_panel_has_a_renderer_in_each_front_end_that_shows_it() -> None:
+    env = make_templates().env
+    keys = [p.key for p in registry.PANELS]
+    assert len(set(keys)) == len(keys)
+    for panel in registry.panels_for("web"):
+        env.get_template(panel_template(panel))  # raises TemplateNotFound when the partial is missing
+    assert set(tui_panels.PANEL_WIDGETS) == {p.key for p in registry.panels_for("tui")}
+    # no partial is left over from a panel that is gone
+    partials = {p.name for p in asset_dir("templates").glob("_panel_*.html")}
+    assert partials == {panel_template(p) for p in registry.panels_for("web")}
+    # the TUI's tabs are the registry's TUI panels, in its order, and Errors is last on the bar
+    assert [row[0] for row in tui_app.TABS] == [f"tab-{p.key}" for p in registry.panels_for("tui")]
+    assert tui_app.TABS[len(tui_app.TABS[: tui_panels.BAR_TABS]) - 1][0] == "tab-errors"
+
+
+def test_a_tui_panel_without_a_widget_fails_when_the_tabs_are_built() -> None:
+    extra = registry.Panel("extra", "Extra", "a panel with no widget", None, True)
+    with pytest.raises(KeyError):
+        tui_panels.tab_table((*registry.PANELS, extra))
+
+
+@pytest.fixture
+def web_session(tmp_path: Path) -> WebSession:
+    return WebSession(tmp_path)
+
+
+@pytest.fixture
+async def client(web_session: WebSession) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(web_session)), base_url="http://127.0.0.1:4400") as c:
+        yield c
+
+
+async def test_the_web_page_renders_its_panels_in_the_registry_order(client: httpx.AsyncClient, web_session: WebSession) -> None:
+    await web_session.fail(load_error("prompts.py", 3, "bad"))
+    page = (await client.get("/prompts/support-reply")).text
+    labels = {"errors": 'aria-label="load errors"', "request": 'aria-label="request tokens"', "system": 'aria-label="system text"',
+              "tools": 'aria-label="tools"', "diff": 'aria-label="diff against previous version"',
+              "contributors": 'aria-label="contributors"', "planning": 'aria-label="planning"'}
+    assert set(labels) == {p.key for p in registry.panels_for("web")}
+    shown = [key for key in labels if labels[key] in page]
+    assert "system" not in shown and "request" in shown  # the view tabs show one view panel at a time
+    main = [p.key for p in (*registry.web_panels("top"), *registry.web_panels("view"), *registry.web_panels("main"), *registry.web_panels("side"))]
+    assert sorted(shown, key=lambda k: page.index(labels[k])) == [k for k in main if k in shown]
+    resolved = (await client.get("/prompts/support-reply?view=resolved")).text
+    assert labels["system"] in resolved and labels["request"] not in resolved
+
+
+class NotesPanel(Static):
+    """A panel added in the test only: it shows a fixed line."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(Text("notes panel body"), **kwargs)
+
+
+@pytest.fixture
+def eight_panels(monkeypatch: pytest.MonkeyPatch) -> tuple[registry.Panel, ...]:
+    """The registry with an eighth TUI panel, placed just before Errors, and its widget."""
+    notes = registry.Panel("notes", "Notes", "the author's notes on this prompt", None, True)
+    panels = (*registry.PANELS[:-1], notes, registry.PANELS[-1])
+    monkeypatch.setattr(registry, "PANELS", panels)
+    monkeypatch.setitem(tui_panels.PANEL_WIDGETS, "notes", NotesPanel)
+    monkeypatch.setattr(tui_app, "TABS", tui_panels.tab_table())
+    return panels
+
+
+def bar_labels(app: Any) -> list[str]:
+    tabs = app.query_one(TabbedContent).query_one(Tabs)
+    return [str(tab.label) for tab in tabs.query("Tab") if tab.display]
+
+
+@pytest.mark.parametrize("width", [100, 160])
+async def test_an_eighth_panel_keeps_seven_tabs_on_the_bar_with_errors_in_sight_and_is_reached_with_m(
+    eight_panels: tuple[registry.Panel, ...], width: int
+) -> None:
+    assert len(registry.panels_for("tui")) == 8
+    session = TuiSession()
+    session._report = session.build_report(errors=[load_error("prompts.py", 3, "bad")])
+    app = make_tui(session)
+    async with app.run_test(size=(width, 40)) as pilot:
+        app.query_one(PromptTree).select_prompt("support-reply")
+        await settle(pilot)
+        labels = bar_labels(app)
+        assert len(labels) == tui_panels.BAR_TABS
+        assert "Notes" not in " ".join(labels) and re.search(r"Errors \(\d+\)", labels[-1])
+        top = "\n".join(screen_text(app).splitlines()[:6])
+        assert re.search(r"Errors \(\d+\)", top), top  # on screen, not scrolled off the bar
+        await pilot.press("7")
+        await settle(pilot)
+        assert app.query_one(TabbedContent).active == "tab-errors"
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, tui_panels.MorePanels)
+        shown = screen_text(app)
+        assert "Notes" in shown and "the author's notes on this prompt" in shown
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one(TabbedContent).active == "tab-notes"
+        assert "notes panel body" in screen_text(app)
+        assert bar_labels(app) == labels  # the bar did not change
+        await pilot.press("1")
+        await settle(pilot)
+        assert app.query_one(TabbedContent).active == "tab-request"
+
+
+async def test_with_seven_panels_m_says_every_panel_is_on_the_bar() -> None:
+    app = make_tui(TuiSession())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        assert len(bar_labels(app)) == len(registry.panels_for("tui")) == 7
+        await pilot.press("m")
+        await settle(pilot)
+        assert not isinstance(app.screen, tui_panels.MorePanels)
+        assert any("Every panel is on the tab bar" in n.message for n in app._notifications)
