@@ -82,12 +82,12 @@ _RUNG_TERMS = (
     RungTerm(
         "offload", "offload", "a short preview plus a handle the model can read the exact text with (offloadable)",
         "#5f3dc4", "magenta", "{label} preview · handle {handle}",
-        "a preview is sent in place of the exact text of {source}, which stays outside the request; the model reads it through read_offload with handle {handle}",
+        "a preview is sent in place of the exact text of {source}, which the model reads through read_offload",
     ),
     RungTerm(
         "omitted", "omitted", "nothing of the source is sent, and neither are the tools it owns (droppable)",
         "#667085", "red", "{label}: not sent",
-        "omitted by the planner: nothing is sent in place of {source}, and neither are the tools it owns",
+        "omitted by the planner: nothing is sent in place of {source}",
     ),
 )
 _REASON_TERMS = (

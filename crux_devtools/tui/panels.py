@@ -93,8 +93,11 @@ class MorePanels(ModalScreen[str | None]):
         self.dismiss(event.option.id)
 
 
-# ``m``: the panels beyond the bar. Bound on the app (its footer shows it) with ``PanelActions``.
-PANEL_BINDINGS = [Binding("m", "more_panels", "More", tooltip="The panels that are not on the tab bar")]
+# ``m``: the panels beyond the bar, bound on the app with ``PanelActions``; the footer (full at 160
+# columns) names it only when the registry has panels beyond the bar.
+PANEL_BINDINGS = [
+    Binding("m", "more_panels", "More", show=bool(split_bar(registry.panels_for("tui"))[1]), tooltip="The panels that are not on the tab bar")
+]
 
 
 class PanelActions:
