@@ -13,8 +13,8 @@ import httpx
 import pytest
 from web_runs_fakes import RecordingSession, run_record
 
-from crux_devtools.core.pricing import Price, cost_usd
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.pricing import Price, cost_usd
+from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.run_costs import Prices
 from crux_devtools.web.app import create_app
 

@@ -1,4 +1,4 @@
-"""Every rung of the vocabulary (core/rungs.py) reaches both front ends with its label, its
+"""Every rung of the vocabulary (core/plan/rungs.py) reaches both front ends with its label, its
 "sent in place of ..." sentence and its colour, and a rung kind added to the vocabulary alone shows
 up everywhere with its own words (never as another rung's).
 
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_vocabulary import ladder_prompt  # noqa: E402
 from web_fakes import FakeSession as WebSession  # noqa: E402
 
-from crux_devtools.core import rungs  # noqa: E402
+from crux_devtools.core.plan import rungs  # noqa: E402
 from crux_devtools.tui.widgets.request import render_request, system_section  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from waits import WAIT
 
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector import session as session_module
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.session import ProjectSession

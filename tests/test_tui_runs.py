@@ -33,7 +33,7 @@ from crux_devtools import (  # noqa: E402
     tool,
     tool_call,
 )
-from crux_devtools.core.runstore import RunStore  # noqa: E402
+from crux_devtools.core.record.runstore import RunStore  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui.app import CruxTui  # noqa: E402
 from crux_devtools.tui.runs_render import render_step, system_pieces  # noqa: E402

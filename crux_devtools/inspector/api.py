@@ -75,7 +75,7 @@ any run, plus ``"recorded": bool`` (whether it reached the store; ``"record_erro
 A failed run has ``status="error"`` and ``error={type, message, traceback}``; a target that cannot be
 run, or a worker fault, also comes back in this shape (``id`` None, ``recorded`` False). Each Run
 starts from the definitions as loaded: a ``ScriptedModel`` is replayed from its first response.
-``session.runs()`` is the project's ``RunStore`` (``crux_devtools.core.runstore``), or ``None`` when
+``session.runs()`` is the project's ``RunStore`` (``crux_devtools.core.record.runstore``), or ``None`` when
 the file cannot be opened (a warning is logged once). While anyone is subscribed, the session polls
 the store and emits ``SessionEvent(kind="runs", version=<store change token>, summary="1 new run:
 <target> (<status>)", runs=[new run ids, oldest first])`` within about 250 ms of any process writing.

@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core.budget import InputBudget
+from ..core.plan.budget import InputBudget
 from ..core.errors import RequestCompositionError
-from ..core.ladders import shape
-from ..core.models.base import is_model
-from ..core.preparing import prepare_summaries, preview_as_sent
-from ..core.runtime import generate
+from ..core.plan.ladders import shape
+from ..core.contract import is_model
+from ..core.plan.preparing import prepare_summaries, preview_as_sent
+from ..core.run.runtime import generate
 from .api import failed_run
 from .errors import LoadError
 from .loader import LoadedProject, Progress, Target
@@ -61,7 +61,7 @@ def runnable_model(target: Target) -> Any:
 
 def model_kind(target: Target) -> Literal["scripted", "real"] | None:
     """``"scripted"`` (a ``ScriptedModel``: offline, free), ``"real"`` (any other adapter), or ``None``."""
-    from ..core.models import ScriptedModel
+    from ..core.run.models import ScriptedModel
 
     model = runnable_model(target)
     if model is None:
@@ -75,7 +75,7 @@ def fresh_model(model: Any) -> Any:
     import copy
     import threading
 
-    from ..core.models import ScriptedModel
+    from ..core.run.models import ScriptedModel
 
     if not isinstance(model, ScriptedModel):
         return model
@@ -407,8 +407,8 @@ def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any 
     The run is recorded with ``origin="inspector"`` through ``recorder`` (a ``RunRecorder`` for the
     project's store) and written before this returns. A failure is a run with ``status="error"``.
     """
-    from ..core.recording import recording_scope, relative_file
-    from ..core.runstore import storable
+    from ..core.record.recording import recording_scope, relative_file
+    from ..core.record.runstore import storable
 
     model = runnable_model(target)
     if model is None:

@@ -27,8 +27,8 @@ from types import CodeType
 from typing import Any, Literal
 
 from ..core import Agent
-from ..core.contexts import Context
-from ..core.prompts import Prompt
+from ..core.compose.contexts import Context
+from ..core.compose.prompts import Prompt
 from .errors import LoadError, relative
 from .report_types import LoadErrorDict
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core.budget import ModelCapacityProfile, capacity_and_source, model_name_of
-from ..core.summaries import LayeredSummaryStore, SummaryStore
+from ..core.plan.budget import ModelCapacityProfile, capacity_and_source, model_name_of
+from ..core.plan.summaries import LayeredSummaryStore, SummaryStore
 from .loader import Target
 from .report_types import PlanModel
 

@@ -1,6 +1,6 @@
 """Recorded runs as plain text, for the command line: one line per run, and a run's one-line summary.
 
-Reads run dicts (the shape ``core/runstore.py`` describes, or the ``RunSummary`` of ``RunStore.list``) and never
+Reads run dicts (the shape ``core/record/runstore.py`` describes, or the ``RunSummary`` of ``RunStore.list``) and never
 re-derives anything: token figures are the receipts' and the provider's.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..core.pricing import format_usd
+from ..core.record.pricing import format_usd
 from .visible import visible
 
 COLUMNS = ("TIME", "TARGET", "STATUS", "STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST", "MODEL", "ORIGIN", "ID")

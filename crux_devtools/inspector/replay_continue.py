@@ -17,12 +17,12 @@ import json
 import time
 from typing import Any
 
-from ..core.budget import model_name_of
+from ..core.plan.budget import model_name_of
 from ..core.errors import ErrorInfo
-from ..core.models.base import acall
-from ..core.recording import relative_file
-from ..core.replay import ReplayError, plan_recorded
-from ..core.runstore import RunStore, iso_now, new_run_id, read_step_plan
+from ..core.contract import acall
+from ..core.record.recording import relative_file
+from ..core.record.replay import ReplayError, plan_recorded
+from ..core.record.runstore import RunStore, iso_now, new_run_id, read_step_plan
 from ..core.tokens import default_counter
 from .evaluate import fresh_model, model_kind, runnable_model
 from .replay_current import overrides_of
@@ -67,7 +67,7 @@ def continue_from(root: Any, target: Any, request: dict[str, Any], defaults: Any
 
 
 async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: int, data: dict[str, Any], overrides: Any, live_tools: bool) -> dict[str, Any]:
-    from ..core.runtime import run_tools  # the loop's own tool runner: validation, offload policies
+    from ..core.run.runtime import run_tools  # the loop's own tool runner: validation, offload policies
 
     frame, texts, state = data["frame"], data["texts"], dict(data["state"])
     step = next(s for s in run["steps"] if s.get("index") == index)

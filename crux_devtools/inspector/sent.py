@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rungs import label, sent_as
+from ..core.plan.rungs import label, sent_as
 
 
 def rung_text(choice: Mapping[str, Any]) -> str:

@@ -791,7 +791,7 @@ class ProjectSession:
     def runs(self) -> Any:
         """The project's ``RunStore`` (``.crux/runs.sqlite3``), or ``None`` when it cannot be opened
         (corrupt, newer schema, unreadable: logged once). A missing file is an empty store."""
-        from ..core.runstore import RunStore, RunStoreError
+        from ..core.record.runstore import RunStore, RunStoreError
 
         if self._runs is None:
             self._runs = RunStore.for_project(self.root, create=False)
@@ -816,7 +816,7 @@ class ProjectSession:
         self._runs_task = asyncio.ensure_future(self._poll_runs())
 
     async def _poll_runs(self) -> None:
-        from ..core.runstore import RunStore, RunStoreError
+        from ..core.record.runstore import RunStore, RunStoreError
 
         token: int | None = None
         mark: int | None = None

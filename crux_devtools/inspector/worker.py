@@ -576,7 +576,7 @@ class Worker:
         if asked is not None:
             return asked
         if self.recorder is None:
-            from crux_devtools.core.recording import RunRecorder
+            from crux_devtools.core.record.recording import RunRecorder
 
             self.recorder = RunRecorder(self.project.root)
         return run_target(self.project.root, target, data, self.recorder)

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.rungs import RUNG_TERMS
+from ..core.plan.rungs import RUNG_TERMS
 
 # Re-exported: the TUI reads reports through this module.
 from ..inspector.api import default_budget_target as default_budget_target

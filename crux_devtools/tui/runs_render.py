@@ -1,4 +1,4 @@
-"""Pure render functions for recorded runs (the run shape: ``core/runstore.py``): the Runs list rows and a run's detail.
+"""Pure render functions for recorded runs (the run shape: ``core/record/runstore.py``): the Runs list rows and a run's detail.
 
 They read run dicts as the runs store returns them (a RunSummary for the list, the whole run with its
 ``steps`` for the detail) and never re-derive what the core decided. Every string that comes from the
@@ -18,7 +18,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from ..core.rungs import label
+from ..core.plan.rungs import label
 from ..inspector.run_costs import format_usd
 from ..inspector.render_runs import input_tokens as sent_tokens
 from ..inspector.render_runs import local_datetime, step_count

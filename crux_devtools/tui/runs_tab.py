@@ -1,7 +1,7 @@
 """The app's side of the Runs tab: read the project's runs store, list, filter, open, replay.
 
 ``CruxTui`` builds on ``RunsTabApp``, which reads ``session.runs()`` (the project's ``RunStore``,
-``core/runstore.py``) on the UI thread: a list of 50 summaries is one indexed SQLite query (WAL, so a
+``core/record/runstore.py``) on the UI thread: a list of 50 summaries is one indexed SQLite query (WAL, so a
 writer never blocks it). When the store cannot be opened, the tab lists the runs this TUI started
 and says that history is off.
 """

@@ -41,7 +41,7 @@ def make_templates() -> Jinja2Blocks:
     env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
     env.globals["web_panels"] = web_panels  # the prompt page's panels, in the registry's order
     env.globals["panel_template"] = panel_template
-    rung_styles.register(env.globals)  # the words for a rung or a rejection reason (core/rungs.py)
+    rung_styles.register(env.globals)  # the words for a rung or a rejection reason (core/plan/rungs.py)
     return Jinja2Blocks(env=env)
 
 

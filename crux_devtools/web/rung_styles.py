@@ -1,4 +1,4 @@
-"""The page's look of each rung, generated from the rung vocabulary (``core/rungs.py``).
+"""The page's look of each rung, generated from the rung vocabulary (``core/plan/rungs.py``).
 
 ``/rungs.css`` sets one ``--rung-<name>`` colour variable per rung and the class ``rung-<name>``
 that picks it (``app.css`` draws every ``.rung`` chip from ``--rung``), so a new rung kind gets its
@@ -12,7 +12,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from markupsafe import Markup, escape
 
-from ..core import rungs
+from ..core.plan import rungs
 
 router = APIRouter()
 
@@ -22,7 +22,7 @@ def rung_css() -> str:
     terms = list(rungs.RUNG_TERMS.values())
     variables = "".join(f"  --rung-{t.name}: {t.web_colour};\n" for t in terms)
     classes = "".join(f".rung-{t.name} {{ --rung: var(--rung-{t.name}); }}\n" for t in terms)
-    return f"/* generated from crux_devtools/core/rungs.py */\n:root {{\n{variables}}}\n{classes}"
+    return f"/* generated from crux_devtools/core/plan/rungs.py */\n:root {{\n{variables}}}\n{classes}"
 
 
 @router.get("/rungs.css", include_in_schema=False)

@@ -1,6 +1,6 @@
 """View-models for the planning layer (``RequestPreview.to_dict()``) and agent runs (``Step.to_dict()``).
 
-The rung and rejection-reason words and their order come from ``core.rungs``; the limits panel's
+The rung and rejection-reason words and their order come from ``core.plan.rungs``; the limits panel's
 rows from ``inspector.limits`` (the TUI renders the same rows). Both dicts come from other layers
 whose dicts may grow or be missing; everything is read with ``.get`` so a missing key hides one
 line, never the page.
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rungs import description, label, rung_rank
+from ..core.plan.rungs import description, label, rung_rank
 from ..inspector.limits import LimitRow, limit_rows
 from ..inspector.report_types import ExampleReport, PlanModel
 

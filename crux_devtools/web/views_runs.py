@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
+from ..core.record.runstore import RUN_ORIGINS, RUN_STATUSES
 from ..inspector.run_costs import Prices, format_usd
 from ..inspector.render_runs import local_datetime
 from .views import Chip, ReportHeader, prompt_href

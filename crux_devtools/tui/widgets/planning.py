@@ -1,6 +1,6 @@
 """The "Planning" tab: the request plan (``RequestPreview.to_dict()``): the model it was planned for,
 the limits panel (``inspector.limits``: the rows the web page shows), drops, adaptations, summaries,
-candidate rungs (labels and order from ``core.rungs``).
+candidate rungs (labels and order from ``core.plan.rungs``).
 
 An example whose planning failed has no plan: then the tab says so and shows the error.
 """
@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ...core.rungs import label
+from ...core.plan.rungs import label
 from ...inspector.limits import limit_rows
 from ...inspector.report_types import ExampleReport, PlanErrorDict, PromptReport
 from ...inspector.sent import model_words, rung_text

@@ -16,7 +16,7 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
-from ...core.rungs import in_place, rung_term, sent_as
+from ...core.plan.rungs import in_place, rung_term, sent_as
 from ...inspector.report_types import ExampleReport, PromptReport
 from ...inspector.sent import (
     MESSAGE_KINDS,
