@@ -85,10 +85,10 @@ class NotesPanel(Static):
 @pytest.fixture
 def eight_panels(monkeypatch: pytest.MonkeyPatch) -> tuple[registry.Panel, ...]:
     """The registry with one more TUI panel (an eighth today), placed just before Errors, and its widget."""
-    notes = registry.Panel("notes", "Notes", "the author's notes on this prompt", None, True)
+    notes = registry.Panel("test-notes", "Test notes", "the author's notes on this prompt", None, True)
     panels = (*registry.PANELS[:-1], notes, registry.PANELS[-1])
     monkeypatch.setattr(registry, "PANELS", panels)
-    monkeypatch.setitem(tui_panels.PANEL_WIDGETS, "notes", NotesPanel)
+    monkeypatch.setitem(tui_panels.PANEL_WIDGETS, "test-notes", NotesPanel)
     monkeypatch.setattr(tui_app, "TABS", tui_panels.tab_table())
     return panels
 
@@ -111,7 +111,7 @@ async def test_an_eighth_panel_keeps_seven_tabs_on_the_bar_with_errors_in_sight_
         await settle(pilot)
         labels = bar_labels(app)
         assert len(labels) == tui_panels.BAR_TABS
-        assert "Notes" not in " ".join(labels) and re.search(r"Errors \(\d+\)", labels[-1])
+        assert "Test notes" not in " ".join(labels) and re.search(r"Errors \(\d+\)", labels[-1])
         top = "\n".join(screen_text(app).splitlines()[:6])
         assert re.search(r"Errors \(\d+\)", top), top  # on screen, not scrolled off the bar
         await pilot.press("7")
@@ -121,12 +121,12 @@ async def test_an_eighth_panel_keeps_seven_tabs_on_the_bar_with_errors_in_sight_
         await settle(pilot)
         assert isinstance(app.screen, tui_panels.MorePanels)
         shown = screen_text(app)
-        assert "Notes" in shown and "the author's notes on this prompt" in shown
-        for _ in range([tab_id for tab_id, _t, _d in app.screen.choices].index("tab-notes")):
+        assert "Test notes" in shown and "the author's notes on this prompt" in shown
+        for _ in range([tab_id for tab_id, _t, _d in app.screen.choices].index("tab-test-notes")):
             await pilot.press("down")
         await pilot.press("enter")
         await settle(pilot)
-        assert app.query_one(TabbedContent).active == "tab-notes"
+        assert app.query_one(TabbedContent).active == "tab-test-notes"
         assert "notes panel body" in screen_text(app)
         assert bar_labels(app) == labels  # the bar did not change
         await pilot.press("1")
