@@ -18,11 +18,10 @@ from markupsafe import escape
 from rich.console import Console, Group
 
 sys.path.insert(0, str(Path(__file__).parent))
-from web_fakes import FakeSession, load_error, support_prompt  # noqa: E402
+from web_fakes import FakeSession, app_client, load_error, support_prompt  # noqa: E402
 
 from crux_devtools.tui.error_render import error_line, render_error  # noqa: E402
 from crux_devtools.tui.widgets.errors import render_errors  # noqa: E402
-from crux_devtools.web.app import create_app  # noqa: E402
 from crux_devtools.web.paths import asset_dir  # noqa: E402
 
 TEMPLATES = asset_dir("templates")
@@ -43,7 +42,7 @@ def session(tmp_path: Path) -> FakeSession:
 
 @pytest.fixture
 async def client(session: FakeSession) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as c:
+    async with app_client(session) as c:
         yield c
 
 

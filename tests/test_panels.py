@@ -20,14 +20,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_tui import screen_text, settle  # noqa: E402
 from tui_fakes import FakeSession as TuiSession  # noqa: E402
 from web_fakes import FakeSession as WebSession  # noqa: E402
-from web_fakes import load_error  # noqa: E402
+from web_fakes import app_client, load_error  # noqa: E402
 
 from crux_devtools.inspector import panels as registry  # noqa: E402
 from crux_devtools.tui import app as tui_app  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui import panels as tui_panels  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
-from crux_devtools.web.app import create_app, make_templates, panel_template  # noqa: E402
+from crux_devtools.web.app import make_templates, panel_template  # noqa: E402
 from crux_devtools.web.paths import asset_dir  # noqa: E402
 
 
@@ -60,7 +60,7 @@ def web_session(tmp_path: Path) -> WebSession:
 
 @pytest.fixture
 async def client(web_session: WebSession) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(web_session)), base_url="http://127.0.0.1:4400") as c:
+    async with app_client(web_session) as c:
         yield c
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import re
 import sys
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,11 @@ from rich.padding import Padding
 from rich.rule import Rule
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_vocabulary import ladder_prompt  # noqa: E402
+from test_vocabulary import client, web_session  # noqa: E402,F401  (the fixtures: the real app over the ladder prompt)
 from web_fakes import FakeSession as WebSession  # noqa: E402
 
 from crux_devtools.core.plan import rungs  # noqa: E402
 from crux_devtools.tui.widgets.request import render_request, system_section  # noqa: E402
-from crux_devtools.web.app import create_app  # noqa: E402
 
 NEW_RUNG = "squeezed"  # a rung kind this version's planner does not have: added to the vocabulary only
 
@@ -72,17 +70,6 @@ def every_rung_example(report: dict[str, Any], names: list[str]) -> tuple[dict[s
         parts.append(contribution)
     rewritten = {**preview, "contributions": [*parts, *outside], "sent": {**preview["sent"], "system": system}}
     return prompt, {**example, "preview": rewritten}
-
-
-@pytest.fixture
-def web_session(tmp_path: Path) -> WebSession:
-    return WebSession(tmp_path, [ladder_prompt()])
-
-
-@pytest.fixture
-async def client(web_session: WebSession) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(web_session)), base_url="http://127.0.0.1:4400") as c:
-        yield c
 
 
 def text_of(page: str) -> str:
