@@ -118,7 +118,7 @@ def inspect(
         except InputError as exc:  # one line, exit 1: not JSON, not an object, too deep, a lone surrogate
             raise click.ClickException(f"--input: {exc}") from None
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
-    from .inspector.render import failures, render_report
+    from .inspector.cli_text import failures, render_report
 
     click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
     if report.get("imported_note") and not as_json:  # which files ran, and why (on stderr: not the report)
@@ -143,7 +143,7 @@ def check(directory: str, timeout: float, strict: bool) -> None:
     does each prompt that could not be checked (required inputs and no examples): with --strict,
     those fail too.
     """
-    from .inspector.render import failures, not_checked, warnings
+    from .inspector.cli_text import failures, not_checked, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
     lines = failures(report, strict=strict)
@@ -223,7 +223,7 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     duration, cost, model, origin and id; the cost of every run the filters match goes to stderr.
     """
     from .core.record.runstore import json_text
-    from .inspector.render_runs import run_line, run_table
+    from .inspector.cli_text_runs import run_line, run_table
     from .inspector.run_costs import prices_for
     from .inspector.runs_export import csv_lines, jsonl_line
 
@@ -308,7 +308,7 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     recorded in DIRECTORY/.crux/runs.sqlite3 with origin "inspector", like the inspector's Run button.
     """
     from .core.record.runstore import json_text
-    from .inspector.render_runs import run_summary
+    from .inspector.cli_text_runs import run_summary
     from .inspector.visible import visible
 
     if example is not None and input_json is not None:

@@ -113,7 +113,7 @@ def replay(
             store.close()
     if continue_:
         from .cli_replay_send import continue_replay
-        from .inspector.render_runs import run_summary
+        from .inspector.cli_text_runs import run_summary
 
         child = continue_replay(root, run, step, overrides.to_dict(), live_tools=live_tools, yes=yes)
         document["continued"] = {"run": child["id"], "status": child["status"], "text": child["text"], "error": child["error"], "steps": len(child["steps"])}
@@ -128,7 +128,7 @@ def replay(
         return
     if send:
         from .cli_replay_send import send_replay
-        from .inspector.render_runs import run_summary
+        from .inspector.cli_text_runs import run_summary
 
         child = send_replay(root, run, document, yes=yes)
         document["sent"] = {"run": child["id"], "status": child["status"], "text": child["text"], "usage": child["usage"],

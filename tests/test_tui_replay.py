@@ -155,7 +155,7 @@ async def test_i_on_a_later_step_opens_the_prompt_view_with_that_steps_messages(
         planned = await wait_until(pilot, lambda: ((app.shown or {}).get("preview") or {}).get("sent") if app.busy is None else None)
         assert planned["messages"] == wanted  # the run input, then the tool calls and results before the step
         await pilot.press("minus")  # the budget keys replay it with the same messages
-        smaller = await wait_until(pilot, lambda: (app.shown or {}).get("preview") if app.busy is None and app.budgets.get(run["target"]) else None)
+        smaller = await wait_until(pilot, lambda: (app.shown or {}).get("preview") if app.busy is None and app.detail.choices[run["target"]].budget else None)
         assert smaller["sent"] is None or smaller["sent"]["messages"] == wanted
 
 

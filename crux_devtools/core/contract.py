@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from crux_devtools.shapes import SentRequestDict
+
 from .tools import Tool
 
 _call_ids = itertools.count(1)
@@ -68,7 +70,7 @@ class ModelRequest:
     tools: list[Tool]
     max_tokens: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SentRequestDict:
         """The wire shape: messages as JSON values, each tool as its name, description and JSON schema."""
         return {
             "system": self.system,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..core.plan.budget import ModelCapacityProfile, capacity_and_source, model_name_of
 from ..core.plan.summaries import LayeredSummaryStore, SummaryStore
-from .loader import Target
+from .worker_import import Target
 from .report_types import PlanModel
 
 ModelSource = Literal["prompt", "agent", "project", "none"]

@@ -24,6 +24,7 @@ from ..core.record.recording import relative_file
 from ..core.record.replay import ReplayError, plan_recorded
 from ..core.record.runstore import RunStore, iso_now, new_run_id, read_step_plan
 from ..core.tokens import default_counter
+from ..shapes import ErrorInfoDict
 from .evaluate import fresh_model, model_kind, runnable_model
 from .replay_current import overrides_of
 
@@ -77,7 +78,7 @@ async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: 
     max_steps = getattr(target.obj, "max_steps", None) or 8
     started_at, started = iso_now(), time.perf_counter()
     steps: list[dict[str, Any]] = []
-    error: dict[str, Any] | None = None
+    error: ErrorInfoDict | None = None
     text: str | None = None
     for k in range(index, max(max_steps, index + 1)):
         planned = plan_recorded(frame, texts, state, messages, overrides)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..review.changes import RequestSnapshot, compare, snapshot_from_request
 from ..review.render import describe, prefix_line
-from .render_sent import sent_lines
+from .cli_text_sent import sent_lines
 
 
 def _snapshot(sent: Mapping[str, Any] | None, contributions: Iterable[Mapping[str, Any]], *, input_tokens: int | None, status: str,

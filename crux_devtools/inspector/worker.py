@@ -146,7 +146,7 @@ def warm_up() -> None:
     import crux_devtools  # noqa: F401
     from crux_devtools.core.tokens import default_counter
 
-    from . import evaluate, loader  # noqa: F401
+    from . import evaluate, worker_import  # noqa: F401
 
     import importlib
     import pkgutil
@@ -171,7 +171,7 @@ def _exercise() -> None:
     from crux_devtools import context, prompt, tool, when
 
     from .evaluate import prompt_report
-    from .loader import Target
+    from .worker_import import Target
 
     class WarmInput(BaseModel):
         flag: bool = True
@@ -211,7 +211,7 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
 
     from crux_devtools.core.tokens import default_counter
 
-    from .loader import precompile
+    from .worker_import import precompile
 
     imported = 0
     before = set(sys.modules)
@@ -407,7 +407,7 @@ class Worker:
 
     def load(self, request: dict[str, Any]) -> Any:
         from .evaluate import project_report
-        from .loader import collect_targets, import_modules
+        from .worker_import import collect_targets, import_modules
         from .planning import PlanningDefaults
 
         if self.project is not None:
@@ -454,7 +454,7 @@ class Worker:
         again (a crash or hang would lose its last good version).
         """
         from .evaluate import project_report
-        from .loader import collect_targets, import_modules
+        from .worker_import import collect_targets, import_modules
 
         changed = changed_library(self.libraries)
         if changed is not None:

@@ -18,14 +18,14 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import OptionList, Static, TabbedContent, TabPane
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..inspector import panels as registry
 from .widgets import ContributorsTable, ErrorsView, PlanningView, RunsPanel, SystemTextView, ToolsView
+from .widgets.panel_tabs import BAR_TABS as BAR_TABS
+from .widgets.panel_tabs import PanelTabs, split_bar
 from .widgets.request import RequestView
-
-BAR_TABS = 7  # tabs on the bar: the number keys 1-7
 
 # The widget that renders each TUI panel, by the panel's key (the one place a TUI panel is bound to code).
 PANEL_WIDGETS: dict[str, type[Widget]] = {
@@ -42,31 +42,11 @@ PANEL_WIDGETS: dict[str, type[Widget]] = {
 TabRow = tuple[str, str, type[Any], str]
 
 
-def split_bar(panels: tuple[registry.Panel, ...]) -> tuple[tuple[registry.Panel, ...], tuple[registry.Panel, ...]]:
-    """``(on the bar, in More)``: all of them when they fit; else the first six and the last on the bar."""
-    if len(panels) <= BAR_TABS:
-        return panels, ()
-    return (*panels[: BAR_TABS - 1], panels[-1]), panels[BAR_TABS - 1 : -1]
-
-
 def tab_table(panels: tuple[registry.Panel, ...] | None = None, widgets: dict[str, type[Widget]] | None = None) -> tuple[TabRow, ...]:
     """The TUI panels as tabs, the bar's first (in their order), then those in More."""
     bar, more = split_bar(registry.panels_for("tui", panels))
     found = PANEL_WIDGETS if widgets is None else widgets
     return tuple((f"tab-{p.key}", p.title, found[p.key], p.key) for p in (*bar, *more))
-
-
-class PanelTabs(TabbedContent):
-    """The prompt view's tabs: the panes after the bar's seven have their tabs hidden (see ``m``)."""
-
-    def on_mount(self) -> None:
-        for pane in list(self.query(TabPane))[BAR_TABS:]:
-            self.hide_tab(str(pane.id))
-
-    def more(self) -> list[tuple[str, str, str]]:
-        """``(tab id, title, description)`` of each pane whose tab is not on the bar."""
-        described = {f"tab-{p.key}": (p.title, p.description) for p in registry.PANELS}
-        return [(str(pane.id), *described.get(str(pane.id), (str(pane.id), ""))) for pane in list(self.query(TabPane))[BAR_TABS:]]
 
 
 class MorePanels(ModalScreen[str | None]):

@@ -5,6 +5,8 @@ The TUI never re-derives what the core decided: these functions only find and fo
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -65,10 +67,10 @@ def budget_base(example: ExampleReport | None, budget: int | None, target: str =
     if budget is not None:
         return budget
     if target == "request":
-        preview = (example["preview"] if example is not None else None) or {}
+        preview: Mapping[str, Any] = (example["preview"] if example is not None else None) or {}
         default = (prompt["default_budget"] if prompt is not None else None) or preview.get("max_input_tokens") or preview.get("input_tokens")
         return int(default or 0)
-    inspection = (example["inspection"] if example is not None else None) or {}
+    inspection: Mapping[str, Any] = (example["inspection"] if example is not None else None) or {}
     return int(inspection.get("system_tokens") or inspection.get("total_tokens") or 0)
 
 
@@ -110,7 +112,7 @@ def prompt_status(prompt: PromptReport, stale: bool) -> str:
 
 def part_statuses(example: ExampleReport | None) -> dict[str, str]:
     """Context id -> ``active`` / ``excluded`` / ``dropped`` for one example's inspection."""
-    inspection = (example["inspection"] if example is not None else None) or {}
+    inspection: Mapping[str, Any] = (example["inspection"] if example is not None else None) or {}
     return {p["source"]: p.get("status", "?") for p in inspection.get("parts", []) if p.get("source") != "<prompt>"}
 
 

@@ -8,6 +8,8 @@ as markup.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import json
 from datetime import datetime
 from typing import Any
@@ -20,8 +22,8 @@ from rich.text import Text
 
 from ..core.plan.rungs import label
 from ..inspector.run_costs import format_usd
-from ..inspector.render_runs import input_tokens as sent_tokens
-from ..inspector.render_runs import local_datetime, step_count
+from ..inspector.cli_text_runs import input_tokens as sent_tokens
+from ..inspector.cli_text_runs import local_datetime, step_count
 from ..inspector.sent import SentPart, cut_system
 from ..inspector.visible import visible_tree
 from .error_render import error_line as error_line  # re-exported: the run views read it here
@@ -255,7 +257,7 @@ def system_pieces(system: str, contributions: list[dict[str, Any]]) -> list[Sent
     return [part for part in cut_system(system, contributions) if part.span is None or part.span[0] <= len(system)]
 
 
-def rung_label(contribution: dict[str, Any]) -> Text:
+def rung_label(contribution: Mapping[str, Any]) -> Text:
     """``authored (catalog-index)``, ``offload · handle ofl_…``, ``full``: the rung a part was sent at."""
     rung = str(contribution.get("representation") or "full")
     shown = Text(label(rung), style=RUNG_STYLE.get(rung, "bold"))
@@ -266,7 +268,7 @@ def rung_label(contribution: dict[str, Any]) -> Text:
     return shown
 
 
-def part_rule(contribution: dict[str, Any]) -> Rule:
+def part_rule(contribution: Mapping[str, Any]) -> Rule:
     title = Text(str(contribution.get("contributor") or "?"), style="bold")
     title.append(f" · {contribution.get('kind') or '?'} · ", "dim")
     title.append_text(rung_label(contribution))
@@ -361,7 +363,7 @@ def render_sent(step: dict[str, Any]) -> list[RenderableType]:
     return items
 
 
-def candidates_table(candidates: list[dict[str, Any]]) -> Table:
+def candidates_table(candidates: Sequence[Mapping[str, Any]]) -> Table:
     table = Table(expand=True, box=None, header_style="bold", pad_edge=False)
     for column in ("Contributor", "Rung", "Tokens", "Request", "Result"):
         table.add_column(column, justify="right" if column in ("Tokens", "Request") else "left")

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 
 from ..core.record.runstore import RUN_ORIGINS, RUN_STATUSES
 from ..inspector.run_costs import Prices, format_usd
-from ..inspector.render_runs import local_datetime
+from ..inspector.cli_text_runs import local_datetime
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 

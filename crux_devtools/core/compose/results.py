@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from crux_devtools.shapes import DropDict, ExclusionDict, InspectionDict, PartDict
+
 from ..tools import Tool
 
 PartStatus = Literal["active", "excluded", "dropped"]
@@ -50,7 +52,7 @@ class _ToDict:
 
 
 @dataclass(frozen=True, slots=True)
-class Part(_ToDict):
+class Part:
     """One block of the system text: the prompt's own text, or one context.
 
     ``tokens`` is what the part costs in the system text (its text plus the separator that follows
@@ -70,24 +72,37 @@ class Part(_ToDict):
     detail: str | None = None
     tools: tuple[str, ...] = ()
 
+    def to_dict(self) -> PartDict:
+        return {
+            "source": self.source, "kind": self.kind, "text": self.text, "tokens": self.tokens, "status": self.status,
+            "reason": self.reason, "priority": self.priority, "effective_priority": self.effective_priority,
+            "owner": self.owner, "detail": self.detail, "tools": list(self.tools),
+        }
+
 
 @dataclass(frozen=True, slots=True)
-class Exclusion(_ToDict):
+class Exclusion:
     """A context that did not take part, and why (``detail`` is a sentence for people)."""
 
     id: str
     reason: ExclusionReason
     detail: str
 
+    def to_dict(self) -> ExclusionDict:
+        return {"id": self.id, "reason": self.reason, "detail": self.detail}
+
 
 @dataclass(frozen=True, slots=True)
-class Drop(_ToDict):
+class Drop:
     """A context that was resolved but dropped to fit the token budget."""
 
     id: str
     priority: int
     tokens: int
     reason: DropReason
+
+    def to_dict(self) -> DropDict:
+        return {"id": self.id, "priority": self.priority, "tokens": self.tokens, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +116,7 @@ class Resolved(_ToDict):
 
 
 @dataclass(frozen=True, slots=True)
-class Inspection(_ToDict):
+class Inspection:
     """Everything the resolver decided for one input, for people and tools to read."""
 
     prompt_id: str
@@ -120,3 +135,14 @@ class Inspection(_ToDict):
     # One sentence per match(...) whose key selected no case: nothing of it is sent, which is
     # legal but rarely meant (``crux-devtools check`` fails on it).
     unmatched: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> InspectionDict:
+        return {
+            "prompt_id": self.prompt_id, "system": self.system, "prompt": self.prompt,
+            "parts": [p.to_dict() for p in self.parts],
+            "excluded_contexts": [e.to_dict() for e in self.excluded_contexts],
+            "dropped_contexts": [d.to_dict() for d in self.dropped_contexts],
+            "tools": list(self.tools), "system_tokens": self.system_tokens, "prompt_tokens": self.prompt_tokens,
+            "total_tokens": self.total_tokens, "token_budget": self.token_budget, "fits": self.fits,
+            "tool_sources": dict(self.tool_sources), "unmatched": list(self.unmatched),
+        }

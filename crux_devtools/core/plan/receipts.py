@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from crux_devtools.shapes import AdaptationDict, CandidateDict, ContributionDict, PreviewDict, ReceiptDict
+
 from ..errors import Diagnostic
 from ..compose.results import Drop, _ToDict
 from .rungs import RejectionReason, RungName
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class Adaptation(_ToDict):
+class Adaptation:
     """One contributor sent at a rung other than ``full``."""
 
     contributor: str
@@ -30,9 +32,15 @@ class Adaptation(_ToDict):
     selected_tokens: int
     variant: str | None = None  # the alternative's context id for ``authored``
 
+    def to_dict(self) -> AdaptationDict:
+        return {
+            "contributor": self.contributor, "representation": self.representation, "full_tokens": self.full_tokens,
+            "selected_tokens": self.selected_tokens, "variant": self.variant,
+        }
+
 
 @dataclass(frozen=True, slots=True)
-class Candidate(_ToDict):
+class Candidate:
     """One rung of one ladder contributor as the planner considered it.
 
     ``input_tokens`` is the request's estimated input size had this rung been chosen with every
@@ -50,9 +58,16 @@ class Candidate(_ToDict):
     tokens: int | None = None
     detail: str | None = None
 
+    def to_dict(self) -> CandidateDict:
+        return {
+            "contributor": self.contributor, "representation": self.representation, "available": self.available,
+            "selected": self.selected, "input_tokens": self.input_tokens, "rejection_reason": self.rejection_reason,
+            "variant": self.variant, "tokens": self.tokens, "detail": self.detail,
+        }
+
 
 @dataclass(frozen=True, slots=True)
-class Contribution(_ToDict):
+class Contribution:
     """What one part of the request costs. ``kind``: prompt-system, context, ladder, user-prompt, messages, tools.
 
     ``span`` is ``(start, end)``: the part's characters in the sent system text (``None`` for parts
@@ -69,9 +84,16 @@ class Contribution(_ToDict):
     variant: str | None = None
     handle: str | None = None
 
+    def to_dict(self) -> ContributionDict:
+        return {
+            "contributor": self.contributor, "kind": self.kind, "representation": self.representation, "tokens": self.tokens,
+            "tools": list(self.tools), "span": None if self.span is None else list(self.span), "variant": self.variant,
+            "handle": self.handle,
+        }
+
 
 @dataclass(frozen=True, slots=True)
-class Receipt(_ToDict):
+class Receipt:
     """The planning record of one provider call (``Step.request``)."""
 
     id: str
@@ -91,6 +113,16 @@ class Receipt(_ToDict):
     token_budget: int | None = None
     dropped: list[Drop] = field(default_factory=list)
     tool_tokens: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> ReceiptDict:
+        return {
+            "id": self.id, "model": self.model, "input_tokens": self.input_tokens, "max_input_tokens": self.max_input_tokens,
+            "optimize_at": self.optimize_at, "measurement": self.measurement,
+            "adaptations": [a.to_dict() for a in self.adaptations], "warnings": list(self.warnings), "epoch": self.epoch,
+            "previous_request_id": self.previous_request_id, "candidates": [c.to_dict() for c in self.candidates],
+            "contributions": [c.to_dict() for c in self.contributions], "tools": list(self.tools), "tier": self.tier,
+            "token_budget": self.token_budget, "dropped": [d.to_dict() for d in self.dropped], "tool_tokens": dict(self.tool_tokens),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +167,7 @@ def inspect_request(receipt: Receipt) -> RequestInspection:
 
 
 @dataclass(frozen=True, slots=True)
-class RequestPreview(_ToDict):
+class RequestPreview:
     """One request planned without calling a model or preparing artifacts (``preview``).
 
     ``status`` is ``"over-limit"`` when no legal candidate fits ``max``; ``error_code`` and
@@ -173,3 +205,17 @@ class RequestPreview(_ToDict):
     dropped: list[Drop] = field(default_factory=list)
     tool_tokens: dict[str, int] = field(default_factory=dict)
     capacity_source: str = "conservative"
+
+    def to_dict(self) -> PreviewDict:
+        return {
+            "status": self.status, "model": self.model, "input_tokens": self.input_tokens, "max_input_tokens": self.max_input_tokens,
+            "optimize_at": self.optimize_at, "adaptations": [a.to_dict() for a in self.adaptations],
+            "candidates": [c.to_dict() for c in self.candidates], "tools": list(self.tools), "warnings": list(self.warnings),
+            "measurement": self.measurement, "context_window": self.context_window, "output_reserve": self.output_reserve,
+            "safety_margin": self.safety_margin, "overhead": self.overhead, "counting_confidence": self.counting_confidence,
+            "contributions": [c.to_dict() for c in self.contributions], "breakdown": [c.to_dict() for c in self.breakdown],
+            "tier": self.tier, "error_code": self.error_code, "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "sent": None if self.sent is None else self.sent.to_dict(), "token_budget": self.token_budget,
+            "dropped": [d.to_dict() for d in self.dropped], "tool_tokens": dict(self.tool_tokens),
+            "capacity_source": self.capacity_source,
+        }

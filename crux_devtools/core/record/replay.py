@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from crux_devtools.shapes import SentRequestDict
+
 from ..plan.budget import InputBudget, ModelCapacityProfile, derive_limits, merge_input_budget
 from ..errors import Diagnostic, ReplayError
 from ..contract import ModelRequest
@@ -62,7 +64,7 @@ class ReplayedStep(_ToDict):
     recorded_tokens: int | None
     status: str
     input_tokens: int
-    sent: dict[str, Any] | None
+    sent: SentRequestDict | None
     identical: bool
     model: str | None
     max_input_tokens: int

@@ -9,7 +9,7 @@ import textwrap
 from typing import Any
 
 from .errors import LoadError
-from .render_sent import body, candidate_tokens, render_sent_example, status_words
+from .cli_text_sent import body, candidate_tokens, render_sent_example, status_words
 from .report_types import ExampleReport, LoadErrorDict, PromptReport, Report
 from ..statuses import fails, term, word
 
@@ -79,15 +79,15 @@ def _example_failures(prompt: PromptReport, example: ExampleReport) -> list[str]
 def _refusals(example: ExampleReport) -> list[dict[str, str]]:
     """What ``generate`` would refuse or silently leave out for this example, as error dicts."""
     out: list[dict[str, str]] = []
-    preview = example.get("preview")
-    if preview and preview.get("status") == "over-limit":
-        reason = (preview.get("warnings") or [""])[0]
+    preview = example["preview"]
+    if preview is not None and preview["status"] == "over-limit":
+        reason = (preview["warnings"] or [""])[0]
         out.append({
-            "type": f"RequestCompositionError[{preview.get('error_code') or 'REQUEST_TOO_LARGE'}]",
-            "message": f"plan: over-limit, {preview.get('input_tokens')} of {preview.get('max_input_tokens')} input tokens; {reason}",
+            "type": f"RequestCompositionError[{preview['error_code'] or 'REQUEST_TOO_LARGE'}]",
+            "message": f"plan: over-limit, {preview['input_tokens']} of {preview['max_input_tokens']} input tokens; {reason}",
         })
-    inspection = example.get("inspection")
-    if inspection and not inspection.get("fits", True):
+    inspection = example["inspection"]
+    if inspection is not None and not inspection["fits"]:
         out.append({
             "type": "OverTokenBudget",
             "message": (
@@ -95,7 +95,7 @@ def _refusals(example: ExampleReport) -> list[dict[str, str]]:
                 "even after dropping every context it may drop; shorten the prompt's own text or raise the budget"
             ),
         })
-    for sentence in (inspection or {}).get("unmatched", []):
+    for sentence in inspection["unmatched"] if inspection is not None else []:
         out.append({"type": "UnmatchedCase", "message": f"{sentence}; add a case for it or make the key one of the cases"})
     return out
 
@@ -105,13 +105,13 @@ def warnings(report: Report) -> list[str]:
     lines: list[str] = []
     for prompt in report["prompts"]:
         for example in prompt["examples"]:
-            preview = example["preview"]
-            if not preview or preview.get("status") == "over-limit":
+            preview, inspection = example["preview"], example["inspection"]
+            if preview is None or preview["status"] == "over-limit":
                 continue
             where = f"{prompt['file']}:{prompt['line'] or 0}: warning: {prompt['kind']} {prompt['id']!r} example {example['name']!r}"
-            over_budget = not (example.get("inspection") or {}).get("fits", True)  # already a failure
+            over_budget = inspection is not None and not inspection["fits"]  # already a failure
             lines.extend(
-                f"{where}: {one_line(w)}" for w in preview.get("warnings", []) if not (over_budget and "over token_budget" in w)
+                f"{where}: {one_line(w)}" for w in preview["warnings"] if not (over_budget and "over token_budget" in w)
             )
     return lines
 
@@ -143,22 +143,22 @@ def render_example(example: ExampleReport, brief: bool = False) -> str:
         f"(system {inspection['system_tokens']}, prompt {inspection['prompt_tokens']}), "
         f"budget {budget if budget is not None else 'none'}, {status_words(example)}"
     )
-    if example.get("input"):
+    if example["input"]:
         out.append(f"    input: {example['input']}")
     out.append("    system text:")
     for part in inspection["parts"]:
         if part["status"] != "active":
             continue
         header = f"{part['source']} [{part['kind']}"
-        if part.get("priority") is not None:
+        if part["priority"] is not None:
             header += f", priority {part['priority']}"
         header += f"] {part['tokens']} tokens"
         out.append(f"    ┌─ {header}")
-        if part.get("detail"):  # what a memory read, and what its budget left out
+        if part["detail"]:  # what a memory read, and what its budget left out
             out.append(f"    │ ({part['detail']})")
-        out.extend(body(part["text"] or "", brief))
+        out.extend(body(part["text"], brief))
     out.append("    └─")
-    if inspection.get("prompt"):
+    if inspection["prompt"]:
         out.append("    user prompt:")
         out.extend(body(inspection["prompt"], brief))
     for exclusion in inspection["excluded_contexts"]:
@@ -168,17 +168,17 @@ def render_example(example: ExampleReport, brief: bool = False) -> str:
     out.append(f"    tools: {', '.join(inspection['tools']) or 'none'}")
     if example["truncated"]:
         out.append("    note: long texts were truncated in this report; token counts are of the full text")
-    preview = example.get("preview")
-    if preview:
-        out.append(f"    plan: {preview.get('status')}, {preview.get('input_tokens')} of {preview.get('max_input_tokens')} input tokens ({preview.get('measurement')})")
-        for adaptation in preview.get("adaptations") or []:
+    preview = example["preview"]
+    if preview is not None:
+        out.append(f"    plan: {preview['status']}, {preview['input_tokens']} of {preview['max_input_tokens']} input tokens ({preview['measurement']})")
+        for adaptation in preview["adaptations"]:
             out.append(
-                f"      adapted {adaptation.get('contributor')} -> {adaptation.get('representation')}: "
-                f"{adaptation.get('full_tokens')} -> {adaptation.get('selected_tokens')} tokens"
+                f"      adapted {adaptation['contributor']} -> {adaptation['representation']}: "
+                f"{adaptation['full_tokens']} -> {adaptation['selected_tokens']} tokens"
             )
-        for candidate in preview.get("candidates") or []:
-            mark = "selected" if candidate.get("selected") else (candidate.get("rejection_reason") or "-")
-            out.append(f"      candidate {candidate.get('contributor')} @ {candidate.get('representation')}: {candidate_tokens(candidate)}, {mark}")
+        for candidate in preview["candidates"]:
+            mark = "selected" if candidate["selected"] else (candidate["rejection_reason"] or "-")
+            out.append(f"      candidate {candidate['contributor']} @ {candidate['representation']}: {candidate_tokens(candidate)}, {mark}")
     failure = example["preview_error"]
     if failure is not None:
         out.append(f"    plan failed: {failure['code']}: {one_line(failure['message'])}")

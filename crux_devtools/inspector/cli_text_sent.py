@@ -7,9 +7,10 @@ counts are always those of the whole request.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from .report_types import ExampleReport, PromptReport
+from .report_types import DiagnosticDict, ExampleReport, PartDict, PreviewDict, PromptReport
 from .sent import MESSAGE_KINDS, TOOLS_KIND, capacity_line, message_text, rung_text, system_parts, tokens_of
 from ..statuses import term
 
@@ -34,7 +35,7 @@ def body(text: str, brief: bool, prefix: str = BAR) -> list[str]:
     return out
 
 
-def candidate_tokens(candidate: dict[str, Any]) -> str:
+def candidate_tokens(candidate: Mapping[str, Any]) -> str:
     """A candidate's request size, or ``not prepared`` for a summary that does not exist yet."""
     if candidate.get("input_tokens") is None:
         return "not prepared" if candidate.get("rejection_reason") == "unprepared" else "not available"
@@ -50,31 +51,31 @@ def status_words(example: ExampleReport) -> str:
 
 def headline(example: ExampleReport) -> str:
     """``example 'busy-day': input tokens 2238 of max 5292 (fits)``."""
-    preview = example["preview"] or {}
-    if preview:
-        return f"  example {example['name']!r}: input tokens {preview.get('input_tokens')} of max {preview.get('max_input_tokens')} ({status_words(example)})"
+    preview = example["preview"]
+    if preview is not None:
+        return f"  example {example['name']!r}: input tokens {preview['input_tokens']} of max {preview['max_input_tokens']} ({status_words(example)})"
     return f"  example {example['name']!r}: no plan ({status_words(example)})"
 
 
-def plan_lines(prompt: PromptReport, preview: dict[str, Any]) -> list[str]:
+def plan_lines(prompt: PromptReport, preview: PreviewDict) -> list[str]:
     """Which model and profile the plan used, what the budget dropped, what the planner adapted."""
     plan_model = prompt["plan_model"]
-    out = [f"    planned against: {capacity_line(preview, dict(plan_model))}"]
+    out = [f"    planned against: {capacity_line(preview, plan_model)}"]
     hint = plan_model["hint"]
     if hint:
         out.append(f"      ({hint})")
-    dropped = preview.get("dropped") or []
+    dropped = preview["dropped"]
     if dropped:
-        shown = ", ".join(f"{d.get('id')} (priority {d.get('priority')}, {d.get('tokens')} tokens, {d.get('reason')})" for d in dropped)
-        out.append(f"    dropped before planning (token_budget {preview.get('token_budget')}): {shown}")
-    for a in preview.get("adaptations") or []:
-        out.append(f"    adapted {a.get('contributor')} -> {rung_text(a)}: {a.get('full_tokens')} -> {a.get('selected_tokens')} tokens")
-    for warning in preview.get("warnings") or []:
+        shown = ", ".join(f"{d['id']} (priority {d['priority']}, {d['tokens']} tokens, {d['reason']})" for d in dropped)
+        out.append(f"    dropped before planning (token_budget {preview['token_budget']}): {shown}")
+    for a in preview["adaptations"]:
+        out.append(f"    adapted {a['contributor']} -> {rung_text(a)}: {a['full_tokens']} -> {a['selected_tokens']} tokens")
+    for warning in preview["warnings"]:
         out.append(f"    warning: {warning}")
     return out
 
 
-def sent_lines(preview: dict[str, Any], brief: bool, parts: dict[str, dict[str, Any]] | None = None) -> list[str]:
+def sent_lines(preview: Mapping[str, Any], brief: bool, parts: Mapping[str, PartDict] | None = None) -> list[str]:
     """The literal request: system text part by part, messages, tools with their schemas.
 
     Inside a part, ``│`` lines are the text sent; a ``╎`` line is a note that is not sent (what a
@@ -83,13 +84,13 @@ def sent_lines(preview: dict[str, Any], brief: bool, parts: dict[str, dict[str, 
     sent = preview["sent"]
     out = ["    system text as sent:"]
     for part in system_parts(preview):
-        resolved = (parts or {}).get(part.contributor) or {}
-        kind = resolved.get("kind", part.kind) if part.kind == "context" else part.kind  # memory, skill
+        resolved = (parts or {}).get(part.contributor)  # a replayed request has no inspection
+        kind = resolved["kind"] if resolved is not None and part.kind == "context" else part.kind  # memory, skill
         if part.text is None:
             out.append(f"    ┌─ {part.contributor} [{kind}] {part.rung}")
             continue
         out.append(f"    ┌─ {part.contributor} [{kind}] {part.rung}, {part.tokens} tokens")
-        if resolved.get("detail"):
+        if resolved is not None and resolved["detail"]:
             out.append(f"    ╎ ({resolved['detail']})")
         out.extend(body(part.text, brief))
     out.append("    └─")
@@ -116,14 +117,19 @@ def sent_lines(preview: dict[str, Any], brief: bool, parts: dict[str, dict[str, 
     return out
 
 
+def diagnostic_lines(diagnostics: list[DiagnosticDict]) -> list[str]:
+    """Why nothing fits, one line per diagnostic: its contributor (or id), tokens and message."""
+    return [f"      {d['contributor'] or d['id']}: {d['tokens']} tokens  {d['message']}" for d in diagnostics]
+
+
 def summary_lines(example: ExampleReport) -> list[str]:
     """The summary rungs of this example: prepared or not (never ``None tokens``)."""
     out = []
     for s in example["summaries"]:
-        state = "prepared" if s.get("prepared") else "not prepared"
-        needs = " (needs its model to prepare)" if s.get("needs_model") and not s.get("prepared") else ""
-        note = s.get("note")  # prepared here, or prepared by generate before sending: says so
-        out.append(f"    summary of {s.get('contributor')} ({s.get('strategy')}): {note if note else state + needs}")
+        state = "prepared" if s["prepared"] else "not prepared"
+        needs = " (needs its model to prepare)" if s["needs_model"] and not s["prepared"] else ""
+        note = s.get("note")  # NotRequired: prepared here, or prepared by generate before sending, says so
+        out.append(f"    summary of {s['contributor']} ({s['strategy']}): {note if note else state + needs}")
     return out
 
 
@@ -139,26 +145,25 @@ def render_sent_example(prompt: PromptReport, example: ExampleReport, brief: boo
     if preview is None:
         if failure is not None:  # always, here: no plan and no refusal returned above
             out.append(f"    plan failed: {failure['code']}: {' | '.join(failure['message'].splitlines())}")
-            out.extend(f"      {d.get('contributor') or d.get('id')}: {d.get('tokens')} tokens  {d.get('message', '')}" for d in failure["diagnostics"])
+            out.extend(diagnostic_lines(failure["diagnostics"]))
         return "\n".join(out)
     out.extend(plan_lines(prompt, preview))
-    inspection = example.get("inspection") or {}
-    for exclusion in inspection.get("excluded_contexts") or []:
-        out.append(f"    excluded: {exclusion.get('id')} ({exclusion.get('reason')}) {exclusion.get('detail') or ''}".rstrip())
-    for sentence in inspection.get("unmatched") or []:
+    inspection = example["inspection"]
+    for exclusion in inspection["excluded_contexts"] if inspection is not None else []:
+        out.append(f"    excluded: {exclusion['id']} ({exclusion['reason']}) {exclusion['detail']}".rstrip())
+    for sentence in inspection["unmatched"] if inspection is not None else []:
         out.append(f"    FAILED: {sentence}")
-    if preview.get("sent") is None:
+    if preview["sent"] is None:
         out.append("    nothing would be sent: no plan fits the limit (--resolved shows the system text)")
-        out.extend(f"      {d.get('contributor') or d.get('id')}: {d.get('tokens')} tokens  {d.get('message', '')}" for d in preview.get("diagnostics") or [])
+        out.extend(diagnostic_lines(preview["diagnostics"]))
     else:
-        out.extend(sent_lines(preview, brief, {p["source"]: p for p in inspection.get("parts") or []}))
+        out.extend(sent_lines(preview, brief, {p["source"]: p for p in inspection["parts"]} if inspection is not None else None))
     out.extend(summary_lines(example))
-    rungs = [c for c in preview.get("candidates") or []]
-    if rungs:
+    if preview["candidates"]:
         out.append("    candidates:")
-        for c in rungs:
-            mark = "selected" if c.get("selected") else f"rejected ({c.get('rejection_reason') or '-'})"
-            out.append(f"      {c.get('contributor')} @ {rung_text(c)}: {candidate_tokens(c)}, {mark}")
+        for c in preview["candidates"]:
+            mark = "selected" if c["selected"] else f"rejected ({c['rejection_reason'] or '-'})"
+            out.append(f"      {c['contributor']} @ {rung_text(c)}: {candidate_tokens(c)}, {mark}")
     if example["truncated"]:
         out.append("    note: long texts were truncated in this report; token counts are of the full text")
     return "\n".join(out)
