@@ -53,6 +53,11 @@ class MorePanels(ModalScreen[str | None]):
     """The panels beyond the tab bar: dismissed with the tab id of the one picked (``None``: none)."""
 
     BINDINGS = [Binding("escape,m", "dismiss(None)", "Close")]
+    DEFAULT_CSS = """
+    MorePanels { align: center middle; }
+    #more-box { width: 80%; max-width: 90; height: auto; max-height: 80%; border: round $accent; background: $surface; padding: 0 1; }
+    #more-list { height: auto; max-height: 20; border: none; }
+    """
 
     def __init__(self, choices: list[tuple[str, str, str]], active: str | None) -> None:
         super().__init__()
