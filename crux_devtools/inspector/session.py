@@ -165,6 +165,7 @@ class ProjectSession:
         fork: bool = True,
         runs_poll: float = 0.1,
         verify_after: float = 0.3,
+        pool: WorkerPool | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -179,7 +180,7 @@ class ProjectSession:
         self._report: Report | None = None
         self._version = 0
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
-        self._pool = WorkerPool(self.root, prewarm=prewarm, fork=fork)
+        self._pool = pool or WorkerPool(self.root, prewarm=prewarm, fork=fork)  # ``pool``: one already warming (the TUI's launch)
         # What is held between two loads: see the class docstring.
         self._worker: WorkerProcess | None = None
         self._owners: dict[str, WorkerProcess] = {}

@@ -81,6 +81,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
         self._starting = starting  # ``session.start()`` already under way (see ``launch.py``)
         self._unsubscribe: Any = None
         self._stopped = False
+        self._report_shown: Any = None  # the session report ``show_report`` last drew
         self.browser = PromptBrowser(id="left")
         self.detail = PromptDetail(session, TABS, id="detail")
 
@@ -155,7 +156,8 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
             self.detail.busy = "loading"
             return
         self.detail.busy = None
-        self.show_report()
+        if event is not None or self.session.report is None or self.session.report is not self._report_shown:
+            self.show_report()  # (not when the session's start returns: its first report is on screen already)
         if event is None:  # the session started: its runs store is open now
             self.refresh_runs()
 
@@ -172,7 +174,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
 
     def show_report(self) -> None:
         """Rebuild the tree from the session's report and re-show the selection."""
-        report = self.session.report
+        report = self._report_shown = self.session.report
         stale = report is not None and report["stale"]
         self.sub_title = f"{self.session.root}" + ("  ◌ stale" if stale else "")
         tree = self.browser.prompt_tree
