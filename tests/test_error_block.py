@@ -89,3 +89,26 @@ def test_the_errors_tab_draws_each_error_with_the_one_renderer() -> None:
     tab = plain(render_errors(errors, stale=True))  # type: ignore[arg-type]
     assert tab.index("a.py:1  SyntaxError") < tab.index("first") < tab.index("b.py:2  SyntaxError") < tab.index("second")
     assert tab.count("SyntaxError") == 4  # each block's rule and its traceback's last line
+
+
+async def test_a_field_added_to_the_load_error_shape_reaches_every_front_end(
+    client: httpx.AsyncClient, session: FakeSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load error's fields beyond where, what, message and traceback are not known to any front end:
+    each shows whatever ``further_fields`` lists, so adding a field to the shape is enough."""
+    from crux_devtools.inspector import errors
+    from crux_devtools.inspector.cli_text import render_error as cli_error
+    from crux_devtools.shapes import LoadErrorDict
+
+    assert set(errors.FURTHER_FIELDS) == set(LoadErrorDict.__annotations__) - errors.PLACED_FIELDS
+    monkeypatch.setattr(errors, "FURTHER_FIELDS", ("fix_hint",))  # as if the shape had gained the key
+    error = {**load_error("support/rules.py", 7, "invalid syntax"), "fix_hint": "close the bracket <here>"}
+    assert errors.further_fields(error) == [("fix hint", "close the bracket <here>")]
+    assert errors.further_fields({**error, "fix_hint": None}) == [] and errors.further_fields("text") == []
+
+    await session.fail(error)
+    page = (await client.get("/prompts/support-reply")).text
+    block = page.split('aria-label="load errors"', 1)[1].split("</section>", 1)[0]
+    assert "fix hint:</span> close the bracket &lt;here&gt;" in block  # escaped, under the message
+    assert "fix hint: close the bracket <here>" in plain(*render_error(error))
+    assert "    fix hint: close the bracket <here>" in cli_error(error).splitlines()  # type: ignore[arg-type]

@@ -16,6 +16,8 @@ from rich.padding import Padding
 from rich.rule import Rule
 from rich.text import Text
 
+from ..inspector.errors import further_fields
+
 
 def _kind(error: Any) -> str:
     return str(error.get("type") or error.get("code") or "Error") if isinstance(error, Mapping) else "Error"
@@ -45,6 +47,7 @@ def render_error(error: Any, *, block: bool = True, indent: int = 0) -> list[Ren
         ]
     else:
         items = [error_line(error)]
+    items.extend(Text.assemble((f"{label}: ", "dim"), text) for label, text in further_fields(error))
     trace = error.get("traceback") if isinstance(error, Mapping) else None
     if trace:
         text = Text(str(trace).rstrip(), style="dim")

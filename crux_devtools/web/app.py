@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
 
 from ..inspector.api import SessionLike
+from ..inspector.errors import further_fields
 from ..inspector.panels import Panel, web_panels
 from . import routes_api, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs, rung_styles
 from .display import finalize, url_quote
@@ -39,6 +40,7 @@ def make_templates() -> Jinja2Blocks:
     env.filters["urlencode"] = url_quote
     env.filters["marked"] = marked  # search words in <mark>, the rest escaped
     env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
+    env.globals["further_fields"] = further_fields  # a load error's fields beyond where, what and message
     env.globals["web_panels"] = web_panels  # the prompt page's panels, in the registry's order
     env.globals["panel_template"] = panel_template
     rung_styles.register(env.globals)  # the words for a rung or a rejection reason (core/plan/rungs.py)
