@@ -148,3 +148,24 @@ async def test_m_lists_exactly_the_panels_beyond_the_bar() -> None:
         else:
             assert isinstance(app.screen, tui_panels.MorePanels)
             assert [t for t, _title, _d in app.screen.choices] == [f"tab-{p.key}" for p in more]
+
+
+def test_a_panels_tui_widget_is_found_by_the_key_it_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A widget module dropped into ``tui/widgets/`` with ``PANEL = key`` is the panel's widget: no
+    table to edit; two widgets claiming one key is refused with both names."""
+    from crux_devtools.tui import widgets as widget_package
+
+    found = tui_panels.find_panel_widgets()
+    assert found == tui_panels.PANEL_WIDGETS and all(cls.PANEL == key for key, cls in found.items())  # type: ignore[attr-defined]
+    extra = tmp_path / "widgets"
+    extra.mkdir()
+    (extra / "notes_panel.py").write_text(
+        "from textual.widgets import Static\n\nclass NotesView(Static):\n    PANEL = 'notes'\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(widget_package, "__path__", [*widget_package.__path__, str(extra)])
+    assert tui_panels.find_panel_widgets()["notes"].__name__ == "NotesView"
+    (extra / "other_notes.py").write_text(
+        "from textual.widgets import Static\n\nclass OtherNotes(Static):\n    PANEL = 'notes'\n", encoding="utf-8"
+    )
+    with pytest.raises(TypeError, match="NotesView and OtherNotes"):
+        tui_panels.find_panel_widgets()

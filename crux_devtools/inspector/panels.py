@@ -3,12 +3,12 @@
 A ``Panel`` names one view of the prompt on screen (the request as sent, the resolved system text,
 the planner's decisions...): its ``key``, the ``title`` a tab or card shows, a one-line
 ``description``, and where each front end shows it. The web prompt page renders a panel from
-``templates/_panel_<key>.html``; the TUI from the widget ``tui/panels.py`` maps its key to. Neither
+``templates/_panel_<key>.html``; the TUI from the widget in ``tui/widgets/`` whose ``PANEL`` names its key. Neither
 front end lists panels of its own: a panel missing a renderer in a front end that shows it is a test
 failure (tests/test_panels.py), not a blank space.
 
 Adding a panel: a line in ``PANELS`` (its place in the order is its place on screen), its web
-partial, and its TUI widget (with its line in ``tui/panels.py``).
+partial, and its TUI widget (a class in ``tui/widgets/`` with ``PANEL = "<key>"``).
 
 The TUI's tab bar has room for seven tabs (number keys 1-7): it holds the first six TUI panels and the
 last one (Errors, so a failed load is always in sight); any other TUI panel is in the "More" list

@@ -10,6 +10,8 @@ back). So a new panel never pushes a tab off the bar.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 from rich.text import Text
@@ -22,21 +24,29 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..inspector import panels as registry
-from .widgets import ContributorsTable, ErrorsView, PlanningView, RunsPanel, SystemTextView, ToolsView
+from . import widgets as widget_package
 from .widgets.panel_tabs import BAR_TABS as BAR_TABS
 from .widgets.panel_tabs import PanelTabs, split_bar
-from .widgets.request import RequestView
 
-# The widget that renders each TUI panel, by the panel's key (the one place a TUI panel is bound to code).
-PANEL_WIDGETS: dict[str, type[Widget]] = {
-    "request": RequestView,
-    "system": SystemTextView,
-    "contributors": ContributorsTable,
-    "tools": ToolsView,
-    "planning": PlanningView,
-    "runs": RunsPanel,
-    "errors": ErrorsView,
-}
+
+def find_panel_widgets() -> dict[str, type[Widget]]:
+    """The widget that renders each TUI panel, by the panel's key: every widget class in
+    ``tui/widgets/`` that names a registry panel in its ``PANEL`` attribute. A new panel's widget is
+    found by being there; two widgets claiming one panel is an error."""
+    found: dict[str, type[Widget]] = {}
+    for module_info in sorted(pkgutil.iter_modules(widget_package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{widget_package.__name__}.{module_info.name}")
+        for value in vars(module).values():
+            key = getattr(value, "PANEL", None) if isinstance(value, type) and value.__module__ == module.__name__ else None
+            if isinstance(key, str) and issubclass(value, Widget):
+                if key in found:
+                    raise TypeError(f"two TUI widgets render the panel {key!r}: {found[key].__qualname__} and {value.__qualname__}")
+                found[key] = value
+    return found
+
+
+# The widget that renders each TUI panel, by the panel's key (found once, at import).
+PANEL_WIDGETS: dict[str, type[Widget]] = find_panel_widgets()
 
 # (tab id, title, widget class, widget id) of one tab.
 TabRow = tuple[str, str, type[Any], str]

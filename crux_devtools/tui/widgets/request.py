@@ -214,6 +214,8 @@ class RequestView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``; ``selected_part`` is highlighted, and the view
     scrolls to it (a part may sit below a long one)."""
 
+    PANEL = "request"  # the registry's panel this widget renders (inspector/panels.py)
+
     selected_part: reactive[str | None] = reactive(None)
 
     def render_data(self) -> RenderableType:
