@@ -21,7 +21,7 @@ from crux_devtools.inspector.report_types import ExampleReport, LoadErrorDict, P
 from crux_devtools.inspector.session import ProjectSession
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECTS = Path(__file__).resolve().parent / "projects"
+PROJECTS = Path(__file__).resolve().parents[1] / "projects"
 STRICT = ConfigDict(extra="forbid", strict=True)
 # A list wrapper lets the config (extra keys forbidden, no coercion) reach every nested TypedDict.
 REPORTS = TypeAdapter(list[Report], config=STRICT)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 
+from test_sent import laddered
+
 from crux_devtools import InputBudget, ModelCapacityProfile, ScriptedModel, preview
 from crux_devtools.inspector.sent import UNATTRIBUTED, cut_system, system_parts
 from crux_devtools.tui.runs_render import system_pieces
 from crux_devtools.web.views_run import system_parts as run_page_parts
 from crux_devtools.web.views_sent import sent_view
-from tests.test_sent import laddered
 
 
 def planned(limit: int) -> dict:
