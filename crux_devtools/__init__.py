@@ -105,7 +105,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     # Type checkers see the real names; at run time ``__getattr__`` loads them on first use.
-    # The literal ``__all__`` above is the public surface; tests/test_session.py keeps it equal to core's.
+    # The literal ``__all__`` above is the public surface; tests/inspector/test_session.py keeps it equal to core's.
     from .core import *  # noqa: F403
 
 

@@ -148,7 +148,7 @@ __all__ = [
     "SummaryError",
 ]
 
-# Where each public name lives (tests/test_runstore.py checks it against the imports above).
+# Where each public name lives (tests/core/test_runstore.py checks it against the imports above).
 _SOURCES: dict[str, tuple[str, ...]] = {
     "budget": ("CONSERVATIVE_MODEL_CAPACITY", "InputBudget", "ModelCapacityProfile", "merge_input_budget", "resolve_model_capacity_profile",),
     "ladders": ("droppable", "offload", "offloadable", "prefer", "summarizable",),

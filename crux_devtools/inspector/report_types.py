@@ -3,7 +3,7 @@ holds and both front ends read.
 
 A report stays plain JSON data at runtime (it crosses the worker boundary and is stored in the
 history file), so these are ``TypedDict``s: mypy checks every reader against them, and
-``tests/test_report_contract.py`` validates real reports against them (extra keys forbidden), so the
+``tests/inspector/test_report_contract.py`` validates real reports against them (extra keys forbidden), so the
 types cannot drift from what is produced. Errors are built by ``errors.LoadError`` (one
 constructor per kind of fault) and reach a report as ``LoadError.to_dict()``.
 

@@ -325,6 +325,7 @@ def test_snapshot_of_the_search_open_with_its_matches_highlighted(snap_compare: 
         await pilot.press("slash")
         for char in "support":
             await pilot.press(char)
+        pilot.app.query_one(SearchInput).cursor_blink = False  # on a slow machine the cursor could blink off before the picture
         await settle(pilot)
 
     assert snap_compare(make_tui(FakeSession()), terminal_size=(110, 34), run_before=search)

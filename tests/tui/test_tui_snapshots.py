@@ -1,6 +1,6 @@
-"""Snapshot tests of the TUI (pytest-textual-snapshot); baselines live in tests/__snapshots__/.
+"""Snapshot tests of the TUI (pytest-textual-snapshot); baselines live in tests/tui/__snapshots__/.
 
-Regenerate after a deliberate change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
+Regenerate after a deliberate change with ``pytest tests/tui/test_tui_snapshots.py --snapshot-update``
 and look at the SVGs before committing them.
 """
 
