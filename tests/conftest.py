@@ -21,6 +21,11 @@ from pathlib import Path
 
 import pytest
 
+# Compiled modules are cached even where PYTHONDONTWRITEBYTECODE is set: otherwise each test process
+# rewrites every test module's asserts anew (about 7 s of CPU), and each command or worker a test
+# starts compiles the package again; with the cache they read it.
+sys.dont_write_bytecode = False
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 LAYERS = ("core", "review", "inspector", "web", "browser", "tui", "cli", "repo", "typing")
