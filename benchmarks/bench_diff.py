@@ -66,7 +66,7 @@ def speed(project: Path) -> None:
 
 
 def runs(project: Path) -> None:
-    from crux_devtools.core.runstore import RunStore
+    from crux_devtools.core.record.runstore import RunStore
 
     store = RunStore.for_project(project)
     for i in range(100):

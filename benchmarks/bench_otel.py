@@ -42,8 +42,8 @@ from bench_web_runs import OBSERVE  # noqa: E402 - the same row stamping as the 
 from web_conftest_helpers import chromium, free_port, live_server, new_page  # noqa: E402
 
 from crux_devtools import ScriptedModel, agent, emit_otel, generate, prompt, record_runs, tool, tool_call  # noqa: E402
-from crux_devtools.core import otel_semconv as sc  # noqa: E402
-from crux_devtools.core.runstore import RunStore  # noqa: E402
+from crux_devtools.core.record import otel_semconv as sc  # noqa: E402
+from crux_devtools.core.record.runstore import RunStore  # noqa: E402
 from crux_devtools.inspector.session import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 

@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from crux_devtools import preview  # noqa: E402
-from crux_devtools.core.replay import Overrides, replay_step  # noqa: E402
-from crux_devtools.core.runstore import RunStore  # noqa: E402
+from crux_devtools.core.record.replay import Overrides, replay_step  # noqa: E402
+from crux_devtools.core.record.runstore import RunStore  # noqa: E402
 
 
 def fidelity(folder: Path) -> tuple[int, int, Path, str]:

@@ -36,8 +36,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "sample_project"))
 
 from crux_devtools import generate  # noqa: E402
-from crux_devtools.core import recording, runtime  # noqa: E402
-from crux_devtools.core.runstore import RunStore  # noqa: E402
+from crux_devtools.core.record import recording  # noqa: E402
+from crux_devtools.core.run import runtime  # noqa: E402
+from crux_devtools.core.record.runstore import RunStore  # noqa: E402
 
 RUNS = 150
 

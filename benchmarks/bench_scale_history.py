@@ -76,8 +76,8 @@ async def page_times(client: httpx.AsyncClient, prompt_id: str, example: str, re
 async def settle(session: ProjectSession) -> None:
     """No evaluation running and the history writes done (so sizes and pages see the same state)."""
     await session.settled()
-    while session._writes:  # the history write runs off the event loop after each report
-        await asyncio.gather(*list(session._writes), return_exceptions=True)
+    while session._reports.writes:  # the history write runs off the event loop after each report
+        await asyncio.gather(*list(session._reports.writes), return_exceptions=True)
 
 
 async def save_and_wait(session: ProjectSession, root: Path, module: int, edit: str) -> None:

@@ -36,7 +36,7 @@ SOCKET = f"crux-bench-runs-{os.getpid()}"
 WRITER = """
 import json, sys, uuid
 from datetime import UTC, datetime
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 store = RunStore.for_project(sys.argv[1])
 run = json.loads(sys.argv[2])
 for n, _ in enumerate(sys.stdin, start=1):
@@ -113,7 +113,7 @@ async def refresh_cost(runs: int, run: dict[str, Any], repeats: int = 60) -> tup
     sys.path.insert(0, str(REPO / "tests"))
     from tui_fakes import FakeSession
 
-    from crux_devtools.core.runstore import RunStore
+    from crux_devtools.core.record.runstore import RunStore
     from crux_devtools.tui import make_tui
     from crux_devtools.tui.widgets.runs import RunsPanel
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from web_conftest_helpers import chromium, live_server, new_page  # noqa: E402
 
-from crux_devtools.core.runstore import RunStore  # noqa: E402
+from crux_devtools.core.record.runstore import RunStore  # noqa: E402
 from crux_devtools.inspector.session import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 
@@ -55,7 +55,7 @@ print(json.dumps(result.to_dict()))
 
 WRITER = """
 import json, sys, time, uuid
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 from datetime import UTC, datetime
 store = RunStore.for_project(sys.argv[1])
 template = json.loads(open(sys.argv[2]).read())

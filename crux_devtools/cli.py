@@ -118,7 +118,7 @@ def inspect(
         except InputError as exc:  # one line, exit 1: not JSON, not an object, too deep, a lone surrogate
             raise click.ClickException(f"--input: {exc}") from None
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
-    from .inspector.render import failures, render_report
+    from .inspector.cli_text import failures, render_report
 
     click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
     if report.get("imported_note") and not as_json:  # which files ran, and why (on stderr: not the report)
@@ -143,7 +143,7 @@ def check(directory: str, timeout: float, strict: bool) -> None:
     does each prompt that could not be checked (required inputs and no examples): with --strict,
     those fail too.
     """
-    from .inspector.render import failures, not_checked, warnings
+    from .inspector.cli_text import failures, not_checked, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
     lines = failures(report, strict=strict)
@@ -192,14 +192,14 @@ RUN_STATUSES = ("ok", "error", "max_steps")
 
 def _open_runs(root: Path) -> Any:
     """The project's runs store, read-only (a missing file is an empty store)."""
-    from .core.runstore import RunStore
+    from .core.record.runstore import RunStore
 
     return RunStore.for_project(root, create=False)
 
 
 def _store_call(call: Any) -> Any:
     """Run one store read, turning a store fault into a clear message and exit 1."""
-    from .core.runstore import RunStoreError
+    from .core.record.runstore import RunStoreError
 
     try:
         return call()
@@ -222,8 +222,8 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
     One line per run: time, target, status, steps, input tokens sent, provider-reported usage,
     duration, cost, model, origin and id; the cost of every run the filters match goes to stderr.
     """
-    from .core.runstore import json_text
-    from .inspector.render_runs import run_line, run_table
+    from .core.record.runstore import json_text
+    from .inspector.cli_text_runs import run_line, run_table
     from .inspector.run_costs import prices_for
     from .inspector.runs_export import csv_lines, jsonl_line
 
@@ -307,8 +307,8 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     Prints the final text, then a one-line summary on stderr; exits 1 when the run failed. The run is
     recorded in DIRECTORY/.crux/runs.sqlite3 with origin "inspector", like the inspector's Run button.
     """
-    from .core.runstore import json_text
-    from .inspector.render_runs import run_summary
+    from .core.record.runstore import json_text
+    from .inspector.cli_text_runs import run_summary
     from .inspector.visible import visible
 
     if example is not None and input_json is not None:

@@ -39,7 +39,7 @@ class OneLineCommand(click.Command):
 def _run_inputs(root: Path, limit: int, redact: str | None = None, timeout: float = 10.0) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """The inputs of the newest ``limit`` recorded runs of each target, named ``run:<id>`` (each run
     through the project's ``redact`` hook first, when it names one)."""
-    from .core.runstore import RunStore, RunStoreError
+    from .core.record.runstore import RunStore, RunStoreError
     from .inspector.diff_redact import redact_runs
 
     store = RunStore.for_project(root, create=False)
@@ -62,7 +62,7 @@ async def build_review(
     directory: Path, base: str, head: str | None, *, timeout: float = 10.0, runs: int = 0
 ) -> dict[str, Any]:
     """The review document of ``base`` -> ``head`` (None: the working tree) for the project in ``directory``."""
-    from .core.pricing import price_for
+    from .core.record.pricing import price_for
     from .inspector.discovery import read_model_config
     from .review.changes import default_counter
     from .review.compare import review

@@ -21,7 +21,7 @@ def _project(directory: str) -> Path:
 
 def model_profile(root: Path, name: str) -> Any:
     """The capacity profile named ``name`` in the project's ``[tool.crux-devtools.models.NAME]``."""
-    from .core.budget import ModelCapacityProfile
+    from .core.plan.budget import ModelCapacityProfile
     from .inspector.discovery import read_model_config
 
     config, _errors = read_model_config(root)
@@ -34,7 +34,7 @@ def model_profile(root: Path, name: str) -> Any:
 
 
 def build_overrides(root: Path, max_: int | None, optimize_at: int | None, model: str | None, rungs: tuple[str, ...], drop: tuple[str, ...]) -> Any:
-    from .core.replay import Overrides, ReplayError, parse_rungs
+    from .core.record.replay import Overrides, ReplayError, parse_rungs
 
     try:
         pairs = parse_rungs(rungs)
@@ -46,8 +46,8 @@ def build_overrides(root: Path, max_: int | None, optimize_at: int | None, model
 
 def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> dict[str, Any]:
     """The replay document of step ``step`` of run ``run_id`` planned from its recording."""
-    from .core.replay import ReplayError, replay_step
-    from .core.runstore import RunStore, RunStoreError
+    from .core.record.replay import ReplayError, replay_step
+    from .core.record.runstore import RunStore, RunStoreError
     from .inspector.replaying import replay_document
 
     store = RunStore.for_project(root, create=False)
@@ -90,7 +90,7 @@ def replay(
     request would have been with a bigger budget, another model's capacity, another rung, or a
     context left out. No model is called, unless --send.
     """
-    from .core.runstore import RunStore
+    from .core.record.runstore import RunStore
     from .inspector.replaying import render_replay
 
     if send and continue_:
@@ -113,7 +113,7 @@ def replay(
             store.close()
     if continue_:
         from .cli_replay_send import continue_replay
-        from .inspector.render_runs import run_summary
+        from .inspector.cli_text_runs import run_summary
 
         child = continue_replay(root, run, step, overrides.to_dict(), live_tools=live_tools, yes=yes)
         document["continued"] = {"run": child["id"], "status": child["status"], "text": child["text"], "error": child["error"], "steps": len(child["steps"])}
@@ -128,7 +128,7 @@ def replay(
         return
     if send:
         from .cli_replay_send import send_replay
-        from .inspector.render_runs import run_summary
+        from .inspector.cli_text_runs import run_summary
 
         child = send_replay(root, run, document, yes=yes)
         document["sent"] = {"run": child["id"], "status": child["status"], "text": child["text"], "usage": child["usage"],

@@ -16,7 +16,7 @@ import click
 
 def recorded_step(root: Path, run_id: str, index: int) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
     """The run, its step ``index`` and that step's plan inputs (``None`` for a run recorded before they were kept)."""
-    from .core.runstore import RunStore, RunStoreError, read_step_plan
+    from .core.record.runstore import RunStore, RunStoreError, read_step_plan
 
     store = RunStore.for_project(root, create=False)
     try:
@@ -77,7 +77,7 @@ def worker_failure(what: str, answer: dict[str, Any]) -> click.ClickException:
 
 def replay_current_step(root: Path, run_id: str, index: int, overrides: Any, timeout: float = 30.0) -> dict[str, Any]:
     """The replay document of a recorded step planned from today's source (see the module docstring)."""
-    from .core.replay import ReplayError, replay_recorded
+    from .core.record.replay import ReplayError, replay_recorded
     from .inspector.replaying import replay_document
 
     run, step, plan = recorded_step(root, run_id, index)

@@ -2,7 +2,7 @@
 
 The model adapter is user code, so the call happens in a worker (``inspector/replay_send.py``). A
 model that is not a ``ScriptedModel`` is called only after a confirmation (or ``--yes``), which
-shows the estimated input cost where a price is known (``core/pricing.py``). The child run is
+shows the estimated input cost where a price is known (``core/record/pricing.py``). The child run is
 written to the project's store with ``parent`` (the recorded run) and ``fork_step`` (the step).
 """
 
@@ -47,7 +47,7 @@ async def _child_run(root: Path, timeout: float, what: str, call: Any, ask: Any)
 
 def record_child(root: Path, timeout: float, what: str, call: Any, ask: Any) -> dict[str, Any]:
     """Make the child run in a worker (``_child_run``) and write it to the project's store; returns it."""
-    from .core.runstore import RunStore, RunStoreError
+    from .core.record.runstore import RunStore, RunStoreError
 
     child = asyncio.run(_child_run(root, timeout, what, call, ask))
     store = RunStore.for_project(root)

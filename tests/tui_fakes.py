@@ -41,7 +41,7 @@ from crux_devtools import (
     tool,
     when,
 )
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.api import SessionEvent
 from confirm_fake import fake_check_run
 from web_runs_fakes import run_to_the_end

@@ -195,7 +195,7 @@ class FakeSession:
             callback(event)
 
     def _target(self, p: Any) -> Any:
-        from crux_devtools.inspector.loader import Target
+        from crux_devtools.inspector.worker_import import Target
 
         line = 10 + list(self.prompts).index(p.id)
         return Target(p.id, "prompt", p, "prompts", "prompts.py", line)  # an "agent" here is a prompt said to have a model

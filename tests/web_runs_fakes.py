@@ -31,7 +31,7 @@ from crux_devtools import (
     tool,
     tool_call,
 )
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 from confirm_fake import fake_check_run
 
 XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'

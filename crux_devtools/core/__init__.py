@@ -13,26 +13,26 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     # Type checkers see the real names; at run time ``__getattr__`` loads them from ``_SOURCES``.
-    from .budget import (
+    from .plan.budget import (
         CONSERVATIVE_MODEL_CAPACITY,
         InputBudget,
         ModelCapacityProfile,
         merge_input_budget,
         resolve_model_capacity_profile,
     )
-    from .ladders import droppable, offload, offloadable, prefer, summarizable
-    from .offload_store import OffloadReceipt, OffloadStore
-    from .requests import PlanningSession, apreview, preview
-    from .preparing import PreparedSummary, aprepare_summaries, prepare_summaries
-    from .receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
-    from .recording import RunRecorder, record_runs
-    from .redaction import redact_values
-    from .agents import Agent, agent
-    from .runtime import GenerateResult, Step, ToolResult, agenerate, generate
-    from .summaries import SummaryStore, summarize
-    from .contexts import Conditional, Context, Match, context, match, when
+    from .plan.ladders import droppable, offload, offloadable, prefer, summarizable
+    from .plan.offload_store import OffloadReceipt, OffloadStore
+    from .plan.requests import PlanningSession, apreview, preview
+    from .plan.preparing import PreparedSummary, aprepare_summaries, prepare_summaries
+    from .plan.receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
+    from .record.recording import RunRecorder, record_runs
+    from .record.redaction import redact_values
+    from .plan.agents import Agent, agent
+    from .run.runtime import GenerateResult, Step, ToolResult, agenerate, generate
+    from .plan.summaries import SummaryStore, summarize
+    from .compose.contexts import Conditional, Context, Match, context, match, when
     from .memory import ContextAssembly, Evidence, Memory, MemoryStore, SectionSummary, facts, memory, recent_messages
-    from .skills import Skill, skill
+    from .compose.skills import Skill, skill
     from .errors import (
         CallbackError,
         CruxError,
@@ -47,14 +47,14 @@ if TYPE_CHECKING:
         RunStoreError,
         SummaryError,
     )
-    from .models import AnthropicModel, Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
-    from .record_call import RecordedCall, record_call
-    from .otel_export import emit_otel
-    from .prompts import Prompt, prompt
-    from .results import Drop, Exclusion, Inspection, Part, Resolved
+    from .run.models import AnthropicModel, Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
+    from .run.record_call import RecordedCall, record_call
+    from .record.otel_export import emit_otel
+    from .compose.prompts import Prompt, prompt
+    from .compose.results import Drop, Exclusion, Inspection, Part, Resolved
     from .tokens import TiktokenCounter, TokenCounter, default_counter
     from .tools import Tool, tool
-    from .validation import InputValidationError
+    from .compose.validation import InputValidationError
 
 __all__ = [
     "ContextAssembly",
@@ -150,32 +150,32 @@ __all__ = [
 
 # Where each public name lives (tests/core/test_runstore.py checks it against the imports above).
 _SOURCES: dict[str, tuple[str, ...]] = {
-    "budget": ("CONSERVATIVE_MODEL_CAPACITY", "InputBudget", "ModelCapacityProfile", "merge_input_budget", "resolve_model_capacity_profile",),
-    "ladders": ("droppable", "offload", "offloadable", "prefer", "summarizable",),
-    "offload_store": ("OffloadReceipt", "OffloadStore",),
-    "requests": ("PlanningSession", "apreview", "preview",),
-    "preparing": ("PreparedSummary", "aprepare_summaries", "prepare_summaries",),
-    "receipts": ("Adaptation", "Candidate", "Contribution", "Receipt", "RequestInspection", "RequestPreview", "inspect_request",),
-    "agents": ("Agent", "agent",),
-    "runtime": ("GenerateResult", "Step", "ToolResult", "agenerate", "generate",),
-    "recording": ("RunRecorder", "record_runs",),
-    "redaction": ("redact_values",),
-    "summaries": ("SummaryStore", "summarize",),
-    "contexts": ("Conditional", "Context", "Match", "context", "match", "when",),
+    "plan.budget": ("CONSERVATIVE_MODEL_CAPACITY", "InputBudget", "ModelCapacityProfile", "merge_input_budget", "resolve_model_capacity_profile",),
+    "plan.ladders": ("droppable", "offload", "offloadable", "prefer", "summarizable",),
+    "plan.offload_store": ("OffloadReceipt", "OffloadStore",),
+    "plan.requests": ("PlanningSession", "apreview", "preview",),
+    "plan.preparing": ("PreparedSummary", "aprepare_summaries", "prepare_summaries",),
+    "plan.receipts": ("Adaptation", "Candidate", "Contribution", "Receipt", "RequestInspection", "RequestPreview", "inspect_request",),
+    "plan.agents": ("Agent", "agent",),
+    "run.runtime": ("GenerateResult", "Step", "ToolResult", "agenerate", "generate",),
+    "record.recording": ("RunRecorder", "record_runs",),
+    "record.redaction": ("redact_values",),
+    "plan.summaries": ("SummaryStore", "summarize",),
+    "compose.contexts": ("Conditional", "Context", "Match", "context", "match", "when",),
     "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "SectionSummary", "facts", "memory", "recent_messages",),
-    "skills": ("Skill", "skill",),
+    "compose.skills": ("Skill", "skill",),
     "errors": (
         "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
         "ReplayError", "RequestCompositionError", "RunError", "RunStoreError", "SummaryError",
     ),
-    "record_call": ("RecordedCall", "record_call",),
-    "otel_export": ("emit_otel",),
-    "models": ("AnthropicModel", "Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
-    "prompts": ("Prompt", "prompt",),
-    "results": ("Drop", "Exclusion", "Inspection", "Part", "Resolved",),
+    "run.record_call": ("RecordedCall", "record_call",),
+    "record.otel_export": ("emit_otel",),
+    "run.models": ("AnthropicModel", "Model", "ModelRequest", "ModelResponse", "OpenAICompatibleModel", "ScriptedModel", "ToolCall", "tool_call",),
+    "compose.prompts": ("Prompt", "prompt",),
+    "compose.results": ("Drop", "Exclusion", "Inspection", "Part", "Resolved",),
     "tokens": ("TiktokenCounter", "TokenCounter", "default_counter",),
     "tools": ("Tool", "tool",),
-    "validation": ("InputValidationError",),
+    "compose.validation": ("InputValidationError",),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 

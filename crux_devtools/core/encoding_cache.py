@@ -7,9 +7,13 @@ special tokens) with ``marshal``, which holds only bytes, ints and strings, so r
 no code. Later loads read that file in a few tens of milliseconds.
 
 Where: ``$CRUX_DEVTOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/crux-devtools``, else
-``~/.cache/crux-devtools``. The file is keyed by the encoding name, tiktoken's version and the size
-and modification time of the module that defines the encoding, so upgrading either package rebuilds
-it. Any failure to read or write the cache falls back to tiktoken's own loading: the cache can make a
+``~/.cache/crux-devtools``. The file is keyed by the encoding name, tiktoken's version and the path,
+size and modification time of the module that defines the encoding, so upgrading either package
+rebuilds it; the key's digest is part of the file name, so several environments (virtualenvs,
+worktrees) sharing one cache folder each keep their own file instead of overwriting one another's
+(each overwrite made every other environment's next process load the table the slow way). Writing a
+file removes those of other keys written more than ``STALE_DAYS`` ago (an environment that still
+uses one writes it again on its next load). Any failure to read or write the cache falls back to tiktoken's own loading: the cache can make a
 load faster, never different.
 
 Never different, even when the file is damaged: it starts with a SHA-256 digest of the table, checked
@@ -21,6 +25,7 @@ too. A file that fails any check is replaced by a freshly built one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import logging
@@ -37,6 +42,7 @@ FORMAT = 2
 ENV_DIR = "CRUX_DEVTOOLS_CACHE_DIR"
 MAGIC = b"crux-devtools encoding cache 2\n"
 DIGEST_SIZE = hashlib.sha256().digest_size
+STALE_DAYS = 30
 
 log = logging.getLogger("crux_devtools")
 
@@ -68,6 +74,21 @@ def _constructor(name: str) -> tuple[Callable[[], dict[str, Any]], str] | None:
     return None
 
 
+def cache_file(name: str, key: str) -> Path:
+    """The cache file of encoding ``name`` built under ``key`` (see the module docstring)."""
+    return cache_dir() / f"{name}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}.marshal"
+
+
+def _prune(path: Path, name: str) -> None:
+    """Remove the files of ``name`` under other keys written more than ``STALE_DAYS`` ago."""
+    import time
+
+    for other in path.parent.glob(f"{name}-*.marshal"):
+        with contextlib.suppress(OSError):
+            if other != path and time.time() - other.stat().st_mtime > STALE_DAYS * 86400:
+                other.unlink()
+
+
 def _key(name: str, source: str) -> str:
     import tiktoken
 
@@ -93,7 +114,7 @@ def _read(path: Path, key: str) -> dict[str, Any] | None:
     return data["kwargs"]
 
 
-def _write(path: Path, key: str, kwargs: dict[str, Any]) -> None:
+def _write(path: Path, name: str, key: str, kwargs: dict[str, Any]) -> None:
     try:
         payload = marshal.dumps({"key": key, "kwargs": kwargs})
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,6 +126,7 @@ def _write(path: Path, key: str, kwargs: dict[str, Any]) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        _prune(path, name)
     except (OSError, ValueError):
         pass  # an unwritable or full cache folder only costs speed
 
@@ -148,10 +170,10 @@ def _build(name: str) -> Any:
         key = _key(name, source)
     except OSError:
         return tiktoken.get_encoding(name)
-    path = cache_dir() / f"{name}.marshal"
+    path = cache_file(name, key)
     cached = _from_cache(tiktoken, path, key)
     if cached is not None:
         return cached
     kwargs = constructor()  # tiktoken's own load; the file is rewritten from what it returns
-    _write(path, key, kwargs)
+    _write(path, name, key, kwargs)
     return tiktoken.Encoding(**kwargs)

@@ -43,6 +43,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
+from crux_devtools.shapes import DiagnosticDict, ErrorInfoDict, PlanErrorDict
+
 CompositionCode = Literal["REQUEST_TOO_LARGE", "INVALID_COMPOSITION", "REPRESENTATION_UNAVAILABLE"]
 COMPOSITION_CODES: tuple[CompositionCode, ...] = get_args(CompositionCode)
 
@@ -103,8 +105,8 @@ class Diagnostic:
     tokens: int | None
     message: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> DiagnosticDict:
+        return {"id": self.id, "code": self.code, "contributor": self.contributor, "tokens": self.tokens, "message": self.message}
 
 
 class RequestCompositionError(CruxError):
@@ -125,7 +127,7 @@ class RequestCompositionError(CruxError):
         self.diagnostics: list[Diagnostic] = list(diagnostics or [])
         self.request_id = request_id
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PlanErrorDict:
         return {
             "code": self.code,
             "message": str(self),
@@ -203,8 +205,8 @@ class ErrorInfo:
     def __str__(self) -> str:
         return self.message
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> ErrorInfoDict:
+        return {"type": self.type, "message": self.message, "traceback": self.traceback}
 
 
 class RunError(CruxError):

@@ -10,6 +10,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
+from crux_devtools.shapes import ToolSchemaDict
+
 from .errors import invalid_composition
 
 
@@ -61,7 +63,7 @@ class Tool:
             },
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ToolSchemaDict:
         return {"name": self.name, "description": self.description, "parameters": parameters_schema(self.parameters)}
 
 

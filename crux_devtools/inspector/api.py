@@ -5,9 +5,10 @@ the TUI (``crux_devtools/tui``) are thin adapters that only read reports and cal
 Front-end tests may use any object with the same methods (a fake session).
 
 A *report* is plain JSON-serialisable data (``dict``) produced by the worker process. Its typed form
-is ``report_types.py`` (``Report``, ``PromptReport``, ``ExampleReport``, ``LoadErrorDict``,
-``PlanErrorDict``, ...; re-exported here): the front ends annotate what they read with it, so mypy
-checks them, and a test validates real reports against it. Every ``LoadError`` is built by
+is ``crux_devtools/shapes.py`` (``Report``, ``PromptReport``, ``ExampleReport``, ``PreviewDict``,
+``LoadErrorDict``, ...; named in ``report_types.py`` and re-exported here): the front ends annotate
+what they read with it, so mypy checks them, the worker boundary checks every message against it
+(``wire.py``), and a test validates real reports against it. Every ``LoadError`` is built by
 ``errors.LoadError`` (one constructor per kind of fault) and stored as its ``to_dict()``.
 
     {
@@ -75,7 +76,7 @@ any run, plus ``"recorded": bool`` (whether it reached the store; ``"record_erro
 A failed run has ``status="error"`` and ``error={type, message, traceback}``; a target that cannot be
 run, or a worker fault, also comes back in this shape (``id`` None, ``recorded`` False). Each Run
 starts from the definitions as loaded: a ``ScriptedModel`` is replayed from its first response.
-``session.runs()`` is the project's ``RunStore`` (``crux_devtools.core.runstore``), or ``None`` when
+``session.runs()`` is the project's ``RunStore`` (``crux_devtools.core.record.runstore``), or ``None`` when
 the file cannot be opened (a warning is logged once). While anyone is subscribed, the session polls
 the store and emits ``SessionEvent(kind="runs", version=<store change token>, summary="1 new run:
 <target> (<status>)", runs=[new run ids, oldest first])`` within about 250 ms of any process writing.
@@ -226,7 +227,7 @@ def is_stale(report: Report | None, prompt: PromptReport | None) -> bool:
 
 def has_ladders(prompt: PromptReport) -> bool:
     """Whether the planner found ladder rungs to choose from in any example of ``prompt``."""
-    return any(ex["preview"] is not None and ex["preview"].get("candidates") for ex in prompt["examples"])
+    return any(ex["preview"] is not None and ex["preview"]["candidates"] for ex in prompt["examples"])
 
 
 def default_budget_target(prompt: PromptReport) -> str:

@@ -70,7 +70,7 @@ def _scrubbed(report: dict[str, Any] | None, scratch: str) -> dict[str, Any] | N
 
 
 def _review(root: Path, rev: str, sha: str, base: dict[str, Any] | None, head: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
-    from ..core.pricing import price_for
+    from ..core.record.pricing import price_for
     from .discovery import read_model_config
 
     profiles = read_model_config(root)[0]["models"]

@@ -224,7 +224,7 @@ def _imports_crux(path: Path) -> bool:
 # --- model profiles: what prompts are planned against -------------------------------------------
 
 _CONFIDENCES = ("exact", "estimated", "conservative")
-# Prices in USD per million tokens (read by core/pricing.py, which the server does not import).
+# Prices in USD per million tokens (read by core/record/pricing.py, which the server does not import).
 PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price")
 _PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence", *PRICE_KEYS)
 

@@ -95,7 +95,7 @@ def _is_input_error(exc: BaseException) -> bool:
     """Whether ``exc`` is the core's ``InputValidationError``. Looked up in ``sys.modules``: this module
     is also imported by the session process, which must not load pydantic and the core, and an
     exception of that type can only exist where its module was loaded."""
-    validation = sys.modules.get("crux_devtools.core.validation")
+    validation = sys.modules.get("crux_devtools.core.compose.validation")
     return validation is not None and isinstance(exc, validation.InputValidationError)
 
 

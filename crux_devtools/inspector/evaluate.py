@@ -13,23 +13,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core.budget import InputBudget
+from ..core.plan.budget import InputBudget
 from ..core.errors import RequestCompositionError
-from ..core.ladders import shape
-from ..core.models.base import is_model
-from ..core.preparing import prepare_summaries, preview_as_sent
-from ..core.runtime import generate
+from ..core.plan.ladders import shape
+from ..core.contract import is_model
+from ..core.plan.preparing import prepare_summaries, preview_as_sent
+from ..core.plan.receipts import RequestPreview
+from ..core.compose.results import Inspection
+from ..core.run.runtime import generate
 from .api import failed_run
 from .errors import LoadError
-from .loader import LoadedProject, Progress, Target
+from .worker_import import LoadedProject, Progress, Target
 from .planning import PlanningDefaults
 from ..statuses import worst
 from .report_types import (
     ContextEntry,
     ExampleReport,
+    InspectionDict,
     LoadErrorDict,
     PreparedSummary,
     PrepareResult,
+    PreviewDict,
     PromptReport,
     SkippedSummary,
     Status,
@@ -61,7 +65,7 @@ def runnable_model(target: Target) -> Any:
 
 def model_kind(target: Target) -> Literal["scripted", "real"] | None:
     """``"scripted"`` (a ``ScriptedModel``: offline, free), ``"real"`` (any other adapter), or ``None``."""
-    from ..core.models import ScriptedModel
+    from ..core.run.models import ScriptedModel
 
     model = runnable_model(target)
     if model is None:
@@ -75,7 +79,7 @@ def fresh_model(model: Any) -> Any:
     import copy
     import threading
 
-    from ..core.models import ScriptedModel
+    from ..core.run.models import ScriptedModel
 
     if not isinstance(model, ScriptedModel):
         return model
@@ -103,28 +107,30 @@ def example_inputs(target: Target) -> list[tuple[str, dict[str, Any]]]:
     return [(EMPTY_EXAMPLE, {})]
 
 
-def inspection_dict(inspection: Any) -> tuple[dict[str, Any], bool]:
+def inspection_dict(inspection: Inspection) -> tuple[InspectionDict, bool]:
     """``Inspection.to_dict()`` with over-long texts cut; returns whether anything was cut."""
     data = inspection.to_dict()
-    cut = False
-    for key in ("system", "prompt"):
-        data[key], was = truncate(data.get(key))
-        cut = cut or was
-    for part in data.get("parts", []):
-        part["text"], was = truncate(part.get("text"))
+    system, cut = truncate(data["system"])
+    data["system"] = system or ""
+    data["prompt"], was = truncate(data["prompt"])
+    cut = cut or was
+    for part in data["parts"]:
+        text, was = truncate(part["text"])
+        part["text"] = text or ""
         cut = cut or was
     return data, cut
 
 
-def preview_dict(planned: Any) -> tuple[dict[str, Any], bool]:
+def preview_dict(planned: RequestPreview) -> tuple[PreviewDict, bool]:
     """``RequestPreview.to_dict()`` with the sent request's over-long texts cut, as ``inspection_dict``
     does; returns whether anything was cut (token counts stay those of the full request)."""
     data = planned.to_dict()
-    sent = data.get("sent")
+    sent = data["sent"]
     cut = False
     if sent is not None:
-        sent["system"], cut = truncate(sent.get("system"))
-        for message in sent.get("messages") or []:
+        system, cut = truncate(sent["system"])
+        sent["system"] = system or ""
+        for message in sent["messages"]:
             if isinstance(message.get("content"), str):
                 message["content"], was = truncate(message["content"])
                 cut = cut or was
@@ -142,13 +148,13 @@ def summary_layers(target: Target) -> dict[str, Any]:
     return layers
 
 
-def summary_states(target: Target, preview_data: dict[str, Any], done: Sequence[Any] = ()) -> list[SummaryState]:
+def summary_states(target: Target, preview_data: PreviewDict, done: Sequence[Any] = ()) -> list[SummaryState]:
     """``ExampleReport["summaries"]``: one state per summary rung the planner considered; ``done``
     is what ``preview_as_sent`` prepared, or left for ``generate`` to prepare with a model."""
     layers = summary_layers(target)
     by_id = {d.contributor: d.status for d in done}
     states: list[SummaryState] = []
-    for candidate in preview_data.get("candidates") or []:
+    for candidate in preview_data["candidates"]:
         layer = layers.get(candidate["contributor"]) if candidate["representation"] == "summary" else None
         if layer is None:
             continue
@@ -189,12 +195,12 @@ def example_status(report: ExampleReport) -> Status:
     if failure is not None:
         found.append("over-limit" if failure["code"] in ("REQUEST_TOO_LARGE", "REPRESENTATION_UNAVAILABLE") else "error")
     planned = report["preview"]
-    if planned is not None and planned.get("status") == "over-limit":
+    if planned is not None and planned["status"] == "over-limit":
         found.append("over-limit")
     inspection = report["inspection"]
     if inspection is not None and not inspection["fits"]:
         found.append("over-budget")
-    if inspection is not None and inspection.get("unmatched"):
+    if inspection is not None and inspection["unmatched"]:
         found.append("unmatched")
     return worst(found) or "fits"  # type: ignore[return-value]  # a StatusKey
 
@@ -215,7 +221,7 @@ def evaluate_example(
     *,
     token_budget: int | None = None,
     input_budget: int | None = None,
-    inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
+    inspections: dict[Any, tuple[InspectionDict, bool]] | None = None,
     defaults: PlanningDefaults | None = None,
     messages: Mapping[str, Any] | None = None,
 ) -> ExampleReport:
@@ -259,7 +265,7 @@ def evaluate_example(
         report["truncated"] = report["truncated"] or cut
         report["summaries"] = summary_states(target, planned, done)
     except RequestCompositionError as exc:
-        report["preview_error"] = exc.to_dict()  # type: ignore[typeddict-item]  # the core's dict, a PlanErrorDict
+        report["preview_error"] = exc.to_dict()
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the planner runs user callbacks too
         report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict()
     report["status"] = example_status(report)
@@ -311,7 +317,7 @@ def _defined_at(context_lines: Mapping[int, tuple[str, int]] | None, context: An
 def prompt_report(
     root: Path,
     target: Target,
-    inspections: dict[Any, tuple[dict[str, Any], bool]] | None = None,
+    inspections: dict[Any, tuple[InspectionDict, bool]] | None = None,
     context_lines: Mapping[int, tuple[str, int]] | None = None,
     defaults: PlanningDefaults | None = None,
     progress: Progress | None = None,
@@ -380,7 +386,7 @@ def project_report(project: LoadedProject, defaults: PlanningDefaults | None = N
     """
     prompts = []
     errors: list[LoadErrorDict] = list(project.errors) if progress is not None else [*project.import_errors, *project.errors]
-    inspections: dict[Any, tuple[dict[str, Any], bool]] = {}
+    inspections: dict[Any, tuple[InspectionDict, bool]] = {}
     for target in project.targets:
         if target.id in skip:
             continue
@@ -407,8 +413,8 @@ def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any 
     The run is recorded with ``origin="inspector"`` through ``recorder`` (a ``RunRecorder`` for the
     project's store) and written before this returns. A failure is a run with ``status="error"``.
     """
-    from ..core.recording import recording_scope, relative_file
-    from ..core.runstore import storable
+    from ..core.record.recording import recording_scope, relative_file
+    from ..core.record.runstore import storable
 
     model = runnable_model(target)
     if model is None:

@@ -65,6 +65,11 @@ class ForkServer:
         self._token = 0
 
     @property
+    def spawned(self) -> bool:
+        """Its process is started (it may still be warming up)."""
+        return self._zygote is not None
+
+    @property
     def alive(self) -> bool:
         return self._zygote is not None and self._zygote.alive and self._reader is not None and not self._reader.done()
 

@@ -31,19 +31,19 @@ class LimitRow:
     hint: str
 
 
-def _number(preview: dict[str, Any], _plan_model: dict[str, Any], key: str) -> str:
+def _number(preview: Mapping[str, Any], _plan_model: Mapping[str, Any], key: str) -> str:
     value = preview.get(key)
     if isinstance(value, bool) or not isinstance(value, int):
         return MISSING if value is None else str(value)
     return f"{value:,}"
 
 
-def _text(preview: dict[str, Any], _plan_model: dict[str, Any], key: str) -> str:
+def _text(preview: Mapping[str, Any], _plan_model: Mapping[str, Any], key: str) -> str:
     value = preview.get(key)
     return MISSING if value is None or value == "" else str(value)
 
 
-def _capacity(preview: dict[str, Any], plan_model: dict[str, Any], key: str) -> str:
+def _capacity(preview: Mapping[str, Any], plan_model: Mapping[str, Any], key: str) -> str:
     profile = plan_model.get("profile")
     if profile:  # a [tool.crux-devtools.models.NAME] table gave the capacity: name the line
         return f"{profile}"
@@ -52,7 +52,7 @@ def _capacity(preview: dict[str, Any], plan_model: dict[str, Any], key: str) -> 
 
 
 # (preview key, label, how to write the value, hint): the panel, top to bottom.
-LIMITS: tuple[tuple[str, str, Callable[[dict[str, Any], dict[str, Any], str], str], str], ...] = (
+LIMITS: tuple[tuple[str, str, Callable[[Mapping[str, Any], Mapping[str, Any], str], str], str], ...] = (
     ("context_window", "context window", _number, "the model's whole context window"),
     ("output_reserve", "output reserve", _number, "kept free for the answer (max_tokens or the profile's)"),
     ("safety_margin", "safety margin", _number, "kept for counting error: 0/5/10% of the window by confidence"),
@@ -67,7 +67,7 @@ LIMITS: tuple[tuple[str, str, Callable[[dict[str, Any], dict[str, Any], str], st
 )
 
 
-def limit_rows(preview: dict[str, Any], plan_model: Mapping[str, Any] | None = None) -> list[LimitRow]:
+def limit_rows(preview: Mapping[str, Any], plan_model: Mapping[str, Any] | None = None) -> list[LimitRow]:
     """The limits panel of one plan, in ``LIMITS`` order. ``plan_model`` is the prompt report's
     ``plan_model`` (it names the pyproject.toml line a capacity came from)."""
     model = plan_model if isinstance(plan_model, dict) else {}

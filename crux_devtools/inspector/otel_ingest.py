@@ -10,7 +10,7 @@ an exporter that sends a batch again replaces the same runs instead of doubling 
 
 Spans without GenAI attributes are accepted and ignored; a span whose attributes have the wrong
 type keeps what can be read. Nothing here raises on bad input except ``OtlpError`` (a 4xx).
-Attribute names come from ``core.otel_semconv`` only. Standard library only, plus
+Attribute names come from ``core.record.otel_semconv`` only. Standard library only, plus
 ``opentelemetry-proto`` for protobuf bodies (the ``otel`` extra).
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..core import otel_semconv as sc
+from ..core.record import otel_semconv as sc
 
 JSON_TYPE = "application/json"
 PROTOBUF_TYPE = "application/x-protobuf"

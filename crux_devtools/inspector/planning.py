@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core.budget import ModelCapacityProfile, capacity_and_source, model_name_of
-from ..core.summaries import LayeredSummaryStore, SummaryStore
-from .loader import Target
+from ..core.plan.budget import ModelCapacityProfile, capacity_and_source, model_name_of
+from ..core.plan.summaries import LayeredSummaryStore, SummaryStore
+from .worker_import import Target
 from .report_types import PlanModel
 
 ModelSource = Literal["prompt", "agent", "project", "none"]

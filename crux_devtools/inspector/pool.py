@@ -6,6 +6,7 @@ It chooses between the two ways of starting a worker (``forkserver.ForkServer.fo
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from pathlib import Path
@@ -32,6 +33,7 @@ class WorkerPool:
         self._spare: WorkerProcess | None = None
         self._server: Any = None
         self._closed = False
+        self._warming: asyncio.Future[WorkerProcess | None] | None = None
 
     async def _start(self) -> WorkerProcess:
         if self.fork:
@@ -59,6 +61,9 @@ class WorkerPool:
         The caller calls ``warm()`` once its job is done: starting the next spare while a job runs
         would compete with it for the CPU.
         """
+        if self._warming is not None and not self._warming.done():  # a spare on its way: wait for it
+            with contextlib.suppress(OSError, WorkerError):
+                await asyncio.shield(self._warming)
         worker = self._spare
         self._spare = None
         if worker is None or not worker.alive:
@@ -68,11 +73,40 @@ class WorkerPool:
         return worker
 
     async def warm(self) -> WorkerProcess | None:
-        """Start the spare now, if pre-warming is on and there is none; returns a new spare."""
-        if self.prewarm and self._spare is None and not self._closed:
-            self._spare = await self._start()
-            return self._spare
+        """Start the spare now, if pre-warming is on and there is none; returns a new spare.
+
+        A call while another is starting the spare waits for it (and returns ``None``): one pool
+        never starts two fork servers or two spares at once.
+        """
+        if self._warming is not None and not self._warming.done():
+            await asyncio.shield(self._warming)
+            return None
+        if self.start_warming():
+            assert self._warming is not None
+            return await asyncio.shield(self._warming)
         return None
+
+    def start_warming(self) -> bool:
+        """Start warming the spare (``warm``) without waiting for it; False when there is nothing to start."""
+        if not self.prewarm or self._spare is not None or self._closed or (self._warming is not None and not self._warming.done()):
+            return False
+        warming: asyncio.Future[WorkerProcess | None] = asyncio.ensure_future(self._start())
+        warming.add_done_callback(self._warmed)
+        self._warming = warming
+        return True
+
+    async def spawned(self) -> None:
+        """Wait until the process of the spare being warmed exists (its warm-up then runs on its own),
+        or the warm-up ended."""
+        while self._warming is not None and not self._warming.done():
+            server = self._server
+            if not self.fork or (server is not None and server.spawned):
+                return
+            await asyncio.sleep(0.001)
+
+    def _warmed(self, warming: asyncio.Future[WorkerProcess | None]) -> None:
+        if not warming.cancelled() and warming.exception() is None:
+            self._spare = warming.result()
 
     async def ready(self) -> None:
         """Wait for the spare, if any, to finish warming up."""
@@ -82,6 +116,10 @@ class WorkerPool:
 
     async def close(self) -> None:
         self._closed = True
+        if self._warming is not None and not self._warming.done():  # closing at start-up: do not wait for it
+            self._warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError, OSError, WorkerError):
+                await self._warming
         if self._spare is not None:
             await self._spare.close()
             self._spare = None

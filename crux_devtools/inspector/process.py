@@ -29,6 +29,7 @@ from typing import Any
 from . import reaper
 from .errors import LoadError
 from .report_types import LoadErrorDict
+from .wire import check_answer
 
 READY_TIMEOUT = 60.0
 STREAM_LIMIT = 256 * 1024 * 1024
@@ -246,7 +247,7 @@ class WorkerProcess:
                     raise await self._exit_failure()
                 answer = self._parse(raw.decode("utf-8", errors="replace"))
                 if "event" not in answer:
-                    return answer
+                    return check_answer(str(message.get("op")), answer)
                 if answer.get("event") == "exit":
                     self.exit_call = answer
                 if on_event is not None:

@@ -17,13 +17,14 @@ import json
 import time
 from typing import Any
 
-from ..core.budget import model_name_of
+from ..core.plan.budget import model_name_of
 from ..core.errors import ErrorInfo
-from ..core.models.base import acall
-from ..core.recording import relative_file
-from ..core.replay import ReplayError, plan_recorded
-from ..core.runstore import RunStore, iso_now, new_run_id, read_step_plan
+from ..core.contract import acall
+from ..core.record.recording import relative_file
+from ..core.record.replay import ReplayError, plan_recorded
+from ..core.record.runstore import RunStore, iso_now, new_run_id, read_step_plan
 from ..core.tokens import default_counter
+from ..shapes import ErrorInfoDict
 from .evaluate import fresh_model, model_kind, runnable_model
 from .replay_current import overrides_of
 
@@ -67,7 +68,7 @@ def continue_from(root: Any, target: Any, request: dict[str, Any], defaults: Any
 
 
 async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: int, data: dict[str, Any], overrides: Any, live_tools: bool) -> dict[str, Any]:
-    from ..core.runtime import run_tools  # the loop's own tool runner: validation, offload policies
+    from ..core.run.runtime import run_tools  # the loop's own tool runner: validation, offload policies
 
     frame, texts, state = data["frame"], data["texts"], dict(data["state"])
     step = next(s for s in run["steps"] if s.get("index") == index)
@@ -77,7 +78,7 @@ async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: 
     max_steps = getattr(target.obj, "max_steps", None) or 8
     started_at, started = iso_now(), time.perf_counter()
     steps: list[dict[str, Any]] = []
-    error: dict[str, Any] | None = None
+    error: ErrorInfoDict | None = None
     text: str | None = None
     for k in range(index, max(max_steps, index + 1)):
         planned = plan_recorded(frame, texts, state, messages, overrides)

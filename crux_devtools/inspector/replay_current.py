@@ -4,7 +4,7 @@ The worker evaluates the target with the step's recorded input and messages (the
 and this run's tool traffic before the step), the recorded epoch's rung ceilings and whether the
 ``read_offload`` tool was already required, and plans it as ``generate`` would: a summary the plan
 wants is prepared first when its strategy needs no model (no model is ever called here). It answers
-with the plan inputs of that plan (``core.plan_inputs``' frame, state and texts) and the messages
+with the plan inputs of that plan (``core.plan.plan_inputs``' frame, state and texts) and the messages
 it would send, so the caller replays and compares it exactly as it does a recorded step.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from ..core.callbacks import drive_sync
-from ..core.plan_inputs import PlanInputs
-from ..core.planner import Planner, gather
-from ..core.preparing import prepare_without_model, to_prepare
-from ..core.requests import plan_options, setup
-from ..core.summaries import SummaryStore
+from ..core.compose.callbacks import drive_sync
+from ..core.plan.plan_inputs import PlanInputs
+from ..core.plan.planner import Planner, gather
+from ..core.plan.preparing import prepare_without_model, to_prepare
+from ..core.plan.requests import plan_options, setup
+from ..core.plan.summaries import SummaryStore
 
 
 def plan_current(target: Any, request: dict[str, Any], defaults: Any) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def plan_current(target: Any, request: dict[str, Any], defaults: Any) -> dict[st
 
 def overrides_of(data: dict[str, Any], defaults: Any) -> Any:
     """``Overrides`` from their JSON form (``Overrides.to_dict()``); the model's profile from the project's."""
-    from ..core.replay import Overrides, ReplayError
+    from ..core.record.replay import Overrides, ReplayError
 
     model = data.get("model") or None
     profile = None
@@ -70,8 +70,8 @@ def overrides_of(data: dict[str, Any], defaults: Any) -> Any:
 def replay_recorded_document(root: Any, request: dict[str, Any], defaults: Any) -> dict[str, Any]:
     """The replay document of a recorded step (``request``: ``run``, ``step``, ``overrides``), or
     ``{"error": message}`` for what cannot be replayed (an unknown run or step, a bad override)."""
-    from ..core.replay import ReplayError, replay_step
-    from ..core.runstore import RunStore, read_step_plan
+    from ..core.record.replay import ReplayError, replay_step
+    from ..core.record.runstore import RunStore, read_step_plan
     from .replaying import replay_document
 
     store = RunStore.for_project(root, create=False)

@@ -14,13 +14,13 @@ import asyncio
 import time
 from typing import Any
 
-from ..core.budget import model_name_of
+from ..core.plan.budget import model_name_of
 from ..core.errors import ErrorInfo
-from ..core.models import ModelRequest
-from ..core.models.base import acall
-from ..core.recording import relative_file
-from ..core.replay import RecordedTool
-from ..core.runstore import iso_now, new_run_id
+from ..core.run.models import ModelRequest
+from ..core.contract import acall
+from ..core.record.recording import relative_file
+from ..core.record.replay import RecordedTool
+from ..core.record.runstore import iso_now, new_run_id
 from .evaluate import fresh_model, model_kind, runnable_model
 
 

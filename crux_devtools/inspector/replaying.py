@@ -1,6 +1,6 @@
 """A replayed step as the front ends show it: the replayed request, its changes against the recorded one.
 
-``replay_document`` turns a ``core.replay.ReplayedStep`` into one JSON document (the CLI's ``--json``,
+``replay_document`` turns a ``core.record.replay.ReplayedStep`` into one JSON document (the CLI's ``--json``,
 the web panel and the TUI read the same): ``run``, ``step``, ``source``, ``overrides``, ``identical``,
 ``recorded`` (``input_tokens``, ``sent``), ``replayed`` (``input_tokens``, ``sent``, ``status``,
 ``adaptations``, and the plan's limits, warnings and diagnostics), ``changes`` and ``cache_prefix``.
@@ -17,7 +17,7 @@ from typing import Any
 
 from ..review.changes import RequestSnapshot, compare, snapshot_from_request
 from ..review.render import describe, prefix_line
-from .render_sent import sent_lines
+from .cli_text_sent import sent_lines
 
 
 def _snapshot(sent: Mapping[str, Any] | None, contributions: Iterable[Mapping[str, Any]], *, input_tokens: int | None, status: str,
@@ -110,7 +110,7 @@ def split_messages(step: Mapping[str, Any], state: Mapping[str, Any] | None) -> 
 def step_messages(store: Any, run: Mapping[str, Any] | None, index: int) -> dict[str, Any] | None:
     """``split_messages`` of recorded step ``index`` of ``run`` (its plan inputs read from ``store``,
     when given), so the prompt view shows the request as that step sent it; ``None`` for no such step."""
-    from ..core.runstore import read_step_plan
+    from ..core.record.runstore import read_step_plan
 
     step = next((s for s in (run or {}).get("steps") or [] if isinstance(s, Mapping) and s.get("index") == index), None)
     if run is None or step is None:
@@ -121,7 +121,7 @@ def step_messages(store: Any, run: Mapping[str, Any] | None, index: int) -> dict
 
 def write_child_run(root: Any, run: dict[str, Any]) -> None:
     """Write a run a replay made (a send's answer) to the project's store (raises ``RunStoreError``)."""
-    from ..core.runstore import RunStore
+    from ..core.record.runstore import RunStore
 
     store = RunStore.for_project(root)
     try:

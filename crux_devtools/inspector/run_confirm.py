@@ -24,7 +24,7 @@ def model_token(model: Any) -> str:
     """A short fingerprint of a model adapter: its class, name and plain settings (endpoint, model
     id, ...). The same configuration after a re-import gives the same token; a different model gives
     another."""
-    from ..core.budget import model_name_of
+    from ..core.plan.budget import model_name_of
 
     cls = type(model)
     settings: list[tuple[str, str]] = []
@@ -47,7 +47,7 @@ def confirmation_request(target_id: str, kind: str, model_name: str | None, toke
 def check_run(target: Any, confirm: Any) -> dict[str, Any] | None:
     """In the worker, just before a Run: ``None`` when it may go ahead (a scripted model, no model,
     or a confirmation of this very model), else the confirmation request to answer with."""
-    from ..core.budget import model_name_of
+    from ..core.plan.budget import model_name_of
     from .evaluate import model_kind, runnable_model
 
     if model_kind(target) != "real":

@@ -6,7 +6,7 @@ writes at their own rates) at the price of the model that step called; a run's i
 steps' (a summary without steps: its summed usage at its model's price). Anything without usage or
 without a known price is *unpriced* (``None``), never a guess.
 
-Prices come from ``core.pricing`` (pure arithmetic, no heavy import: ``crux_devtools.core`` loads
+Prices come from ``core.record.pricing`` (pure arithmetic, no heavy import: ``crux_devtools.core`` loads
 its names lazily, so the session process still never loads pydantic or the planner) and the
 project's ``[tool.crux-devtools.models.NAME]`` tables, re-read when ``pyproject.toml`` changes.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.pricing import Price, cost_usd, format_usd, input_cost_usd, price_for
+from ..core.record.pricing import Price, cost_usd, format_usd, input_cost_usd, price_for
 from .discovery import read_model_config
 
 

@@ -9,7 +9,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.runstore import json_text
+from ..core.record.runstore import json_text
 
 CSV_COLUMNS = (
     "id", "started_at", "target", "kind", "status", "origin", "model", "steps", "input_tokens",

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rungs import label
+from ..core.plan.rungs import label
+from ..shapes import ExampleReport, SentRequestDict
 
 def rung_text(choice: Mapping[str, Any]) -> str:
     """A candidate's or adaptation's rung as every view writes it: its label, and the alternative's id
@@ -57,7 +58,7 @@ class SentPart:
     variant: str | None = None
     handle: str | None = None
     span: tuple[int, int] | None = None
-    contribution: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    contribution: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def attributed(self) -> bool:
@@ -78,12 +79,13 @@ class SentPart:
         return word
 
 
-def sent_request(example: dict[str, Any] | None) -> dict[str, Any] | None:
+def sent_request(example: ExampleReport | None) -> SentRequestDict | None:
     """The ``sent`` request of an ``ExampleReport`` (``None`` when nothing would be sent)."""
-    return ((example or {}).get("preview") or {}).get("sent")
+    preview = example["preview"] if example is not None else None
+    return preview["sent"] if preview is not None else None
 
 
-def span_of(contribution: dict[str, Any]) -> tuple[int, int] | None:
+def span_of(contribution: Mapping[str, Any]) -> tuple[int, int] | None:
     """A contribution's ``span`` as ``(start, end)``; ``None`` when it has none (or not two integers)."""
     span = contribution.get("span")
     if isinstance(span, (list, tuple)) and len(span) == 2 and all(isinstance(x, int) for x in span):
@@ -91,7 +93,7 @@ def span_of(contribution: dict[str, Any]) -> tuple[int, int] | None:
     return None
 
 
-def _part(contribution: dict[str, Any], text: str | None, span: tuple[int, int] | None) -> SentPart:
+def _part(contribution: Mapping[str, Any], text: str | None, span: tuple[int, int] | None) -> SentPart:
     return SentPart(
         contributor=str(contribution.get("contributor", "?")),
         kind=str(contribution.get("kind", "")),
@@ -109,7 +111,7 @@ def _unattributed(text: str) -> SentPart:
     return SentPart(UNATTRIBUTED, "text", "full", 0, text)
 
 
-def cut_system(system: str, contributions: Iterable[dict[str, Any]]) -> list[SentPart]:
+def cut_system(system: str, contributions: Iterable[Mapping[str, Any]]) -> list[SentPart]:
     """``system`` (the text as sent) cut at each contribution's ``span``, in text order, keeping
     every character: the parts' texts joined give back ``system`` exactly.
 
@@ -137,7 +139,7 @@ def cut_system(system: str, contributions: Iterable[dict[str, Any]]) -> list[Sen
     return parts
 
 
-def system_parts(preview: dict[str, Any]) -> list[SentPart]:
+def system_parts(preview: Mapping[str, Any]) -> list[SentPart]:
     """The sent system text, part by part in text order, each with its contributor and rung; an
     omitted rung (``text`` ``None``) stands after the part before it in the plan.
 
@@ -166,7 +168,7 @@ def system_parts(preview: dict[str, Any]) -> list[SentPart]:
     return ordered
 
 
-def tokens_of(preview: dict[str, Any], kinds: tuple[str, ...]) -> int:
+def tokens_of(preview: Mapping[str, Any], kinds: tuple[str, ...]) -> int:
     """Tokens of the contributions of these kinds (e.g. the messages, or the tool schemas)."""
     return sum(int(c.get("tokens") or 0) for c in preview.get("contributions") or [] if c.get("kind") in kinds)
 
@@ -181,7 +183,7 @@ def message_text(message: dict[str, Any]) -> str:
     return str(content)
 
 
-def model_words(preview: dict[str, Any], plan_model: dict[str, Any] | None) -> str:
+def model_words(preview: Mapping[str, Any], plan_model: Mapping[str, Any] | None) -> str:
     """Which model the plan is for: ``model gpt-4o (project default from pyproject.toml)``."""
     name = (plan_model or {}).get("name") or preview.get("model")
     label = (plan_model or {}).get("label")
@@ -190,7 +192,7 @@ def model_words(preview: dict[str, Any], plan_model: dict[str, Any] | None) -> s
     return label or "no model named"
 
 
-def capacity_line(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> str:
+def capacity_line(preview: Mapping[str, Any], plan_model: Mapping[str, Any] | None = None) -> str:
     """``model gpt-4o (the agent's model) · window 128,000 · output reserve 4,096 · capacity from
     the model's own capacity``: the capacity profile a plan used."""
     bits = [model_words(preview, plan_model)]

@@ -2,12 +2,16 @@
 
 The web app and the TUI are thin adapters over it (see ``api.py`` for the contract). The session's
 process never imports user code: discovery reads files, and every import, inspection, preview and
-run happens in a worker process (``process.py``), module by module (``loading.py``). Changes are
+run happens in a worker process (``process.py``), module by module (``session_load.py``). Changes are
 coalesced: while one evaluation runs, any number of further changes make at most one more.
 
 Staleness is per module: a module that fails to load keeps its last good prompts in the report,
 each marked ``"stale": true`` and still answered (budget, custom input) by the worker that loaded
-them; the other modules' prompts are current.
+them; the other modules' prompts are current. What a change calls for (a full load, an update, or
+nothing but a verification later) and what stays shown stale are decided by the pure functions of
+``reload_rules.py``; this class applies their answers, and owns the life cycle, the workers and the
+events. The history of shown reports is ``report_history.py``'s, the recorded runs' poller
+``runs_watch.py``'s.
 
 Incremental evaluation. The first load is full: every module is imported in a fresh
 worker, which records the import graph and the files user code read (``graph.py``). The session
@@ -52,14 +56,16 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import ModuleRef, discover, imported_note, is_ignored, read_model_config, read_watch_ignore
+from .discovery import ModuleRef, discover, imported_note, read_model_config, read_watch_ignore
 from .errors import FailedExample, LoadError
-from .history import open_history
-from .loading import LoadOutcome, load_project, update_project
+from .history import History
 from .pool import WorkerPool
-from .reload_rules import Held, Incremental, VerifyOnly, decide, was_read
 from .process import WorkerError, WorkerProcess
+from .reload_rules import Change, Held, Incremental, VerifyOnly, concerns, decide, last_good, sort_changes
+from .report_history import ReportHistory
 from .report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
+from .runs_watch import RunsWatcher
+from .session_load import LoadOutcome, load_project, update_project
 
 log = logging.getLogger(__name__)
 
@@ -108,27 +114,10 @@ def report_texts(report: Report | None, limit: int = 2_000) -> list[str]:
             for part in inspection["parts"]:
                 if part["text"]:
                     texts[part["text"]] = None
-            for key in ("system", "prompt"):
-                if inspection.get(key):
-                    texts[inspection[key]] = None
+            for text in (inspection["system"], inspection["prompt"]):
+                if text:
+                    texts[text] = None
     return list(texts)[:limit]
-
-
-def _runs_changes(store: Any, token: int | None, mark: int | None) -> tuple[int, int | None, SessionEvent | None]:
-    """The store's change token and write mark now, and the event to send if it changed (in a thread)."""
-    now = store.change_token()
-    if token is None or now == token:
-        if token is None:
-            mark, _ = store.written_since(None)
-        return now, mark, None
-    mark, new = store.written_since(mark)
-    if new:
-        listed = ", ".join(f"{r.get('target')} ({r.get('status')})" for r in new[-3:])
-        more = f"{len(new) - 3} more, " if len(new) > 3 else ""
-        summary = f"{len(new)} new run{'s' if len(new) != 1 else ''}: {more}{listed}"
-    else:
-        summary = "Recorded runs changed"
-    return now, mark, SessionEvent("runs", now, summary, runs=[str(r.get("id")) for r in new])
 
 
 class ProjectSession:
@@ -138,6 +127,30 @@ class ProjectSession:
     loads once (CLI, tests); ``history=False`` keeps no SQLite file; ``prewarm=False`` starts each
     worker only when needed; ``fork=False`` starts each worker as a fresh interpreter instead of
     forking it from the pre-warmed fork server (slower: about a second of CPU per change).
+
+    The session asks ``reload_rules`` what a change calls for and applies the answer; what it holds
+    between two loads, and what always holds of it:
+
+    - ``_worker``: the held worker: it imported every healthy module of ``_refs`` and answers jobs for
+      their prompts; ``None`` (or dead) means the next change is a full load.
+    - ``_owners``: stale prompt id -> the worker holding that prompt's last good version (the held
+      worker, or an older one kept alive for it). Every live worker is ``_worker``, in ``_owners``,
+      the pool's spare, or retiring (closed once its job in flight is answered).
+    - ``_known``: module name -> its last good prompts: a healthy module's current ones, a broken
+      module's as it last loaded well (``reload_rules.last_good`` is its only writer).
+    - ``_broken``: modules whose last import or evaluation failed; each shows its ``_known`` prompts
+      marked stale, and keeps its error until a load imports it again.
+    - ``_faulted``: modules that hung or ended a worker in the last full load: every change is a full
+      load until one loads without them faulting.
+    - ``_refs``: the module list the held worker loaded (set by full loads; another list: full load).
+    - ``_imported`` and ``_watched``: the project files the held worker imported, and the files it read
+      and folders it listed (``"dir/"``) -> the modules that did; a change to one is an update.
+    - ``_echoes``: files the held worker's own code wrote: their change is not a change.
+    - ``_needs_verify``, ``_unseen``, ``_since_verified``: the report shown is not yet verified (an
+      update's, or one a change skipped), the changed files no module read, and every change since
+      the last verified report; a fresh full load at rest clears them.
+    - ``_report`` (``_version``, ``_hashes``): the report shown; its version grows by one per report
+      that says something new (a verification that agrees keeps it).
     """
 
     def __init__(
@@ -152,6 +165,7 @@ class ProjectSession:
         fork: bool = True,
         runs_poll: float = 0.1,
         verify_after: float = 0.3,
+        pool: WorkerPool | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -161,23 +175,24 @@ class ProjectSession:
         self.watch = watch
         self.prewarm = prewarm
         # a damaged file or a read-only .crux: no history, one warning (the UIs show it too)
-        self.history, self.history_warning = open_history(self.root) if history else (None, None)
+        self._reports = ReportHistory(self.root, history)
+        self.history_warning = self._reports.warning
         self._report: Report | None = None
         self._version = 0
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
-        self._pool = WorkerPool(self.root, prewarm=prewarm, fork=fork)
-        self._worker: WorkerProcess | None = None  # holds the current version of the healthy modules
-        self._owners: dict[str, WorkerProcess] = {}  # stale prompt id -> the worker holding its last good version
-        self._known: dict[str, list[PromptReport]] = {}  # module name -> its prompts when it last loaded
+        self._pool = pool or WorkerPool(self.root, prewarm=prewarm, fork=fork)  # ``pool``: one already warming (the TUI's launch)
+        # What is held between two loads: see the class docstring.
+        self._worker: WorkerProcess | None = None
+        self._owners: dict[str, WorkerProcess] = {}
+        self._known: dict[str, list[PromptReport]] = {}
+        self._refs: list[ModuleRef] | None = None
+        self._broken: frozenset[str] = frozenset()
+        self._faulted: frozenset[str] = frozenset()
+        self._watched: dict[str, list[str]] = {}
+        self._imported: set[str] = set()
         self._dirty = False
         self._full = False  # a full load was asked for (``reload()`` with no files)
         self._pending_files: set[str] = set()
-        # What the held worker holds, for incremental updates (see "Incremental evaluation" above).
-        self._refs: list[ModuleRef] | None = None  # the module list it loaded
-        self._broken: frozenset[str] = frozenset()  # modules whose last import or evaluation failed
-        self._faulted: frozenset[str] = frozenset()  # modules that hung or ended a worker: full loads only
-        self._watched: dict[str, list[str]] = {}  # data files and folders/ user code read -> modules
-        self._imported: set[str] = set()  # project files the worker imported (relative)
         self._ignore: list[str] = []  # [tool.crux-devtools] watch_ignore
         self.fallbacks = 0  # incremental updates that fell back to a full load (tests, benchmarks)
         self._runner: asyncio.Future[None] | None = None
@@ -185,7 +200,6 @@ class ProjectSession:
         self._watch_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._retiring: set[WorkerProcess] = set()
-        self._writes: set[asyncio.Future[None]] = set()  # history writes, finished before closing
         self._preload: list[str] = []
         self._imported_note: str | None = None  # discovery.imported_note of the last load
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
@@ -193,21 +207,16 @@ class ProjectSession:
         self._hashes: dict[str, str] = {}
         self._copies: dict[int, tuple[PromptReport, PromptReport]] = {}  # see ``_merge``
         self._hash_cache: dict[int, tuple[PromptReport, str]] = {}  # see ``prompt_hashes``
-        self._recent: list[Report] = []  # distinct reports, newest last (no history file)
-        self._released: list[Report] = []  # reports no longer kept, freed by the next verification (see ``_remember``)
         self.evaluations = 0
-        self.runs_poll = runs_poll
-        self._runs: Any = None  # the project's RunStore, opened on first use
-        self._runs_warned = False
-        self._runs_task: asyncio.Task[None] | None = None
+        self._runs = RunsWatcher(self.root, self._emit, lambda: bool(self._subscribers), runs_poll)
         # Verification (see "At rest, the truth" in the module docstring).
         self.verify_after = verify_after
-        self._needs_verify = False  # the shown report comes from an update (or skipped one): not verified
-        self._unseen: set[str] = set()  # changed files no module imported or read, since the last full load
+        self._needs_verify = False
+        self._unseen: set[str] = set()
         self._verify_next = False  # the runner's next job is a verification
         self._verifier: asyncio.Task[None] | None = None  # waits for the saves to settle, then verifies
-        self._since_verified: set[str] = set()  # files changed since the last verified report (for the log)
-        self._echoes: set[str] = set()  # files the worker's user code wrote (their echo is not a change)
+        self._since_verified: set[str] = set()
+        self._echoes: set[str] = set()
         self.verifications = 0  # verification loads run (tests, benchmarks)
         self.disagreements = 0  # prompts (and error lists) a verification corrected, in total
 
@@ -216,9 +225,14 @@ class ProjectSession:
     def report(self) -> Report | None:
         return self._report
 
+    @property
+    def history(self) -> History | None:
+        """The history file (``.crux/devtools.sqlite3``), or ``None`` (``history=False``, or it could not be opened)."""
+        return self._reports.file
+
     def subscribe(self, callback: Callable[[SessionEvent], Any]) -> Callable[[], None]:
         self._subscribers.append(callback)
-        self._watch_runs()
+        self._runs.start()
 
         def unsubscribe() -> None:
             with contextlib.suppress(ValueError):
@@ -257,7 +271,7 @@ class ProjectSession:
             # so a save right after ``start()`` is seen.
             for _ in range(3):
                 await asyncio.sleep(0)
-        self._watch_runs()
+        self._runs.start()
 
     async def stop(self) -> None:
         if self._stop is not None:
@@ -272,11 +286,7 @@ class ProjectSession:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
-        if self._runs_task is not None:
-            self._runs_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._runs_task
-            self._runs_task = None
+        await self._runs.close()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -289,14 +299,7 @@ class ProjectSession:
         for worker in list(self._retiring):
             await worker.close()
         self._retiring.clear()
-        if self._writes:
-            await asyncio.gather(*list(self._writes), return_exceptions=True)
-        if self.history is not None:
-            self.history.close()
-            self.history = None
-        if self._runs is not None:
-            self._runs.close()
-            self._runs = None
+        await self._reports.close()
 
     async def __aenter__(self) -> ProjectSession:
         await self.start()
@@ -318,8 +321,7 @@ class ProjectSession:
         await self._pool.ready()
         if self._tasks:  # priming the spare, retiring old workers
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
-        if self._writes:  # history writes (in threads: they compete with the next load for the CPU)
-            await asyncio.gather(*list(self._writes), return_exceptions=True)
+        await self._reports.settled()
 
     def _watch_ended(self, task: asyncio.Task[None]) -> None:
         if task.cancelled() or task.exception() is None:
@@ -331,17 +333,15 @@ class ProjectSession:
     def _changed(self, files: list[str]) -> None:
         """Watcher callback: schedule a re-evaluation of the files that can change the report, and a
         verification after any other change (not one the worker's own code wrote, nor ``watch_ignore``)."""
-        files = [f for f in files if f.replace("\\", "/") not in self._echoes]
-        wanted = [f for f in files if self.is_watched(f)]
-        if wanted:
-            self._schedule(wanted)
-        unseen = [f for f in files if f not in wanted and not is_ignored(f.replace("\\", "/"), self._ignore)]
-        if unseen:
+        changes = sort_changes(files, watched=self._watched, ignore=self._ignore, echoes=self._echoes)
+        if changes.wanted:
+            self._schedule(changes.wanted)
+        if changes.unseen:
             # No module imported or read it, but user code may look at it in ways the import graph
             # does not see (a new module behind ``try: import``, ``Path(...).exists()``, a symlink).
-            self._since_verified.update(unseen)
-            self._unseen.update(unseen)
-        if wanted or unseen:
+            self._since_verified.update(changes.unseen)
+            self._unseen.update(changes.unseen)
+        if changes.wanted or changes.unseen:
             self._arm_verification()
 
     def _arm_verification(self) -> None:
@@ -360,12 +360,7 @@ class ProjectSession:
         """Whether a change to this project file (path relative to the root) can change the report:
         ``pyproject.toml``, a Python file, or a file (or a folder's entry) user code read while the
         worker loaded it; never one matching ``watch_ignore``."""
-        posix = relative.replace("\\", "/")
-        if posix == "pyproject.toml":
-            return True
-        if is_ignored(posix, self._ignore):
-            return False
-        return posix.endswith(".py") or was_read(posix, self._watched)
+        return concerns(relative, self._watched, self._ignore)
 
     def _schedule(self, files: list[str] | tuple[str, ...] = (), *, verify: bool = False) -> asyncio.Future[None]:
         self._pending_files.update(files)
@@ -395,7 +390,7 @@ class ProjectSession:
             if verifying and not self._needs_verify and not await self._unexplained():
                 continue  # only files the worker's own code wrote changed: nothing to verify
             if verifying:
-                self._released.clear()  # in the background: see ``_remember``
+                self._reports.release()  # in the background: see ``ReportHistory.remember``
             await self._load(files, full=full or verifying, verifying=verifying)
         if self._needs_verify or self._unseen:
             self._arm_verification()
@@ -433,7 +428,7 @@ class ProjectSession:
         names = [m.name for m in discovery.modules]
         errors = list(discovery.errors) + config_errors
         outcome: LoadOutcome | None = None
-        decision = decide(files, self._held(discovery.modules), full=full)
+        decision = decide(Change(tuple(files), full), self._held(discovery.modules))
         if isinstance(decision, VerifyOnly):
             # Nothing the held worker imported or read changed: no update, no event; a fresh load
             # verifies it (a new module behind ``try: import``, a file looked at but not opened).
@@ -441,21 +436,20 @@ class ProjectSession:
             self._needs_verify = True
             return
         if isinstance(decision, Incremental):
-            retry = decision.retry
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the changed modules…", changed_files=files))
-            previous = {p["id"]: p for name, ps in self._known.items() if name not in self._broken for p in ps}
+            # The prompts of the modules that are not kept stale are current: a target the update does
+            # not evaluate again keeps its report.
+            previous = {p["id"]: p for name, ps in self._known.items() if name not in decision.keep_stale for p in ps}
             assert self._worker is not None
-            protect = {
-                name for name, ps in self._known.items()
-                if name in self._broken and any(self._owners.get(p["id"]) is self._worker for p in ps)
-            }
-            update = await update_project(self._worker, discovery.modules, files, self.timeout, retry=retry, previous=previous, protect=protect)
+            update = await update_project(
+                self._worker, discovery.modules, files, self.timeout, retry=decision.retry, previous=previous, protect=decision.protect
+            )
             if isinstance(update, str):
                 self.fallbacks += 1
                 log.info("incremental update of %s fell back to a full load: %s", self.root, update)
             else:
-                outcome = self._keep_broken(update, discovery.modules)
+                outcome = self._keep_broken(update, decision, discovery.modules)
                 self._needs_verify = True
         elif not verifying:  # a verification runs in the background: the report shown stays until it is done
             self.evaluations += 1
@@ -493,6 +487,7 @@ class ProjectSession:
 
     def _held(self, modules: list[ModuleRef]) -> Held:
         """What this session holds, for ``reload_rules.decide``."""
+        worker = self._worker
         return Held(
             worker_alive=self._worker is not None and self._worker.alive,
             same_modules=self._refs == modules,
@@ -502,12 +497,16 @@ class ProjectSession:
             watched=self._watched,
             broken=self._broken,
             faulted=self._faulted,
+            holds_stale=frozenset(
+                name for name, ps in self._known.items()
+                if name in self._broken and worker is not None and any(self._owners.get(p["id"]) is worker for p in ps)
+            ),
         )
 
-    def _keep_broken(self, update: LoadOutcome, modules: list[ModuleRef]) -> LoadOutcome:
-        """A module that was broken and that this update did not import again is still broken: its
-        error stays, and its last good prompts stay shown (stale), whatever else was saved."""
-        still = self._broken - set(update.reimported)
+    def _keep_broken(self, update: LoadOutcome, decision: Incremental, modules: list[ModuleRef]) -> LoadOutcome:
+        """The broken modules this update did not import again stay broken (``Incremental.still_broken``):
+        their errors stay, and so do their last good prompts (stale, see ``_merge``)."""
+        still = decision.still_broken(update.reimported)
         if not still or self._report is None:
             return update
         files = {os.path.relpath(m.path, self.root) for m in modules if m.name in still and m.path}
@@ -519,30 +518,17 @@ class ProjectSession:
 
         Returns the prompts in module order and, for each stale one, the worker that holds it.
         """
-        current = {p["id"] for p in outcome.prompts}
+        kept = last_good(names, outcome.broken, self._known, outcome.prompts, outcome.owners)
         module_of = dict(outcome.owners)
         stale: list[PromptReport] = []
         owners: dict[str, WorkerProcess] = {}
-        for name in names:
-            if name not in outcome.broken:
-                continue
-            for prompt in self._known.get(name, []):
-                if prompt["id"] in current or prompt["id"] in module_of:
-                    continue
-                holder = self._owners.get(prompt["id"], self._worker)
-                stale.append({**prompt, "stale": True})
-                module_of[prompt["id"]] = name
-                if holder is not None:
-                    owners[prompt["id"]] = holder
-        # What each healthy module holds now is its last good version from here on.
-        known = {name: self._known[name] for name in names if name in outcome.broken and name in self._known}
-        by_module: dict[str, list[PromptReport]] = {}
-        for p in outcome.prompts:
-            by_module.setdefault(outcome.owners.get(p["id"], ""), []).append(p)
-        for name in names:
-            if name not in outcome.broken:
-                known[name] = by_module.get(name, [])
-        self._known = known
+        for name, prompt in kept.stale:
+            holder = self._owners.get(prompt["id"], self._worker)
+            stale.append({**prompt, "stale": True})
+            module_of[prompt["id"]] = name
+            if holder is not None:
+                owners[prompt["id"]] = holder
+        self._known = kept.known
         rank = {name: i for i, name in enumerate(names)}
         # A prompt report handed on unchanged by an incremental load keeps its copy (and so its hash).
         copies: dict[int, tuple[PromptReport, PromptReport]] = {}
@@ -602,9 +588,9 @@ class ProjectSession:
         }
         self._swap_workers(outcome.worker, owners)
         self._hashes = hashes
-        self._remember(report)
+        self._reports.remember(report)
         self._report = report
-        self._record(report, files)
+        self._reports.record(report, files)
         after = self._hashes
         changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
         extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated), "verification": "corrected" if disagreements else ""}
@@ -664,37 +650,11 @@ class ProjectSession:
             "reevaluated": list(outcome.reevaluated), "duration_ms": outcome.duration_ms,
         }
         self._report = report
-        self._recent = [report if r is shown else r for r in self._recent]
-        self._released.append(shown)
-        self._record(report, files)
+        self._reports.replace(shown, report)
+        self._reports.record(report, files)
         if verified and not shown["verified"]:
             summary = f"Report {self._version} verified: a fresh load of the whole project agrees"
             self._emit(SessionEvent("report", self._version, summary, load="full", reevaluated=list(outcome.reevaluated), verification="agreed"))
-
-    def _record(self, report: Report, files: list[str]) -> None:
-        if self.history is not None:  # off the event loop: the report is shown first
-            errors = report["errors"]
-            write = asyncio.ensure_future(asyncio.to_thread(self.history.record, report, ok=not errors, errors=errors, changed_files=files))
-            self._writes.add(write)
-            write.add_done_callback(self._written)
-
-    def _written(self, write: asyncio.Future[None]) -> None:
-        self._writes.discard(write)
-        if not write.cancelled() and write.exception() is not None:
-            log.error("writing the history file failed: %r", write.exception())
-
-    def _remember(self, report: Report) -> None:
-        """Keep the newest distinct reports for ``previous_system``: 20 without a history file; with
-        one, only the few whose history write may still be running (the file answers the rest)."""
-        if self._recent and self._recent[-1]["hash"] == report["hash"]:
-            return
-        keep = 19 if self.history is None else 3
-        before = self._recent
-        self._recent = [r for r in before if r["hash"] != report["hash"]][-keep:] + [report]
-        # Freeing a report whose prompts a verification replaced costs tens of milliseconds (hundreds
-        # of prompts): not on a save's way to its report, but at the next verification.
-        kept = {id(r) for r in self._recent}
-        self._released.extend(r for r in before if id(r) not in kept)
 
     def _swap_workers(self, worker: WorkerProcess | None, owners: dict[str, WorkerProcess]) -> None:
         """Hold the new worker and the owners of stale prompts; retire every other worker."""
@@ -791,48 +751,7 @@ class ProjectSession:
     def runs(self) -> Any:
         """The project's ``RunStore`` (``.crux/runs.sqlite3``), or ``None`` when it cannot be opened
         (corrupt, newer schema, unreadable: logged once). A missing file is an empty store."""
-        from ..core.runstore import RunStore, RunStoreError
-
-        if self._runs is None:
-            self._runs = RunStore.for_project(self.root, create=False)
-        try:
-            self._runs.change_token()
-        except RunStoreError as exc:
-            if not self._runs_warned:
-                self._runs_warned = True
-                log.warning("recorded runs are not shown: %s", exc)
-            return None
-        self._runs_warned = False
-        return self._runs
-
-    def _watch_runs(self) -> None:
-        """Poll the runs store while anyone listens (started on subscribe, ended when nobody does)."""
-        if self._runs_task is not None and not self._runs_task.done() or not self._subscribers:
-            return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return  # subscribed outside the event loop: ``start`` begins polling
-        self._runs_task = asyncio.ensure_future(self._poll_runs())
-
-    async def _poll_runs(self) -> None:
-        from ..core.runstore import RunStore, RunStoreError
-
-        token: int | None = None
-        mark: int | None = None
-        while self._subscribers:
-            if self._runs is None:
-                self._runs = RunStore.for_project(self.root, create=False)
-            try:
-                token, mark, event = await asyncio.to_thread(_runs_changes, self._runs, token, mark)
-            except RunStoreError as exc:  # corrupt or unreadable: say so once, keep polling (it may be fixed)
-                if not self._runs_warned:
-                    self._runs_warned = True
-                    log.warning("recorded runs are not shown: %s", exc)
-                event = None
-            if event is not None:
-                self._emit(event)
-            await asyncio.sleep(self.runs_poll)
+        return self._runs.store()
 
     async def replay_plan(self, prompt_id: str, step: dict[str, Any]) -> dict[str, Any]:
         """A recorded step planned from today's source in the worker (``replay_current.py``):
@@ -879,24 +798,6 @@ class ProjectSession:
         return result
 
     def previous_system(self, prompt_id: str, example: str) -> str | None:
-        """The system text of this prompt and example in the previous distinct report, if any.
-
-        Reports of this session are searched in memory first; the history file covers earlier
-        sessions (one indexed read: its newest version whose text differs from the one shown, so a
-        report it may still be writing changes nothing).
-        """
-        from .history import system_of
-
-        shown = self._report
-        if shown is None:
-            return None
-        now = system_of(shown, prompt_id, example)
-        if self.history is not None and not self._writes:  # every report is in the file: one indexed read
-            return self.history.previous_system(prompt_id, example, now)
-        for report in reversed(self._recent[:-1]):
-            text = system_of(report, prompt_id, example)
-            if text is not None and text != now:
-                return text
-        if self.history is not None:
-            return self.history.previous_system(prompt_id, example, now)
-        return None
+        """The system text of this prompt and example in the previous distinct report, if any
+        (this session's reports, then the history file's)."""
+        return self._reports.previous_system(self._report, prompt_id, example)

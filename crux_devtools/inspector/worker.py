@@ -139,15 +139,24 @@ def _private_streams() -> tuple[IO[str], IO[str]]:
     return proto_in, proto_out
 
 
-def warm_up() -> None:
-    """Import what every project needs and load the token encoding, before any job arrives."""
+def warm_up(*, complete: bool = True) -> None:
+    """Import what every project needs and load the token encoding, before any job arrives; with
+    ``complete``, also what ``finish_warm_up`` does (the fork server does that before its second fork)."""
     import pydantic  # noqa: F401
 
     import crux_devtools  # noqa: F401
     from crux_devtools.core.tokens import default_counter
 
-    from . import evaluate, loader  # noqa: F401
+    from . import evaluate, worker_import  # noqa: F401
 
+    default_counter().count("warm up")
+    if complete:
+        finish_warm_up()
+
+
+def finish_warm_up() -> None:
+    """Import the rest of the library and run a tiny project through, so the jobs after the first
+    pay no lazy import or first-call cache."""
     import importlib
     import pkgutil
 
@@ -159,7 +168,6 @@ def warm_up() -> None:
             importlib.import_module(module.name)
         except ImportError as exc:
             print(f"crux-devtools worker: could not import {module.name}: {exc!r}", file=sys.stderr)
-    default_counter().count("warm up")
     _exercise()
 
 
@@ -171,7 +179,7 @@ def _exercise() -> None:
     from crux_devtools import context, prompt, tool, when
 
     from .evaluate import prompt_report
-    from .loader import Target
+    from .worker_import import Target
 
     class WarmInput(BaseModel):
         flag: bool = True
@@ -211,7 +219,7 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
 
     from crux_devtools.core.tokens import default_counter
 
-    from .loader import precompile
+    from .worker_import import precompile
 
     imported = 0
     before = set(sys.modules)
@@ -407,7 +415,7 @@ class Worker:
 
     def load(self, request: dict[str, Any]) -> Any:
         from .evaluate import project_report
-        from .loader import collect_targets, import_modules
+        from .worker_import import collect_targets, import_modules
         from .planning import PlanningDefaults
 
         if self.project is not None:
@@ -454,7 +462,7 @@ class Worker:
         again (a crash or hang would lose its last good version).
         """
         from .evaluate import project_report
-        from .loader import collect_targets, import_modules
+        from .worker_import import collect_targets, import_modules
 
         changed = changed_library(self.libraries)
         if changed is not None:
@@ -576,7 +584,7 @@ class Worker:
         if asked is not None:
             return asked
         if self.recorder is None:
-            from crux_devtools.core.recording import RunRecorder
+            from crux_devtools.core.record.recording import RunRecorder
 
             self.recorder = RunRecorder(self.project.root)
         return run_target(self.project.root, target, data, self.recorder)
@@ -715,6 +723,10 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
     # Children share the warm heap copy-on-write: keep the collector from walking (and so copying) it.
     gc.collect()
     gc.freeze()
+    # The first child (the first load, that the person waits for) is forked as soon as the modules
+    # every load needs are in; the rest of the warm-up is done before the second fork, so it does not
+    # compete with the first load for the CPU.
+    forks = 0
     selector = selectors.DefaultSelector()
     selector.register(proto_in_fd, selectors.EVENT_READ)
     buffer = b""
@@ -739,6 +751,11 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
             if not line.strip():
                 continue
             request = json.loads(line)
+            if forks == 1:
+                finish_warm_up()
+                gc.collect()
+                gc.freeze()
+            forks += 1
             zygote_pid = os.getpid()
             pid = os.fork()
             if pid == 0:
@@ -765,7 +782,7 @@ def main() -> None:
     faulthandler.enable(file=DUMP_FD, all_threads=False)
     faulthandler.register(signal.SIGUSR1, file=DUMP_FD, all_threads=False)
     os._exit = _reporting_exit
-    warm_up()
+    warm_up(complete="--zygote" not in sys.argv[1:])
     respond(proto_out, {"ready": True, "pid": os.getpid()})
     if "--zygote" in sys.argv[1:]:
         zygote(proto_in.fileno(), proto_out)

@@ -22,7 +22,7 @@ or ``"prompt"`` for the prompt's own text, produced which characters, and where 
   ``removed`` when the other side does not use it at all, ``added`` for a context new at head);
 - ``text``: ``context`` (a context id, ``"prompt"`` or ``"messages"``), ``base_tokens``,
   ``head_tokens``, ``file``, ``line`` (where that context or prompt is defined);
-- ``rung``: ``contributor``, ``base``, ``head`` (rung names of ``core.rungs``);
+- ``rung``: ``contributor``, ``base``, ``head`` (rung names of ``core.plan.rungs``);
 - ``tool-added`` / ``tool-removed`` / ``tool-changed``: ``name`` (``tool-changed`` also says
   ``what``: ``description``, ``parameters`` or both);
 - ``tokens``: ``base``, ``head``, ``delta``, ``percent`` (None when base is 0);

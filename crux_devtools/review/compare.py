@@ -22,7 +22,7 @@ from typing import Any
 from .changes import Counter, compare, snapshot_from_example
 
 SCHEMA = 1
-Pricer = Callable[[str | None], Any]  # model name -> a core.pricing.Price, or None (unpriced)
+Pricer = Callable[[str | None], Any]  # model name -> a core.record.pricing.Price, or None (unpriced)
 
 
 def _scrub(text: Any, roots: list[str]) -> Any:

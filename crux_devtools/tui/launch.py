@@ -1,8 +1,9 @@
-"""Run ``crux-devtools tui``: start the project session first, then build the UI while it loads.
+"""Run ``crux-devtools tui``: start the worker first, then build the UI while it loads.
 
-The session's worker process imports the library and the user's modules (about a second); starting
-it before importing Textual lets the two happen at the same time, so the first screen with the
-project's prompts comes sooner.
+The first report waits for the worker process to import the library and load the token encoding
+(most of a second), then for the user's modules. So the worker pool starts its fork server before
+anything else is imported (the session's modules, Textual): the worker warms up while this process
+imports the rest and draws the first frame, on the machine's other core.
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-SPAWN_GRACE = 0.05  # seconds the loop gets to spawn the worker before the UI import blocks it
-
 
 async def run_tui_async(root: Path) -> None:
+    from ..inspector.pool import WorkerPool
+
+    pool = WorkerPool(root.resolve())
+    pool.start_warming()  # a failure is the session's to report: its own ``warm()`` joins this one
+    await pool.spawned()
+
     from ..inspector.session import ProjectSession
 
-    session = ProjectSession(root)
-    starting = asyncio.ensure_future(session.start())
-    await asyncio.wait({starting}, timeout=SPAWN_GRACE)
+    session = ProjectSession(root, pool=pool)
+    starting = asyncio.ensure_future(session.start())  # joins the warm-up; loads once the worker is ready
 
     from .app import make_tui
 

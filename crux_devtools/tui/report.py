@@ -5,6 +5,8 @@ The TUI never re-derives what the core decided: these functions only find and fo
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +18,7 @@ from ..inspector.api import is_stale as is_stale
 from ..inspector.report_types import ExampleReport, PromptReport
 
 # The one colour of each rung in the TUI (Request and Planning tabs, the run detail); the names and
-# their order are core/rungs.py's. A rung missing here is shown in the default colour.
+# their order are core/plan/rungs.py's. A rung missing here is shown in the default colour.
 RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
 
 # The TUI's colour of each status tone (``crux_devtools/statuses.py`` names the states and their words).
@@ -63,10 +65,10 @@ def budget_base(example: ExampleReport | None, budget: int | None, target: str =
     if budget is not None:
         return budget
     if target == "request":
-        preview = (example["preview"] if example is not None else None) or {}
+        preview: Mapping[str, Any] = (example["preview"] if example is not None else None) or {}
         default = (prompt["default_budget"] if prompt is not None else None) or preview.get("max_input_tokens") or preview.get("input_tokens")
         return int(default or 0)
-    inspection = (example["inspection"] if example is not None else None) or {}
+    inspection: Mapping[str, Any] = (example["inspection"] if example is not None else None) or {}
     return int(inspection.get("system_tokens") or inspection.get("total_tokens") or 0)
 
 
@@ -108,7 +110,7 @@ def prompt_status(prompt: PromptReport, stale: bool) -> str:
 
 def part_statuses(example: ExampleReport | None) -> dict[str, str]:
     """Context id -> ``active`` / ``excluded`` / ``dropped`` for one example's inspection."""
-    inspection = (example["inspection"] if example is not None else None) or {}
+    inspection: Mapping[str, Any] = (example["inspection"] if example is not None else None) or {}
     return {p["source"]: p.get("status", "?") for p in inspection.get("parts", []) if p.get("source") != "<prompt>"}
 
 

@@ -11,22 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from textual import work
-from textual.message import Message
-from textual.widgets import TabbedContent
 
 from ..inspector.errors import LoadError
 from ..inspector.run_confirm import asks_confirmation
-from . import report as rp
+from .messages import SummariesPrepared
+from .widgets.prompt_detail import PromptDetail
 
-
-class SummariesPrepared(Message):
-    """``session.prepare_summaries`` returned ``{"prepared", "skipped", "error"}``."""
-
-    def __init__(self, prompt_id: str, result: dict[str, Any], allow_models: bool) -> None:
-        super().__init__()
-        self.prompt_id = prompt_id
-        self.result = result
-        self.allow_models = allow_models
+__all__ = ["RequestActions", "SummariesPrepared", "prepared_sentence"]
 
 
 def prepared_sentence(prompt_id: str, result: dict[str, Any], allow_models: bool) -> tuple[str, str]:
@@ -46,24 +37,22 @@ def prepared_sentence(prompt_id: str, result: dict[str, Any], allow_models: bool
 class RequestActions:
     """``v``: the request as sent / the resolved system text; ``p`` / ``P``: prepare summaries."""
 
-    busy: str | None  # set by the app: what it is doing, shown in the status line
+    detail: PromptDetail  # the prompt view: what is selected, and ``busy`` (shown in its status line)
 
     def action_toggle_view(self: Any) -> None:
-        tabs = self.query_one(TabbedContent)
-        tabs.active = "tab-system" if tabs.active == "tab-request" else "tab-request"
+        self.detail.show_tab("tab-system" if self.detail.active_tab == "tab-request" else "tab-request")
 
     def action_prepare_summaries(self: Any, allow_models: bool = False) -> None:
-        prompt = rp.find_prompt(self.session.report, self.prompt_id)
+        prompt = self.detail.prompt()
         if prompt is None:
             return
         if any(w.group == "prepare" and w.is_running for w in self.workers):
             self.notify("Summaries are already being prepared.", severity="warning")
             return
-        example = self.example_names.get(prompt["id"])
-        budget = self.budgets.get(prompt["id"]) if self.budget_target(prompt) == "system" else None
-        self.busy = "preparing summaries" + (" with the model" if allow_models else "")
-        self.update_status()
-        self.run_preparation(prompt["id"], example, allow_models, budget)
+        choice = self.detail.selection.choice
+        budget = choice.budget if self.detail.budget_target(prompt) == "system" else None
+        self.detail.busy = "preparing summaries" + (" with the model" if allow_models else "")
+        self.run_preparation(prompt["id"], choice.example, allow_models, budget)
 
     @work(group="prepare", exit_on_error=False)
     async def run_preparation(self: Any, prompt_id: str, example: str | None, allow_models: bool, budget: int | None) -> None:
@@ -74,9 +63,8 @@ class RequestActions:
         self.post_message(SummariesPrepared(prompt_id, result, allow_models))
 
     def on_summaries_prepared(self: Any, message: SummariesPrepared) -> None:
-        if self.busy and self.busy.startswith("preparing"):
-            self.busy = None
-            self.update_status()
+        if self.detail.busy and self.detail.busy.startswith("preparing"):
+            self.detail.busy = None
         text, severity = prepared_sentence(message.prompt_id, message.result, message.allow_models)
         self.notify(text, title="Summaries", severity=severity, markup=False)
 
@@ -87,8 +75,7 @@ class RequestActions:
             return False
         from .screens import ConfirmRun
 
-        self.busy = None
-        self.update_status()
+        self.detail.busy = None
         token = result.get("confirm")
         self.push_screen(ConfirmRun(prompt_id, result.get("model")), callback=lambda yes: self.start_run(prompt_id, token) if yes else None)
         return True

@@ -1,4 +1,4 @@
-"""Pure render functions for recorded runs (the run shape: ``core/runstore.py``): the Runs list rows and a run's detail.
+"""Pure render functions for recorded runs (the run shape: ``core/record/runstore.py``): the Runs list rows and a run's detail.
 
 They read run dicts as the runs store returns them (a RunSummary for the list, the whole run with its
 ``steps`` for the detail) and never re-derive what the core decided. Every string that comes from the
@@ -7,6 +7,8 @@ as markup.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 import json
 from datetime import datetime
@@ -18,10 +20,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from ..core.rungs import label
+from ..core.plan.rungs import label
 from ..inspector.run_costs import format_usd
-from ..inspector.render_runs import input_tokens as sent_tokens
-from ..inspector.render_runs import local_datetime, step_count
+from ..inspector.cli_text_runs import input_tokens as sent_tokens
+from ..inspector.cli_text_runs import local_datetime, step_count
 from ..inspector.sent import SentPart, cut_system
 from ..inspector.visible import visible_tree
 from .report import RUNG_STYLE
@@ -263,7 +265,7 @@ def system_pieces(system: str, contributions: list[dict[str, Any]]) -> list[Sent
     return [part for part in cut_system(system, contributions) if part.span is None or part.span[0] <= len(system)]
 
 
-def rung_label(contribution: dict[str, Any]) -> Text:
+def rung_label(contribution: Mapping[str, Any]) -> Text:
     """``authored (catalog-index)``, ``offload · handle ofl_…``, ``full``: the rung a part was sent at."""
     rung = str(contribution.get("representation") or "full")
     shown = Text(label(rung), style=RUNG_STYLE.get(rung, "bold"))
@@ -274,7 +276,7 @@ def rung_label(contribution: dict[str, Any]) -> Text:
     return shown
 
 
-def part_rule(contribution: dict[str, Any]) -> Rule:
+def part_rule(contribution: Mapping[str, Any]) -> Rule:
     title = Text(str(contribution.get("contributor") or "?"), style="bold")
     title.append(f" · {contribution.get('kind') or '?'} · ", "dim")
     title.append_text(rung_label(contribution))
@@ -369,7 +371,7 @@ def render_sent(step: dict[str, Any]) -> list[RenderableType]:
     return items
 
 
-def candidates_table(candidates: list[dict[str, Any]]) -> Table:
+def candidates_table(candidates: Sequence[Mapping[str, Any]]) -> Table:
     table = Table(expand=True, box=None, header_style="bold", pad_edge=False)
     for column in ("Contributor", "Rung", "Tokens", "Request", "Result"):
         table.add_column(column, justify="right" if column in ("Tokens", "Request") else "left")

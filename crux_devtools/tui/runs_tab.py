@@ -1,9 +1,7 @@
-"""The app's side of the Runs tab: read the project's runs store, list, filter, open, replay.
+"""The app's side of the Runs tab: news of runs, opening a run's detail, and its input in the prompt view.
 
-``CruxTui`` builds on ``RunsTabApp``, which reads ``session.runs()`` (the project's ``RunStore``,
-``core/runstore.py``) on the UI thread: a list of 50 summaries is one indexed SQLite query (WAL, so a
-writer never blocks it). When the store cannot be opened, the tab lists the runs this TUI started
-and says that history is off.
+``CruxTui`` builds on ``RunsTabApp``. The tab itself (what is listed, the ``f`` / ``x`` filter keys)
+is ``RunsPanel`` (``widgets/runs.py``); the app tells it when runs change and opens what it picks.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ import itertools
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -24,7 +21,9 @@ from ..inspector.report_types import PromptReport
 from ..inspector.run_costs import prices_for
 from ..inspector.visible import visible
 from .messages import RunsChanged
-from .widgets.prompt_tree import PromptTree
+from .selection import CustomInput
+from .widgets.prompt_browser import PromptBrowser
+from .widgets.prompt_detail import PromptDetail
 from .widgets.runs import RunsPanel, RunsTable
 
 if TYPE_CHECKING:  # the screens load on first use: the first frame does not wait for them
@@ -32,7 +31,6 @@ if TYPE_CHECKING:  # the screens load on first use: the first frame does not wai
 
 # keys that only change what the prompt tabs show (example, budget, view, summaries, source): off on the Runs tab
 PROMPT_VIEW_ACTIONS = frozenset({"next_example", "budget", "clear_budget", "toggle_budget_target", "toggle_view", "prepare_summaries", "open_source"})
-LIST_LIMIT = 50  # rows in the Runs tab (newest first); the CLI and the web page page through the rest
 _local_ids = itertools.count(1)
 
 
@@ -71,33 +69,11 @@ def main_view_actions(app_class: type[App[None]]) -> frozenset[str]:
 
 
 class RunsTabApp(App[None]):
-    """The Runs tab's keys, state and handlers; ``CruxTui`` builds on it and provides the rest."""
-
-    # in the footer after the main view's keys (``CruxTui.BINDINGS`` adds them at its end)
-    RUNS_BINDINGS = [
-        Binding("f", "filter_runs", "Filter runs"),
-        Binding("x", "clear_run_filters", "All runs"),
-    ]
+    """The Runs tab's handlers on the app; ``CruxTui`` builds on it and provides the rest."""
 
     session: SessionLike
-    prompt_id: str | None
-    runs_follow_prompt: bool = False  # list only the runs of the prompt selected in the tree
-    local_runs: list[dict[str, Any]]  # this TUI's own runs, listed when the store cannot be opened
-    custom_inputs: dict[str, tuple[Any, str]]  # prompt id -> (input, label), from "open in prompt view"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.local_runs = []
-        self.custom_inputs = {}
-        self.custom_messages: dict[str, Any] = {}  # prompt id -> the step's messages that go with its custom input
-
-    def show_selection(self) -> None:
-        """Show the selected prompt (``CruxTui`` implements it)."""
-        raise NotImplementedError
-
-    def set_tab_label(self, tab_id: str, title: str) -> None:
-        """Label a tab of the prompt view (``CruxTui`` adds its number key)."""
-        raise NotImplementedError
+    browser: PromptBrowser
+    detail: PromptDetail
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The main view's keys (this app's ``BINDINGS``, but quit) are off, and out of the footer,
@@ -112,125 +88,40 @@ class RunsTabApp(App[None]):
 
     def runs_tab_active(self) -> bool:
         try:
-            return self.query_one(TabbedContent).active == "tab-runs"
-        except NoMatches:  # not composed yet
+            return self.detail.active_tab == "tab-runs"
+        except (AttributeError, NoMatches):  # not composed yet
             return False
 
+    def runs_panel(self) -> RunsPanel | None:
+        """The Runs tab's panel; ``None`` while the main screen is not up (the app starting or closing)."""
+        panels = self.query(RunsPanel)
+        return panels.first() if panels else None
+
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """The Runs tab takes the keys (Up/Down pick a run, Enter opens it); leaving it gives them
-        back to the tree. The footer shows the keys of the tab on screen."""
+        """The Runs tab takes the keys (Up/Down pick a run, Enter opens it, ``f`` / ``x`` filter);
+        leaving it gives them back to the tree. The footer shows the keys of the tab on screen."""
         if event.tabbed_content.id != "tabs":
             return
         if event.pane.id == "tab-runs":
             self.query_one(RunsTable).focus()
         elif self.focused is None or isinstance(self.focused, RunsTable):
-            self.query_one(PromptTree).focus()
+            self.browser.prompt_tree.focus()
         self.refresh_bindings()
 
-    def runs_store(self) -> Any:
-        """The project's ``RunStore``, or ``None`` (a session without one, or it could not be opened)."""
-        runs = getattr(self.session, "runs", None)
-        if runs is None:
-            return None
-        try:
-            return runs()
-        except Exception:  # noqa: BLE001 - shown as "history is off" in the tab, never a crash
-            return None
-
-    def run_filter(self) -> str | None:
-        return self.prompt_id if self.runs_follow_prompt else None
-
     def refresh_runs(self) -> None:
-        """Re-read the store and show the newest runs (those of the selected prompt when filtered).
-        Nothing to do while the main screen is not up (a run written as the app starts or closes)."""
-        if not self.query(RunsPanel):
-            return
-        target = self.run_filter()
-        store = self.runs_store()
-        note: str | None = None
-        runs: list[dict[str, Any]] = []
-        total = shown_total = 0
-        cost = "unpriced"
-        if store is not None:
-            try:
-                runs = store.list(target=target, limit=LIST_LIMIT)
-                shown_total = store.count(target=target) if len(runs) >= LIST_LIMIT or target else len(runs)
-                total = store.count() if target else shown_total
-                prices = prices_for(getattr(self.session, "root", None))
-                for run in runs:
-                    run["cost_usd"] = prices.run_cost(run)
-                cost = prices.total(store.usage_by_model(target=target)).label
-            except Exception as exc:  # noqa: BLE001 - a corrupt or locked file is a note, not a crash
-                note = f"The runs store could not be read ({type(exc).__name__}: {exc}): only this session's runs are listed."
-                runs, total, shown_total = [], 0, 0
-        elif note is None:
-            note = "Run history is off (the project's .crux/runs.sqlite3 could not be opened): only this session's runs are listed."
-        # this TUI's runs that did not reach the store (history off, or a run that never started)
-        local = [r for r in self.local_runs if target is None or r.get("target") == target]
-        if local:
-            runs = sorted(local + runs, key=lambda r: str(r.get("started_at") or ""), reverse=True)[:LIST_LIMIT]
-            total += len(self.local_runs)
-            shown_total += len(local)
-        heading = Text()
-        if target is None:
-            heading.append("All runs", "bold")
-            heading.append(f" · {total:,} · cost {cost}", "dim")
-            heading.append("   f: only the selected prompt's", "dim")
-        else:
-            heading.append("Runs of ", "bold")
-            heading.append(target, "bold cyan")
-            heading.append(f" · {shown_total:,} of {total:,} · cost {cost}", "dim")
-            heading.append("   f or x: all runs", "dim")
-        if shown_total > len(runs):
-            heading.append(f"   newest {len(runs)} shown", "dim")
-        heading.append("   Enter: open a run", "dim")
-        if not runs:
-            heading.append(
-                "\nNo runs yet. Press r on an agent, or record your application's runs: record_runs(dir) in its code, "
-                "or CRUX_DEVTOOLS_RECORD=DIR in its environment.",
-                "dim italic",
-            )
-        if note:
-            heading.append(f"\n{note}", "yellow")
-        self.query_one(RunsPanel).show(runs, heading)
-        self.set_tab_label("tab-runs", f"Runs ({total:,})" if total else "Runs")
+        """Re-read the store into the Runs tab (nothing to do while the main screen is not up)."""
+        panel = self.runs_panel()
+        if panel is not None:
+            panel.refresh_runs()
 
     def on_runs_changed(self, message: RunsChanged) -> None:
         self.refresh_runs()
         if message.event.summary:
             self.notify(visible(message.event.summary), title="Runs", timeout=3, markup=False)
 
-    def show_runs_tab(self) -> None:
-        self.query_one(TabbedContent).active = "tab-runs"
-        self.query_one(RunsTable).focus()
-
-    def action_filter_runs(self) -> None:
-        """Toggle: only the runs of the prompt selected in the tree (it follows the selection)."""
-        self.runs_follow_prompt = not self.runs_follow_prompt
-        self.refresh_runs()
-        self.show_runs_tab()
-
-    def action_clear_run_filters(self) -> None:
-        self.runs_follow_prompt = False
-        self.refresh_runs()
-        self.show_runs_tab()
-
-    def find_run(self, run_id: str) -> dict[str, Any] | None:
-        local = next((r for r in self.local_runs if str(r.get("id")) == run_id), None)
-        if local is not None:
-            return local
-        store = self.runs_store()
-        if store is None:
-            return None
-        try:
-            run: dict[str, Any] | None = store.get(run_id)
-        except Exception as exc:  # noqa: BLE001
-            self.notify(f"Could not read run {run_id}: {type(exc).__name__}: {exc}", severity="error", markup=False)
-            return None
-        return run
-
     def on_runs_panel_open_run(self, message: RunsPanel.OpenRun) -> None:
-        run = self.find_run(message.run_id)
+        panel = self.runs_panel()
+        run = panel.find_run(message.run_id) if panel is not None else None
         if run is None:
             self.notify(f"Run {message.run_id} is no longer in the store.", severity="warning", markup=False)
             self.refresh_runs()
@@ -266,10 +157,6 @@ class RunsTabApp(App[None]):
         if not isinstance(chosen.input, dict):
             self.notify(f"The input of {chosen.label} was not recorded as JSON: it cannot be loaded.", severity="warning", markup=False)
             return
-        self.custom_inputs[chosen.target] = (chosen.input, chosen.label)
-        self.custom_messages[chosen.target] = chosen.messages
-        self.prompt_id = chosen.target
-        self.query_one(PromptTree).select_prompt(chosen.target)
-        self.query_one(TabbedContent).active = "tab-system"
-        self.show_selection()
+        self.browser.prompt_tree.select_prompt(chosen.target)
+        self.detail.show_input(chosen.target, CustomInput(chosen.input, chosen.label, chosen.messages))
         self.notify(f"{chosen.target}: input of {chosen.label}. The budget keys replay it; e goes back to the examples.", markup=False)

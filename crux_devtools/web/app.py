@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
 
-from ..core import rungs
+from ..core.plan import rungs
 from ..inspector.api import SessionLike
 from . import routes_api, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs
 from .display import finalize, url_quote
@@ -34,7 +34,7 @@ def make_templates() -> Jinja2Blocks:
     env.filters["urlencode"] = url_quote
     env.filters["marked"] = marked  # search words in <mark>, the rest escaped
     env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
-    env.globals["rung_label"] = rungs.label  # the words for a rung or a rejection reason (core/rungs.py)
+    env.globals["rung_label"] = rungs.label  # the words for a rung or a rejection reason (core/plan/rungs.py)
     env.globals["rung_description"] = rungs.description
     return Jinja2Blocks(env=env)
 

@@ -27,7 +27,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from ..core.runstore import RunStore, RunStoreError
+from ..core.record.runstore import RunStore, RunStoreError
 from ..inspector.otel_ingest import OtlpError, decode, export_response, ingest
 from .security import OTLP_MAX_BODY_BYTES
 

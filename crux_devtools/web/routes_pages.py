@@ -102,7 +102,7 @@ async def build_prompt_view(
     view = PromptView(
         prompt=prompt,
         header=header,
-        chips=status_chips(str(prompt.get("status", "error")), is_stale(report, prompt)),
+        chips=status_chips(prompt["status"], is_stale(report, prompt)),
         controls=ctl,
         input_errors=[],
         example_report=None,
@@ -146,7 +146,7 @@ async def build_prompt_view(
         view.tools, view.unsent_tools = offered_tools(inspection, view.sent)
         # Versions are compared as loaded (the report's own budget), so a slider move is not a "change".
         previous = session.previous_system(prompt["id"], ctl.example) if ctl.example and custom is None else None
-        baseline = ((cached["inspection"] if cached is not None else None) or {}).get("system")
+        baseline = cached["inspection"]["system"] if cached is not None and cached["inspection"] is not None else None
         view.diff = diff_view(previous, baseline if custom is None else None)
     if view.example_report is not None:
         view.chips = status_chips(view.status, is_stale(report, prompt))

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from ..core.runstore import RunStoreError
+from ..core.record.runstore import RunStoreError
 from ..inspector.replaying import send_request, write_child_run
 from ..inspector.run_costs import prices_for
 from .routes_pages import render, url_encoded_form

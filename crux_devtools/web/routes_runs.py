@@ -1,4 +1,4 @@
-"""Recorded runs (the run shape: ``core/runstore.py``): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
+"""Recorded runs (the run shape: ``core/record/runstore.py``): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
 
 The store is read through ``runs_access`` (in a thread; a store that cannot be opened is a banner,
 never a 500).
@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from ..core.runstore import RunStore, RunStoreError, json_text
+from ..core.record.runstore import RunStore, RunStoreError, json_text
 from ..inspector.run_costs import prices_for
 from .routes_pages import render, wants_block
 from .runs_access import open_store, recent_runs

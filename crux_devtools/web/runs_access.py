@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import Any
 
-from ..core.runstore import RunStore, RunStoreError
+from ..core.record.runstore import RunStore, RunStoreError
 from ..inspector.api import find_prompt
 from .views_runs import RECENT, RecentRuns, RunFilters, run_row
 

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..inspector.api import default_budget_target, find_prompt, is_stale
-from ..inspector.report_types import ExampleReport, LoadErrorDict, PromptReport, Report
+from ..inspector.report_types import ExampleReport, InspectionDict, LoadErrorDict, PromptReport, Report
 from ..statuses import term
 from .display import displayable
 from .input_check import FieldError
@@ -153,7 +153,7 @@ def index_view(report: Report) -> IndexView:
             examples=len(p["examples"]),
             has_model=p["has_model"],
             href=prompt_href(p["id"]),
-            status=str(p.get("status", "error")),
+            status=p["status"],
             stale=is_stale(report, p),
         )
         for p in report["prompts"]
@@ -239,7 +239,7 @@ class PromptView:
     controls: Controls
     input_errors: list[FieldError]
     example_report: ExampleReport | None
-    inspection: dict[str, Any] | None
+    inspection: InspectionDict | None
     parts: list[PartView] = field(default_factory=list)
     bar: TokenBar | None = None
     tools: list[SentTool] = field(default_factory=list)
@@ -254,7 +254,7 @@ class PromptView:
     @property
     def href(self) -> str:
         """This prompt's page, its id quoted whole (an id may hold "/" or "?")."""
-        return prompt_href(str(self.prompt.get("id")))
+        return prompt_href(self.prompt["id"])
 
     @property
     def active(self) -> list[PartView]:
@@ -269,45 +269,45 @@ class PromptView:
         return [p for p in self.parts if p.status == "dropped"]
 
 
-def colour_map(prompt: PromptReport, inspection: dict[str, Any] | None) -> dict[str, int]:
+def colour_map(prompt: PromptReport, inspection: InspectionDict | None) -> dict[str, int]:
     """One colour per contributor, stable across examples and budgets (static tree order first)."""
     colours: dict[str, int] = {"<prompt>": 0}
     names = [c["id"] for c in prompt["contexts"]]
-    names += [p.get("source") for p in (inspection or {}).get("parts", [])]
+    names += [p["source"] for p in inspection["parts"]] if inspection is not None else []
     for name in names:
         if name and name not in colours:
             colours[name] = 1 + (len(colours) - 1) % (PALETTE - 1)
     return colours
 
 
-def part_views(inspection: dict[str, Any], colours: dict[str, int], prompt: PromptReport | None = None) -> list[PartView]:
+def part_views(inspection: InspectionDict, colours: dict[str, int], prompt: PromptReport | None = None) -> list[PartView]:
     """One view per part; ``prompt`` (the PromptReport) supplies each context's definition site."""
     contexts = prompt["contexts"] if prompt is not None else []
     where = {c["id"]: (c["file"], c["line"]) for c in contexts if c["file"]}
     return [
         PartView(
-            source=str(p.get("source", "?")),
-            kind=str(p.get("kind", "context")),
-            text=str(p.get("text") or ""),
-            tokens=int(p.get("tokens") or 0),
-            status=str(p.get("status", "active")),
-            reason=p.get("reason"),
-            detail=p.get("detail"),
-            priority=p.get("effective_priority", p.get("priority")),
-            colour=colours.get(str(p.get("source")), 0),
-            owner=p.get("owner"),
-            tools=list(p.get("tools") or []),
-            file=where.get(p.get("source"), (None, None))[0],
-            line=where.get(p.get("source"), (None, None))[1],
+            source=p["source"],
+            kind=p["kind"],
+            text=p["text"],
+            tokens=p["tokens"],
+            status=p["status"],
+            reason=p["reason"],
+            detail=p["detail"],
+            priority=p["effective_priority"],
+            colour=colours.get(p["source"], 0),
+            owner=p["owner"],
+            tools=list(p["tools"]),
+            file=where.get(p["source"], (None, None))[0],
+            line=where.get(p["source"], (None, None))[1],
         )
-        for p in inspection.get("parts", [])
+        for p in inspection["parts"]
     ]
 
 
-def token_bar(inspection: dict[str, Any], parts: list[PartView]) -> TokenBar:
+def token_bar(inspection: InspectionDict, parts: list[PartView]) -> TokenBar:
     """Active parts then dropped ones (hatched), against the budget when there is one."""
     shown = [p for p in parts if p.status == "active"] + [p for p in parts if p.status == "dropped"]
-    budget = inspection.get("token_budget")
+    budget = inspection["token_budget"]
     used = sum(p.tokens for p in parts if p.status == "active")
     scale = max(sum(p.tokens for p in shown), budget or 0, 1)
     segments = [Segment(p.source, p.tokens, 100.0 * p.tokens / scale, p.colour, p.status) for p in shown if p.tokens > 0]
@@ -316,8 +316,8 @@ def token_bar(inspection: dict[str, Any], parts: list[PartView]) -> TokenBar:
         used=used,
         budget=budget,
         budget_percent=(100.0 * budget / scale) if budget is not None else None,
-        prompt_tokens=int(inspection.get("prompt_tokens") or 0),
-        fits=bool(inspection.get("fits", True)),
+        prompt_tokens=inspection["prompt_tokens"],
+        fits=inspection["fits"],
     )
 
 
@@ -325,14 +325,14 @@ def full_system_tokens(prompt: PromptReport) -> int:
     """What every part would cost with no budget: the slider's natural range."""
     best = 0
     for ex in prompt["examples"]:
-        parts = (ex["inspection"] or {}).get("parts", [])
-        best = max(best, sum(int(p.get("tokens") or 0) for p in parts if p.get("status") != "excluded"))
+        parts = ex["inspection"]["parts"] if ex["inspection"] is not None else []
+        best = max(best, sum(p["tokens"] for p in parts if p["status"] != "excluded"))
     return best
 
 
 def request_tokens(prompt: PromptReport) -> int:
     """The largest planned request of any example (0 when planning is not available)."""
-    return max([int((ex["preview"] or {}).get("input_tokens") or 0) for ex in prompt["examples"]] or [0])
+    return max([ex["preview"]["input_tokens"] for ex in prompt["examples"] if ex["preview"] is not None] or [0])
 
 
 BUDGET_MODES = {"system": "system text", "request": "whole request"}
@@ -360,10 +360,7 @@ def controls(
         budget_for = default_budget_target(prompt)
     inputs = {e["name"]: json.dumps(e["input"], indent=2, ensure_ascii=False) for e in prompt["examples"]}
     cached = next((e for e in prompt["examples"] if e["name"] == example), None)
-    if budget_for == "request":
-        default_budget = prompt["default_budget"] or ((cached["preview"] if cached else None) or {}).get("max_input_tokens")
-    else:
-        default_budget = ((cached["inspection"] if cached else None) or {}).get("token_budget")
+    default_budget = _default_budget(prompt, cached, budget_for)
     if view not in VIEWS:
         view = "sent"
     state: dict[str, Any] = {"example": example, "budget": budget, "budget_for": budget_for, "input": input_text or None, "at_step": at_step or None}
@@ -385,12 +382,22 @@ def controls(
     )
 
 
-def tool_sources(inspection: dict[str, Any]) -> list[tuple[str, str]]:
-    sources = inspection.get("tool_sources") or {}
-    return [(name, str(sources.get(name, "<prompt>"))) for name in inspection.get("tools", [])]
+def _default_budget(prompt: PromptReport, cached: ExampleReport | None, budget_for: str) -> int | None:
+    """The budget the slider starts at: the request's limit (the agent's ``input_budget``, else the
+    plan's ``max_input_tokens``), or the system text's ``token_budget``."""
+    if budget_for == "request":
+        planned = cached["preview"] if cached is not None else None
+        return prompt["default_budget"] or (planned["max_input_tokens"] if planned is not None else None)
+    inspection = cached["inspection"] if cached is not None else None
+    return inspection["token_budget"] if inspection is not None else None
 
 
-def offered_tools(inspection: dict[str, Any], sent: SentView | None) -> tuple[list[SentTool], list[tuple[str, str]]]:
+def tool_sources(inspection: InspectionDict) -> list[tuple[str, str]]:
+    sources = inspection["tool_sources"]
+    return [(name, sources.get(name, "<prompt>")) for name in inspection["tools"]]
+
+
+def offered_tools(inspection: InspectionDict, sent: SentView | None) -> tuple[list[SentTool], list[tuple[str, str]]]:
     """The tools of the sent request (with schema and cost), and those resolved but not sent (a
     ladder omitted their context). Without a sent request, the resolved names alone."""
     resolved = tool_sources(inspection)

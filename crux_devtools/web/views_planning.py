@@ -1,9 +1,10 @@
 """View-models for the planning layer (``RequestPreview.to_dict()``) and agent runs (``Step.to_dict()``).
 
-The rung and rejection-reason words and their order come from ``core.rungs``; the limits panel's
-rows from ``inspector.limits`` (the TUI renders the same rows). Both dicts come from other layers
-whose dicts may grow or be missing; everything is read with ``.get`` so a missing key hides one
-line, never the page.
+The rung and rejection-reason words and their order come from ``core.plan.rungs``; the limits panel's
+rows from ``inspector.limits`` (the TUI renders the same rows). A plan is a ``PreviewDict`` the
+worker boundary checked (``inspector/wire.py``), so its fields are indexed. A run is read from the
+runs store, where runs recorded by older versions may lack newer fields: its steps are read with
+``.get`` so a missing key hides one line, never the page.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rungs import description, label, rung_rank
+from ..core.plan.rungs import description, label, rung_rank
 from ..inspector.limits import LimitRow, limit_rows
-from ..inspector.report_types import ExampleReport, PlanModel
+from ..inspector.report_types import ExampleReport, PlanErrorDict, PlanModel, PreviewDict, SummaryState
+from ..shapes import AdaptationDict, CandidateDict
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,59 +83,53 @@ class PlanningView:
     status: str | None = None
     limits: list[LimitRow] = field(default_factory=list)
     contributors: list[ContributorPlan] = field(default_factory=list)
-    adaptations: list[dict[str, Any]] = field(default_factory=list)
+    adaptations: list[AdaptationDict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    error: dict[str, Any] | None = None
+    error: PlanErrorDict | None = None
     profile: ProfileView | None = None
 
 
-def profile_view(plan_model: dict[str, Any] | None, preview: dict[str, Any]) -> ProfileView | None:
-    if not isinstance(plan_model, dict):
+def profile_view(plan_model: PlanModel | None, preview: PreviewDict) -> ProfileView | None:
+    if plan_model is None:
         return None
-    return ProfileView(name=plan_model.get("name") or preview.get("model"), label=str(plan_model.get("label") or ""), hint=plan_model.get("hint"))
+    return ProfileView(name=plan_model["name"] or preview["model"], label=plan_model["label"], hint=plan_model["hint"])
 
 
 def planning_view(example_report: ExampleReport | None, plan_model: PlanModel | None = None) -> PlanningView:
-    if not example_report:
+    if example_report is None:
         return PlanningView(available=False, reason="planning not available")
     preview = example_report["preview"]
-    error = dict(example_report["preview_error"]) if example_report["preview_error"] is not None else None
+    error = example_report["preview_error"]
     if preview is None:
         return PlanningView(available=False, reason="planning not available", error=error)
-    groups: dict[str, list[CandidateRow]] = {}
-    summaries = {str(s.get("contributor")): s for s in example_report["summaries"] if isinstance(s, dict)}
-    for c in preview.get("candidates") or []:
-        if not isinstance(c, dict):
-            continue
-        contributor, rung = str(c.get("contributor", "?")), str(c.get("representation", "?"))
-        state = summaries.get(contributor) if rung == "summary" and c.get("rejection_reason") == "unprepared" else None
-        action = None
-        if state is not None:
-            action = SummaryAction(contributor, str(state.get("strategy") or "?"), bool(state.get("needs_model")), state.get("model"))
-        groups.setdefault(contributor, []).append(
-            CandidateRow(
-                representation=rung,
-                available=bool(c.get("available", True)),
-                selected=bool(c.get("selected", False)),
-                input_tokens=c.get("input_tokens"),
-                rejection_reason=c.get("rejection_reason"),
-                variant=c.get("variant"),
-                tokens=c.get("tokens"),
-                detail=c.get("detail"),
-                prepare=action,
-            )
-        )
-    contributors = [ContributorPlan(name, sorted(rows, key=lambda r: rung_rank(r.representation))) for name, rows in groups.items()]
     return PlanningView(
         available=True,
-        status=preview.get("status"),
+        status=preview["status"],
         limits=limit_rows(preview, plan_model),
-        contributors=contributors,
-        adaptations=[a for a in preview.get("adaptations") or [] if isinstance(a, dict)],
-        warnings=[w if isinstance(w, str) else json.dumps(w) for w in preview.get("warnings") or []],
+        contributors=candidate_groups(preview["candidates"], example_report["summaries"]),
+        adaptations=list(preview["adaptations"]),
+        warnings=list(preview["warnings"]),
         error=error,
-        profile=profile_view(dict(plan_model) if plan_model is not None else None, preview),
+        profile=profile_view(plan_model, preview),
     )
+
+
+def candidate_groups(candidates: list[CandidateDict], summaries: list[SummaryState]) -> list[ContributorPlan]:
+    """The planner's candidates by contributor, rungs in ladder order; an unprepared summary rung
+    carries the action that prepares it."""
+    by_contributor = {s["contributor"]: s for s in summaries}
+    groups: dict[str, list[CandidateRow]] = {}
+    for c in candidates:
+        contributor, rung = c["contributor"], c["representation"]
+        state = by_contributor.get(contributor) if rung == "summary" and c["rejection_reason"] == "unprepared" else None
+        action = SummaryAction(contributor, state["strategy"], state["needs_model"], state["model"]) if state is not None else None
+        groups.setdefault(contributor, []).append(
+            CandidateRow(
+                representation=rung, available=c["available"], selected=c["selected"], input_tokens=c["input_tokens"],
+                rejection_reason=c["rejection_reason"], variant=c["variant"], tokens=c["tokens"], detail=c["detail"], prepare=action,
+            )
+        )
+    return [ContributorPlan(name, sorted(rows, key=lambda r: rung_rank(r.representation))) for name, rows in groups.items()]
 
 
 @dataclass(frozen=True, slots=True)

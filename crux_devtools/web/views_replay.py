@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from ..core.replay_overrides import Overrides
+from ..core.record.replay_overrides import Overrides
 from ..inspector.sent import system_parts
 from ..review.render import describe, prefix_line
 

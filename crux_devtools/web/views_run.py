@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..core.rungs import rung_rank
+from ..core.plan.rungs import rung_rank
 from ..inspector.run_costs import Prices, format_usd
 from ..inspector.sent import cut_system
 from .views import Chip, ReportHeader, prompt_href

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..core.runstore import RUN_ORIGINS, RUN_STATUSES
+from ..core.record.runstore import RUN_ORIGINS, RUN_STATUSES
 from ..inspector.run_costs import Prices, format_usd
-from ..inspector.render_runs import local_datetime
+from ..inspector.cli_text_runs import local_datetime
 from .views import Chip, ReportHeader, prompt_href
 from .views_planning import pretty, shown_to_model
 

@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..inspector.report_types import ExampleReport, PromptReport
-from ..inspector.sent import cut_system
+from ..inspector.report_types import ExampleReport, InspectionDict, PlanErrorDict, PreviewDict, PromptReport, SummaryState
+from ..inspector.sent import TOOLS_KIND, cut_system
+from ..shapes import ContributionDict, DiagnosticDict, DropDict, ToolSchemaDict
 
 _SYSTEM_KINDS = ("prompt-system", "context", "ladder")
 SUPPORT_TOOL = "read_offload"
@@ -103,7 +104,7 @@ class SentView:
     optimize_at: int | None = None
     max_tokens: int | None = None
     error_code: str | None = None
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[DiagnosticDict] = field(default_factory=list)
     message: str = ""
     truncated: bool = False
     # Summaries generate prepares with a model before sending: (contributor, model); the request shown
@@ -130,89 +131,127 @@ def message_text(message: dict[str, Any]) -> str:
     return text
 
 
-def _sources(inspection: dict[str, Any] | None) -> dict[str, str]:
-    return dict((inspection or {}).get("tool_sources") or {})
-
-
 def sent_view(example_report: ExampleReport | None, colours: dict[str, int], prompt: PromptReport | None = None) -> SentView:
     """The request as sent for one example; ``prompt`` (the PromptReport) gives each context's
     definition site and the tools it owns (gone with it when it is omitted or dropped)."""
-    if not example_report:
+    if example_report is None:
         return SentView("unavailable", "no example evaluated")
     planned = example_report["preview"]
     if planned is None:
-        failure = example_report["preview_error"]
-        if failure is None:  # the example failed before planning: its error is shown instead
-            return SentView("unavailable", "the request could not be planned")
-        return SentView("unavailable", "the request could not be planned", message=failure["message"], error_code=failure["code"])
-    contexts = prompt["contexts"] if prompt is not None else []
-    where = {c["id"]: (c["file"], c["line"]) for c in contexts}
-    owned = {c["id"]: list(c["tools"]) for c in contexts}
-    details = {str(p.get("source")): p.get("detail") for p in (example_report.get("inspection") or {}).get("parts") or [] if p.get("detail")}
-    contributions = [c for c in planned.get("contributions") or [] if isinstance(c, dict)]
+        return _unplanned(example_report["preview_error"])
     view = SentView(
         "sent",
-        input_tokens=int(planned.get("input_tokens") or 0),
-        max_input_tokens=planned.get("max_input_tokens"),
-        optimize_at=planned.get("optimize_at"),
+        input_tokens=planned["input_tokens"],
+        max_input_tokens=planned["max_input_tokens"],
+        optimize_at=planned["optimize_at"],
         truncated=example_report["truncated"],
     )
-    view.model_summaries = [
-        (str(s.get("contributor")), str(s.get("model") or "its model")) for s in example_report.get("summaries") or [] if s.get("state") == "generate-prepares"
-    ]
-    view.prepared_here = [str(s.get("contributor")) for s in example_report.get("summaries") or [] if s.get("state") == "prepared-here"]
-    sent = planned.get("sent")
-    if planned.get("status") == "over-limit" or not isinstance(sent, dict):
-        view.state = "over-limit"
-        view.error_code = planned.get("error_code") or "REQUEST_TOO_LARGE"
-        view.diagnostics = [d for d in planned.get("diagnostics") or [] if isinstance(d, dict)]
-        view.message = next(iter(planned.get("warnings") or []), "")
-        return view
-    view.max_tokens = sent.get("max_tokens")
-    in_system = [c for c in contributions if str(c.get("kind")) in _SYSTEM_KINDS]
+    _summaries(view, example_report["summaries"])
+    sent = planned["sent"]
+    if planned["status"] == "over-limit" or sent is None:
+        return _over_limit(view, planned)
+    sites = _Sites.of(prompt, colours)
+    view.max_tokens = sent["max_tokens"]
+    _token_split(view, planned["contributions"], sites)
+    _system_parts(view, sent["system"], planned["contributions"], example_report["inspection"], sites)
+    _dropped(view, planned["dropped"], sites)
+    _messages(view, sent["messages"], planned["contributions"])
+    tool_sources = example_report["inspection"]["tool_sources"] if example_report["inspection"] is not None else {}
+    _tools(view, sent["tools"], planned["tool_tokens"], tool_sources)
+    view.bar = request_bar(planned["contributions"], view, colours)
+    return view
+
+
+@dataclass(frozen=True, slots=True)
+class _Sites:
+    """Where each context of the prompt is defined, the tools it owns, and its colour."""
+
+    where: dict[str, tuple[str | None, int | None]]
+    owned: dict[str, list[str]]
+    colours: dict[str, int]
+
+    @classmethod
+    def of(cls, prompt: PromptReport | None, colours: dict[str, int]) -> _Sites:
+        contexts = prompt["contexts"] if prompt is not None else []
+        return cls({c["id"]: (c["file"], c["line"]) for c in contexts}, {c["id"]: list(c["tools"]) for c in contexts}, colours)
+
+    def not_sent(self, source: str, why: str, tokens: int | None) -> NotSent:
+        return NotSent(source, why, tokens, self.owned.get(source, []), self.colours.get(source, 0))
+
+
+def _unplanned(failure: PlanErrorDict | None) -> SentView:
+    """No plan: the planner refused (its code and message), or the example failed before planning
+    (its error is shown instead)."""
+    if failure is None:
+        return SentView("unavailable", "the request could not be planned")
+    return SentView("unavailable", "the request could not be planned", message=failure["message"], error_code=failure["code"])
+
+
+def _summaries(view: SentView, summaries: list[SummaryState]) -> None:
+    """The summaries generate prepares with a model before sending, and those prepared here."""
+    view.model_summaries = [(s["contributor"], s["model"] or "its model") for s in summaries if s.get("state") == "generate-prepares"]
+    view.prepared_here = [s["contributor"] for s in summaries if s.get("state") == "prepared-here"]
+
+
+def _over_limit(view: SentView, planned: PreviewDict) -> SentView:
+    view.state = "over-limit"
+    view.error_code = planned["error_code"] or "REQUEST_TOO_LARGE"
+    view.diagnostics = list(planned["diagnostics"])
+    view.message = next(iter(planned["warnings"]), "")
+    return view
+
+
+def _token_split(view: SentView, contributions: list[ContributionDict], sites: _Sites) -> None:
+    """System, messages and tool figures, and each omitted rung as not sent. The figures add up to
+    the request's input tokens: each part is counted alone, so the parts' sum can differ from the
+    whole by a token at the joins, and the system text takes that difference."""
     for c in contributions:
-        source, kind, tokens = str(c.get("contributor")), str(c.get("kind")), int(c.get("tokens") or 0)
-        if kind in _SYSTEM_KINDS:
-            view.system_tokens += tokens
-            if c.get("representation") == "omitted":
-                view.not_sent.append(NotSent(source, "omitted by the planner (its ladder allows it)", None, owned.get(source, []), colours.get(source, 0)))
-        elif kind == "tools":
-            view.tool_tokens += tokens
-        else:
-            view.message_tokens += tokens
-    # The status line's system, messages and tool figures add up to the request's input tokens: each
-    # part is counted alone, so the parts' sum can differ from the whole by a token at the joins.
-    view.system_tokens = max(0, view.input_tokens - view.message_tokens - view.tool_tokens) if view.input_tokens is not None else view.system_tokens
-    for part in cut_system(str(sent.get("system") or ""), in_system):
+        if c["kind"] in _SYSTEM_KINDS and c["representation"] == "omitted":
+            view.not_sent.append(sites.not_sent(c["contributor"], "omitted by the planner (its ladder allows it)", None))
+        elif c["kind"] == TOOLS_KIND:
+            view.tool_tokens += c["tokens"]
+        elif c["kind"] not in _SYSTEM_KINDS:
+            view.message_tokens += c["tokens"]
+    view.system_tokens = max(0, (view.input_tokens or 0) - view.message_tokens - view.tool_tokens)
+
+
+def _system_parts(view: SentView, system: str, contributions: list[ContributionDict], inspection: InspectionDict | None, sites: _Sites) -> None:
+    """The sent system text cut at each contribution's span (the blank lines between parts and an
+    omitted rung are not parts here: an omitted rung is listed as not sent)."""
+    details = {p["source"]: p["detail"] for p in inspection["parts"]} if inspection is not None else {}
+    for part in cut_system(system, [c for c in contributions if c["kind"] in _SYSTEM_KINDS]):
         if part.contribution is None or part.representation == "omitted":
-            continue  # the blank lines between parts; an omitted rung is listed as not sent
-        file, line = where.get(part.contributor, (None, None))
+            continue
+        file, line = sites.where.get(part.contributor, (None, None))
         view.parts.append(
             SentPart(
-                part.contributor, part.kind, part.representation, part.text or "", part.tokens, colours.get(part.contributor, 0),
-                part.variant, part.handle, list(part.contribution.get("tools") or []), file, line,
+                part.contributor, part.kind, part.representation, part.text or "", part.tokens, sites.colours.get(part.contributor, 0),
+                part.variant, part.handle, list(part.contribution["tools"]), file, line,
                 details.get(part.contributor) if part.representation == "full" else None,
             )
         )
-    for drop in planned.get("dropped") or []:
-        if isinstance(drop, dict):
-            reason = "dropped by the prompt's token_budget" if drop.get("reason") == "budget" else "dropped with its owner (token_budget)"
-            view.not_sent.append(NotSent(str(drop.get("id")), reason, drop.get("tokens"), owned.get(str(drop.get("id")), []), colours.get(str(drop.get("id")), 0)))
-    prompt_tokens = next((int(c.get("tokens") or 0) for c in contributions if c.get("kind") == "user-prompt"), None)
-    messages = [m for m in sent.get("messages") or [] if isinstance(m, dict)]
+
+
+def _dropped(view: SentView, dropped: list[DropDict], sites: _Sites) -> None:
+    for drop in dropped:
+        reason = "dropped by the prompt's token_budget" if drop["reason"] == "budget" else "dropped with its owner (token_budget)"
+        view.not_sent.append(sites.not_sent(drop["id"], reason, drop["tokens"]))
+
+
+def _messages(view: SentView, messages: list[dict[str, Any]], contributions: list[ContributionDict]) -> None:
+    """The chat messages as sent; the user prompt carries its tokens (its contribution's)."""
+    prompt_tokens = next((c["tokens"] for c in contributions if c["kind"] == "user-prompt"), None)
+    prompt_index = _user_prompt_index(messages) if prompt_tokens is not None else -1
     for index, m in enumerate(messages):
-        is_prompt = prompt_tokens is not None and m.get("role") == "user" and index == _user_prompt_index(messages)
-        view.messages.append(SentMessage(str(m.get("role", "?")), message_text(m), prompt_tokens if is_prompt else None))
-    sources = _sources(example_report.get("inspection"))
-    costs = planned.get("tool_tokens") or {}
-    for t in sent.get("tools") or []:
-        if not isinstance(t, dict):
-            continue
-        name = str(t.get("name"))
+        view.messages.append(SentMessage(str(m.get("role", "?")), message_text(m), prompt_tokens if index == prompt_index else None))
+
+
+def _tools(view: SentView, tools: list[ToolSchemaDict], costs: dict[str, int], sources: dict[str, str]) -> None:
+    """Each offered tool with its schema, its cost and the context that offered it."""
+    for t in tools:
+        name = t["name"]
         source = "support tool: injected while something is offloaded" if name == SUPPORT_TOOL and name not in sources else sources.get(name, "<prompt>")
-        view.tools.append(SentTool(name, str(t.get("description") or ""), pretty_json(t.get("parameters") or {}), costs.get(name), source))
-    view.bar = request_bar(contributions, view, colours)
-    return view
+        view.tools.append(SentTool(name, t["description"], pretty_json(t["parameters"]), costs.get(name), source))
 
 
 def _user_prompt_index(messages: list[dict[str, Any]]) -> int:
@@ -226,17 +265,17 @@ def _user_prompt_index(messages: list[dict[str, Any]]) -> int:
     return index
 
 
-def request_bar(contributions: list[dict[str, Any]], view: SentView, colours: dict[str, int]) -> RequestBar:
+def request_bar(contributions: list[ContributionDict], view: SentView, colours: dict[str, int]) -> RequestBar:
     """One segment per sent part, then messages and tool schemas, against max (and optimize_at)."""
     total = view.input_tokens or 0
     limit = view.max_input_tokens
     scale = max(total, limit or 0, 1)
     segments = []
     for c in contributions:
-        tokens = int(c.get("tokens") or 0)
-        if tokens <= 0 or c.get("representation") == "omitted":
+        tokens = c["tokens"]
+        if tokens <= 0 or c["representation"] == "omitted":
             continue
-        kind, source = c.get("kind"), str(c.get("contributor"))
+        kind, source = c["kind"], c["contributor"]
         css = "c-tools" if kind == "tools" else "c-msg" if kind in ("user-prompt", "messages") else f"c-{colours.get(source, 0)}"
         label = {"<tools>": "tool schemas", "<user-prompt>": "user prompt", "<messages>": "messages"}.get(source, source)
         segments.append(BarSegment(label, tokens, 100.0 * tokens / scale, css))

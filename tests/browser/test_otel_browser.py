@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from web_conftest_helpers import LiveServer, chromium, live_server, new_page, require_browser
 
-from crux_devtools.core import otel_semconv as sc
+from crux_devtools.core.record import otel_semconv as sc
 from crux_devtools.web.app import create_app
 
 pytestmark = [pytest.mark.browser]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from web_conftest_helpers import LiveServer, live_server, new_page, require_browser
 
-from crux_devtools.core.runstore import RunStore, child_runs
+from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.web.app import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]

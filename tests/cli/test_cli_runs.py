@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from waits import WAIT, Lines
 
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).parents[1] / "projects" / "runs"

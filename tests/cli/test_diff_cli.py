@@ -154,7 +154,7 @@ def test_markdown_and_output_file(project: Path) -> None:
 
 
 def test_runs_inputs_are_planned_at_both_revisions(project: Path) -> None:
-    from crux_devtools.core.runstore import RunStore
+    from crux_devtools.core.record.runstore import RunStore
 
     store = RunStore.for_project(project)
     for n, question in enumerate(["Where is my refund?", "Cancel my plan", "Old question"]):
@@ -216,7 +216,7 @@ def test_markdown_of_a_large_review_is_cut_under_60000_characters_and_says_so(tm
 
 
 def test_recorded_inputs_of_a_prompt_nothing_reaches_are_planned_once(project: Path, tmp_path: Path) -> None:
-    from crux_devtools.core.runstore import RunStore
+    from crux_devtools.core.record.runstore import RunStore
 
     log = tmp_path / "plans.log"
     (project / "counted.py").write_text(
@@ -334,7 +334,7 @@ def redact(run):
 
 
 def test_the_projects_redact_hook_masks_the_review_and_the_recorded_inputs(project: Path, tmp_path: Path) -> None:
-    from crux_devtools.core.runstore import RunStore
+    from crux_devtools.core.record.runstore import RunStore
 
     log = tmp_path / "inputs.log"
     echo = (

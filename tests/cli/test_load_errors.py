@@ -88,7 +88,7 @@ def test_a_report_broken_by_monkeypatching_the_inspector_is_a_load_error_not_a_t
     assert mixed_check.returncode == 1
     assert "Traceback" not in mixed_check.stdout + mixed_check.stderr
     line = line_for(mixed_check, "b_patch.py:")
-    assert line.startswith("b_patch.py:15: MalformedReport: the worker sent a malformed report of 'victim' (the report of 'victim' has no 'examples')"), line
+    assert line.startswith("b_patch.py:15: MalformedReport: the worker sent a malformed report of 'victim' (the report of 'victim' has no 'examples': expected a list of ExampleReport)"), line
     assert "monkeypatching" in line
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 

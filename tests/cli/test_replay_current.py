@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("crux-devtools"))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import ChatServer
-from crux_devtools.core.runstore import RunStore, child_runs
+from crux_devtools.core.record.runstore import RunStore, child_runs
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("crux-devtools"))

@@ -14,7 +14,7 @@ from crux_devtools import (
     merge_input_budget,
     resolve_model_capacity_profile,
 )
-from crux_devtools.core.budget import derive_limits
+from crux_devtools.core.plan.budget import derive_limits
 
 
 @pytest.mark.parametrize("field", ["optimize_at", "max"])

@@ -31,7 +31,7 @@ from crux_devtools.core.errors import (
     RunStoreError,
     SummaryError,
 )
-from crux_devtools.core.validation import InputValidationError, validate_model
+from crux_devtools.core.compose.validation import InputValidationError, validate_model
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -107,17 +107,17 @@ def test_every_error_is_defined_in_the_errors_module_except_the_pydantic_one() -
     classes = all_error_classes()
     assert {c.__name__ for c in classes} >= {"ModelError", "SummaryError", "OffloadError", "MemoryStoreError", "RunStoreError", "InputValidationError"}
     for cls in classes:
-        expected = "crux_devtools.core.validation" if cls is InputValidationError else "crux_devtools.core.errors"
+        expected = "crux_devtools.core.compose.validation" if cls is InputValidationError else "crux_devtools.core.errors"
         assert cls.__module__ == expected, f"{cls.__name__} is defined in {cls.__module__}"
 
 
 def test_the_old_import_paths_still_give_the_same_classes() -> None:
     from crux_devtools.core.memory import MemoryStoreError as from_memory
     from crux_devtools.core.memory.store import MemoryStoreError as from_store
-    from crux_devtools.core.models import ModelError as from_models
-    from crux_devtools.core.offload_store import OffloadError as from_offload
-    from crux_devtools.core.runstore import RunStoreError as from_runstore
-    from crux_devtools.core.summaries import SummaryError as from_summaries
+    from crux_devtools.core.run.models import ModelError as from_models
+    from crux_devtools.core.plan.offload_store import OffloadError as from_offload
+    from crux_devtools.core.record.runstore import RunStoreError as from_runstore
+    from crux_devtools.core.plan.summaries import SummaryError as from_summaries
 
     assert (from_memory, from_store, from_models, from_offload, from_runstore, from_summaries) == (
         MemoryStoreError, MemoryStoreError, ModelError, OffloadError, RunStoreError, SummaryError,

@@ -110,7 +110,7 @@ def test_planning_and_input_failures_carry_a_result_too_and_are_recorded(tmp_pat
 
 
 def _runs(folder: Path) -> list[dict]:
-    from crux_devtools.core.runstore import RunStore
+    from crux_devtools.core.record.runstore import RunStore
 
     store = RunStore.for_project(folder)
     try:

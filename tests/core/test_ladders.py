@@ -18,8 +18,8 @@ from crux_devtools import (
     summarize,
     tool,
 )
-from crux_devtools.core.ladders import Offloaded, OutputPolicy, shape
-from crux_devtools.core.summaries import ExtractiveStrategy, HierarchicalStrategy
+from crux_devtools.core.plan.ladders import Offloaded, OutputPolicy, shape
+from crux_devtools.core.plan.summaries import ExtractiveStrategy, HierarchicalStrategy
 
 
 class Sku(BaseModel):

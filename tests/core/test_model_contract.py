@@ -32,7 +32,7 @@ from crux_devtools import (
     summarize,
     tool,
 )
-from crux_devtools.core.models import OPTIONAL_HOOKS
+from crux_devtools.core.run.models import OPTIONAL_HOOKS
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "models.md"

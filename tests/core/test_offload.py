@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from crux_devtools import OffloadStore
-from crux_devtools.core.offload_store import OffloadError, make_handle, preview_text, read_offload_tool, reference_text
-from crux_devtools.core.summaries import SummaryStore, artifact_key, summarize
+from crux_devtools.core.plan.offload_store import OffloadError, make_handle, preview_text, read_offload_tool, reference_text
+from crux_devtools.core.plan.summaries import SummaryStore, artifact_key, summarize
 from crux_devtools.core.tokens import default_counter
 
 

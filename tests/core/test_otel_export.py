@@ -36,8 +36,8 @@ from crux_devtools import (
     tool_call,
 )
 from crux_devtools.core.errors import RunError
-from crux_devtools.core import otel_semconv as sc
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record import otel_semconv as sc
+from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.web.app import create_app
 
 class City(BaseModel):

@@ -24,7 +24,7 @@ from crux_devtools import (
     summarizable,
     tool,
 )
-from crux_devtools.core.summaries import artifact_key, summarize
+from crux_devtools.core.plan.summaries import artifact_key, summarize
 from crux_devtools.core.tokens import default_counter
 
 SECRET = "TOP-SECRET-CONTENT"
@@ -272,7 +272,7 @@ def test_a_ladder_nested_in_a_plain_context_is_a_contributor_and_its_owner_stays
 
 
 def test_every_rung_but_omission_keeps_the_primarys_tools() -> None:
-    from crux_devtools.core.summaries import artifact_key, summarize
+    from crux_devtools.core.plan.summaries import artifact_key, summarize
 
     doc = context("doc", system=big("Doc", 200), tools=[lookup], priority=60)
     store = SummaryStore()

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from crux_devtools import InputBudget, RequestCompositionError, ModelCapacityProfile, PlanningSession, ScriptedModel, context, droppable, generate, offloadable, prefer, preview, prompt, tool, tool_call
-from crux_devtools.core.offload_store import OffloadStore
-from crux_devtools.core.planner import Planner, gather, tool_tokens
-from crux_devtools.core.requests import plan_options, setup
-from crux_devtools.core.callbacks import drive_sync
-from crux_devtools.core.summaries import SummaryStore
+from crux_devtools.core.plan.offload_store import OffloadStore
+from crux_devtools.core.plan.planner import Planner, gather, tool_tokens
+from crux_devtools.core.plan.requests import plan_options, setup
+from crux_devtools.core.compose.callbacks import drive_sync
+from crux_devtools.core.plan.summaries import SummaryStore
 from crux_devtools.core.tokens import default_counter
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

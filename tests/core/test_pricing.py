@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crux_devtools.core.pricing import Price, Usage, cost_usd, format_usd, input_cost_usd, price_for, price_from_profile
+from crux_devtools.core.record.pricing import Price, Usage, cost_usd, format_usd, input_cost_usd, price_for, price_from_profile
 from crux_devtools.inspector.discovery import read_model_config
 
 

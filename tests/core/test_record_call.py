@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from chat_server import ChatServer, completion, wire_tool_call
 from crux_devtools import ModelCapacityProfile, ModelRequest, context, prompt, record_call, record_runs, tool
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 
 
 class City(BaseModel):

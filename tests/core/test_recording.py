@@ -29,8 +29,8 @@ from crux_devtools import (
     tool,
     tool_call,
 )
-from crux_devtools.core import recording
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record import recording
+from crux_devtools.core.record.runstore import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve()
@@ -357,7 +357,7 @@ def test_a_run_waiting_for_a_lock_is_written_when_the_application_exits(tmp_path
         import atexit, sys, time
         sys.path.insert(0, {str(HERE.parent)!r})
         from crux_devtools import generate, record_runs
-        from crux_devtools.core import recording
+        from crux_devtools.core.record import recording
         from test_recording import helper_agent
         recording.RETRY_SECONDS = 3600
         locked_seen = []

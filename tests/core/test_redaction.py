@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel
 
 from crux_devtools import ModelCapacityProfile, RunError, ScriptedModel, agent, context, generate, prompt, record_runs, redact_values, tool, tool_call
-from crux_devtools.core.redaction import scrub
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.redaction import scrub
+from crux_devtools.core.record.runstore import RunStore
 
 CARD = "4111 1111 1111 1111"
 NAME = 'Zoë "Z" Ørsted'

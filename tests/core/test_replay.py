@@ -31,8 +31,8 @@ from crux_devtools import (
     tool,
     tool_call,
 )
-from crux_devtools.core.replay import Overrides, ReplayError, replay_step
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.replay import Overrides, ReplayError, replay_step
+from crux_devtools.core.record.runstore import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [str(Path(sys.executable).with_name("crux-devtools"))]

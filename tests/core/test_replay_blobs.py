@@ -8,7 +8,7 @@ from pathlib import Path
 from test_replay import assert_every_step_replays_exactly, generated_agent
 
 from crux_devtools import generate, record_runs
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 
 
 def record(root: Path, sizes: list[int]) -> RunStore:

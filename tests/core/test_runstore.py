@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from waits import WAIT
 
-from crux_devtools.core.runstore import RUNS_FILE, TEXT_CAP, RunStore, RunStoreError, storable
+from crux_devtools.core.record.runstore import RUNS_FILE, TEXT_CAP, RunStore, RunStoreError, storable
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -180,7 +180,7 @@ def test_a_missing_file_opened_without_create_is_an_empty_store_until_a_writer_c
 def test_change_token_grows_when_another_process_writes(tmp_path: Path) -> None:
     reader = RunStore.for_project(tmp_path)
     before = reader.change_token()
-    writer = f"from crux_devtools.core.runstore import RunStore\nRunStore.for_project({str(tmp_path)!r}).write({{'id': 'x', 'target': 't'}})\n"
+    writer = f"from crux_devtools.core.record.runstore import RunStore\nRunStore.for_project({str(tmp_path)!r}).write({{'id': 'x', 'target': 't'}})\n"
     subprocess.run([sys.executable, "-c", writer], check=True, cwd=REPO)
     assert reader.change_token() > before
     assert reader.get("x")["target"] == "t"
@@ -234,7 +234,7 @@ def test_a_locked_database_fails_the_write_after_the_busy_timeout_and_works_once
 
 AS_NOBODY = """
 import os, sys, json
-from crux_devtools.core.runstore import RunStore, RunStoreError  # imported first: the stdlib may not be readable by nobody
+from crux_devtools.core.record.runstore import RunStore, RunStoreError  # imported first: the stdlib may not be readable by nobody
 os.setgid(65534); os.setuid(65534)
 root = sys.argv[1]
 out = {}
@@ -275,7 +275,7 @@ def test_a_read_only_folder_refuses_writes_clearly_and_still_reads() -> None:
 
 WRITER = """
 import sys
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 root, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = RunStore.for_project(root)
 for i in range(count):
@@ -298,7 +298,7 @@ def test_three_writer_processes_at_once_lose_nothing(tmp_path: Path) -> None:
 
 KILLED = """
 import sys
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore
 store = RunStore.for_project(sys.argv[1])
 i = 0
 print("started", flush=True)
@@ -330,7 +330,7 @@ def test_a_process_killed_mid_write_leaves_the_database_usable(tmp_path: Path) -
 
 
 def test_importing_the_store_loads_no_pydantic_tiktoken_or_planner() -> None:
-    code = "import sys, crux_devtools.core.runstore; print(sorted(m for m in ('pydantic', 'tiktoken', 'crux_devtools.core.planner') if m in sys.modules))"
+    code = "import sys, crux_devtools.core.record.runstore; print(sorted(m for m in ('pydantic', 'tiktoken', 'crux_devtools.core.plan.planner') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == "[]"
 

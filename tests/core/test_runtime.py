@@ -33,8 +33,8 @@ from crux_devtools import (
     tool,
     tool_call,
 )
-from crux_devtools.core import planner as planner_module
-from crux_devtools.core.models import ModelResponse, ToolCall
+from crux_devtools.core.plan import planner as planner_module
+from crux_devtools.core.run.models import ModelResponse, ToolCall
 
 SECRET = "CONFIDENTIAL-CONTENT"
 
@@ -114,7 +114,7 @@ def test_a_large_tool_result_is_offloaded_and_readable_through_read_offload() ->
 
 
 def test_read_offload_called_by_the_model_returns_the_exact_slice_of_its_own_session_only() -> None:
-    from crux_devtools.core.offload_store import make_handle
+    from crux_devtools.core.plan.offload_store import make_handle
 
     store = OffloadStore()
     own = make_handle("support/s-own", "tool:fetch_record:rec-1")

@@ -33,7 +33,7 @@ from crux_devtools import (
     tool,
     tool_call,
 )
-from crux_devtools.core.planner import message_tokens, tool_tokens
+from crux_devtools.core.plan.planner import message_tokens, tool_tokens
 
 
 class Query(BaseModel):

@@ -31,7 +31,7 @@ from crux_devtools import (
     tool,
     tool_call,
 )
-from crux_devtools.core.models import ModelResponse
+from crux_devtools.core.run.models import ModelResponse
 from crux_devtools.core.tokens import TiktokenCounter
 
 LOG = "\n\n".join(f"Day {d}: the sync stalled at 03:{d:02d} after a token expired. It resumed later. Nothing was lost." for d in range(60))
@@ -176,7 +176,7 @@ def test_the_fresh_stores_of_a_preview_without_one_open_no_database(monkeypatch)
 def test_an_unwritten_store_reads_as_empty_and_a_closed_one_refuses():
     import sqlite3
 
-    from crux_devtools.core.offload_store import OffloadError
+    from crux_devtools.core.plan.offload_store import OffloadError
 
     offloads = OffloadStore()
     with pytest.raises(OffloadError, match="unknown offload handle"):

@@ -80,11 +80,38 @@ def test_the_encoding_table_cache_gives_exactly_tiktokens_tokens(tmp_path, monke
     monkeypatch.setenv("CRUX_DEVTOOLS_CACHE_DIR", str(tmp_path))
     reference = _tokens(tiktoken.get_encoding(OFFLINE_ENCODING))
     first = load_encoding(OFFLINE_ENCODING)  # builds the table and writes the cache
-    cached_file = tmp_path / f"{OFFLINE_ENCODING}.marshal"
-    assert cached_file.stat().st_size > 1_000_000
+    cached_file = _cache_file(OFFLINE_ENCODING)
+    assert cached_file.parent == tmp_path and cached_file.stat().st_size > 1_000_000
     second = load_encoding(OFFLINE_ENCODING)  # reads it back
     assert _tokens(first) == _tokens(second) == reference
     assert second.n_vocab == first.n_vocab and second.special_tokens_set == first.special_tokens_set
+
+
+def _cache_file(name: str):
+    """Where this environment's cache of encoding ``name`` lives (under ``$CRUX_DEVTOOLS_CACHE_DIR``)."""
+    from crux_devtools.core import encoding_cache
+
+    found = encoding_cache._constructor(name)
+    assert found is not None
+    return encoding_cache.cache_file(name, encoding_cache._key(name, found[1]))
+
+
+def test_environments_sharing_a_cache_folder_keep_their_own_tables(tmp_path, monkeypatch):
+    """Two environments (two virtualenvs: tiktoken at two paths) sharing one cache folder overwrote
+    each other's file, so every new process of either one built the table the slow way."""
+    from crux_devtools.core import encoding_cache
+    from crux_devtools.core.tokens import OFFLINE_ENCODING
+
+    monkeypatch.setenv("CRUX_DEVTOOLS_CACHE_DIR", str(tmp_path))
+    constructor, source = encoding_cache._constructor(OFFLINE_ENCODING)
+    built: list[str] = []
+    monkeypatch.setattr(encoding_cache, "_constructor", lambda name: (lambda: built.append(name) or constructor(), source))
+    key = encoding_cache._key
+    for environment in ("/venv-a", "/venv-b", "/venv-a", "/venv-b", "/venv-a"):
+        monkeypatch.setattr(encoding_cache, "_key", lambda name, path, env=environment: key(name, path) + env)
+        assert encoding_cache._build(OFFLINE_ENCODING).encode_ordinary("hello world") == [15339, 1917]
+    assert len(built) == 2  # once per environment; then each reads its own file
+    assert len(list(tmp_path.glob(f"{OFFLINE_ENCODING}-*.marshal"))) == 2
 
 
 def test_each_encoding_is_built_once_per_process():
@@ -104,7 +131,7 @@ def test_a_damaged_or_stale_cache_is_rebuilt_and_an_unwritable_one_is_skipped(tm
 
     reference = _tokens(tiktoken.get_encoding(OFFLINE_ENCODING))
     monkeypatch.setenv("CRUX_DEVTOOLS_CACHE_DIR", str(tmp_path))
-    cached_file = tmp_path / f"{OFFLINE_ENCODING}.marshal"
+    cached_file = _cache_file(OFFLINE_ENCODING)
     for damage in (b"\x00not marshal at all", marshal.dumps({"key": "another release", "kwargs": {}}), marshal.dumps([1, 2, 3])):
         cached_file.write_bytes(damage)
         assert _tokens(load_encoding(OFFLINE_ENCODING)) == reference
@@ -140,8 +167,8 @@ def test_a_cache_file_with_one_flipped_bit_falls_back_to_tiktoken_and_is_rewritt
     token's bytes silently changed counts. Both must fall back to tiktoken's own load and repair the file."""
     from crux_devtools.core.tokens import OFFLINE_ENCODING
 
-    cached_file = tmp_path / f"{OFFLINE_ENCODING}.marshal"
     fresh = _count_in_a_new_process(tmp_path)
+    (cached_file,) = tmp_path.glob(f"{OFFLINE_ENCODING}-*.marshal")
     assert fresh.returncode == 0, fresh.stderr
     expected = fresh.stdout.strip()
     good = cached_file.read_bytes()

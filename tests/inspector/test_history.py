@@ -382,11 +382,11 @@ async def test_a_session_answers_the_previous_version_from_the_file_after_edits_
         for text in ["B.", "A.", "C.", "A."]:
             source.write_text(module.format(text=text), encoding="utf-8")
             await session.reload()
-            while session._writes:  # the write runs off the event loop; then the file alone answers
-                await asyncio.gather(*list(session._writes))
+            while session._reports.writes:  # the write runs off the event loop; then the file alone answers
+                await asyncio.gather(*list(session._reports.writes))
             answers.append(session.previous_system("hello", "e"))
         assert session.previous_system("other", "e") is None
-        assert len(session._recent) <= 4  # with a history file, only the reports a write may still hold
+        assert len(session._reports.recent) <= 4  # with a history file, only the reports a write may still hold
         assert [v["system"] for v in session.history.versions("hello", "e")] == ["A.", "C.", "A.", "B.", "A."]
         assert len(session.history.versions("other", "e")) == 1
     assert answers == ["A.", "B.", "A.", "C."]

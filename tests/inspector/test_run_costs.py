@@ -13,8 +13,8 @@ import httpx
 import pytest
 from web_runs_fakes import RecordingSession, run_record
 
-from crux_devtools.core.pricing import Price, cost_usd
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record.pricing import Price, cost_usd
+from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.run_costs import Prices
 from crux_devtools.web.app import create_app
 
@@ -138,7 +138,7 @@ async def test_the_tui_runs_tab_shows_each_runs_cost_and_the_total(tmp_path: Pat
     app = make_tui(tui_session(tmp_path))
     async with app.run_test(size=(170, 50)) as pilot:
         await settle(pilot)
-        await pilot.press("x")
+        await pilot.press("6")  # the Runs tab
         await settle(pilot)
         table = app.query_one(RunsTable)
         last_cells = [table.get_row_at(i)[-1].plain for i in range(table.row_count)]

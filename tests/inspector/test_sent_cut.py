@@ -31,7 +31,11 @@ def test_every_surface_shows_the_same_parts_of_a_real_sent_system_text() -> None
         expected = [(p.contributor, p.text) for p in cut if p.attributed]
         assert {c["representation"] for c in contributions} - {"full"}, "the budget adapts some rung"
         assert [(p.contributor, p.text) for p in system_parts(report) if p.text is not None] == expected
-        assert [(p.source, p.text) for p in sent_view({"preview": report, "preview_error": None, "inspection": None, "truncated": False}, {}).parts] == expected
+        example = {
+            "name": "x", "input": {}, "error": None, "inspection": None, "preview": report, "preview_error": None,
+            "truncated": False, "status": "fits", "summaries": [],
+        }
+        assert [(p.source, p.text) for p in sent_view(example, {}).parts] == expected  # type: ignore[arg-type]
         assert [(p.contributor, p.text) for p in run_page_parts(system, contributions, {})] == expected
         assert [((p.contribution or {}).get("contributor"), p.text) for p in system_pieces(system, contributions) if p.contribution] == expected
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from waits import WAIT
 
-from crux_devtools.core.runstore import RunStore
-from crux_devtools.inspector import session as session_module
+from crux_devtools.core.record.runstore import RunStore
+from crux_devtools.inspector import runs_watch
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.session import ProjectSession
 
@@ -107,7 +107,7 @@ def polled(monkeypatch: pytest.MonkeyPatch) -> set[int]:
     """The runs stores a session's poller has looked at (``id`` of each): once a store is in it, the
     poller has its starting mark, and any run written from then on is new to it."""
     seen: set[int] = set()
-    look = session_module._runs_changes
+    look = runs_watch._runs_changes
 
     def looked(store: Any, token: int | None, mark: int | None) -> Any:
         try:
@@ -115,7 +115,7 @@ def polled(monkeypatch: pytest.MonkeyPatch) -> set[int]:
         finally:
             seen.add(id(store))
 
-    monkeypatch.setattr(session_module, "_runs_changes", looked)
+    monkeypatch.setattr(runs_watch, "_runs_changes", looked)
     return seen
 
 
@@ -155,9 +155,9 @@ async def test_nobody_listening_means_no_polling(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
         unsubscribe = session.subscribe(lambda e: None)
-        assert session._runs_task is not None and not session._runs_task.done()
+        assert session._runs.task is not None and not session._runs.task.done()
         unsubscribe()
-        await until(session._runs_task.done)  # the poller ends at its next look
+        await until(session._runs.task.done)  # the poller ends at its next look
 
 
 async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_inspector_keeps_going(

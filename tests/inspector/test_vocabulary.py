@@ -1,4 +1,4 @@
-"""One rung vocabulary (core/rungs.py) and one limits panel (inspector/limits.py), read by every surface.
+"""One rung vocabulary (core/plan/rungs.py) and one limits panel (inspector/limits.py), read by every surface.
 
 The planner is run on real cases that produce every rung and every rejection reason; the web page
 (the real template through the real app) and the TUI (the real app through ``run_test``) show each
@@ -37,8 +37,8 @@ from crux_devtools import (  # noqa: E402
     summarizable,
     tool,
 )
-from crux_devtools.core import rungs  # noqa: E402
-from crux_devtools.core.summaries import artifact_key, summarize  # noqa: E402
+from crux_devtools.core.plan import rungs  # noqa: E402
+from crux_devtools.core.plan.summaries import artifact_key, summarize  # noqa: E402
 from crux_devtools.inspector.limits import LIMITS, MISSING, limit_rows  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402

@@ -204,7 +204,7 @@ async def test_a_primed_worker_compiles_only_the_files_changed_since_and_counts_
 
 
 def test_compiled_sources_are_reused_only_for_identical_bytes(tmp_path: Path) -> None:
-    from crux_devtools.inspector.loader import assignment_lines, compile_source
+    from crux_devtools.inspector.worker_import import assignment_lines, compile_source
 
     path = str(tmp_path / "m.py")
     one = compile_source(path, b"a = 1\n")

@@ -113,8 +113,8 @@ def test_the_core_modules_import_each_other_without_a_cycle() -> None:
 
 def test_the_graph_counts_function_level_and_relative_imports() -> None:
     graph = import_graph()
-    assert "crux_devtools.core.planner" in graph["crux_devtools.core.runtime"]  # a module-level relative import
-    assert "crux_devtools.core.recording" in graph["crux_devtools.core.runtime"]  # ``from . import recording``
+    assert "crux_devtools.core.plan.planner" in graph["crux_devtools.core.run.runtime"]  # a module-level relative import
+    assert "crux_devtools.core.record.recording" in graph["crux_devtools.core.run.runtime"]  # ``from . import recording``
     assert "crux_devtools.core.tokens" in graph["crux_devtools.core.memory.store"]  # ``from ..tokens import``
     # The core __init__ names every module only under TYPE_CHECKING (and loads them by string), so no edges.
     assert graph["crux_devtools.core"] == set()

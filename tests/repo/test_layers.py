@@ -80,3 +80,73 @@ def private_core_imports(path: Path) -> list[str]:
 def test_nothing_outside_the_core_imports_a_private_name_of_it() -> None:
     outside = [p for p in sorted(PACKAGE.rglob("*.py")) if p.relative_to(PACKAGE).parts[0] != "core"]
     assert [offence for path in outside for offence in private_core_imports(path)] == []
+
+
+# Inside the core, the folders follow the data: compose -> plan -> run, and run hands each step to
+# record. The shared modules at the top of the core are below every stage. Module-level and in-function
+# imports count (the graph of tests/repo/test_core_cycles.py); type-only imports do not.
+SHARED = {"__init__", "errors", "contract", "tools", "tokens", "encoding_cache", "lazy_sqlite", "migrations"}
+STAGE_MAY_IMPORT = {
+    "shared": {"shared"},
+    "compose": {"shared", "compose"},
+    "memory": {"shared", "compose", "memory"},
+    "plan": {"shared", "compose", "plan"},
+    "record": {"shared", "compose", "plan", "record"},
+    "run": {"shared", "compose", "plan", "record", "run"},
+}
+# Known imports against the order, each loaded inside one function only when it runs.
+STAGE_EXCEPTIONS = {
+    # a prompt's ``model=`` may be a ModelCapacityProfile: checked when the prompt is defined
+    ("crux_devtools.core.compose.prompts", "crux_devtools.core.plan.budget"),
+}
+
+
+def stage_of(module: str) -> str:
+    """``crux_devtools.core.plan.planner`` -> ``plan``; a module at the top of the core -> ``shared``."""
+    parts = module.split(".")
+    if len(parts) == 2:
+        return "shared"
+    if parts[2] in STAGE_MAY_IMPORT:
+        return parts[2]
+    assert len(parts) == 3 and parts[2] in SHARED, f"{module} is neither in a stage folder nor a shared module"
+    return "shared"
+
+
+def test_every_core_module_is_in_a_stage_or_shared() -> None:
+    from test_core_cycles import core_modules
+
+    stray = [name for name in core_modules() if len(name.split(".")) == 3 and name.split(".")[2] not in SHARED | set(STAGE_MAY_IMPORT)]
+    assert stray == []
+    assert {stage_of(name) for name in core_modules()} == set(STAGE_MAY_IMPORT)
+
+
+def test_core_stages_import_only_earlier_stages() -> None:
+    from test_core_cycles import import_graph
+
+    offences = [
+        f"{module} ({stage_of(module)}) imports {target} ({stage_of(target)})"
+        for module, targets in sorted(import_graph().items())
+        for target in sorted(targets)
+        if stage_of(target) not in STAGE_MAY_IMPORT[stage_of(module)] and (module, target) not in STAGE_EXCEPTIONS
+    ]
+    assert offences == []
+
+
+def test_stage_exceptions_are_still_needed() -> None:
+    from test_core_cycles import import_graph
+
+    graph = import_graph()
+    assert [pair for pair in sorted(STAGE_EXCEPTIONS) if pair[1] not in graph.get(pair[0], set())] == []
+
+
+def test_stage_packages_import_nothing() -> None:
+    """The server process reads light modules of ``record`` and ``plan``: their ``__init__`` must
+    not load anything (pydantic, the planner) on the way."""
+    heavy = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        for stage in ("compose", "plan", "run", "record")
+        for path in [PACKAGE / "core" / stage / "__init__.py"]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    ]
+    assert heavy == []

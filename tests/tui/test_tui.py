@@ -108,6 +108,30 @@ async def test_selecting_a_prompt_posts_prompt_selected_and_shows_its_parts(sess
         assert "You are Ari" in screen_text(app)
 
 
+async def test_the_prompt_view_owns_its_selection_and_keeps_each_prompts_choice(session: FakeSession) -> None:
+    """``PromptDetail.selection`` is the one place that says what is shown: setting it re-shows the
+    panes, and every prompt keeps its example and budget while the user is elsewhere."""
+    from crux_devtools.tui.widgets import PromptDetail, StatusLine
+
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        detail = app.query_one(PromptDetail)
+        await pilot.press("minus")
+        await settle(pilot)
+        kept = detail.selection.choice
+        assert kept.budget == 110
+        detail.select("triage-agent")  # the selection alone: no key, no tree
+        await settle(pilot)
+        assert (app.query_one(StatusLine).data or {})["prompt"]["id"] == "triage-agent"
+        assert "Sort the ticket into billing, account or other." in screen_text(app)
+        assert detail.selection.choice.budget is None
+        detail.select("support-reply")
+        await settle(pilot)
+        assert detail.selection.choice == kept
+        assert "token_budget 110 (set)" in screen_text(app)
+
+
 async def test_selecting_a_context_highlights_its_part(session: FakeSession) -> None:
     recorder = Recorder()
     app = make_tui(session)
@@ -132,7 +156,7 @@ async def test_lowering_the_budget_drops_the_lowest_priority_context(session: Fa
         budgets = [c[1]["token_budget"] for c in session.calls if c[0] == "evaluate"]
         assert budgets == [110, 99]
         evaluated = recorder.of(ExampleEvaluated)
-        assert [m.budget for m in evaluated] == [110, 99]
+        assert [m.selection.choice.budget for m in evaluated] == [110, 99]
         text = screen_text(app)
         assert "token_budget 99 (set)" in text
         # the request as sent (the first tab) says what the budget dropped: it is not sent
@@ -157,7 +181,7 @@ async def test_raising_and_clearing_the_budget_restores_the_full_text(session: F
         await settle(pilot)
         await pilot.press("plus")
         await settle(pilot)
-        assert app.budgets["support-reply"] == 99 + 10
+        assert app.detail.choices["support-reply"].budget == 99 + 10
         await resolved_view(pilot)
         assert "dropped (budget)" in screen_text(app)
         await pilot.press("0")

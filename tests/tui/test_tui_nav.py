@@ -184,7 +184,7 @@ async def test_escape_while_typing_puts_the_tree_and_the_cursor_back_where_they_
     assert len(tree._shown_nodes) == running.full_tree_size()
     assert tree.cursor_node is not None and tree.cursor_node.data == NodeRef("m001-prompt-2", "policy")
     assert running.shown_prompt() == "m001-prompt-2"
-    assert running.app.selected_part == "policy"
+    assert running.app.detail.selection.part == "policy"
     assert not running.search.display and tree.has_focus
 
 

@@ -57,7 +57,7 @@ def test_slash_an_id_and_enter_in_the_real_tui_show_that_prompt(terminal: Termin
     screen = terminal.wait_for(lambda s: " prompt  m013-prompt-2 " in s)
     assert "You are assistant 2 of module 13." in screen  # the Request tab
     assert "/m013-prompt-2  1/1" in screen
-    assert any(line.startswith("▼ ✓ m013-prompt-2") for line in left(screen))  # the whole tree, scrolled to it
+    assert any(line.startswith("▼ ✓ m013-prompt-2") for line in left(screen)), screen  # the whole tree, scrolled to it
     terminal.keys("3")
     terminal.wait_for(lambda s: "Source" in s and "Status" in s and "Reason" in s)  # the Contributors tab
     terminal.keys("q")

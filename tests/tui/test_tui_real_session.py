@@ -53,7 +53,7 @@ async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path:
         for _ in range(12):
             await pilot.press("minus")
             await pilot_until(pilot, lambda: app.busy is None, "the plan is shown")
-        budget = app.budgets["ladder-reply"]
+        budget = app.detail.choices["ladder-reply"].budget
         shown = app.shown or {}
         assert shown["preview"]["max_input_tokens"] == budget
         assert shown["preview"]["adaptations"], "twelve steps down, the planner adapted nothing"
@@ -71,7 +71,7 @@ async def test_the_tui_over_the_real_session_shows_every_sample_prompt(tmp_path:
         tree.move_cursor(next(n for n in tree._shown_nodes if n.data == NodeRef("ladder-reply", "sync-log")))
         await pilot_until(pilot, lambda: app.busy is None and "sync-log · ladder · summary" in screen_text(app), "the summary generate prepares is shown")
         text = screen_text(app)
-        assert app.example_names["ladder-reply"] == "busy-day"
+        assert app.detail.choices["ladder-reply"].example == "busy-day"
         assert re.search(r"sync-log · ladder · summary · 2,064 tok", text) and "[summary of sync-log]" in text
         if os.environ.get("CRUX_UPDATE_SCREENSHOT") == "1":
             app.sub_title = "sample_project"  # not this test's temporary folder

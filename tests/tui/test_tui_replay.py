@@ -15,7 +15,7 @@ from chat_server import ChatServer
 from rich.console import Console
 from test_replay_send import chat_project  # noqa: F401 - the fixture
 
-from crux_devtools.core.runstore import RunStore, child_runs
+from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.replay_render import render_variants
@@ -155,7 +155,7 @@ async def test_i_on_a_later_step_opens_the_prompt_view_with_that_steps_messages(
         planned = await wait_until(pilot, lambda: ((app.shown or {}).get("preview") or {}).get("sent") if app.busy is None else None)
         assert planned["messages"] == wanted  # the run input, then the tool calls and results before the step
         await pilot.press("minus")  # the budget keys replay it with the same messages
-        smaller = await wait_until(pilot, lambda: (app.shown or {}).get("preview") if app.busy is None and app.budgets.get(run["target"]) else None)
+        smaller = await wait_until(pilot, lambda: (app.shown or {}).get("preview") if app.busy is None and app.detail.choices[run["target"]].budget else None)
         assert smaller["sent"] is None or smaller["sent"]["messages"] == wanted
 
 

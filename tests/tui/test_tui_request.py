@@ -45,7 +45,7 @@ async def show(pilot: Any, prompt_id: str, example: str | None = None) -> None:
     app = pilot.app
     app.query_one(PromptTree).select_prompt(prompt_id)
     await settle(pilot)
-    while example is not None and app.example_names.get(prompt_id) != example:
+    while example is not None and app.detail.example_names().get(prompt_id) != example:
         await pilot.press("e")
         await settle(pilot)
 
@@ -250,8 +250,7 @@ async def test_an_over_limit_plan_says_nothing_would_be_sent(session: FakeSessio
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
         await show(pilot, "ladder-reply", "busy")
-        app.budgets["ladder-reply"] = 50
-        app.show_selection()
+        app.detail.choose(budget=50)
         await settle(pilot)
         assert app.shown["preview"]["sent"] is None
         text = screen_text(app)
@@ -286,13 +285,11 @@ async def test_the_status_line_keeps_its_height_while_the_project_reloads(sessio
         await settle(pilot)
         status = app.query_one(StatusLine)
         assert status.outer_size.height == lines
-        app.busy = "loading"
-        app.update_status()
+        app.detail.busy = "loading"
         await pilot.pause()
         assert status.outer_size.height == lines
         assert "token_budget none" in screen_text(app)
-        app.busy = None
-        app.update_status()
+        app.detail.busy = None
         await pilot.pause()
         assert status.outer_size.height == lines
 

@@ -33,9 +33,9 @@ from crux_devtools import (  # noqa: E402
     tool,
     tool_call,
 )
-from crux_devtools.core.runstore import RunStore  # noqa: E402
+from crux_devtools.core.record.runstore import RunStore  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
-from crux_devtools.tui.app import CruxTui  # noqa: E402
+from crux_devtools.tui.app import TABS, CruxTui  # noqa: E402
 from crux_devtools.tui.runs_render import render_step, system_pieces  # noqa: E402
 from crux_devtools.tui.screens import ConfirmRun, RunDetailScreen  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
@@ -108,9 +108,12 @@ async def press_run(pilot: Any, app: CruxTui, prompt_id: str) -> None:
     await settle(pilot)
 
 
+RUNS_KEY = str(1 + [tab_id for tab_id, _, _, _ in TABS].index("tab-runs"))  # the number key of the Runs tab
+
+
 async def open_runs_tab(pilot: Any) -> None:
     await settle(pilot)
-    await pilot.press("x")  # all runs: shows the tab and focuses its table
+    await pilot.press(RUNS_KEY, "x")  # the tab, its table focused; x: all runs
     await settle(pilot)
 
 
@@ -159,7 +162,10 @@ async def test_f_lists_only_the_selected_prompts_runs_following_the_tree_and_x_l
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("f")
+        await pilot.press("f")  # the Runs tab's key: nothing from the tree
+        await settle(pilot)
+        assert app.query_one("#tabs").active == "tab-request"
+        await pilot.press(RUNS_KEY, "f")
         await settle(pilot)
         assert app.query_one("#tabs").active == "tab-runs"
         assert [target_of(row) for row in table_rows(app)] == ["support-reply", "support-reply"]
@@ -334,7 +340,7 @@ async def test_a_run_whose_prompt_is_gone_or_whose_input_is_not_json_cannot_be_o
         await pilot.press("enter", "i")
         await settle(pilot)
         assert "deleted-agent is not in the project as loaded now: it cannot be shown." in notifications(app)
-        assert app.custom_inputs == {}
+        assert all(choice.custom is None for choice in app.detail.choices.values())
 
 
 async def test_with_history_off_the_tab_lists_this_sessions_runs_and_says_so() -> None:

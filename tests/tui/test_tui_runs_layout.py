@@ -88,8 +88,8 @@ async def test_every_tab_is_in_sight_with_its_count(session: FakeSession, size: 
 
 
 FOOTERS = [
-    # at 160 columns the footer of the prompt tabs holds every key it offers
-    (WIDE, "1", ("Search", "Tabs", "Example", "Budget", "Run agent", "Open source", "Reload", "Quit", "Summarize", "Filter runs", "All runs", "palette")),
+    # at 160 columns the footer of the prompt tabs holds every key it offers (the Runs keys are the Runs tab's)
+    (WIDE, "1", ("Search", "Tabs", "Example", "Budget", "Run agent", "Open source", "Reload", "Changes", "Quit", "Summarize", "palette")),
     # at 100 columns the Runs tab's footer keeps the Runs keys (the prompt view's keys are off there)
     (NARROW, "6", ("Tabs", "Filter runs", "All runs", "Run agent", "Quit")),
 ]
@@ -106,3 +106,20 @@ async def test_the_footer_shows_every_key_it_offers(session: FakeSession, size: 
         footer = footer_line(app)
         for label in shown:
             assert label in footer, f"{label!r} is cut from the footer: {footer!r}"
+
+
+async def test_the_runs_keys_belong_to_the_runs_tab_and_are_in_the_footer_only_there(session: FakeSession) -> None:
+    """``f`` / ``x`` are the Runs panel's keys: the prompt tabs' footer has room for their own."""
+    seed(session)
+    app = make_tui(session)
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        footer = footer_line(app)
+        assert "Filter runs" not in footer and "All runs" not in footer
+        await pilot.press("f")  # from the tree: not this view's key
+        await settle(pilot)
+        assert app.query_one(TabbedContent).active == "tab-request"
+        await pilot.press("6")
+        await settle(pilot)
+        footer = footer_line(app)
+        assert "Filter runs" in footer and "All runs" in footer

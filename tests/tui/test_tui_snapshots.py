@@ -102,7 +102,9 @@ def test_a_runs_detail_shows_the_step_list_and_the_step(snap_compare: Any, tmp_p
 
     async def open_run(pilot: Pilot[Any]) -> None:
         await settle(pilot)
-        await pilot.press("x", "enter")
+        from crux_devtools.tui.app import TABS
+
+        await pilot.press(str(1 + [tab[0] for tab in TABS].index("tab-runs")), "enter")  # the Runs tab, its first run
         await settle(pilot)
 
     try:

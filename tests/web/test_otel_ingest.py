@@ -24,8 +24,8 @@ from web_conftest_helpers import LiveServer, live_server
 from web_runs_fakes import RecordingSession
 
 from chat_server import ChatServer, completion
-from crux_devtools.core import otel_semconv as sc
-from crux_devtools.core.runstore import RunStore
+from crux_devtools.core.record import otel_semconv as sc
+from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.web.app import create_app
 from crux_devtools.web.routes_otel import MAX_BODY, TOKEN_ENV
 

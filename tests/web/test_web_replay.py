@@ -18,7 +18,7 @@ from markupsafe import escape
 
 from test_tui_replay import record_sample
 
-from crux_devtools.core.runstore import RunStore, child_runs
+from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.replaying import step_messages
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.web.app import create_app

@@ -135,7 +135,7 @@ async def test_a_session_without_a_store_shows_a_banner_not_an_error(tmp_path: P
 
 
 async def test_a_corrupt_runs_file_is_a_banner_naming_the_file(tmp_path: Path) -> None:
-    from crux_devtools.core.runstore import RunStore
+    from crux_devtools.core.record.runstore import RunStore
 
     bad = tmp_path / "runs.sqlite3"
     bad.write_bytes(b"this is not a database" * 100)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..contexts import check_id
+from ..compose.contexts import check_id
 from .checks import check_limit
 from .results import ContextAssembly
 from .store import MemoryStore

@@ -22,10 +22,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from ..contexts import Context, check_id, check_input_model, check_priority
+from ..compose.contexts import Context, check_id, check_input_model, check_priority
 from ..errors import CallbackError, CruxError
 from ..tools import Tool, tool
-from ..validation import validate_model
+from ..compose.validation import validate_model
 from .blocks import Facts, RecentMessages
 from .checks import check_text
 from .store import MemoryStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..results import to_plain
+from ..compose.results import to_plain
 
 EmptyReason = Literal["", "no_evidence", "recency_fallback", "budget_exhausted"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -14,7 +16,7 @@ from ...inspector.report_types import ExampleReport
 STATUS = {"active": ("● active", "green"), "excluded": ("○ excluded", "dim"), "dropped": ("✂ dropped", "red")}
 
 
-def reason_text(part: dict[str, Any]) -> str:
+def reason_text(part: Mapping[str, Any]) -> str:
     """Why a part is not active, in words: ``when: …``, ``budget``, ``parent-dropped``."""
     reason = part.get("reason") or ""
     detail = part.get("detail") or ""
@@ -26,12 +28,11 @@ class ContributorsTable(DataTable[Any]):
 
     data: reactive[ExampleReport | None] = reactive(None, always_update=True)
 
+    @dataclass
     class PartHighlighted(Message):
         """The cursor is on a part: ``o`` opens this one's source."""
 
-        def __init__(self, source: str) -> None:
-            super().__init__()
-            self.source = source
+        source: str
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -48,7 +49,7 @@ class ContributorsTable(DataTable[Any]):
             return
         cursor = self.cursor_row
         self.clear()
-        inspection = (self.data["inspection"] if self.data is not None else None) or {}
+        inspection: Mapping[str, Any] = (self.data["inspection"] if self.data is not None else None) or {}
         for part in inspection.get("parts", []):
             label, style = STATUS.get(part.get("status", ""), (part.get("status", "?"), ""))
             prio = part.get("priority")

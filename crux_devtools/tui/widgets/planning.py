@@ -1,11 +1,13 @@
 """The "Planning" tab: the request plan (``RequestPreview.to_dict()``): the model it was planned for,
 the limits panel (``inspector.limits``: the rows the web page shows), drops, adaptations, summaries,
-candidate rungs (labels and order from ``core.rungs``).
+candidate rungs (labels and order from ``core.plan.rungs``).
 
 An example whose planning failed has no plan: then the tab says so and shows the error.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 from typing import Any
 
@@ -13,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ...core.rungs import label
+from ...core.plan.rungs import label
 from ...inspector.limits import limit_rows
 from ...inspector.report_types import ExampleReport, PlanErrorDict, PromptReport
 from ...inspector.sent import model_words, rung_text
@@ -21,7 +23,7 @@ from .pane import ReportPane
 from ..report import RUNG_STYLE, status_badge
 
 
-def limits_table(preview: dict[str, Any], plan_model: dict[str, Any] | None = None) -> Table:
+def limits_table(preview: Mapping[str, Any], plan_model: Mapping[str, Any] | None = None) -> Table:
     """The limits panel: label, value and what it means, one row each (``inspector.limits``). Labels
     and values are never cut; a narrow pane cuts the hint."""
     rows = limit_rows(preview, plan_model)
@@ -34,7 +36,7 @@ def limits_table(preview: dict[str, Any], plan_model: dict[str, Any] | None = No
     return table
 
 
-def candidate_cells(c: dict[str, Any]) -> tuple[Text, Text]:
+def candidate_cells(c: Mapping[str, Any]) -> tuple[Text, Text]:
     """The rung's own tokens and the request's with it; an unprepared summary has neither yet."""
     if c.get("input_tokens") is None:
         word = "not prepared" if c.get("rejection_reason") == "unprepared" else "not available"
@@ -43,7 +45,7 @@ def candidate_cells(c: dict[str, Any]) -> tuple[Text, Text]:
     return Text("—" if own is None else f"{own:,}", justify="right"), Text(f"{c['input_tokens']:,}", justify="right")
 
 
-def candidates_table(candidates: list[dict[str, Any]]) -> Table:
+def candidates_table(candidates: Sequence[Mapping[str, Any]]) -> Table:
     table = Table(title="Candidates", title_justify="left", expand=True, box=None, header_style="bold")
     for column in ("Contributor", "Rung", "Tokens", "Request", "Result"):
         table.add_column(column, justify="right" if column in ("Tokens", "Request") else "left")
@@ -55,7 +57,7 @@ def candidates_table(candidates: list[dict[str, Any]]) -> Table:
     return table
 
 
-def breakdown_table(rows: list[dict[str, Any]]) -> Table:
+def breakdown_table(rows: Sequence[Mapping[str, Any]]) -> Table:
     table = Table(title="Tokens by contributor", title_justify="left", expand=True, box=None, header_style="bold")
     for column in ("Contributor", "Kind", "Rung", "Tokens"):
         table.add_column(column, justify="right" if column == "Tokens" else "left")

@@ -3,13 +3,15 @@ lists the matching prompts in the tree's place (the tree itself is left as it is
 closing the search costs nothing on a project of hundreds of prompts).
 
 ``SearchInput`` is the line the query is typed in: Up/Down step through the matches and Escape
-cancels (the app handles both through ``PromptSearch.Step`` / ``PromptSearch.Cancelled``); Enter is
+cancels (``PromptBrowser`` handles both through ``PromptSearch.Step`` / ``PromptSearch.Cancelled``); Enter is
 the Input's own ``Submitted``. Below it, or alone once the search is submitted, a hint says how many
 prompts match and which keys step through them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -52,7 +54,7 @@ class SearchResults(OptionList):
         self.can_focus = False
         self.listed = 0  # matches listed (selectable); a last, disabled line may say how many more
 
-    def show(self, report: dict[str, Any] | None, matches: list[PromptMatch]) -> None:
+    def show(self, report: Mapping[str, Any] | None, matches: list[PromptMatch]) -> None:
         by_id = {p.get("id", "?"): p for p in (report or {}).get("prompts", [])}
         stale = bool((report or {}).get("stale"))
         found = [m for m in matches if m.prompt_id in by_id]
@@ -78,13 +80,13 @@ class SearchResults(OptionList):
 class PromptSearch(Vertical):
     """The query line and the hint; hidden until ``/``."""
 
+    @dataclass
     class Step(Message):
         """Up/Down in the query line: move to the next (``1``) or previous (``-1``) match."""
 
-        def __init__(self, direction: int) -> None:
-            super().__init__()
-            self.direction = direction
+        direction: int
 
+    @dataclass
     class Cancelled(Message):
         """Escape in the query line: close the search and go back to where the user was."""
 

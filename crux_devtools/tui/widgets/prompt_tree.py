@@ -78,13 +78,12 @@ def context_label(ctx: ContextEntry, status: str | None) -> Text:
 class PromptTree(Tree[NodeRef]):
     """Prompts and agents of the project; selecting a node posts ``PromptSelected``."""
 
+    @dataclass
     class PromptSelected(Message):
         """The user picked a prompt (``context_id`` set when they picked one of its contexts)."""
 
-        def __init__(self, prompt_id: str, context_id: str | None = None) -> None:
-            super().__init__()
-            self.prompt_id = prompt_id
-            self.context_id = context_id
+        prompt_id: str
+        context_id: str | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("project", **kwargs)
@@ -96,6 +95,16 @@ class PromptTree(Tree[NodeRef]):
         self._report: Report | None = None  # the report shown
         self.query_text = ""  # a submitted search: what it matched is highlighted
         self.matches: list[PromptMatch] = []  # of ``query_text`` in the report shown, in tree order
+
+    @property
+    def current(self) -> NodeRef | None:
+        """The node the cursor is on (or will be, once the tree is shown)."""
+        return self._current
+
+    @property
+    def report(self) -> Report | None:
+        """The report the tree shows."""
+        return self._report
 
     def highlight(self, query: str) -> None:
         """Highlight what ``query`` matches in the prompts' labels (only those labels are redrawn)."""
@@ -172,7 +181,7 @@ class PromptTree(Tree[NodeRef]):
             if match is not None:
                 self.matches.append(match)
             rows.append((NodeRef(pid), None, search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)))
-            on_screen = shown if shown and (shown["inspection"] or {}).get("prompt_id") == pid else None
+            on_screen = shown if shown and shown["inspection"] and shown["inspection"].get("prompt_id") == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             known: set[str] = set()
             for ctx in prompt["contexts"]:

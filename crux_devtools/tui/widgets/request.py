@@ -7,6 +7,8 @@ User text is always a ``rich.text.Text`` (never parsed as markup).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import json
 from typing import Any
 
@@ -37,7 +39,7 @@ from .pane import ReportPane
 def headline(example: ExampleReport) -> Text:
     """``input 2,238 of max 5,292 tokens · ✓ fits``, and on a second line where they go:
     ``system 2,018 · messages 15 · tools 205``."""
-    preview = example["preview"] or {}
+    preview: Mapping[str, Any] = example["preview"] or {}
     badge, style = status_badge(example["status"])
     line = Text.assemble(
         ("input ", "dim"), (f"{preview.get('input_tokens', 0):,}", "bold"),
@@ -54,7 +56,7 @@ def headline(example: ExampleReport) -> Text:
 
 def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[RenderableType]:
     """The model the plan is for, what the budget dropped, what the planner adapted, summaries."""
-    preview = example["preview"] or {}
+    preview: Mapping[str, Any] = example["preview"] or {}
     plan_model = dict(prompt["plan_model"]) if prompt is not None else None
     items: list[RenderableType] = [Text.assemble(("planned against ", "dim"), Text(capacity_line(preview, plan_model), style="dim"))]
     dropped = preview.get("dropped") or []
@@ -99,7 +101,7 @@ def section(title: str) -> Rule:
     return Rule(Text(title, style="bold"), align="left", style="bold white", characters="━")
 
 
-def system_section(preview: dict[str, Any], details: dict[str, str], selected_part: str | None) -> tuple[list[RenderableType], int | None]:
+def system_section(preview: Mapping[str, Any], details: dict[str, str], selected_part: str | None) -> tuple[list[RenderableType], int | None]:
     """The system text part by part; also the index of the selected part's rule, if any."""
     parts = system_parts(preview)
     items: list[RenderableType] = [section(f"System text · {sum(p.tokens for p in parts):,} tok")]
@@ -117,7 +119,7 @@ def system_section(preview: dict[str, Any], details: dict[str, str], selected_pa
     return items, selected
 
 
-def messages_section(preview: dict[str, Any]) -> list[RenderableType]:
+def messages_section(preview: Mapping[str, Any]) -> list[RenderableType]:
     messages = preview["sent"].get("messages") or []
     items: list[RenderableType] = [section(f"Messages · {len(messages)} · {tokens_of(preview, MESSAGE_KINDS):,} tok")]
     if not messages:
@@ -144,7 +146,7 @@ def tool_block(tool: dict[str, Any], tokens: int | None) -> list[RenderableType]
     ]
 
 
-def tools_section(preview: dict[str, Any]) -> list[RenderableType]:
+def tools_section(preview: Mapping[str, Any]) -> list[RenderableType]:
     tools = preview["sent"].get("tools") or []
     costs = preview.get("tool_tokens") or {}
     items: list[RenderableType] = [section(f"Tools · {len(tools)} · {tokens_of(preview, (TOOLS_KIND,)):,} tok")]
@@ -182,16 +184,18 @@ def request_items(prompt: PromptReport | None, example: ExampleReport | None, se
     if preview is not None:
         items.append(headline(example))
         items.extend(plan_notes(prompt, example))
-    if preview is None or preview.get("sent") is None:
+    sent = preview["sent"] if preview is not None else None
+    if preview is None or sent is None:
         items.extend(nothing_sent(example))
         return items, None
-    details = {p["source"]: p["detail"] for p in (example.get("inspection") or {}).get("parts") or [] if p.get("detail")}
+    inspection: Mapping[str, Any] = example.get("inspection") or {}
+    details = {p["source"]: p["detail"] for p in inspection.get("parts") or [] if p.get("detail")}
     system, index = system_section(preview, details, selected_part)
     selected = None if index is None else len(items) + index
     items.extend(system)
     items.extend(messages_section(preview))
     items.extend(tools_section(preview))
-    max_tokens = preview["sent"].get("max_tokens")
+    max_tokens = sent.get("max_tokens")
     reserve = preview.get("output_reserve")
     items.append(Text(f"max_tokens {max_tokens:,}" if max_tokens is not None else f"max_tokens not set (output reserve {reserve:,} planned)" if isinstance(reserve, int) else "max_tokens not set", style="dim"))
     if example["truncated"]:

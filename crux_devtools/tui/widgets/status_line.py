@@ -4,6 +4,8 @@ limit, and the budget in force (what ``+``/``-`` change), whether the report is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from typing import Any
 
 from rich.text import Text
@@ -19,7 +21,7 @@ def request_size(shown: ExampleReport | None) -> Text:
     status of that example (so the line never says ``over`` beside ``fits``)."""
     if not shown:
         return Text("")
-    preview = shown.get("preview") or {}
+    preview: Mapping[str, Any] = shown.get("preview") or {}
     text = Text()
     if preview:
         text.append("input ", "dim")
@@ -44,7 +46,8 @@ def budget_words(prompt: PromptReport, shown: ExampleReport | None, budget: int 
         default = prompt["default_budget"] if prompt["kind"] == "agent" else None
         origin = "agent"
     else:
-        default = ((shown["inspection"] if shown is not None else None) or {}).get("token_budget")
+        inspection: Mapping[str, Any] = (shown["inspection"] if shown is not None else None) or {}
+        default = inspection.get("token_budget")
         origin = "prompt"
     if default is not None:
         text.append(f"{default:,}", "cyan")

@@ -10,7 +10,7 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
-from ...core.rungs import label
+from ...core.plan.rungs import label
 from ..report import status_badge
 from .pane import ReportPane
 

@@ -1,0 +1,145 @@
+"""Recorded runs as plain text, for the command line: one line per run, and a run's one-line summary.
+
+Reads run dicts (the shape ``core/record/runstore.py`` describes, or the ``RunSummary`` of ``RunStore.list``) and never
+re-derives anything: token figures are the receipts' and the provider's.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..core.record.pricing import format_usd
+from .visible import visible
+
+COLUMNS = ("TIME", "TARGET", "STATUS", "STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST", "MODEL", "ORIGIN", "ID")
+RIGHT = frozenset({"STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST"})
+
+
+def local_datetime(started_at: Any) -> datetime | None:
+    """``started_at`` (ISO 8601) in local time (a time without zone as it is), or ``None`` when it
+    cannot be read or shown in local time (``0001-01-01T00:00:00+01:00`` has no local time)."""
+    if not isinstance(started_at, str):
+        return None
+    try:
+        when = datetime.fromisoformat(started_at)
+        return when.astimezone() if when.tzinfo is not None else when
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def local_time(started_at: Any) -> str:
+    """``started_at`` (ISO 8601) in local time to the second, or the recorded text, or ``-``."""
+    when = local_datetime(started_at)
+    if when is not None:
+        return when.strftime("%Y-%m-%d %H:%M:%S")
+    return started_at[:32] if isinstance(started_at, str) and started_at else "-"
+
+
+def count(value: Any) -> str:
+    """A token count with thousands separators; anything else that was recorded as it is, or ``-``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return "-" if value is None else str(value)
+
+
+def duration(ms: Any) -> str:
+    if not isinstance(ms, (int, float)):
+        return "-"
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+
+
+def usage(value: Any) -> str:
+    """The provider-reported usage as ``in/out``, or ``-`` when the provider reported none."""
+    if not isinstance(value, dict):
+        return "-"
+    return f"{count(value.get('input_tokens', 0))}/{count(value.get('output_tokens', 0))}"
+
+
+def step_count(run: dict[str, Any]) -> int:
+    given = run.get("step_count")
+    if isinstance(given, int) and not isinstance(given, bool):
+        return given
+    steps = run.get("steps")
+    return len(steps) if isinstance(steps, list) else 0
+
+
+def input_tokens(run: dict[str, Any]) -> int:
+    """Our count of what was sent, summed over the steps (the receipts' ``input_tokens``); a step
+    whose count is missing or not a number adds nothing."""
+    total = run.get("input_tokens")
+    if isinstance(total, int) and not isinstance(total, bool):
+        return total
+    steps = run.get("steps")
+    found = 0
+    for step in steps if isinstance(steps, list) else []:
+        request = step.get("request") if isinstance(step, dict) else None
+        tokens = request.get("input_tokens") if isinstance(request, dict) else None
+        if isinstance(tokens, int) and not isinstance(tokens, bool):
+            found += tokens
+    return found
+
+
+def cells(run: dict[str, Any]) -> tuple[str, ...]:
+    """The run's cells, each on one line with its control characters shown, never obeyed."""
+    return tuple(visible(cell) for cell in raw_cells(run))
+
+
+def raw_cells(run: dict[str, Any]) -> tuple[str, ...]:
+    return (
+        local_time(run.get("started_at")),
+        str(run.get("target") or "-"),
+        str(run.get("status") or "-"),
+        str(step_count(run)),
+        f"{input_tokens(run):,}",
+        usage(run.get("usage")),
+        duration(run.get("duration_ms")),
+        format_usd(run.get("cost_usd")),  # set by the caller from the project's prices (run_costs)
+        str(run.get("model") or "-"),
+        str(run.get("origin") or "-"),
+        str(run.get("id") or "-"),
+    )
+
+
+def widths(rows: list[tuple[str, ...]]) -> list[int]:
+    return [max(len(row[i]) for row in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
+
+
+def line(row: tuple[str, ...], sizes: list[int]) -> str:
+    out = [cell.rjust(size) if name in RIGHT else cell.ljust(size) for name, cell, size in zip(COLUMNS, row, sizes, strict=True)]
+    return "  ".join(out).rstrip()
+
+
+def run_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[int]]:
+    """A header and one aligned line per run; also the column widths (to align lines added later)."""
+    rows = [cells(r) for r in runs]
+    sizes = widths(rows)
+    return [line(COLUMNS, sizes), *(line(row, sizes) for row in rows)], sizes
+
+
+def run_line(run: dict[str, Any], sizes: list[int] | None = None) -> str:
+    """One run as a line (aligned to ``sizes`` when given, growing a column only if it must)."""
+    row = cells(run)
+    if sizes is None:
+        return line(row, widths([row]))
+    return line(row, [max(size, len(cell)) for size, cell in zip(sizes, row, strict=True)])
+
+
+def run_summary(run: dict[str, Any]) -> str:
+    """One sentence about a run: status, target, steps, tokens, usage, time, model, where it was saved."""
+    parts = [
+        str(run.get("status") or "error"),
+        str(run.get("target") or "-"),
+        f"{step_count(run)} step{'s' if step_count(run) != 1 else ''}",
+        f"{input_tokens(run):,} input tokens sent",
+    ]
+    if isinstance(run.get("usage"), dict):
+        parts.append(f"usage {usage(run.get('usage'))}")
+    parts.append(duration(run.get("duration_ms")))
+    if run.get("model"):
+        parts.append(str(run["model"]))
+    if run.get("recorded"):
+        parts.append(f"recorded as {run.get('id')}")
+    elif run.get("record_error"):
+        parts.append(f"not recorded: {run['record_error']}")
+    return visible(" · ".join(parts))

@@ -1,0 +1,540 @@
+"""Every value that crosses the worker boundary, as one typed definition each.
+
+A report, a preview, an inspection, a run summary and every worker answer are plain JSON data at
+run time: they are made in the worker (by the core's ``to_dict()`` methods and the inspector's
+``evaluate.py``), sent as JSON lines, held by the session and read by the web page, the TUI and the
+CLI. Each shape is defined here once, as a ``TypedDict``:
+
+- the core's ``to_dict()`` methods are annotated to return these types, so mypy checks the producer;
+- ``inspector/wire.py`` derives the check of each worker message from these types (``check``
+  walks the annotations), so a message missing a field is refused at the boundary, naming the op,
+  the path of the field and what was expected;
+- the readers index what a type says is always there (``d["field"]``) and use ``.get`` only for
+  ``NotRequired`` keys.
+
+A key marked ``NotRequired`` may be absent; a key typed ``X | None`` is always there and may be null.
+
+It sits below every layer and imports nothing beyond the standard library and ``typing_extensions``
+(pydantic, which tests validate real reports with, accepts only its ``TypedDict`` on Python 3.11):
+the server process imports it without loading the core.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from typing_extensions import NotRequired, TypedDict
+
+from .statuses import StatusKey
+
+Status = StatusKey  # the states and their words: statuses.py
+
+
+# -- errors ----------------------------------------------------------------------------------------
+class LoadErrorDict(TypedDict):
+    """A fault in user code or in the worker; ``file`` is relative to the project."""
+
+    file: str | None
+    line: int | None
+    type: str
+    message: str
+    traceback: str
+
+
+class DiagnosticDict(TypedDict):
+    """``Diagnostic.to_dict()``: one finding behind a composition error (ids and counts only)."""
+
+    id: str
+    code: str
+    contributor: str | None
+    tokens: int | None
+    message: str
+
+
+class PlanErrorDict(TypedDict):
+    """The planner's refusal: ``RequestCompositionError.to_dict()``."""
+
+    code: str
+    message: str
+    diagnostics: list[DiagnosticDict]
+    request_id: str | None
+
+
+class ErrorInfoDict(TypedDict):
+    """``ErrorInfo.to_dict()``: why a run or a step stopped."""
+
+    type: str
+    message: str
+    traceback: str | None
+
+
+# -- the resolver: Inspection.to_dict() ------------------------------------------------------------
+class PartDict(TypedDict):
+    """One block of the system text (``Part``)."""
+
+    source: str
+    kind: str
+    text: str
+    tokens: int
+    status: Literal["active", "excluded", "dropped"]
+    reason: str | None
+    priority: int | None
+    effective_priority: int | None
+    owner: str | None
+    detail: str | None
+    tools: list[str]
+
+
+class ExclusionDict(TypedDict):
+    id: str
+    reason: str
+    detail: str
+
+
+class DropDict(TypedDict):
+    id: str
+    priority: int
+    tokens: int
+    reason: Literal["budget", "parent-dropped"]
+
+
+class InspectionDict(TypedDict):
+    """Everything the resolver decided for one input (``Inspection``)."""
+
+    prompt_id: str
+    system: str
+    prompt: str | None
+    parts: list[PartDict]
+    excluded_contexts: list[ExclusionDict]
+    dropped_contexts: list[DropDict]
+    tools: list[str]
+    system_tokens: int
+    prompt_tokens: int
+    total_tokens: int
+    token_budget: int | None
+    fits: bool
+    tool_sources: dict[str, str]
+    unmatched: list[str]
+
+
+# -- the planner: RequestPreview.to_dict(), Receipt.to_dict() ---------------------------------------
+class AdaptationDict(TypedDict):
+    """One contributor sent at a rung other than ``full``."""
+
+    contributor: str
+    representation: str
+    full_tokens: int
+    selected_tokens: int
+    variant: str | None
+
+
+class CandidateDict(TypedDict):
+    """One rung of one ladder contributor as the planner considered it."""
+
+    contributor: str
+    representation: str
+    available: bool
+    selected: bool
+    input_tokens: int | None
+    rejection_reason: str | None
+    variant: str | None
+    tokens: int | None
+    detail: str | None
+
+
+class ContributionDict(TypedDict):
+    """What one part of the request costs; ``span`` is ``[start, end]`` in the sent system text."""
+
+    contributor: str
+    kind: str
+    representation: str
+    tokens: int
+    tools: list[str]
+    span: list[int] | None
+    variant: str | None
+    handle: str | None
+
+
+class ToolSchemaDict(TypedDict):
+    """``Tool.to_dict()``: a tool as it is offered to a model."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class SentRequestDict(TypedDict):
+    """``ModelRequest.to_dict()``: the literal request; messages are OpenAI-format chat messages."""
+
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[ToolSchemaDict]
+    max_tokens: int | None
+
+
+class PreviewDict(TypedDict):
+    """One request planned without calling a model (``RequestPreview``); ``sent`` is None over the limit."""
+
+    status: Literal["fits", "over-limit"]
+    model: str | None
+    input_tokens: int
+    max_input_tokens: int
+    optimize_at: int
+    adaptations: list[AdaptationDict]
+    candidates: list[CandidateDict]
+    tools: list[str]
+    warnings: list[str]
+    measurement: str
+    context_window: int
+    output_reserve: int
+    safety_margin: int
+    overhead: int
+    counting_confidence: str
+    contributions: list[ContributionDict]
+    breakdown: list[ContributionDict]
+    tier: str | None
+    error_code: str | None
+    diagnostics: list[DiagnosticDict]
+    sent: SentRequestDict | None
+    token_budget: int | None
+    dropped: list[DropDict]
+    tool_tokens: dict[str, int]
+    capacity_source: str
+
+
+class ReceiptDict(TypedDict):
+    """The planning record of one provider call (``Receipt``, a recorded step's ``request``)."""
+
+    id: str
+    model: str | None
+    input_tokens: int
+    max_input_tokens: int
+    optimize_at: int
+    measurement: str
+    adaptations: list[AdaptationDict]
+    warnings: list[str]
+    epoch: int
+    previous_request_id: str | None
+    candidates: list[CandidateDict]
+    contributions: list[ContributionDict]
+    tools: list[str]
+    tier: str
+    token_budget: int | None
+    dropped: list[DropDict]
+    tool_tokens: dict[str, int]
+
+
+# -- the report: what the worker builds per prompt and example ------------------------------------
+SummaryStateName = Literal["prepared", "prepared-here", "generate-prepares", "not-prepared"]
+
+
+class SummaryState(TypedDict):
+    contributor: str
+    strategy: str
+    needs_model: bool
+    model: str | None
+    prepared: bool
+    # "prepared": in the project's store; "prepared-here": extractive, prepared by the inspector for
+    # this view (no model) as generate prepares it; "generate-prepares": needs a model, and generate
+    # prepares it before sending (the request shown is the fallback sent if that fails);
+    # "not-prepared": generate would not prepare it (on_miss "fail" or "skip", or not needed).
+    state: NotRequired[SummaryStateName]
+    note: NotRequired[str | None]  # one sentence saying so, for every view
+
+
+class ExampleReport(TypedDict):
+    name: str
+    input: dict[str, Any]
+    error: LoadErrorDict | None  # validation, callback or planner-callback failure of this example
+    inspection: InspectionDict | None
+    preview: PreviewDict | None
+    preview_error: PlanErrorDict | None  # the planner refused the request
+    truncated: bool
+    status: Status
+    summaries: list[SummaryState]
+
+
+class ContextEntry(TypedDict):
+    id: str
+    kind: str
+    owner: str | None
+    conditional: bool
+    priority: int
+    tools: list[str]
+    ladder: str | None
+    file: str | None
+    line: int | None
+
+
+class PlanModel(TypedDict):
+    name: str | None
+    source: Literal["prompt", "agent", "project", "none"]
+    label: str
+    profile: str | None
+    hint: str | None
+
+
+class PromptReport(TypedDict):
+    id: str
+    kind: Literal["prompt", "agent"]
+    module: str
+    file: str
+    line: int | None
+    input_schema: dict[str, Any]
+    contexts: list[ContextEntry]
+    tools: list[str]
+    default_budget: int | None
+    status: Status
+    total_tokens: int
+    has_model: bool
+    model_kind: Literal["scripted", "real"] | None
+    plan_model: PlanModel
+    examples: list[ExampleReport]
+    note: str | None
+    stale: NotRequired[bool]  # set by the session on every prompt it holds (``is_stale`` reads it)
+
+
+class Report(TypedDict):
+    version: int
+    project: str
+    generated_at: str
+    duration_ms: float
+    stale: bool
+    errors: list[LoadErrorDict]
+    prompts: list[PromptReport]
+    hash: str
+    notice: str | None
+    modules_found: bool
+    load: Literal["full", "incremental"]
+    reevaluated: list[str]
+    verified: bool  # a fresh load of every module, with no change since it started, gave what is shown
+    disagreements: int  # prompts (and the error list, as one) that this report's verification corrected
+    imported_note: NotRequired[str | None]  # which files the worker imports and why (discovery.imported_note)
+
+
+# -- summaries prepared on request (the ``prepare`` op) -------------------------------------------
+class PreparedSummary(TypedDict):
+    contributor: str
+    strategy: str
+    tokens: int | None
+
+
+class SkippedSummary(TypedDict):
+    contributor: str
+    reason: str
+    needs_model: bool
+    model: str | None
+
+
+class PrepareResult(TypedDict):
+    """The ``prepare`` op's answer, and what ``ProjectSession.prepare_summaries`` returns."""
+
+    prepared: list[PreparedSummary]
+    skipped: list[SkippedSummary]
+    error: LoadErrorDict | None
+
+
+# -- runs as the worker sends them (``run``, ``replay_send``, ``replay_continue``) ----------------
+class RunSummary(TypedDict):
+    """A run as the store keeps it (``RunRecorder``), or one that never started (``api.failed_run``).
+
+    Steps are ``Step.to_dict()`` as stored (texts capped); the run view reads them by the step's type.
+    """
+
+    id: str | None
+    target: str
+    kind: str | None
+    file: str | None
+    line: int | None
+    origin: str
+    started_at: str | float | None
+    duration_ms: float | None
+    status: str
+    error: ErrorInfoDict | LoadErrorDict | None
+    model: str | None
+    input: Any
+    text: str | None
+    usage: dict[str, int] | None
+    steps: list[dict[str, Any]]
+    plan_inputs: NotRequired[dict[str, Any] | None]
+    recorded: NotRequired[bool]  # a run of the inspector: whether the store has it
+    record_error: NotRequired[str]  # why it was not recorded
+    parent: NotRequired[str | None]  # a replayed run: the run it was forked from, at ``fork_step``
+    fork_step: NotRequired[int]
+
+
+class ConfirmRequest(TypedDict):
+    """A Run of a real model not yet confirmed: nothing was sent (``run_confirm.confirmation_request``)."""
+
+    needs_confirmation: Literal[True]
+    target: str
+    kind: str
+    model: str | None
+    model_kind: Literal["real"]
+    confirm: str
+
+
+class ReplayConfirm(TypedDict):
+    """A replay to a real model not yet confirmed: ``{"confirm": {"model", "kind"}}``."""
+
+    confirm: dict[str, Any]
+
+
+class ReplayRefusal(TypedDict):
+    """A replay that cannot be done as asked, in a sentence."""
+
+    error: str
+
+
+class ReplayPlan(TypedDict):
+    """The ``replay`` op's answer: a recorded step planned from today's source (``replay_current``)."""
+
+    frame: dict[str, Any]
+    state: dict[str, Any]
+    texts: dict[str, Any]
+    messages: list[dict[str, Any]]
+    warnings: list[str]
+
+
+class ReplayDocument(TypedDict):
+    """The ``replay_step`` op's answer: a step planned again from its recording (``replaying.replay_document``)."""
+
+    run: str
+    step: int
+    source: str
+    overrides: dict[str, Any]
+    identical: bool
+    recorded: dict[str, Any]
+    replayed: dict[str, Any]
+    changes: list[dict[str, Any]]
+    cache_prefix: Any
+
+
+# -- worker answers, one per op --------------------------------------------------------------------
+class PingResult(TypedDict):
+    pid: int
+
+
+class WrittenResult(TypedDict):
+    written: list[str]
+
+
+class PrimeResult(TypedDict):
+    modules: int
+    texts: int
+    separated: int
+    files: int
+
+
+class LoadResult(TypedDict):
+    """The ``load`` op's answer. With progress events, ``prompts`` is empty: each report came as an event."""
+
+    prompts: list[PromptReport]
+    errors: list[LoadErrorDict]
+    order: list[str]
+    # Hints for the next spare worker (libraries to pre-import, texts to count ahead): the loader
+    # ignores a malformed one, so a worker broken by user code still shows its prompts.
+    preload: Any
+    counted: Any
+    watched: dict[str, list[str]]
+    imported: list[str]
+    written: list[str]
+
+
+class UpdateResult(TypedDict):
+    """The ``update`` op's answer when it updated the project in place."""
+
+    prompts: list[PromptReport]
+    errors: list[LoadErrorDict]
+    order: list[str]
+    refs: dict[str, str]
+    reevaluated: list[str]
+    reimported: list[str]
+    watched: dict[str, list[str]]
+    imported: list[str]
+    written: list[str]
+
+
+class UpdateRefused(TypedDict):
+    """The ``update`` op's answer when only a full load is right (it changed nothing)."""
+
+    full: str
+
+
+# The result of each op; ``wire.check_answer`` checks an answer's ``result`` against its op's type.
+ANSWERS: dict[str, Any] = {
+    "ping": PingResult,
+    "written": WrittenResult,
+    "prime": PrimeResult,
+    "load": LoadResult,
+    "update": Union[UpdateRefused, UpdateResult],
+    "evaluate": ExampleReport,
+    "run": Union[ConfirmRequest, RunSummary],
+    "prepare": PrepareResult,
+    "replay": Union[ReplayRefusal, ReplayPlan],
+    "replay_step": Union[ReplayRefusal, ReplayDocument],
+    "replay_continue": Union[ReplayRefusal, ReplayConfirm, RunSummary],
+    "replay_send": Union[ReplayConfirm, RunSummary],
+}
+
+
+class Answered(TypedDict):
+    """A worker's answer to one request: ``ok`` with the op's result, else the error that stopped it."""
+
+    id: int
+    ok: bool
+    result: NotRequired[Any]
+    error: NotRequired[LoadErrorDict]
+    duration_ms: float
+
+
+# -- progress events of a load or update (see ``inspector/wire.py``) -------------------------------
+class ImportEvent(TypedDict):
+    event: Literal["import"]
+    module: str
+
+
+class ImportedEvent(TypedDict):
+    event: Literal["imported"]
+    module: str
+    file: str | None
+    error: LoadErrorDict | None
+
+
+class TargetEvent(TypedDict):
+    event: Literal["target"]
+    target: str
+    kind: str
+    module: str
+    file: str | None
+    line: int | None
+
+
+class ExampleEvent(TypedDict):
+    event: Literal["example"]
+    target: str
+    example: str
+
+
+class ReportEvent(TypedDict):
+    event: Literal["report"]
+    target: str
+    prompt: PromptReport | None
+    error: LoadErrorDict | None
+
+
+class ExitEvent(TypedDict):
+    event: Literal["exit"]
+    code: int
+    file: str | None
+    line: int | None
+
+
+EVENTS: dict[str, Any] = {
+    "import": ImportEvent,
+    "imported": ImportedEvent,
+    "target": TargetEvent,
+    "example": ExampleEvent,
+    "report": ReportEvent,
+    "exit": ExitEvent,
+}

@@ -1,0 +1,90 @@
+"""Starting workers early: the pool's warm-up is joined, never doubled; the fork server forks the first
+worker before its whole warm-up is done; the TUI starts the fork server before its own imports."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from waits import WAIT
+
+from crux_devtools.inspector.discovery import discover
+from crux_devtools.inspector.pool import WorkerPool
+
+MARKER_PROMPTS = (
+    "import sys\nfrom crux_devtools import prompt\n"
+    "p = prompt('p', system='replay ' + str('crux_devtools.core.record.replay' in sys.modules))\n"
+)
+
+
+async def test_warming_while_a_warm_up_runs_joins_it(tmp_path: Path) -> None:
+    """Two warm-ups at once (the TUI starts one before the session starts its own) used to start two
+    fork servers, the second closing the first under the first's feet."""
+    pool = WorkerPool(tmp_path)
+    try:
+        spares = await asyncio.wait_for(asyncio.gather(pool.warm(), pool.warm(), pool.warm()), WAIT)
+        started = [s for s in spares if s is not None]
+        assert len(started) == 1 and started[0].alive
+        taken = await asyncio.wait_for(pool.take(), WAIT)
+        assert taken is started[0]
+        assert (await taken.request({"op": "ping"}, WAIT))["ok"]
+        await taken.close()
+    finally:
+        await pool.close()
+
+
+async def test_closing_the_pool_while_its_fork_server_warms_up_stops_the_server(tmp_path: Path) -> None:
+    """Quitting the TUI right after it started: the fork server being warmed is stopped, not left running."""
+    pool = WorkerPool(tmp_path)
+    assert pool.start_warming()
+    await asyncio.wait_for(pool.spawned(), WAIT)
+    assert pool._server is not None and pool._server._zygote is not None
+    zygote = pool._server._zygote
+    await asyncio.wait_for(pool.close(), WAIT)
+    assert not zygote.alive
+    assert await asyncio.wait_for(zygote.exited, WAIT) is not None
+
+
+async def test_the_first_worker_is_forked_before_the_whole_warm_up_and_the_next_after_it(tmp_path: Path) -> None:
+    """The first load (that the person waits for) does not wait for the library modules no load
+    needs (the replay of recorded runs here); the workers forked after it get them imported ahead."""
+    (tmp_path / "marker_prompts.py").write_text(MARKER_PROMPTS, encoding="utf-8")
+    modules = [m.to_dict() for m in discover(tmp_path).modules]
+    pool = WorkerPool(tmp_path, prewarm=False)
+    texts = []
+    try:
+        for _ in range(2):
+            worker = await asyncio.wait_for(pool.take(), WAIT)
+            answer = await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, WAIT)
+            assert answer["ok"], answer
+            texts.append(answer["result"]["prompts"][0]["examples"][0]["inspection"]["system"])
+            await worker.close()
+    finally:
+        await pool.close()
+    assert texts == ["replay False", "replay True"]
+
+
+LAUNCH_SCRIPT = """
+import sys
+from pathlib import Path
+from crux_devtools.inspector import forkserver
+
+async def start(self):
+    print("session" in str(sorted(m for m in sys.modules if m.endswith(".session"))), "textual" in sys.modules, flush=True)
+    import os
+    os._exit(0)
+
+forkserver.ForkServer.start = start
+from crux_devtools.tui.launch import run_tui
+run_tui(Path(sys.argv[1]))
+"""
+
+
+def test_the_tui_starts_the_fork_server_before_importing_the_session_and_textual(tmp_path: Path) -> None:
+    """The first report waits for the worker's warm-up: it starts before this process imports the
+    rest (the session's modules, Textual), not after."""
+    done = subprocess.run([sys.executable, "-c", LAUNCH_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=WAIT, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "False"]
