@@ -7,121 +7,35 @@ code either until a public name is first used: the inspector's session process (
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ContextAssembly",
-    "Evidence",
-    "Memory",
-    "MemoryStore",
-    "MemoryStoreError",
-    "SectionSummary",
-    "Skill",
-    "facts",
-    "memory",
-    "recent_messages",
-    "skill",
-    "CONSERVATIVE_MODEL_CAPACITY",
-    "InputBudget",
-    "ModelCapacityProfile",
-    "merge_input_budget",
-    "resolve_model_capacity_profile",
-    "droppable",
-    "offload",
-    "offloadable",
-    "prefer",
-    "summarizable",
-    "OffloadReceipt",
-    "OffloadStore",
-    "apreview",
-    "preview",
-    "PreparedSummary",
-    "aprepare_summaries",
-    "prepare_summaries",
-    "Adaptation",
-    "Candidate",
-    "Contribution",
-    "Receipt",
-    "RequestInspection",
-    "RequestPreview",
-    "inspect_request",
-    "Agent",
-    "GenerateResult",
-    "PlanningSession",
-    "Step",
-    "ToolResult",
-    "agenerate",
-    "agent",
-    "generate",
-    "RunRecorder",
-    "record_runs",
-    "RecordedCall",
-    "record_call",
-    "emit_otel",
-    "redact_values",
-    "SummaryStore",
-    "summarize",
-    "CallbackError",
-    "Conditional",
-    "Context",
-    "CruxError",
-    "Diagnostic",
-    "ErrorInfo",
-    "Drop",
-    "Exclusion",
-    "Inspection",
-    "Match",
-    "Model",
-    "ModelError",
-    "ModelRequest",
-    "ModelResponse",
-    "OpenAICompatibleModel",
-    "AnthropicModel",
-    "Part",
-    "Prompt",
-    "RequestCompositionError",
-    "Resolved",
-    "ScriptedModel",
-    "TiktokenCounter",
-    "TokenCounter",
-    "Tool",
-    "ToolCall",
-    "context",
-    "default_counter",
-    "match",
-    "prompt",
-    "tool",
-    "tool_call",
-    "when",
-    "InputValidationError",
-    "OffloadError",
-    "ReplayError",
-    "RunError",
-    "RunStoreError",
-    "SummaryError",
-]
-
 if TYPE_CHECKING:
-    # Type checkers see the real names; at run time ``__getattr__`` loads them on first use.
-    # The literal ``__all__`` above is the public surface; tests/test_session.py keeps it equal to core's.
+    # Type checkers see the real names; at run time ``__getattr__`` loads them on first use. The names,
+    # and ``__all__``, come from the one table of the core (``crux_devtools/core/__init__.py``).
     from .core import *  # noqa: F403
 
 
 def __getattr__(name: str) -> Any:
-    """Load the core on first use of a public name (PEP 562), then cache every public name here."""
-    if name not in _PUBLIC:
+    """``__all__`` and every public name come from the core's table (PEP 562): the first use of a
+    public name loads the core and caches every public name here. Reading the table loads no library
+    code (the core's ``__init__`` is light), and a submodule's name (``from . import cli_diff``) is left
+    to the import system without reading it."""
+    if (name.startswith("__") and name != "__all__") or importlib.util.find_spec(f"{__name__}.{name}") is not None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import core
-
-    for public in __all__:
+    core = importlib.import_module(f"{__name__}.core")
+    if name == "__all__":
+        globals()["__all__"] = list(core.__all__)
+        return globals()["__all__"]
+    if name not in core.__all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    for public in core.__all__:
         globals()[public] = getattr(core, public)
     return globals()[name]
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _PUBLIC)
-
-
-_PUBLIC = frozenset(__all__)
+    return sorted(set(globals()) | set(importlib.import_module(f"{__name__}.core").__all__))

@@ -1,4 +1,11 @@
-"""Shared fixtures. Each area keeps its own helpers in its own module; this file stays small.
+"""Shared fixtures and the suite's layout. Each area keeps its own helpers in its own module; this file stays small.
+
+The tests are grouped by layer, one folder each (``core``, ``review``, ``inspector``, ``web``,
+``browser``, ``tui``, ``cli``, ``repo``, ``typing``); a folder's own ``conftest.py`` holds the fixtures
+only its tests use. The helpers every layer shares (``waits``, the fakes, ``web_conftest_helpers``)
+live here in ``tests/``. This folder and every layer folder are on ``sys.path``, so a helper, or a
+test module another test borrows from (``from test_tui import settle``), is imported by its bare
+name from anywhere; test file names are therefore unique across the folders.
 
 ``pytest -m "not slow"`` is the inner loop. It leaves out every test marked ``slow``: one that starts
 worker processes, a CLI, tmux, a browser, mypy or a whole Textual app, and takes seconds. A module
@@ -9,11 +16,22 @@ a ``browser`` test is always slow.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+# Compiled modules are cached even where PYTHONDONTWRITEBYTECODE is set: otherwise each test process
+# rewrites every test module's asserts anew (about 7 s of CPU), and each command or worker a test
+# starts compiles the package again; with the cache they read it.
+sys.dont_write_bytecode = False
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+LAYERS = ("core", "review", "inspector", "web", "browser", "tui", "cli", "repo", "typing")
+for _folder in (TESTS, *(TESTS / layer for layer in LAYERS)):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 SLOW_MODULES = frozenset({
     # real worker processes (ProjectSession, WorkerProcess)
@@ -26,7 +44,7 @@ SLOW_MODULES = frozenset({
     "test_tui.py", "test_tui_markup.py", "test_tui_nav.py", "test_tui_request.py", "test_tui_runs.py",
     "test_tui_runs_layout.py", "test_tui_snapshots.py", "test_tui_real_session.py",
     # mypy over the package and the typing examples
-    "test_package_types.py", "test_ladder_types.py", "test_model_contract_types.py",
+    "test_types.py",
 })
 SLOW_TESTS = frozenset({
     # each starts Python or crux-devtools in other processes
@@ -45,6 +63,24 @@ SLOW_TESTS = frozenset({
     "test_memory_assembly.py::test_the_block_never_exceeds_the_budget_and_every_candidate_is_accounted_for",
     "test_vocabulary.py::test_the_web_panel_and_the_tui_panel_show_the_same_limit_rows_for_the_same_report",
 })
+
+
+def names_only_files(config: pytest.Config) -> bool:
+    """Whether the command names test files (``tests/core/test_tokens.py``, ``...::test_x``) and no folder."""
+    root = config.invocation_params.dir
+    return all((root / arg.split("::", 1)[0]).is_file() for arg in config.args)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The whole suite, a layer or the inner loop run in the worker processes ``addopts`` asks for; a
+    command naming single test files runs them in this process (starting the workers costs more than
+    it saves), unless the command line itself says ``-n``."""
+    explicit = any(arg.startswith(("-n", "--numprocesses")) for arg in config.invocation_params.args)
+    if not explicit and not hasattr(config, "workerinput") and names_only_files(config):
+        config.option.numprocesses = 0
+        config.option.dist = "no"
+        config.option.tx = []
 
 
 def is_slow(item: pytest.Item) -> bool:

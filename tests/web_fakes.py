@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pydantic import BaseModel, Field
 
 from crux_devtools import context, prompt, tool, when
@@ -67,6 +69,15 @@ def xss_prompt() -> Any:
 
 def default_prompts() -> list[Any]:
     return [support_prompt(), xss_prompt()]
+
+
+@asynccontextmanager
+async def app_client(session: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client to the real app over ``session``, in process (no server, no socket)."""
+    from crux_devtools.web.app import create_app
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as client:
+        yield client
 
 
 def load_error(file: str, line: int, message: str) -> dict[str, Any]:

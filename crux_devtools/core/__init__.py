@@ -12,143 +12,81 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    # Type checkers see the real names; at run time ``__getattr__`` loads them from ``_SOURCES``.
+    # What type checkers read (``X as X``: re-exported, for strict checkers too). At run time the table
+    # ``_SOURCES`` below is the one source: ``__all__`` and ``__getattr__`` are derived from it, and
+    # tests/core/test_runstore.py keeps these imports equal to it.
     from .plan.budget import (
-        CONSERVATIVE_MODEL_CAPACITY,
-        InputBudget,
-        ModelCapacityProfile,
-        merge_input_budget,
-        resolve_model_capacity_profile,
+        CONSERVATIVE_MODEL_CAPACITY as CONSERVATIVE_MODEL_CAPACITY,
+        InputBudget as InputBudget,
+        ModelCapacityProfile as ModelCapacityProfile,
+        merge_input_budget as merge_input_budget,
+        resolve_model_capacity_profile as resolve_model_capacity_profile,
     )
-    from .plan.ladders import droppable, offload, offloadable, prefer, summarizable
-    from .plan.offload_store import OffloadReceipt, OffloadStore
-    from .plan.requests import PlanningSession, apreview, preview
-    from .plan.preparing import PreparedSummary, aprepare_summaries, prepare_summaries
-    from .plan.receipts import Adaptation, Candidate, Contribution, Receipt, RequestInspection, RequestPreview, inspect_request
-    from .record.recording import RunRecorder, record_runs
-    from .record.redaction import redact_values
-    from .plan.agents import Agent, agent
-    from .run.runtime import GenerateResult, Step, ToolResult, agenerate, generate
-    from .plan.summaries import SummaryStore, summarize
-    from .compose.contexts import Conditional, Context, Match, context, match, when
-    from .memory import ContextAssembly, Evidence, Memory, MemoryStore, SectionSummary, facts, memory, recent_messages
-    from .compose.skills import Skill, skill
+    from .plan.ladders import droppable as droppable, offload as offload, offloadable as offloadable, prefer as prefer, summarizable as summarizable
+    from .plan.offload_store import OffloadReceipt as OffloadReceipt, OffloadStore as OffloadStore
+    from .plan.requests import PlanningSession as PlanningSession, apreview as apreview, preview as preview
+    from .plan.preparing import PreparedSummary as PreparedSummary, aprepare_summaries as aprepare_summaries, prepare_summaries as prepare_summaries
+    from .plan.receipts import (
+        Adaptation as Adaptation,
+        Candidate as Candidate,
+        Contribution as Contribution,
+        Receipt as Receipt,
+        RequestInspection as RequestInspection,
+        RequestPreview as RequestPreview,
+        inspect_request as inspect_request,
+    )
+    from .record.recording import RunRecorder as RunRecorder, record_runs as record_runs
+    from .record.redaction import redact_values as redact_values
+    from .plan.agents import Agent as Agent, agent as agent
+    from .run.runtime import GenerateResult as GenerateResult, Step as Step, ToolResult as ToolResult, agenerate as agenerate, generate as generate
+    from .plan.summaries import SummaryStore as SummaryStore, summarize as summarize
+    from .compose.contexts import Conditional as Conditional, Context as Context, Match as Match, context as context, match as match, when as when
+    from .memory import (
+        ContextAssembly as ContextAssembly,
+        Evidence as Evidence,
+        Memory as Memory,
+        MemoryStore as MemoryStore,
+        SectionSummary as SectionSummary,
+        facts as facts,
+        memory as memory,
+        recent_messages as recent_messages,
+    )
+    from .compose.skills import Skill as Skill, skill as skill
     from .errors import (
-        CallbackError,
-        CruxError,
-        Diagnostic,
-        ErrorInfo,
-        MemoryStoreError,
-        ModelError,
-        OffloadError,
-        ReplayError,
-        RequestCompositionError,
-        RunError,
-        RunStoreError,
-        SummaryError,
+        CallbackError as CallbackError,
+        CruxError as CruxError,
+        Diagnostic as Diagnostic,
+        ErrorInfo as ErrorInfo,
+        MemoryStoreError as MemoryStoreError,
+        ModelError as ModelError,
+        OffloadError as OffloadError,
+        ReplayError as ReplayError,
+        RequestCompositionError as RequestCompositionError,
+        RunError as RunError,
+        RunStoreError as RunStoreError,
+        SummaryError as SummaryError,
     )
-    from .run.models import AnthropicModel, Model, ModelRequest, ModelResponse, OpenAICompatibleModel, ScriptedModel, ToolCall, tool_call
-    from .run.record_call import RecordedCall, record_call
-    from .record.otel_export import emit_otel
-    from .compose.prompts import Prompt, prompt
-    from .compose.results import Drop, Exclusion, Inspection, Part, Resolved
-    from .tokens import TiktokenCounter, TokenCounter, default_counter
-    from .tools import Tool, tool
-    from .compose.validation import InputValidationError
+    from .run.models import (
+        AnthropicModel as AnthropicModel,
+        Model as Model,
+        ModelRequest as ModelRequest,
+        ModelResponse as ModelResponse,
+        OpenAICompatibleModel as OpenAICompatibleModel,
+        ScriptedModel as ScriptedModel,
+        ToolCall as ToolCall,
+        tool_call as tool_call,
+    )
+    from .run.record_call import RecordedCall as RecordedCall, record_call as record_call
+    from .record.otel_export import emit_otel as emit_otel
+    from .compose.prompts import Prompt as Prompt, prompt as prompt
+    from .compose.results import Drop as Drop, Exclusion as Exclusion, Inspection as Inspection, Part as Part, Resolved as Resolved
+    from .tokens import TiktokenCounter as TiktokenCounter, TokenCounter as TokenCounter, default_counter as default_counter
+    from .tools import Tool as Tool, tool as tool
+    from .compose.validation import InputValidationError as InputValidationError
 
-__all__ = [
-    "ContextAssembly",
-    "Evidence",
-    "Memory",
-    "MemoryStore",
-    "MemoryStoreError",
-    "SectionSummary",
-    "Skill",
-    "facts",
-    "memory",
-    "recent_messages",
-    "skill",
-    "CONSERVATIVE_MODEL_CAPACITY",
-    "InputBudget",
-    "ModelCapacityProfile",
-    "merge_input_budget",
-    "resolve_model_capacity_profile",
-    "droppable",
-    "offload",
-    "offloadable",
-    "prefer",
-    "summarizable",
-    "OffloadReceipt",
-    "OffloadStore",
-    "apreview",
-    "preview",
-    "PreparedSummary",
-    "aprepare_summaries",
-    "prepare_summaries",
-    "Adaptation",
-    "Candidate",
-    "Contribution",
-    "Receipt",
-    "RequestInspection",
-    "RequestPreview",
-    "inspect_request",
-    "Agent",
-    "GenerateResult",
-    "PlanningSession",
-    "Step",
-    "ToolResult",
-    "agenerate",
-    "agent",
-    "generate",
-    "RunRecorder",
-    "record_runs",
-    "RecordedCall",
-    "record_call",
-    "emit_otel",
-    "redact_values",
-    "SummaryStore",
-    "summarize",
-    "CallbackError",
-    "Conditional",
-    "Context",
-    "CruxError",
-    "Diagnostic",
-    "ErrorInfo",
-    "Drop",
-    "Exclusion",
-    "Inspection",
-    "Match",
-    "Model",
-    "ModelError",
-    "ModelRequest",
-    "ModelResponse",
-    "OpenAICompatibleModel",
-    "AnthropicModel",
-    "Part",
-    "Prompt",
-    "RequestCompositionError",
-    "Resolved",
-    "ScriptedModel",
-    "TiktokenCounter",
-    "TokenCounter",
-    "Tool",
-    "ToolCall",
-    "context",
-    "default_counter",
-    "match",
-    "prompt",
-    "tool",
-    "tool_call",
-    "when",
-    "InputValidationError",
-    "OffloadError",
-    "ReplayError",
-    "RunError",
-    "RunStoreError",
-    "SummaryError",
-]
 
-# Where each public name lives (tests/test_runstore.py checks it against the imports above).
+# The one table of public names: the module each lives in. ``__all__`` here and in ``crux_devtools``
+# and the lazy loading below are derived from it.
 _SOURCES: dict[str, tuple[str, ...]] = {
     "plan.budget": ("CONSERVATIVE_MODEL_CAPACITY", "InputBudget", "ModelCapacityProfile", "merge_input_budget", "resolve_model_capacity_profile",),
     "plan.ladders": ("droppable", "offload", "offloadable", "prefer", "summarizable",),
@@ -178,6 +116,8 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "compose.validation": ("InputValidationError",),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
+if not TYPE_CHECKING:  # type checkers read the public names from the imports above
+    __all__ = list(_MODULE_OF)
 
 
 def __getattr__(name: str) -> Any:

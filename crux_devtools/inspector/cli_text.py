@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from .errors import LoadError
+from .errors import LoadError, further_fields
 from .cli_text_sent import body, candidate_tokens, render_sent_example, status_words
 from .report_types import ExampleReport, LoadErrorDict, PromptReport, Report
 from ..statuses import fails, term, word
@@ -122,6 +122,7 @@ def render_error(error: LoadErrorDict, *, traceback: bool = True) -> str:
         out = [f"  {location(dict(error))}: {error['type']}:", *(f"    {line}" for line in lines)]
     else:
         out = [f"  {failure_line(dict(error))}"]
+    out.extend(f"    {label}: {text}" for label, text in further_fields(error))
     if traceback and error["traceback"]:
         out.append(textwrap.indent(error["traceback"].rstrip(), "    "))
     return "\n".join(out)

@@ -20,11 +20,29 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from .report_types import ExampleReport, LoadErrorDict
 
 MAX_TRACEBACK = 20_000
+
+# The fields every front end places itself: where (file, line), what (type or code), the message and
+# the traceback. Any other field of a load error is shown by ``further_fields``, so a field added to
+# ``LoadErrorDict`` reaches the web page, the TUI and the command line without a front end knowing it.
+PLACED_FIELDS = frozenset({"file", "line", "type", "code", "message", "traceback"})
+FURTHER_FIELDS = tuple(name for name in get_type_hints(LoadErrorDict) if name not in PLACED_FIELDS)
+
+
+def further_fields(error: object) -> list[tuple[str, str]]:
+    """A load error's fields beyond the placed ones, as ``(label, text)`` in the shape's order; empty
+    values are left out, and so is anything that is not a load error's mapping."""
+    if not isinstance(error, Mapping):
+        return []
+    return [
+        (name.replace("_", " "), str(error[name]))
+        for name in FURTHER_FIELDS
+        if error.get(name) not in (None, "", [], {})
+    ]
 
 
 def relative(root: Path, filename: str | None) -> str | None:

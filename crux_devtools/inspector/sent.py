@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.plan.rungs import label
+from ..core.plan.rungs import label, sent_as
 from ..shapes import ExampleReport, SentRequestDict
 
 def rung_text(choice: Mapping[str, Any]) -> str:
@@ -69,14 +69,7 @@ class SentPart:
     def rung(self) -> str:
         """The rung in words: ``full``, ``authored: catalog-index``, ``summary``,
         ``offload preview · handle ofl_…``, ``omitted: not sent``."""
-        word = label(self.representation)
-        if self.representation == "authored" and self.variant:
-            return f"{word}: {self.variant}"
-        if self.representation == "offload":
-            return f"{word} preview · handle {self.handle}" if self.handle else f"{word} preview"
-        if self.representation == "omitted":
-            return f"{word}: not sent"
-        return word
+        return sent_as(self.representation, variant=self.variant, handle=self.handle)
 
 
 def sent_request(example: ExampleReport | None) -> SentRequestDict | None:

@@ -31,25 +31,18 @@ from . import report as rp
 from .editor import editor_command
 from .messages import MarksChanged, RunFinished, RunsChanged, SessionChanged
 from .runs_tab import RunsTabApp, as_run, was_recorded
-from .widgets import ContributorsTable, ErrorsView, PlanningView, PromptTree, RunsPanel, SystemTextView, ToolsView
+from .widgets import PromptTree, RunsPanel
 from .navigation import NavigationActions, PromptCommands, typed_actions
+from .panels import BAR_TABS, PANEL_BINDINGS, PanelActions, TabRow, tab_table
 from .request_actions import RequestActions
 from .widgets.footer import KeysFooter
 from .widgets.prompt_browser import PromptBrowser
 from .widgets.prompt_detail import PromptDetail
-from .widgets.request import RequestView
 
-# The tabs of the prompt view, in order (``PromptDetail`` composes them from this table): the number
-# keys 1..7 show them (their labels say which).
-TABS: tuple[tuple[str, str, type[Any], str], ...] = (
-    ("tab-request", "Request", RequestView, "request"),
-    ("tab-system", "System text", SystemTextView, "system"),
-    ("tab-contributors", "Contributors", ContributorsTable, "contributors"),
-    ("tab-tools", "Tools", ToolsView, "tools"),
-    ("tab-planning", "Planning", PlanningView, "planning"),
-    ("tab-runs", "Runs", RunsPanel, "runs"),
-    ("tab-errors", "Errors", ErrorsView, "errors"),
-)
+# The tabs of the prompt view, in order (``PromptDetail`` composes them from this table), built from
+# the panel registry (``tui/panels.py``): the number keys 1..7 show the bar's seven (their labels say
+# which), ``m`` the panels beyond them.
+TABS: tuple[TabRow, ...] = tab_table()
 
 BUDGET_KEYS = Binding.Group("Budget", compact=True)
 
@@ -58,7 +51,7 @@ BUDGET_KEYS = Binding.Group("Budget", compact=True)
 LOADING_SHOWN_AFTER = 0.1
 
 
-class CruxTui(NavigationActions, RequestActions, RunsTabApp):
+class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
 
     CSS_PATH = ["app.tcss", "runs.tcss"]
@@ -67,8 +60,8 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
     BINDINGS = [
         Binding("slash", "search", "Search", key_display="/", tooltip="Find a prompt by id, module or file"),
         *(
-            Binding(str(i), f"show_tab({i})", "Tabs" if i == 1 else f"Tab {title}", show=i == 1, key_display=f"1-{len(TABS)}" if i == 1 else None)
-            for i, (_, title, _, _) in enumerate(TABS, 1)
+            Binding(str(i), f"show_tab({i})", "Tabs" if i == 1 else f"Tab {title}", show=i == 1, key_display=f"1-{len(TABS[:BAR_TABS])}" if i == 1 else None)
+            for i, (_, title, _, _) in enumerate(TABS[:BAR_TABS], 1)
         ),
         Binding("e", "next_example", "Example"),
         # one footer entry "+-0 Budget" (+ raises, - lowers, 0 clears): the footer fits 160 columns
@@ -85,6 +78,7 @@ class CruxTui(NavigationActions, RequestActions, RunsTabApp):
         Binding("v", "toggle_view", "Sent/resolved", show=False),
         Binding("p", "prepare_summaries", "Summarize"),
         Binding("P", "prepare_summaries(True)", "Summarize with model", show=False),
+        *PANEL_BINDINGS,
     ]
 
     def __init__(self, session: SessionLike, starting: Awaitable[None] | None = None) -> None:

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from ..inspector.replaying import overrides_text
 from ..review.render import describe, prefix_line
+from .error_render import error_line
 
 
 def _rungs(contributions: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -88,7 +89,8 @@ def render_sent(child: Mapping[str, Any]) -> Text:
     out.append(str(child.get("status")), style="green" if child.get("status") == "ok" else "bold red")
     error = child.get("error")
     if isinstance(error, Mapping):
-        out.append(f"\n{error.get('type')}: {error.get('message')}", style="red")
+        out.append("\n")
+        out.append_text(error_line(error))
     elif isinstance(step.get("response_text"), str):
         out.append("\n" + step["response_text"])
     else:

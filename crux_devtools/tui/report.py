@@ -11,15 +11,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.plan.rungs import RUNG_TERMS
+
 # Re-exported: the TUI reads reports through this module.
 from ..inspector.api import default_budget_target as default_budget_target
 from ..inspector.api import find_prompt as find_prompt
 from ..inspector.api import is_stale as is_stale
 from ..inspector.report_types import ExampleReport, PromptReport
 
-# The one colour of each rung in the TUI (Request and Planning tabs, the run detail); the names and
-# their order are core/plan/rungs.py's. A rung missing here is shown in the default colour.
-RUNG_STYLE = {"full": "blue", "authored": "yellow", "summary": "cyan", "offload": "magenta", "omitted": "red"}
+# The one colour of each rung in the TUI (Request and Planning tabs, the run detail), from the rung
+# vocabulary (``RungTerm.tui_colour``). A rung this version does not know is shown in the default colour.
+RUNG_STYLE = {term.name: term.tui_colour for term in RUNG_TERMS.values()}
 
 # The TUI's colour of each status tone (``crux_devtools/statuses.py`` names the states and their words).
 TONE_STYLE = {"fits": "green", "over": "bold red", "error": "bold red", "unchecked": "yellow", "stale": "yellow"}

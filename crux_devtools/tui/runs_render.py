@@ -26,6 +26,8 @@ from ..inspector.cli_text_runs import input_tokens as sent_tokens
 from ..inspector.cli_text_runs import local_datetime, step_count
 from ..inspector.sent import SentPart, cut_system
 from ..inspector.visible import visible_tree
+from .error_render import error_line as error_line  # re-exported: the run views read it here
+from .error_render import render_error
 from .report import RUNG_STYLE
 
 # The canonical tool output is what the application got, not what was sent: shown up to this many
@@ -169,14 +171,6 @@ def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...
     )
 
 
-def error_line(error: Any) -> Text:
-    """``KeyError: 'x'`` from an ``{type, message}`` error (or whatever else was recorded)."""
-    if isinstance(error, dict):
-        kind = error.get("type") or "Error"
-        return Text.assemble((f"{kind}: ", "bold red"), (str(error.get("message") or ""), "red"))
-    return Text(str(error), style="red")
-
-
 def render_run_preview(run: dict[str, Any] | None) -> RenderableType:
     """Under the table: the highlighted run's source, its error (or answer) and its input, a line each."""
     if run is None:
@@ -246,12 +240,10 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
     items.append(Text.assemble(("input ", "dim"), Text(one_line(run.get("input"), 1_000))))
     error = run.get("error")
     if error:
-        items.append(error_line(error))
         # the traceback is shown with the step that failed; a run that failed before any step
         # was dispatched (planning raised) shows it here
         failed_step = any(s.get("error") for s in steps)
-        if isinstance(error, dict) and error.get("traceback") and not failed_step:
-            items.append(indent(Text(str(error["traceback"]).rstrip(), style="dim")))
+        items.extend(render_error(error, block=False, indent=2) if not failed_step else [error_line(error)])
     if run.get("text") is not None:
         items.append(Text.assemble(("answer ", "bold green"), Text(str(run["text"]))))
     return Group(*items)
@@ -478,9 +470,7 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
     items.extend(render_response(step))
     if error:
         items.append(section("Error", "", "bold red"))
-        items.append(error_line(error))
-        if isinstance(error, dict) and error.get("traceback"):
-            items.append(indent(Text(str(error["traceback"]).rstrip(), style="dim")))
+        items.extend(render_error(error, block=False, indent=2))
     return Group(*items)
 
 

@@ -10,9 +10,10 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
 
-from ..core.plan import rungs
 from ..inspector.api import SessionLike
-from . import routes_api, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs
+from ..inspector.errors import further_fields
+from ..inspector.panels import Panel, web_panels
+from . import routes_api, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs, rung_styles
 from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
@@ -20,6 +21,11 @@ from .security import BodyLimitMiddleware, LocalOnlyMiddleware, SecurityHeadersM
 from .slow_clients import BodyDeadline
 from .views import prompt_href
 from .views_list import marked
+
+
+def panel_template(panel: Panel) -> str:
+    """The partial that renders a panel on the web page: ``templates/_panel_<key>.html``."""
+    return f"_panel_{panel.key}.html"
 
 
 def make_templates() -> Jinja2Blocks:
@@ -34,8 +40,10 @@ def make_templates() -> Jinja2Blocks:
     env.filters["urlencode"] = url_quote
     env.filters["marked"] = marked  # search words in <mark>, the rest escaped
     env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
-    env.globals["rung_label"] = rungs.label  # the words for a rung or a rejection reason (core/plan/rungs.py)
-    env.globals["rung_description"] = rungs.description
+    env.globals["further_fields"] = further_fields  # a load error's fields beyond where, what and message
+    env.globals["web_panels"] = web_panels  # the prompt page's panels, in the registry's order
+    env.globals["panel_template"] = panel_template
+    rung_styles.register(env.globals)  # the words for a rung or a rejection reason (core/plan/rungs.py)
     return Jinja2Blocks(env=env)
 
 
@@ -74,6 +82,7 @@ def create_app(
     app.include_router(routes_runs.router)
     app.include_router(routes_diff.router)
     app.include_router(routes_replay.router)
+    app.include_router(rung_styles.router)  # /rungs.css: each rung's colour, from the vocabulary
     app.include_router(routes_otel.router)  # POST /v1/traces: OpenTelemetry spans in
     app.add_middleware(BodyLimitMiddleware)  # a body over 1 MB gets 413 before it is read
     app.add_middleware(LocalOnlyMiddleware, allowed_hosts=allowed_host_set(bound_host, allowed_hosts))

@@ -11,18 +11,34 @@ second is held forever. Two deadlines close that gap:
   head; a route still waiting for it gets ``408 Request Timeout`` and the connection closes.
 
 Once a request is whole nothing is timed: a long Run, or the endless ``/events`` stream, is fine.
+The environment variables ``CRUX_DEVTOOLS_HEAD_SECONDS`` and ``CRUX_DEVTOOLS_BODY_SECONDS``, read
+when the server starts, change the two deadlines (the tests make them short).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-HEAD_SECONDS = 5.0
-BODY_SECONDS = 10.0
+HEAD_ENV = "CRUX_DEVTOOLS_HEAD_SECONDS"
+BODY_ENV = "CRUX_DEVTOOLS_BODY_SECONDS"
+
+
+def deadline_seconds(variable: str, default: float) -> float:
+    """The deadline an environment variable sets (a positive number of seconds), else ``default``."""
+    try:
+        seconds = float(os.environ.get(variable, ""))
+    except ValueError:
+        return default
+    return seconds if seconds > 0 else default
+
+
+HEAD_SECONDS = deadline_seconds(HEAD_ENV, 5.0)
+BODY_SECONDS = deadline_seconds(BODY_ENV, 10.0)
 
 
 class RequestHeadDeadline(H11Protocol):

@@ -47,6 +47,7 @@ class NotSent:
     tokens: int | None
     tools: list[str]
     colour: int
+    rung: str | None = None  # the rung that sends nothing (the page words it from the rung vocabulary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +176,8 @@ class _Sites:
         contexts = prompt["contexts"] if prompt is not None else []
         return cls({c["id"]: (c["file"], c["line"]) for c in contexts}, {c["id"]: list(c["tools"]) for c in contexts}, colours)
 
-    def not_sent(self, source: str, why: str, tokens: int | None) -> NotSent:
-        return NotSent(source, why, tokens, self.owned.get(source, []), self.colours.get(source, 0))
+    def not_sent(self, source: str, why: str, tokens: int | None, rung: str | None = None) -> NotSent:
+        return NotSent(source, why, tokens, self.owned.get(source, []), self.colours.get(source, 0), rung)
 
 
 def _unplanned(failure: PlanErrorDict | None) -> SentView:
@@ -207,7 +208,7 @@ def _token_split(view: SentView, contributions: list[ContributionDict], sites: _
     whole by a token at the joins, and the system text takes that difference."""
     for c in contributions:
         if c["kind"] in _SYSTEM_KINDS and c["representation"] == "omitted":
-            view.not_sent.append(sites.not_sent(c["contributor"], "omitted by the planner (its ladder allows it)", None))
+            view.not_sent.append(sites.not_sent(c["contributor"], "omitted by the planner (its ladder allows it)", None, "omitted"))
         elif c["kind"] == TOOLS_KIND:
             view.tool_tokens += c["tokens"]
         elif c["kind"] not in _SYSTEM_KINDS:

@@ -1,6 +1,6 @@
 """Ladders that mypy must reject (each line marked with an expect-error comment) and legal ones it must accept.
 
-Checked by ``tests/typing/test_ladder_types.py``; never imported at runtime.
+Checked by ``tests/typing/test_types.py``; never imported at runtime.
 """
 
 from __future__ import annotations

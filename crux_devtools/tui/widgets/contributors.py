@@ -26,6 +26,8 @@ def reason_text(part: Mapping[str, Any]) -> str:
 class ContributorsTable(DataTable[Any]):
     """One row per part of ``data`` (an ``ExampleReport``); highlighting a row posts ``PartHighlighted``."""
 
+    PANEL = "contributors"  # the registry's panel this widget renders (inspector/panels.py)
+
     data: reactive[ExampleReport | None] = reactive(None, always_update=True)
 
     @dataclass

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.rule import Rule
 from rich.text import Text
 
 from ...inspector.errors import LoadError
 from ...inspector.report_types import ExampleReport, LoadErrorDict, PromptReport, Report
 from ...statuses import term, word
+from ..error_render import render_error
 from .pane import ReportPane
 
 
@@ -42,16 +42,14 @@ def render_errors(errors: list[LoadErrorDict], stale: bool, notes: list[str] | N
     if not errors:
         items.append(Text("No errors.", style="green"))
     for error in errors:
-        where = (error["file"] or "?") + (f":{error['line']}" if error["line"] else "")
-        items.append(Rule(Text(f"{where}  {error['type']}", style="bold red"), align="left", style="red"))
-        items.append(Text(error["message"], style="bold"))
-        if error["traceback"]:
-            items.append(Text(error["traceback"].rstrip(), style="dim"))
+        items.extend(render_error(error))
     return Group(*items)
 
 
 class ErrorsView(ReportPane):
     """``data`` is ``(errors, stale, notes)``."""
+
+    PANEL = "errors"  # the registry's panel this widget renders (inspector/panels.py)
 
     def render_data(self) -> RenderableType:
         errors, stale, shown_notes = self.data or ([], False, [])

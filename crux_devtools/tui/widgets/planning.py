@@ -122,6 +122,8 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
 class PlanningView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``."""
 
+    PANEL = "planning"  # the registry's panel this widget renders (inspector/panels.py)
+
     def render_data(self) -> RenderableType:
         prompt, example = self.data or (None, None)
         return render_planning(example, prompt)

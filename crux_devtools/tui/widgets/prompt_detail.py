@@ -33,6 +33,7 @@ from ..messages import ExampleEvaluated, MarksChanged, PaneTitled
 from ..selection import Choice, CustomInput, Selection
 from .contributors import ContributorsTable
 from .errors import ErrorsView, collect_errors, notes
+from .panel_tabs import BAR_TABS, PanelTabs
 from .planning import PlanningView
 from .request import RequestView
 from .runs import RunsPanel
@@ -88,7 +89,7 @@ class PromptDetail(Vertical):
         self._tab_titles = {tab_id: title for tab_id, title, _, _ in tabs}  # ``Runs (12)``: a pane's title now
         self._label_style: str | None = None  # how the labels are shown now
         self.status = StatusLine(id="status")
-        self.tabbed = TabbedContent(id="tabs")
+        self.tabbed = PanelTabs(id="tabs")  # the panes beyond the bar's seven have their tabs hidden
         self._panes: dict[type[Any], Any] = {}  # widget class -> the tab's widget
         self._unmounted: dict[str, Any] = {}  # tab id -> its widget, until the tab is first shown
 
@@ -100,7 +101,7 @@ class PromptDetail(Vertical):
                 with TabPane(title, id=tab_id):  # numbered by ``label_tabs`` when they fit
                     if index == 0 or view in EAGER_PANES:
                         yield pane
-                    else:  # composed when its tab is first shown (``mount_pane``); it keeps its data meanwhile
+                    else:  # mounted when its tab is first shown (``on_tabbed_content_tab_activated``); it keeps its data meanwhile
                         self._unmounted[tab_id] = pane
 
     def pane(self, view: type[PaneT]) -> PaneT:
@@ -305,7 +306,8 @@ class PromptDetail(Vertical):
         self.tabbed.active = tab_id
 
     def tab_ids(self) -> list[str]:
-        return [tab_id for tab_id, _, _, _ in self.tabs]
+        """The tabs on the bar (the panes beyond it are listed by ``m``: ``tui/panels.py``)."""
+        return [tab_id for tab_id, _, _, _ in self.tabs][:BAR_TABS]
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = self._unmounted.pop(str(event.pane.id), None)

@@ -18,6 +18,7 @@ from rich.rule import Rule
 from rich.text import Text
 from textual.reactive import reactive
 
+from ...core.plan.rungs import in_place, rung_term, sent_as
 from ...inspector.report_types import ExampleReport, PromptReport
 from ...inspector.sent import (
     MESSAGE_KINDS,
@@ -30,10 +31,9 @@ from ...inspector.sent import (
     tokens_of,
 )
 from ...statuses import term
-from ..report import RUNG_STYLE, status_badge
+from ..report import status_badge
 from .pane import ReportPane
 
-# One colour per rung, the same in the rules here and in the Planning tab.
 
 
 def headline(example: ExampleReport) -> Text:
@@ -86,9 +86,9 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
 
 
 def part_rule(part: SentPart, selected: bool) -> Rule:
-    style = RUNG_STYLE.get(part.representation, "blue")
+    style = rung_term(part.representation).tui_colour
     # the handle goes last: a narrow pane cuts it rather than the token count
-    bits = [part.contributor, part.kind, "offload preview" if part.representation == "offload" else part.rung]
+    bits = [part.contributor, part.kind, sent_as(part.representation, variant=part.variant)]
     if part.text is not None:
         bits.append(f"{part.tokens:,} tok")
     if part.handle:
@@ -110,8 +110,10 @@ def system_section(preview: Mapping[str, Any], details: dict[str, str], selected
         if part.contributor == selected_part and selected is None:
             selected = len(items)
         items.append(part_rule(part, selected=part.contributor == selected_part))
+        sentence = in_place(part.representation, source=part.contributor, variant=part.variant, handle=part.handle)
+        if sentence:  # what the part stands in for, in the rung vocabulary's words
+            items.append(Padding(Text(f"({sentence})", style="dim italic"), (0, 0, 0, 2)))
         if part.text is None:
-            items.append(Padding(Text("(nothing sent: this rung omits the part and its tools)", style="dim italic"), (0, 0, 0, 2)))
             continue
         if details.get(part.contributor):  # what a memory read: a note, not sent
             items.append(Padding(Text(details[part.contributor], style="dim italic"), (0, 0, 0, 2)))
@@ -211,6 +213,8 @@ def render_request(prompt: PromptReport | None, example: ExampleReport | None, s
 class RequestView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``; ``selected_part`` is highlighted, and the view
     scrolls to it (a part may sit below a long one)."""
+
+    PANEL = "request"  # the registry's panel this widget renders (inspector/panels.py)
 
     selected_part: reactive[str | None] = reactive(None)
 

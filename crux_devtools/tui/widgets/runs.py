@@ -69,6 +69,8 @@ class RunsTable(DataTable[Any]):
 class RunsPanel(Vertical):
     """A line saying what is listed, the table of runs, and the highlighted run's error or answer."""
 
+    PANEL = "runs"  # the registry's panel this widget renders (inspector/panels.py)
+
     BINDINGS = [
         Binding("f", "filter_runs", "Filter runs"),
         Binding("x", "clear_run_filters", "All runs"),

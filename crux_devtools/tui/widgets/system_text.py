@@ -96,6 +96,8 @@ def render_system(example: dict[str, Any] | None, selected_part: str | None) -> 
 class SystemTextView(ReportPane):
     """Shows ``data`` (an ``ExampleReport``), highlighting ``selected_part``."""
 
+    PANEL = "system"  # the registry's panel this widget renders (inspector/panels.py)
+
     selected_part: reactive[str | None] = reactive(None)
 
     def render_data(self) -> RenderableType:

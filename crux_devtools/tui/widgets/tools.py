@@ -77,6 +77,8 @@ def render_tools(prompt: dict[str, Any] | None, example: dict[str, Any] | None) 
 class ToolsView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``."""
 
+    PANEL = "tools"  # the registry's panel this widget renders (inspector/panels.py)
+
     def render_data(self) -> RenderableType:
         prompt, example = self.data or (None, None)
         return render_tools(prompt, example)

@@ -1,0 +1,171 @@
+"""The panel registry (inspector/panels.py): both front ends iterate it, every panel has a renderer
+in each front end that shows it, and an eighth TUI panel neither pushes a tab off the bar nor hides
+Errors (it is reached with ``m``).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from rich.text import Text
+from textual.widgets import Static, TabbedContent, Tabs
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_tui import screen_text, settle  # noqa: E402
+from tui_fakes import FakeSession as TuiSession  # noqa: E402
+from web_fakes import FakeSession as WebSession  # noqa: E402
+from web_fakes import app_client, load_error  # noqa: E402
+
+from crux_devtools.inspector import panels as registry  # noqa: E402
+from crux_devtools.tui import app as tui_app  # noqa: E402
+from crux_devtools.tui import make_tui  # noqa: E402
+from crux_devtools.tui import panels as tui_panels  # noqa: E402
+from crux_devtools.tui.widgets import PromptTree  # noqa: E402
+from crux_devtools.web.app import make_templates, panel_template  # noqa: E402
+from crux_devtools.web.paths import asset_dir  # noqa: E402
+
+
+def test_every_panel_has_a_renderer_in_each_front_end_that_shows_it() -> None:
+    env = make_templates().env
+    keys = [p.key for p in registry.PANELS]
+    assert len(set(keys)) == len(keys)
+    for panel in registry.panels_for("web"):
+        env.get_template(panel_template(panel))  # raises TemplateNotFound when the partial is missing
+    assert set(tui_panels.PANEL_WIDGETS) == {p.key for p in registry.panels_for("tui")}
+    # no partial is left over from a panel that is gone
+    partials = {p.name for p in asset_dir("templates").glob("_panel_*.html")}
+    assert partials == {panel_template(p) for p in registry.panels_for("web")}
+    # the TUI's tabs are the registry's TUI panels: the bar's in their order (Errors last), then the rest
+    bar, more = tui_panels.split_bar(registry.panels_for("tui"))
+    assert [row[0] for row in tui_app.TABS] == [f"tab-{p.key}" for p in (*bar, *more)]
+    assert len(bar) <= tui_panels.BAR_TABS and bar[-1].key == "errors"
+
+
+def test_a_tui_panel_without_a_widget_fails_when_the_tabs_are_built() -> None:
+    extra = registry.Panel("extra", "Extra", "a panel with no widget", None, True)
+    with pytest.raises(KeyError):
+        tui_panels.tab_table((*registry.PANELS, extra))
+
+
+@pytest.fixture
+def web_session(tmp_path: Path) -> WebSession:
+    return WebSession(tmp_path)
+
+
+@pytest.fixture
+async def client(web_session: WebSession) -> AsyncIterator[httpx.AsyncClient]:
+    async with app_client(web_session) as c:
+        yield c
+
+
+async def test_the_web_page_renders_its_panels_in_the_registry_order(client: httpx.AsyncClient, web_session: WebSession) -> None:
+    await web_session.fail(load_error("prompts.py", 3, "bad"))
+    order = [p.key for place in ("top", "view", "main", "side") for p in registry.web_panels(place)]
+    for view, hidden in (("sent", "system"), ("resolved", "request")):  # the view tabs show one "view" panel
+        page = (await client.get(f"/prompts/support-reply?view={view}")).text
+        shown = re.findall(r'<div class="panel-slot" data-panel="([^"]+)">', page)
+        assert shown == [key for key in order if key != hidden]
+    errors = page.split('data-panel="errors">', 1)[1]
+    assert 'aria-label="load errors"' in errors.split('data-panel=', 1)[0]
+
+
+class NotesPanel(Static):
+    """A panel added in the test only: it shows a fixed line."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(Text("notes panel body"), **kwargs)
+
+
+@pytest.fixture
+def eight_panels(monkeypatch: pytest.MonkeyPatch) -> tuple[registry.Panel, ...]:
+    """The registry with one more TUI panel (an eighth today), placed just before Errors, and its widget."""
+    notes = registry.Panel("test-notes", "Test notes", "the author's notes on this prompt", None, True)
+    panels = (*registry.PANELS[:-1], notes, registry.PANELS[-1])
+    monkeypatch.setattr(registry, "PANELS", panels)
+    monkeypatch.setitem(tui_panels.PANEL_WIDGETS, "test-notes", NotesPanel)
+    monkeypatch.setattr(tui_app, "TABS", tui_panels.tab_table())
+    return panels
+
+
+def bar_labels(app: Any) -> list[str]:
+    tabs = app.query_one(TabbedContent).query_one(Tabs)
+    return [str(tab.label) for tab in tabs.query("Tab") if tab.display]
+
+
+@pytest.mark.parametrize("width", [100, 160])
+async def test_an_eighth_panel_keeps_seven_tabs_on_the_bar_with_errors_in_sight_and_is_reached_with_m(
+    eight_panels: tuple[registry.Panel, ...], width: int
+) -> None:
+    assert len(registry.panels_for("tui")) > tui_panels.BAR_TABS
+    session = TuiSession()
+    session._report = session.build_report(errors=[load_error("prompts.py", 3, "bad")])
+    app = make_tui(session)
+    async with app.run_test(size=(width, 40)) as pilot:
+        app.query_one(PromptTree).select_prompt("support-reply")
+        await settle(pilot)
+        labels = bar_labels(app)
+        assert len(labels) == tui_panels.BAR_TABS
+        assert "Test notes" not in " ".join(labels) and re.search(r"Errors \(\d+\)", labels[-1])
+        top = "\n".join(screen_text(app).splitlines()[:6])
+        assert re.search(r"Errors \(\d+\)", top), top  # on screen, not scrolled off the bar
+        await pilot.press("7")
+        await settle(pilot)
+        assert app.query_one(TabbedContent).active == "tab-errors"
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, tui_panels.MorePanels)
+        shown = screen_text(app)
+        assert "Test notes" in shown and "the author's notes on this prompt" in shown
+        for _ in range([tab_id for tab_id, _t, _d in app.screen.choices].index("tab-test-notes")):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one(TabbedContent).active == "tab-test-notes"
+        assert "notes panel body" in screen_text(app)
+        assert bar_labels(app) == labels  # the bar did not change
+        await pilot.press("1")
+        await settle(pilot)
+        assert app.query_one(TabbedContent).active == "tab-request"
+
+
+async def test_m_lists_exactly_the_panels_beyond_the_bar() -> None:
+    bar, more = tui_panels.split_bar(registry.panels_for("tui"))
+    app = make_tui(TuiSession())
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        assert len(bar_labels(app)) == len(bar)
+        await pilot.press("m")
+        await settle(pilot)
+        if not more:
+            assert not isinstance(app.screen, tui_panels.MorePanels)
+            assert any("Every panel is on the tab bar" in n.message for n in app._notifications)
+        else:
+            assert isinstance(app.screen, tui_panels.MorePanels)
+            assert [t for t, _title, _d in app.screen.choices] == [f"tab-{p.key}" for p in more]
+
+
+def test_a_panels_tui_widget_is_found_by_the_key_it_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A widget module dropped into ``tui/widgets/`` with ``PANEL = key`` is the panel's widget: no
+    table to edit; two widgets claiming one key is refused with both names."""
+    from crux_devtools.tui import widgets as widget_package
+
+    found = tui_panels.find_panel_widgets()
+    assert found == tui_panels.PANEL_WIDGETS and all(cls.PANEL == key for key, cls in found.items())  # type: ignore[attr-defined]
+    extra = tmp_path / "widgets"
+    extra.mkdir()
+    (extra / "notes_panel.py").write_text(
+        "from textual.widgets import Static\n\nclass NotesView(Static):\n    PANEL = 'notes'\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(widget_package, "__path__", [*widget_package.__path__, str(extra)])
+    assert tui_panels.find_panel_widgets()["notes"].__name__ == "NotesView"
+    (extra / "other_notes.py").write_text(
+        "from textual.widgets import Static\n\nclass OtherNotes(Static):\n    PANEL = 'notes'\n", encoding="utf-8"
+    )
+    with pytest.raises(TypeError, match="NotesView and OtherNotes"):
+        tui_panels.find_panel_widgets()

@@ -1,0 +1,147 @@
+"""The real ``crux-devtools tui`` in a real terminal (tmux): first screen, a live edit, a broken file, quit."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from waits import WAIT
+
+REPO = Path(__file__).resolve().parents[2]
+COMMAND = Path(sys.executable).parent / "crux-devtools"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
+]
+
+
+class Terminal:
+    """One tmux server of our own (its own socket), one window running the command."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False).stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "t")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "t", "--", *keys)
+
+    def settle(self, before: str, timeout: float = WAIT) -> None:
+        """Wait until the screen (styles included) differs from ``before`` and then holds still
+        for 0.2 s: one key's effects have all been drawn."""
+        deadline = time.monotonic() + timeout
+        last, since = before, time.monotonic()
+        while time.monotonic() < deadline:
+            now = self.tmux("capture-pane", "-p", "-e", "-t", "t")
+            if now != last:
+                last, since = now, time.monotonic()
+            elif now != before and time.monotonic() - since > 0.2:
+                return
+            time.sleep(0.03)
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "t"], capture_output=True, check=False).returncode == 0
+
+    def wait_for(self, check: Callable[[str], bool], timeout: float = WAIT) -> str:
+        """Poll the screen until ``check`` passes; fail with the last screen if it never does."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if check(screen):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"the screen never matched; last screen:\n{screen}")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    target = tmp_path / "sample_project"
+    shutil.copytree(REPO / "sample_project", target, ignore=shutil.ignore_patterns("__pycache__", ".crux*"))
+    return target
+
+
+@pytest.fixture
+def terminal(project: Path) -> Iterator[Terminal]:
+    term = Terminal(f"crux-tui-test-{os.getpid()}")
+    env = f"-u COLUMNS -u LINES PATH={COMMAND.parent}:{os.environ.get('PATH', '')} TERM=xterm-256color"
+    # the pane gets its final size before the app starts (a fresh server begins at 80x24)
+    for _ in range(5):  # a fresh tmux server can exit on its first start ("server exited unexpectedly")
+        if subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", "120", "-y", "36", "cat"], capture_output=True, check=False).returncode == 0:
+            break
+        time.sleep(0.2)
+    term.tmux("respawn-pane", "-k", "-t", "t", f"env {env} {COMMAND} tui {project}; sleep 5")
+    yield term
+    term.tmux("kill-server")
+
+
+def test_the_real_tui_shows_the_sample_project_updates_live_and_quits(terminal: Terminal, project: Path) -> None:
+    screen = terminal.wait_for(lambda s: "support-reply" in s and "Request" in s and "System text" in s)
+    assert "example signed-in" in screen
+    assert "token_budget none" in screen  # the status line
+    assert re.search(r"input \d+ of max 5,702 tokens · ✓ fits", screen)  # the request as sent
+
+    terminal.keys("-")
+    terminal.wait_for(lambda s: "budget " in s and "budget none" not in s)
+
+    with (project / "01_contexts.py").open("a") as f:
+        f.write('\n\nlate_addition = prompt("late-addition", system="Added while the TUI ran.")\n')
+    screen = terminal.wait_for(lambda s: "late-addition" in s)
+
+    (project / "01_contexts.py").write_text((project / "01_contexts.py").read_text() + "\ndef broken(:\n")
+    screen = terminal.wait_for(lambda s: "STALE" in s and "Errors (1)" in s)
+    assert "support-reply" in screen  # the last good view stays
+    assert "of max 5,702 tokens" in screen
+
+    terminal.keys("q")
+    terminal.wait_for(lambda s: "support-reply" not in s)
+
+
+def test_the_real_tui_shows_an_authored_alternative_the_summary_generate_prepares_and_an_offload_preview(terminal: Terminal, project: Path) -> None:
+    terminal.wait_for(lambda s: "support-reply" in s and "Request" in s)
+    for _ in range(60):  # down the tree, one node at a time (the highlight moves), to the prompt with ladders
+        if " prompt  ladder-reply " in terminal.screen():
+            break
+        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
+        terminal.keys("Down")
+        terminal.settle(before)
+    terminal.wait_for(lambda s: " prompt  ladder-reply " in s and "example quiet-day" in s)
+    terminal.keys("e", "e")
+    screen = terminal.wait_for(lambda s: "example big-catalog" in s and "authored: catalog-index" in s)
+    assert "catalog · ladder · authored: catalog-index" in screen
+    assert "## Product catalog (index)" in screen
+
+    terminal.keys("e")  # back to quiet-day, then busy-day, and down onto sync-log: the view scrolls to it
+    terminal.wait_for(lambda s: "example quiet-day" in s)
+    terminal.keys("e")
+    terminal.wait_for(lambda s: "example busy-day" in s)
+    for _ in range(3):  # house-rules, catalog, sync-log
+        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
+        terminal.keys("Down")
+        terminal.settle(before)
+    # generate prepares the log's extractive summary before sending (no model), and so does the TUI
+    screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s)
+    assert "[summary of sync-log]" in screen and "offload preview" not in screen
+    assert not (project / ".crux" / "summaries.sqlite3").exists()  # prepared in memory, nothing written
+
+    for _ in range(40):  # "-" lowers the request's input budget (a prompt with ladders): until the summary no longer fits
+        if "sync-log · ladder · offload preview" in terminal.screen():
+            break
+        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
+        terminal.keys("-")
+        terminal.settle(before)
+    screen = terminal.wait_for(lambda s: "sync-log · ladder · offload preview" in s)
+    assert re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", screen)
+    assert "[sync-log is offloaded: lines, 16762 characters." in screen
