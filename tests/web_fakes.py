@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from crux_devtools import context, prompt, tool, when
 from crux_devtools.inspector.api import SessionEvent
+from crux_devtools.inspector.errors import LoadError
 from confirm_fake import fake_check_run
 
 
@@ -81,7 +82,8 @@ async def app_client(session: Any) -> AsyncIterator[httpx.AsyncClient]:
 
 
 def load_error(file: str, line: int, message: str) -> dict[str, Any]:
-    return {"file": file, "line": line, "type": "SyntaxError", "message": message, "traceback": f'  File "{file}", line {line}\nSyntaxError: {message}'}
+    error = LoadError.plain("SyntaxError", message, file=file, line=line, traceback=f'  File "{file}", line {line}\nSyntaxError: {message}')
+    return dict(error.to_dict())
 
 
 class FakeSession:

@@ -27,6 +27,7 @@ from crux_devtools.tui import app as tui_app  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui import panels as tui_panels  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
+from crux_devtools.tui.widgets.pane import ReportPane  # noqa: E402
 from crux_devtools.web.app import make_templates, panel_template  # noqa: E402
 from crux_devtools.web.paths import asset_dir  # noqa: E402
 
@@ -169,3 +170,28 @@ def test_a_panels_tui_widget_is_found_by_the_key_it_names(tmp_path: Path, monkey
     )
     with pytest.raises(TypeError, match="NotesView and OtherNotes"):
         tui_panels.find_panel_widgets()
+
+
+class ExampleNamePane(ReportPane):
+    """A report pane added in the test only: it shows the name of the example on screen."""
+
+    def render_data(self) -> Text:
+        prompt, example = self.data or (None, None)
+        return Text(f"about {prompt['id']}: example {example['name']}" if prompt and example else "no data handed over")
+
+
+async def test_a_new_panels_report_pane_is_handed_the_prompt_and_the_example_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A panel is its registry line, its partial and its widget: the widget needs no line in the
+    prompt view to receive its data."""
+    about = registry.Panel("test-about", "Test about", "the example on screen", None, True)
+    monkeypatch.setattr(registry, "PANELS", (*registry.PANELS[:-1], about, registry.PANELS[-1]))
+    monkeypatch.setitem(tui_panels.PANEL_WIDGETS, "test-about", ExampleNamePane)
+    monkeypatch.setattr(tui_app, "TABS", tui_panels.tab_table())
+    app = make_tui(TuiSession())
+    async with app.run_test(size=(160, 40)) as pilot:
+        app.query_one(PromptTree).select_prompt("support-reply")
+        await settle(pilot)
+        app.query_one(TabbedContent).active = "tab-test-about"
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "about support-reply: example " in shown and "no data handed over" not in shown, shown

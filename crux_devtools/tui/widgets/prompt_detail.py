@@ -33,13 +33,12 @@ from ..messages import ExampleEvaluated, MarksChanged, PaneTitled
 from ..selection import Choice, CustomInput, Selection
 from .contributors import ContributorsTable
 from .errors import ErrorsView, collect_errors, notes
+from .pane import ReportPane
 from .panel_tabs import BAR_TABS, PanelTabs
-from .planning import PlanningView
 from .request import RequestView
 from .runs import RunsPanel
 from .status_line import StatusLine
 from .system_text import SystemTextView
-from .tools import ToolsView
 
 PaneT = TypeVar("PaneT")
 
@@ -281,8 +280,10 @@ class PromptDetail(Vertical):
             self._panes_shown = (prompt, self.shown)
             self.pane(SystemTextView).data = self.shown
             self.pane(ContributorsTable).data = self.shown
-            for pane in (ToolsView, PlanningView, RequestView):
-                self.pane(pane).data = (prompt, self.shown)
+            # Every other report pane (a new panel's widget too) is handed the prompt and the example shown.
+            for view, pane in self._panes.items():
+                if isinstance(pane, ReportPane) and view not in (SystemTextView, ErrorsView):
+                    pane.data = (prompt, self.shown)
         errors = collect_errors(report, self.shown)
         self.pane(ErrorsView).data = (errors, report is not None and report["stale"], notes(report, prompt))
         self.set_tab_label("tab-errors", f"Errors ({len(errors)})" if errors else "Errors")
