@@ -5,11 +5,10 @@ The TUI never re-derives what the core decided: these functions only find and fo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.plan.rungs import RUNG_TERMS
 
@@ -67,11 +66,14 @@ def budget_base(example: ExampleReport | None, budget: int | None, target: str =
     if budget is not None:
         return budget
     if target == "request":
-        preview: Mapping[str, Any] = (example["preview"] if example is not None else None) or {}
-        default = (prompt["default_budget"] if prompt is not None else None) or preview.get("max_input_tokens") or preview.get("input_tokens")
+        preview = example["preview"] if example is not None else None
+        planned = (preview["max_input_tokens"] or preview["input_tokens"]) if preview is not None else None
+        default = (prompt["default_budget"] if prompt is not None else None) or planned
         return int(default or 0)
-    inspection: Mapping[str, Any] = (example["inspection"] if example is not None else None) or {}
-    return int(inspection.get("system_tokens") or inspection.get("total_tokens") or 0)
+    inspection = example["inspection"] if example is not None else None
+    if inspection is None:
+        return 0
+    return int(inspection["system_tokens"] or inspection["total_tokens"])
 
 
 def step_budget(
@@ -112,8 +114,9 @@ def prompt_status(prompt: PromptReport, stale: bool) -> str:
 
 def part_statuses(example: ExampleReport | None) -> dict[str, str]:
     """Context id -> ``active`` / ``excluded`` / ``dropped`` for one example's inspection."""
-    inspection: Mapping[str, Any] = (example["inspection"] if example is not None else None) or {}
-    return {p["source"]: p.get("status", "?") for p in inspection.get("parts", []) if p.get("source") != "<prompt>"}
+    inspection = example["inspection"] if example is not None else None
+    parts = inspection["parts"] if inspection is not None else []
+    return {p["source"]: p["status"] for p in parts if p["source"] != "<prompt>"}
 
 
 def source_location(prompt: PromptReport, part: str | None) -> SourceLocation | None:

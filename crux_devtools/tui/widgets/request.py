@@ -42,13 +42,13 @@ def headline(example: ExampleReport) -> Text:
     preview: Mapping[str, Any] = example["preview"] or {}
     badge, style = status_badge(example["status"])
     line = Text.assemble(
-        ("input ", "dim"), (f"{preview.get('input_tokens', 0):,}", "bold"),
-        (" of max ", "dim"), (f"{preview.get('max_input_tokens', 0):,}", "bold"), (" tokens · ", "dim"),
+        ("input ", "dim"), (f"{preview['input_tokens']:,}", "bold"),
+        (" of max ", "dim"), (f"{preview['max_input_tokens']:,}", "bold"), (" tokens · ", "dim"),
     )
     line.append(badge, style)
     if example["status"] != "fits":  # what the state means, on a line of its own
         line.append(f"\n{term(example['status']).means}", style)
-    if preview.get("sent") is not None:
+    if preview["sent"] is not None:
         system = sum(p.tokens for p in system_parts(preview))
         line.append(f"\nsystem {system:,} · messages {tokens_of(preview, MESSAGE_KINDS):,} · tools {tokens_of(preview, (TOOLS_KIND,)):,}", "dim")
     return line
@@ -61,27 +61,27 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
     items: list[RenderableType] = [Text.assemble(("planned against ", "dim"), Text(capacity_line(preview, plan_model), style="dim"))]
     dropped = preview.get("dropped") or []
     if dropped:
-        line = Text(f"dropped before planning (token_budget {preview.get('token_budget')}): ", style="red")
-        line.append(Text(", ".join(f"{d.get('id')} p{d.get('priority')} {d.get('tokens')} tok" for d in dropped), style="bold red"))
+        line = Text(f"dropped before planning (token_budget {preview['token_budget']}): ", style="red")
+        line.append(Text(", ".join(f"{d['id']} p{d['priority']} {d['tokens']} tok" for d in dropped), style="bold red"))
         items.append(line)
-    adaptations = preview.get("adaptations") or []
+    adaptations = preview["adaptations"]
     if adaptations:
         line = Text("adapted: ", style="yellow")
         for n, a in enumerate(adaptations):
             rung = rung_text(a)
-            line.append(Text(f"{', ' if n else ''}{a.get('contributor')} → {rung} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)", style="bold yellow"))
+            line.append(Text(f"{', ' if n else ''}{a['contributor']} → {rung} ({a['full_tokens']}→{a['selected_tokens']} tok)", style="bold yellow"))
         items.append(line)
     for s in example["summaries"]:
         if s.get("state") == "generate-prepares":
             items.append(Text(
-                f"generate prepares the summary of {s.get('contributor')} with {s.get('model') or 'its model'} before sending; "
+                f"generate prepares the summary of {s['contributor']} with {s['model'] or 'its model'} before sending; "
                 "this request is what is sent if that fails (P prepares it now)", style="bold yellow",
             ))
         elif s.get("state") == "prepared-here":
-            items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): {s.get('note')}", style="cyan"))
+            items.append(Text(f"summary of {s['contributor']} ({s['strategy']}): {s.get('note')}", style="cyan"))
         elif not s["prepared"]:
-            how = "press P (calls its model)" if s.get("needs_model") else "press p to prepare it (no model needed)"
-            items.append(Text(f"summary of {s.get('contributor')} ({s.get('strategy')}): not prepared; {how}", style="cyan"))
+            how = "press P (calls its model)" if s["needs_model"] else "press p to prepare it (no model needed)"
+            items.append(Text(f"summary of {s['contributor']} ({s['strategy']}): not prepared; {how}", style="cyan"))
     return items
 
 
@@ -122,7 +122,7 @@ def system_section(preview: Mapping[str, Any], details: dict[str, str], selected
 
 
 def messages_section(preview: Mapping[str, Any]) -> list[RenderableType]:
-    messages = preview["sent"].get("messages") or []
+    messages = preview["sent"]["messages"]
     items: list[RenderableType] = [section(f"Messages · {len(messages)} · {tokens_of(preview, MESSAGE_KINDS):,} tok")]
     if not messages:
         items.append(Text("  none", style="dim"))
@@ -149,8 +149,8 @@ def tool_block(tool: dict[str, Any], tokens: int | None) -> list[RenderableType]
 
 
 def tools_section(preview: Mapping[str, Any]) -> list[RenderableType]:
-    tools = preview["sent"].get("tools") or []
-    costs = preview.get("tool_tokens") or {}
+    tools = preview["sent"]["tools"]
+    costs = preview["tool_tokens"]
     items: list[RenderableType] = [section(f"Tools · {len(tools)} · {tokens_of(preview, (TOOLS_KIND,)):,} tok")]
     if not tools:
         items.append(Text("  none", style="dim"))
@@ -168,7 +168,7 @@ def nothing_sent(example: ExampleReport) -> list[RenderableType]:
     if preview is None and failure is None:
         return [Text("No plan for this example: see the System text tab.", style="dim italic")]
     items: list[RenderableType] = [Text("Nothing would be sent: no plan fits the limit.", style="bold red")]
-    diagnostics = preview.get("diagnostics") if preview is not None else failure["diagnostics"] if failure is not None else None
+    diagnostics = preview["diagnostics"] if preview is not None else failure["diagnostics"] if failure is not None else None
     if failure is not None and preview is None:
         items.append(Text(f"{failure['code']}: {failure['message']}", style="red"))
     for diag in diagnostics or []:
@@ -181,7 +181,7 @@ def request_items(prompt: PromptReport | None, example: ExampleReport | None, se
     """The tab's renderables, and the index of the selected part's rule (to scroll to it)."""
     if not example:
         return [Text("Select a prompt on the left.", style="dim")], None
-    preview = example.get("preview")
+    preview = example["preview"]
     items: list[RenderableType] = []
     if preview is not None:
         items.append(headline(example))
@@ -190,14 +190,14 @@ def request_items(prompt: PromptReport | None, example: ExampleReport | None, se
     if preview is None or sent is None:
         items.extend(nothing_sent(example))
         return items, None
-    inspection: Mapping[str, Any] = example.get("inspection") or {}
-    details = {p["source"]: p["detail"] for p in inspection.get("parts") or [] if p.get("detail")}
+    inspection = example["inspection"]
+    details = {p["source"]: p["detail"] for p in (inspection["parts"] if inspection is not None else []) if p["detail"]}
     system, index = system_section(preview, details, selected_part)
     selected = None if index is None else len(items) + index
     items.extend(system)
     items.extend(messages_section(preview))
     items.extend(tools_section(preview))
-    max_tokens = sent.get("max_tokens")
+    max_tokens = sent["max_tokens"]
     reserve = preview.get("output_reserve")
     items.append(Text(f"max_tokens {max_tokens:,}" if max_tokens is not None else f"max_tokens not set (output reserve {reserve:,} planned)" if isinstance(reserve, int) else "max_tokens not set", style="dim"))
     if example["truncated"]:
