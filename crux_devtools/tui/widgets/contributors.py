@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,15 +11,15 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable
 
-from ...inspector.report_types import ExampleReport
+from ...inspector.report_types import ExampleReport, PartDict
 
 STATUS = {"active": ("● active", "green"), "excluded": ("○ excluded", "dim"), "dropped": ("✂ dropped", "red")}
 
 
-def reason_text(part: Mapping[str, Any]) -> str:
+def reason_text(part: PartDict) -> str:
     """Why a part is not active, in words: ``when: …``, ``budget``, ``parent-dropped``."""
-    reason = part.get("reason") or ""
-    detail = part.get("detail") or ""
+    reason = part["reason"] or ""
+    detail = part["detail"] or ""
     return f"{reason} · {detail}" if reason and detail else reason or detail
 
 
@@ -51,19 +51,19 @@ class ContributorsTable(DataTable[Any]):
             return
         cursor = self.cursor_row
         self.clear()
-        inspection: Mapping[str, Any] = (self.data["inspection"] if self.data is not None else None) or {}
-        for part in inspection.get("parts", []):
-            label, style = STATUS.get(part.get("status", ""), (part.get("status", "?"), ""))
-            prio = part.get("priority")
-            eff = part.get("effective_priority")
+        inspection = self.data["inspection"] if self.data is not None else None
+        for part in inspection["parts"] if inspection is not None else []:
+            label, style = STATUS.get(part["status"], (part["status"], ""))
+            prio = part["priority"]
+            eff = part["effective_priority"]
             prio_text = "" if prio is None else str(prio) if eff in (None, prio) else f"{prio}→{eff}"
             self.add_row(
-                Text(part.get("source", "?"), style="bold" if part.get("status") == "active" else style),
+                Text(part["source"], style="bold" if part["status"] == "active" else style),
                 Text(label, style=style),
-                Text(str(part.get("tokens", 0)), justify="right"),
+                Text(str(part["tokens"]), justify="right"),
                 Text(prio_text, justify="right"),
                 Text(reason_text(part), style=style),
-                key=part.get("source"),
+                key=part["source"],
             )
         if self.row_count:
             self.move_cursor(row=min(cursor, self.row_count - 1))

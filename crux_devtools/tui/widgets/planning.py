@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ...core.plan.rungs import label
 from ...inspector.limits import limit_rows
-from ...inspector.report_types import ExampleReport, PlanErrorDict, PromptReport
+from ...inspector.report_types import ContributionDict, ExampleReport, PlanErrorDict, PromptReport
 from ...inspector.sent import model_words, rung_text
 from .pane import ReportPane
 from ..report import RUNG_STYLE, status_badge
@@ -57,12 +57,12 @@ def candidates_table(candidates: Sequence[Mapping[str, Any]]) -> Table:
     return table
 
 
-def breakdown_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+def breakdown_table(rows: Sequence[ContributionDict]) -> Table:
     table = Table(title="Tokens by contributor", title_justify="left", expand=True, box=None, header_style="bold")
     for column in ("Contributor", "Kind", "Rung", "Tokens"):
         table.add_column(column, justify="right" if column == "Tokens" else "left")
     for row in rows:
-        cells = (row.get("contributor", "?"), row.get("kind", ""), label(row.get("representation")), row.get("tokens", ""))
+        cells = (row["contributor"], row["kind"], label(row["representation"]), row["tokens"])
         table.add_row(*(Text(str(cell)) for cell in cells))
     return table
 
@@ -71,7 +71,7 @@ def render_error(error: PlanErrorDict) -> Text:
     """The planner's refusal: its code, message and diagnostics."""
     text = Text.assemble((f"{error['code']}: ", "bold red"), error["message"])
     for diag in error["diagnostics"]:
-        text.append(f"\n  {diag.get('contributor') or diag.get('id')}: {diag.get('tokens', '?')} tok  {diag.get('message', '')}", "red")
+        text.append(f"\n  {diag['contributor'] or diag['id']}: {diag['tokens']} tok  {diag['message']}", "red")
     return text
 
 
@@ -88,7 +88,7 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
     items = [
         Text.assemble(
             ("Plan: ", "bold"), badge,
-            (f" · input {preview.get('input_tokens', 0):,} of max {preview.get('max_input_tokens', 0):,} tokens", ""),
+            (f" · input {preview['input_tokens']:,} of max {preview['max_input_tokens']:,} tokens", ""),
         ),
         Text.assemble(("Planned for: ", "bold"), Text(model_words(preview, plan_model))),
     ]
@@ -97,22 +97,22 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
     items += [Text("Limits", style="bold underline"), limits_table(preview, plan_model)]
     dropped = preview.get("dropped") or []
     if dropped:
-        items.append(Text(f"Dropped before planning (token_budget {preview.get('token_budget')}): " + ", ".join(f"{d.get('id')} (p{d.get('priority')}, {d.get('tokens')} tok, {d.get('reason')})" for d in dropped), style="red"))
-    adaptations = preview.get("adaptations") or []
-    items.append(Text("Adaptations: " + (", ".join(f"{a.get('contributor')} → {rung_text(a)} ({a.get('full_tokens')}→{a.get('selected_tokens')} tok)" for a in adaptations) or "none (full fidelity)")))
+        items.append(Text(f"Dropped before planning (token_budget {preview['token_budget']}): " + ", ".join(f"{d['id']} (p{d['priority']}, {d['tokens']} tok, {d['reason']})" for d in dropped), style="red"))
+    adaptations = preview["adaptations"]
+    items.append(Text("Adaptations: " + (", ".join(f"{a['contributor']} → {rung_text(a)} ({a['full_tokens']}→{a['selected_tokens']} tok)" for a in adaptations) or "none (full fidelity)")))
     for s in example["summaries"] if example is not None else []:
-        state = "prepared" if s.get("prepared") else "not prepared (" + ("P prepares it with its model" if s.get("needs_model") else "p prepares it, no model needed") + ")"
-        if s.get("note"):  # prepared here as generate would, or prepared by generate before sending
-            state = str(s.get("note")) + (" (P prepares it now)" if s.get("state") == "generate-prepares" else "")
-        items.append(Text(f"Summary of {s.get('contributor')} ({s.get('strategy')}): {state}", style="cyan"))
-    costs = preview.get("tool_tokens") or {}
-    if preview.get("tools"):
+        state = "prepared" if s["prepared"] else "not prepared (" + ("P prepares it with its model" if s["needs_model"] else "p prepares it, no model needed") + ")"
+        if note := s.get("note"):  # prepared here as generate would, or prepared by generate before sending
+            state = note + (" (P prepares it now)" if s.get("state") == "generate-prepares" else "")
+        items.append(Text(f"Summary of {s['contributor']} ({s['strategy']}): {state}", style="cyan"))
+    costs = preview["tool_tokens"]
+    if preview["tools"]:
         items.append(Text("Tools sent: " + ", ".join(f"{name} ({costs[name]:,} tok)" if name in costs else str(name) for name in preview["tools"])))
-    for warning in preview.get("warnings") or []:
+    for warning in preview["warnings"]:
         items.append(Text(f"⚠ {warning}", style="yellow"))
-    if preview.get("candidates"):
+    if preview["candidates"]:
         items.append(candidates_table(preview["candidates"]))
-    if preview.get("breakdown"):
+    if preview["breakdown"]:
         items.append(breakdown_table(preview["breakdown"]))
     if error:
         items.append(render_error(error))

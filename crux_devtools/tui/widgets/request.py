@@ -30,6 +30,7 @@ from ...inspector.sent import (
     system_parts,
     tokens_of,
 )
+from ...shapes import ToolSchemaDict
 from ...statuses import term
 from ..report import status_badge
 from .pane import ReportPane
@@ -139,12 +140,12 @@ def schema_text(parameters: Any) -> Text:
     return Text(json.dumps(parameters, indent=2, ensure_ascii=False), style="green")
 
 
-def tool_block(tool: dict[str, Any], tokens: int | None) -> list[RenderableType]:
+def tool_block(tool: ToolSchemaDict, tokens: int | None) -> list[RenderableType]:
     cost = f" · {tokens:,} tok" if tokens is not None else ""
     return [
-        Rule(Text(f"{tool.get('name', '?')}{cost}", style="bold"), align="left", style="green"),
-        Padding(Text(str(tool.get("description") or "(no description)"), style="italic"), (0, 0, 0, 2)),
-        Padding(schema_text(tool.get("parameters")), (0, 0, 0, 2)),
+        Rule(Text(f"{tool['name']}{cost}", style="bold"), align="left", style="green"),
+        Padding(Text(tool["description"] or "(no description)", style="italic"), (0, 0, 0, 2)),
+        Padding(schema_text(tool["parameters"]), (0, 0, 0, 2)),
     ]
 
 
@@ -155,7 +156,7 @@ def tools_section(preview: Mapping[str, Any]) -> list[RenderableType]:
     if not tools:
         items.append(Text("  none", style="dim"))
     for tool in tools:
-        items.extend(tool_block(tool, costs.get(tool.get("name"))))
+        items.extend(tool_block(tool, costs.get(tool["name"])))
     return items
 
 
@@ -172,7 +173,7 @@ def nothing_sent(example: ExampleReport) -> list[RenderableType]:
     if failure is not None and preview is None:
         items.append(Text(f"{failure['code']}: {failure['message']}", style="red"))
     for diag in diagnostics or []:
-        items.append(Text(f"  {diag.get('contributor') or diag.get('id')}: {diag.get('tokens', '?')} tok  {diag.get('message', '')}", style="red"))
+        items.append(Text(f"  {diag['contributor'] or diag['id']}: {diag['tokens']} tok  {diag['message']}", style="red"))
     items.append(Text("Raise the budget (+), or see Planning and System text.", style="dim"))
     return items
 
