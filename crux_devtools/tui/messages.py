@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from ..inspector.api import SessionEvent
-from ..inspector.report_types import ExampleReport
+from ..inspector.report_types import ExampleReport, PrepareResult
 from .selection import Selection
 
 
@@ -75,7 +75,7 @@ class SummariesPrepared(Message):
     """``session.prepare_summaries`` returned ``{"prepared", "skipped", "error"}``."""
 
     prompt_id: str
-    result: dict[str, Any]
+    result: PrepareResult
     allow_models: bool
 
 

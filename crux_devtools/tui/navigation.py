@@ -21,6 +21,7 @@ from textual.command import Hit, Hits, Provider
 from textual.content import Content
 from textual.style import Style
 
+from ..inspector.report_types import PromptReport, Report
 from . import report as rp
 from .messages import PromptOpened
 from .widgets.prompt_browser import PromptBrowser
@@ -40,18 +41,17 @@ def typed_actions(app_class: type[App[None]]) -> frozenset[str]:
     return frozenset(names)
 
 
-def palette_text(prompt: dict[str, Any]) -> str:
-    kind = "agent" if prompt.get("kind") == "agent" else "prompt"
-    where = ", ".join(str(prompt[f]) for f in ("module", "file") if prompt.get(f))
-    return f"Open {kind} {prompt.get('id', '?')}" + (f" ({where})" if where else "")
+def palette_text(prompt: PromptReport) -> str:
+    where = ", ".join(field for field in (prompt["module"], prompt["file"]) if field)
+    return f"Open {prompt['kind']} {prompt['id']}" + (f" ({where})" if where else "")
 
 
 class PromptCommands(Provider):
     """The command palette's prompts: one command per prompt and agent of the report on screen."""
 
     def _entries(self) -> list[tuple[str, str]]:
-        report = getattr(self.app, "session").report  # CruxTui; typed loosely to avoid an import cycle
-        return [(palette_text(p), str(p.get("id", "?"))) for p in (report or {}).get("prompts", [])]
+        report: Report | None = getattr(self.app, "session").report  # CruxTui; typed loosely to avoid an import cycle
+        return [(palette_text(p), p["id"]) for p in (report["prompts"] if report is not None else [])]
 
     def _open(self, prompt_id: str) -> None:
         getattr(self.app, "open_prompt")(prompt_id)

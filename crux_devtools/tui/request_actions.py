@@ -13,6 +13,7 @@ from typing import Any
 from textual import work
 
 from ..inspector.errors import LoadError
+from ..inspector.report_types import PrepareResult
 from ..inspector.run_confirm import asks_confirmation
 from .messages import SummariesPrepared
 from .widgets.prompt_detail import PromptDetail
@@ -20,18 +21,18 @@ from .widgets.prompt_detail import PromptDetail
 __all__ = ["RequestActions", "SummariesPrepared", "prepared_sentence"]
 
 
-def prepared_sentence(prompt_id: str, result: dict[str, Any], allow_models: bool) -> tuple[str, str]:
+def prepared_sentence(prompt_id: str, result: PrepareResult, allow_models: bool) -> tuple[str, str]:
     """The notification for a finished preparation: ``(message, severity)``."""
-    error = result.get("error")
-    if error:
-        return f"Could not prepare the summaries of {prompt_id}: {error.get('type', 'Error')}: {error.get('message', '')}", "error"
-    lines = [f"prepared {p.get('contributor')} ({p.get('strategy')}, {p.get('tokens')} tok)" for p in result.get("prepared") or []]
-    lines += [f"skipped {s.get('contributor')}: {s.get('reason')}" for s in result.get("skipped") or []]
+    error = result["error"]
+    if error is not None:
+        return f"Could not prepare the summaries of {prompt_id}: {error['type']}: {error['message']}", "error"
+    lines = [f"prepared {p['contributor']} ({p['strategy']}, {p['tokens']} tok)" for p in result["prepared"]]
+    lines += [f"skipped {s['contributor']}: {s['reason']}" for s in result["skipped"]]
     if not lines:
         return f"{prompt_id}: no summary to prepare for this example.", "information"
-    if not allow_models and any(s.get("needs_model") for s in result.get("skipped") or []):
+    if not allow_models and any(s["needs_model"] for s in result["skipped"]):
         lines.append("P prepares it with its model (this calls the model).")
-    return "\n".join(lines), "warning" if result.get("skipped") and not result.get("prepared") else "information"
+    return "\n".join(lines), "warning" if result["skipped"] and not result["prepared"] else "information"
 
 
 class RequestActions:
@@ -57,7 +58,7 @@ class RequestActions:
     @work(group="prepare", exit_on_error=False)
     async def run_preparation(self: Any, prompt_id: str, example: str | None, allow_models: bool, budget: int | None) -> None:
         try:
-            result = await self.session.prepare_summaries(prompt_id, example=example, allow_models=allow_models, token_budget=budget)
+            result: PrepareResult = await self.session.prepare_summaries(prompt_id, example=example, allow_models=allow_models, token_budget=budget)
         except Exception as exc:  # the engine's own failure: said in a notification
             result = {"prepared": [], "skipped": [], "error": LoadError.plain(type(exc).__name__, str(exc)).to_dict()}
         self.post_message(SummariesPrepared(prompt_id, result, allow_models))

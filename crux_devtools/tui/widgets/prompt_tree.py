@@ -64,7 +64,7 @@ def search_label(prompt: PromptReport, stale: bool, match: PromptMatch, where: b
     if outside:
         field = "file" if match.spans.get("file") else "module"
         label.append(" · ", "dim")
-        label.append_text(highlighted(str(prompt.get(field) or ""), match.spans[field], "dim"))
+        label.append_text(highlighted(prompt["file"] if field == "file" else prompt["module"], match.spans[field], "dim"))
     return label
 
 
@@ -203,7 +203,7 @@ class PromptTree(Tree[NodeRef]):
             if match is not None:
                 self.matches.append(match)
             rows.append((NodeRef(pid), None, search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)))
-            on_screen = shown if shown and shown["inspection"] and shown["inspection"].get("prompt_id") == pid else None
+            on_screen = shown if shown and shown["inspection"] and shown["inspection"]["prompt_id"] == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             known: set[str] = set()
             for ctx in prompt["contexts"]:

@@ -21,13 +21,13 @@ def request_size(shown: ExampleReport | None) -> Text:
     status of that example (so the line never says ``over`` beside ``fits``)."""
     if not shown:
         return Text("")
-    preview: Mapping[str, Any] = shown.get("preview") or {}
+    preview = shown["preview"]
     text = Text()
-    if preview:
+    if preview is not None:
         text.append("input ", "dim")
-        text.append(f"{preview.get('input_tokens', 0):,}", "bold")
+        text.append(f"{preview['input_tokens']:,}", "bold")
         text.append(" of ", "dim")
-        text.append(f"{preview.get('max_input_tokens', 0):,}", "bold")
+        text.append(f"{preview['max_input_tokens']:,}", "bold")
         text.append(" ")
     text.append(*status_badge(shown["status"]))
     return text
