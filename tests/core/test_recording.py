@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from crux_devtools import (
 )
 from crux_devtools.core.record import recording
 from crux_devtools.core.record.runstore import RunStore
+from waits import WAIT
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve()
@@ -274,29 +277,51 @@ def test_the_core_exports_the_recording_names() -> None:
 
 
 HOLD_LOCK = """
-import sqlite3, sys, time
+import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN IMMEDIATE")
 conn.execute("UPDATE meta SET value = value WHERE key = 'writes'")
 print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
+sys.stdin.readline()
 conn.execute("COMMIT")
 print("released", flush=True)
 """
+
+
+def lock_holder(db: Path) -> subprocess.Popen[str]:
+    """Another process that holds the runs database's write lock until a line is written to it."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def release(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None and holder.stdout is not None
+    holder.stdin.write("release\n")
+    holder.stdin.flush()
+    assert holder.stdout.readline().strip() == "released"
+
+
+@contextmanager
+def write_lock_held(db: Path) -> Iterator[None]:
+    """The runs database's write lock is held by another process for the whole block."""
+    holder = lock_holder(db)
+    try:
+        yield
+        release(holder)
+    finally:
+        holder.kill()
+        holder.wait(60)
 
 
 def test_another_process_holding_the_write_lock_delays_runs_but_loses_none(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="crux_devtools")
     recorder = record_runs(tmp_path)
     assert generate(helper_agent(["run 0"])).text == "run 0"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(recorder.path), "3"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with write_lock_held(recorder.path):
         texts = [generate(helper_agent([f"run {n}"])).text for n in range(1, 11)]  # the runs go on meanwhile
         assert texts == [f"run {n}" for n in range(1, 11)]
         assert recorder.enabled and recorder.failure is None
-    finally:
-        holder.wait(60)
     assert recorder.flush(60), "the runs waiting for the lock were not written once it was free"
     assert recorder.enabled and recorder.written == 11 and recorder.pending == 0
     assert sorted(r["text"] for r in stored(tmp_path)) == sorted(f"run {n}" for n in range(11))
@@ -306,12 +331,8 @@ def test_another_process_holding_the_write_lock_delays_runs_but_loses_none(tmp_p
 def test_a_run_waiting_for_a_lock_is_written_when_the_recorder_closes(tmp_path: Path) -> None:
     recorder = record_runs(tmp_path)
     generate(helper_agent(["first"]))
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(recorder.path), "3"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with write_lock_held(recorder.path):
         generate(helper_agent(["second"]))
-    finally:
-        holder.wait(60)
     recorder.close()  # the holder has released: the waiting run goes in before the store closes
     assert sorted(r["text"] for r in stored(tmp_path)) == ["first", "second"]
 
@@ -334,52 +355,33 @@ def test_a_forked_child_records_through_its_own_connection(tmp_path: Path) -> No
     assert sorted(r["text"] for r in stored(tmp_path)) == ["child", "parent after", "parent before"]
 
 
-HOLD_LOCK_UNTIL_TOLD = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("UPDATE meta SET value = value WHERE key = 'writes'")
-print("locked", flush=True)
-sys.stdin.readline()
-conn.execute("COMMIT")
-print("released", flush=True)
-"""
-
-
 def test_a_run_waiting_for_a_lock_is_written_when_the_application_exits(tmp_path: Path) -> None:
     RunStore.for_project(tmp_path).close()  # the file exists: the holder below can lock it
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK_UNTIL_TOLD, str(tmp_path / ".crux" / "runs.sqlite3")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+    holder = lock_holder(tmp_path / ".crux" / "runs.sqlite3")
     # The application's own exit handler (it runs before recording's) waits until the lock is gone:
     # the run is still waiting when the process ends, and its retry thread would not try for an hour.
     app_code = textwrap.dedent(f"""
-        import atexit, sys, time
-        sys.path.insert(0, {str(HERE.parent)!r})
+        import atexit, sys, threading
+        sys.path[:0] = [{str(HERE.parent)!r}, {str(HERE.parents[1])!r}]  # test_recording and the helpers it imports
         from crux_devtools import generate, record_runs
         from crux_devtools.core.record import recording
         from test_recording import helper_agent
         recording.RETRY_SECONDS = 3600
-        locked_seen = []
+        locked_seen = threading.Semaphore(0)
         is_locked = recording.is_locked
-        recording.is_locked = lambda exc: locked_seen.append(exc) or is_locked(exc)
+        recording.is_locked = lambda exc: locked_seen.release() or is_locked(exc)
         recorder = record_runs({str(tmp_path)!r})
         print(generate(helper_agent(["while locked"])).text, recorder.pending, flush=True)
-        deadline = time.monotonic() + 60
-        while len(locked_seen) < 2 and time.monotonic() < deadline:  # the retry thread tried and now waits
-            time.sleep(0.01)
+        # the write met the lock, then the retry thread tried once and now waits for an hour
+        assert locked_seen.acquire(timeout={WAIT}) and locked_seen.acquire(timeout={WAIT})
         atexit.register(lambda: (print("exiting", flush=True), sys.stdin.readline()))
     """)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         app = subprocess.Popen([sys.executable, "-c", app_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
         assert app.stdout is not None and app.stdin is not None
         assert app.stdout.readline().strip() == "while locked 1"  # the run waits for the lock
         assert app.stdout.readline().strip() == "exiting"
-        assert holder.stdin is not None
-        holder.stdin.write("release\n")
-        holder.stdin.flush()
-        assert holder.stdout.readline().strip() == "released"
+        release(holder)
         app.stdin.write("go on\n")
         app.stdin.flush()
         assert app.wait(120) == 0
