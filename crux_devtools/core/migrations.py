@@ -10,6 +10,7 @@ process.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -28,6 +29,31 @@ def split_script(script: str) -> list[str]:
     if buf.strip():
         out.append(buf.strip())
     return out
+
+
+def use_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch ``conn``'s file to write-ahead logging, waiting up to ``timeout`` seconds for others.
+
+    Switching needs the file to itself for a moment. When several processes open a new file at
+    once, SQLite may refuse with "database is locked" at once rather than wait (waiting could
+    deadlock two readers that both want to write), so the busy timeout does not cover it: retry
+    here, with a growing pause, until the deadline.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        except sqlite3.OperationalError as exc:
+            low = str(exc).lower()
+            if ("locked" not in low and "busy" not in low) or time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+            continue
+        if str(mode).lower() != "wal":
+            raise sqlite3.OperationalError(f"could not switch to WAL mode (got {mode!r})")
+        return
 
 
 def apply_migrations(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:

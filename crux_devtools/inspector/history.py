@@ -294,7 +294,9 @@ class History:
             fresh = self._db.execute("PRAGMA page_count").fetchone()[0] == 0  # a damaged file fails here
             if fresh:  # freed pages go back to the file system (must be set before the first table)
                 self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-            self._db.execute("PRAGMA journal_mode=WAL")
+            from ..core.migrations import apply_migrations, use_wal  # here: importing the session loads no core
+
+            use_wal(self._db, busy_timeout)
             self._db.execute("PRAGMA synchronous = NORMAL")
             (version,) = self._db.execute("PRAGMA user_version").fetchone()
             if version > SCHEMA_VERSION:
@@ -302,8 +304,6 @@ class History:
                     f"{self.path} was written by a newer release of crux_devtools (schema version {version}; this one "
                     f"reads up to {SCHEMA_VERSION}): upgrade crux_devtools, or move the file away to start a new history"
                 )
-            from ..core.migrations import apply_migrations  # here: importing the session loads no core
-
             apply_migrations(self._db, MIGRATIONS)
             if not fresh and version < SCHEMA_VERSION:
                 self._compact()

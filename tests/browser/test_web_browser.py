@@ -13,9 +13,7 @@ from typing import Any
 from pathlib import Path
 
 import pytest
-from web_conftest_helpers import LiveServer, live_server, new_page, require_browser
-
-from crux_devtools.web.app import create_app
+from web_conftest_helpers import LiveServer, new_page, project_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 REPO = Path(__file__).resolve().parents[2]
@@ -44,10 +42,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(project: Path) -> Iterator[LiveServer]:
-    require_browser()
-    from crux_devtools.inspector.session import ProjectSession
-
-    with live_server(create_app(ProjectSession(project, history=False))) as srv:
+    with project_server(project) as srv:
         yield srv
 
 

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_conftest_helpers import LiveServer, live_server, new_page, require_browser
+from web_conftest_helpers import LiveServer, new_page, project_server
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
-from crux_devtools.web.app import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -35,10 +34,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(project: Path) -> Iterator[LiveServer]:
-    require_browser()
-    from crux_devtools.inspector.session import ProjectSession
-
-    with live_server(create_app(ProjectSession(project, history=False))) as srv:
+    with project_server(project) as srv:
         yield srv
 
 

@@ -296,6 +296,28 @@ def test_three_writer_processes_at_once_lose_nothing(tmp_path: Path) -> None:
         assert s.change_token() == 450
 
 
+OPENER = """
+import sys
+from crux_devtools.core.record.runstore import RunStore
+store = RunStore.for_project(sys.argv[1])
+store.write({"id": sys.argv[2], "target": "t", "status": "ok", "steps": []})
+store.close()
+"""
+
+
+def test_processes_opening_and_closing_a_new_store_at_once_all_get_in(tmp_path: Path) -> None:
+    """While one process creates the file or, as its last user, tidies it up on close, SQLite may refuse
+    another's switch to WAL at once, without the busy wait: opening retries it."""
+    for round_ in range(6):
+        root = tmp_path / f"round{round_}"
+        procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(root), f"r{k}"], cwd=REPO, stderr=subprocess.PIPE, text=True) for k in range(8)]
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+        with RunStore.for_project(root, create=False) as s:
+            assert s.count() == 8
+
+
 KILLED = """
 import sys
 from crux_devtools.core.record.runstore import RunStore

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import MemoryStoreError
+from ..migrations import use_wal
 from ..tokens import TokenCounter, default_counter
 from .checks import (
     check_content,
@@ -76,9 +77,7 @@ class MemoryStore:
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
             if self.path != MEMORY:
-                (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-                if str(mode).lower() != "wal":
-                    raise sqlite3.OperationalError(f"could not switch to WAL mode (got {mode!r})")
+                use_wal(conn, self._busy_timeout)
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA mmap_size = 268435456")
             conn.execute("PRAGMA cache_size = -65536")

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunStoreError
-from ..migrations import apply_migrations, split_script
+from ..migrations import apply_migrations, split_script, use_wal
 
 RUNS_FILE = Path(".crux") / "runs.sqlite3"
 TEXT_CAP = 1_000_000  # characters kept of any one string in a run
@@ -384,9 +384,7 @@ class RunStore:
             return self._connect_readonly()
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            if str(mode).lower() != "wal":
-                raise sqlite3.OperationalError(f"could not switch to WAL mode (got {mode!r})")
+            use_wal(conn, self._busy_timeout)
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.OperationalError as exc:
             conn.close()
