@@ -258,11 +258,19 @@ class ProjectSession:
     # -- life cycle ----------------------------------------------------------------------------
     async def start(self) -> None:
         """Load the project once (the first report), then watch files until ``stop``."""
+        preloading = None
+        if self.watch and self._watch_task is None:
+            from .watcher import preload
+
+            preloading = asyncio.get_running_loop().run_in_executor(None, preload)  # while the worker loads
         if self.prewarm:
             await self._pool.warm()
         await self.reload()
         if self.watch and self._watch_task is None:
             from .watcher import watch
+
+            if preloading is not None:
+                await preloading
 
             self._stop = asyncio.Event()
             self._watch_task = asyncio.create_task(watch(self.root, self._changed, self._stop, debounce=self.debounce))
