@@ -60,6 +60,7 @@ class ExampleEvaluated(Message, bubble=False):
 
     selection: Selection
     example: ExampleReport
+    asked: int  # which showing asked for it (``PromptDetail`` shows only the latest one's answer)
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,45 @@ async def test_lowering_the_budget_drops_the_lowest_priority_context(session: Fa
         assert "product_facts · context · p60→30 · dropped (parent-dropped)" in text
         assert "├─ ▼ ✂ billing p30" in text  # the tree marks the drop too
         assert "system 39 + prompt 6 = 45 tokens · budget 99 · ✓ fits" in text
+
+
+class HeldEvaluation(FakeSession):
+    """Its first evaluation waits until ``release`` and then answers as of before the save."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def evaluate(self, prompt_id: str, **kwargs: Any) -> dict[str, Any]:
+        answer = await super().evaluate(prompt_id, **kwargs)
+        if not self.waiting.is_set():
+            self.waiting.set()
+            await self.go.wait()
+            assert answer["inspection"] is not None
+            answer["inspection"]["system"] = "AN ANSWER FROM BEFORE THE SAVE"
+        return answer
+
+
+async def test_an_evaluation_answered_after_a_newer_report_is_not_shown() -> None:
+    session = HeldEvaluation()
+    recorder = Recorder()
+    app = make_tui(session)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("minus")  # a budget: the example is evaluated again, and that answer is held
+        await session.waiting.wait()
+        await session.reload()  # a save: the new report's evaluation answers at once
+        await pilot.pause()
+        while len(recorder.of(ExampleEvaluated)) < 1:
+            await pilot.pause()
+        newer = app.detail.shown
+        assert newer is not None and newer["inspection"] is not None
+        session.go.set()
+        await settle(pilot)
+        assert len(recorder.of(ExampleEvaluated)) == 2  # the held answer did arrive, after the newer one
+        assert app.detail.shown is newer
+        assert "AN ANSWER FROM BEFORE THE SAVE" not in screen_text(app)
 
 
 async def test_raising_and_clearing_the_budget_restores_the_full_text(session: FakeSession) -> None:

@@ -85,6 +85,7 @@ class PromptDetail(Vertical):
         self.tabs = tabs
         self.choices: dict[str, Choice] = {}  # prompt id -> what the user chose for it
         self._panes_shown: tuple[Any, Any] | None = None  # what the panes show now
+        self._asked = 0  # the latest showing asked for: only its evaluation's answer is shown
         self._tab_titles = {tab_id: title for tab_id, title, _, _ in tabs}  # ``Runs (12)``: a pane's title now
         self._label_style: str | None = None  # how the labels are shown now
         self.status = StatusLine(id="status")
@@ -157,6 +158,7 @@ class PromptDetail(Vertical):
     def show_selection(self) -> None:
         """Show the selected example: from the report, or re-evaluated when a budget is set or a
         run's input is loaded."""
+        self._asked += 1  # an evaluation still running is for an older showing: its answer is dropped
         prompt = self.prompt()
         if prompt is None:
             self.shown = None
@@ -170,7 +172,7 @@ class PromptDetail(Vertical):
         if choice.custom is not None or choice.budget is not None:
             target = self.budget_target(prompt)
             self.busy = "evaluating" if choice.custom is not None or target == "system" else "planning"
-            self.evaluate(self.selection, target)
+            self.evaluate(self.selection, target, self._asked)
             self.update_panes()  # the new prompt's status line at once; its panes when the answer comes
         else:
             self.shown = example
@@ -226,7 +228,7 @@ class PromptDetail(Vertical):
     # Not ``exclusive``: cancelling a request the worker process is already answering could leave its
     # answer unread; answers for a selection the user has left are dropped in ``on_example_evaluated``.
     @work(group="evaluate", exit_on_error=False)
-    async def evaluate(self, selection: Selection, target: str) -> None:
+    async def evaluate(self, selection: Selection, target: str, asked: int) -> None:
         """Evaluate ``selection``'s example (or run input) with its budget on ``target``."""
         prompt_id, choice = str(selection.prompt_id), selection.choice
         custom = choice.custom
@@ -242,11 +244,11 @@ class PromptDetail(Vertical):
         except Exception as exc:  # the engine's own failure: shown like an example's error
             error = LoadError.plain(type(exc).__name__, f"could not evaluate {prompt_id}: {exc}")
             result = FailedExample(custom.label if custom else choice.example or "", {}, error).to_dict()
-        self.post_message(ExampleEvaluated(selection, result))
+        self.post_message(ExampleEvaluated(selection, result, asked))
 
     def on_example_evaluated(self, message: ExampleEvaluated) -> None:
-        if message.selection.shows != self.selection.shows:
-            return  # an answer for a selection the user already left
+        if message.asked != self._asked or message.selection.shows != self.selection.shows:
+            return  # an answer for a selection the user already left, or overtaken by a newer report
         self.busy = None
         self.shown = message.example
         self.post_message(MarksChanged(str(message.selection.prompt_id)))
