@@ -34,6 +34,7 @@ process group, which the session kills when the worker ends.
 from __future__ import annotations
 
 import faulthandler
+import gc
 import json
 import os
 import signal
@@ -214,7 +215,6 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
     they are now (a file still unchanged at load time is not compiled again). Then freezes what it
     holds out of the garbage collector's reach, so the load's collections stay small.
     """
-    import gc
     import importlib
 
     from crux_devtools.core.tokens import default_counter
@@ -676,8 +676,6 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
         message["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         channel.send(message)
         if worker.collect:
-            import gc
-
             gc.collect()
             if worker.collect == "freeze":
                 gc.freeze()
@@ -717,15 +715,12 @@ def zygote(proto_in_fd: int, proto_out: IO[str]) -> None:
     Requests: ``{"op": "fork", "token", "socket"}`` -> ``{"forked": pid, "token"}``;
     unprompted: ``{"exited": pid, "code": int}``. It never imports user code itself.
     """
-    import gc
     import selectors
 
-    # Children share the warm heap copy-on-write: keep the collector from walking (and so copying) it.
-    gc.collect()
-    gc.freeze()
-    # The first child (the first load, that the person waits for) is forked as soon as the modules
-    # every load needs are in; the rest of the warm-up is done before the second fork, so it does not
-    # compete with the first load for the CPU.
+    # Children share the warm heap copy-on-write; it is frozen already (``main``), so the first fork
+    # does not wait for a collection. The first child (the first load, that the person waits for) is
+    # forked as soon as the modules every load needs are in; the rest of the warm-up is done before
+    # the second fork, so it does not compete with the first load for the CPU.
     forks = 0
     selector = selectors.DefaultSelector()
     selector.register(proto_in_fd, selectors.EVENT_READ)
@@ -782,7 +777,14 @@ def main() -> None:
     faulthandler.enable(file=DUMP_FD, all_threads=False)
     faulthandler.register(signal.SIGUSR1, file=DUMP_FD, all_threads=False)
     os._exit = _reporting_exit
+    # What the warm-up imports lives as long as the process (and, in the fork server, is shared with
+    # every child): the cyclic collector is off while it runs (its collections found almost nothing
+    # to free), then all of it is left out of later collections (``gc.freeze``), so neither this
+    # process nor a forked child walks it (or copies it, walking it, in a child).
+    gc.disable()
     warm_up(complete="--zygote" not in sys.argv[1:])
+    gc.freeze()
+    gc.enable()
     respond(proto_out, {"ready": True, "pid": os.getpid()})
     if "--zygote" in sys.argv[1:]:
         zygote(proto_in.fileno(), proto_out)

@@ -4,6 +4,7 @@ worker before its whole warm-up is done; the TUI starts the fork server before i
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +89,91 @@ def test_the_tui_starts_the_fork_server_before_importing_the_session_and_textual
     done = subprocess.run([sys.executable, "-c", LAUNCH_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=WAIT, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["False", "False"]
+
+
+GC_PROMPTS = (
+    "import gc, json\nfrom crux_devtools import prompt\n"
+    "p = prompt('p', system=json.dumps([gc.get_stats()[2]['collections'], gc.get_freeze_count() > 0, gc.isenabled()]))\n"
+)
+
+
+async def test_the_first_forked_worker_starts_on_a_frozen_heap_no_full_collection_walked(tmp_path: Path) -> None:
+    """The fork server's warm-up ran with the collector on, then ran a full collection before its
+    first fork (about 25 ms the first load waited for, freeing almost nothing): now the warm heap is
+    frozen as it is, and the child's collector is on for user code."""
+    (tmp_path / "gc_prompts.py").write_text(GC_PROMPTS, encoding="utf-8")
+    modules = [m.to_dict() for m in discover(tmp_path).modules]
+    pool = WorkerPool(tmp_path, prewarm=False)
+    try:
+        worker = await asyncio.wait_for(pool.take(), WAIT)
+        answer = await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, WAIT)
+        await worker.close()
+    finally:
+        await pool.close()
+    assert answer["ok"], answer
+    assert answer["result"]["prompts"][0]["examples"][0]["inspection"]["system"] == "[0, true, true]"
+
+
+START_SCRIPT = """
+import asyncio, gc, importlib.abc, importlib.util, json, sys, threading, time
+from pathlib import Path
+from crux_devtools.inspector.session import ProjectSession
+
+seen = {}
+
+async def start(self):
+    seen["session started"] = time.monotonic()
+    await asyncio.sleep(0)
+
+ProjectSession.start = start
+
+
+class FakeApp:
+    def __init__(self, starting):
+        self.starting = starting
+
+    async def run_async(self):
+        await self.starting
+        await asyncio.sleep(0)
+        seen["collector after the start"] = [gc.isenabled(), gc.get_freeze_count() > 0]
+
+
+class Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "crux_devtools.tui.app":
+            return None
+        sys.meta_path.remove(self)
+        seen["import in the main thread"] = threading.current_thread() is threading.main_thread()
+        seen["collector during the start"] = gc.isenabled()
+        spec = importlib.util.find_spec(name)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            seen["app imported"] = time.monotonic()
+            module.make_tui = lambda session, starting: FakeApp(starting)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, Finder())
+from crux_devtools.tui.launch import run_tui
+run_tui(Path(sys.argv[1]))
+seen["session started while the app was imported"] = seen.pop("session started") < seen.pop("app imported")
+print(json.dumps(seen))
+"""
+
+
+def test_the_tui_start_imports_textual_in_a_thread_with_the_collector_off_until_the_session_started(tmp_path: Path) -> None:
+    """While Textual is imported (about 150 ms) the event loop goes on (the session asks the worker
+    for its first load meanwhile), and no collection walks what the start builds: the collector is
+    off until the session has started, then what was built is frozen out of its reach."""
+    done = subprocess.run([sys.executable, "-c", START_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=WAIT, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "import in the main thread": False,
+        "collector during the start": False,
+        "collector after the start": [True, True],
+        "session started while the app was imported": True,
+    }
