@@ -9,8 +9,8 @@
    prompt with a new id, and measures the time from the write to the screen showing that id (goal:
    median under 60 ms).
 
-The TUI runs as ``crux-devtools tui`` does (``cli.main``), in this script's ``--traced`` mode: the same
-code, with timestamps (``time.monotonic``, one clock for every process of the machine) taken at each
+The TUI runs as ``crux-devtools tui`` does (``cli.main``, with the console script's ``sys.argv``), in
+this script's ``--traced`` mode: the same code, with timestamps (``time.monotonic``, one clock for every process of the machine) taken at each
 step by wrapping a few functions, so each number is split into its steps: the Python start and the
 CLI import, the worker start (the fork server's warm-up, the first fork, the first load), Textual's
 import and first frame; for a save, the watcher, the session's report event, the app handling it,
@@ -124,6 +124,9 @@ def traced(project: str, trace: str) -> None:
         wrap(module.ProjectSession, "_changed", "watcher")
         wrap(module.ProjectSession, "_emit", lambda self, event: f"event:{event.kind}")
 
+    def patch_early(module):  # type: ignore[no-untyped-def]
+        wrap(module, "start_for", lambda argv: "warm" if module.tui_folder(argv) else None)
+
     def patch_pool(module):  # type: ignore[no-untyped-def]
         wrap(module.WorkerPool, "start_warming", "warm")
         wrap(module.WorkerPool, "warm", "warm")
@@ -151,15 +154,17 @@ def traced(project: str, trace: str) -> None:
             return None
 
     after("crux_devtools.inspector.session", patch_session)
+    after("crux_devtools.inspector.early_start", patch_early)
     after("crux_devtools.inspector.pool", patch_pool)
     after("crux_devtools.inspector.forkserver", patch_forkserver)
     after("crux_devtools.tui.app", patch_app)
     after("textual.drivers.linux_driver", patch_driver)
     sys.meta_path.insert(0, TextualBegins())
+    sys.argv = ["crux-devtools", "tui", project]  # as the console script sees it
     from crux_devtools.cli import main
 
     stamp("cli")
-    main(["tui", project])
+    main()
 
 
 # -- the benchmark ------------------------------------------------------------------------------

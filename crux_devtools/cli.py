@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import sys
 
-import click
+from .inspector.early_start import start_for
+
+start_for(sys.argv)  # ``tui``: its worker starts warming up before the imports below (early_start.py)
+
+import asyncio  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+import click  # noqa: E402
 
 if TYPE_CHECKING:
     from .inspector.report_types import PromptReport, Report

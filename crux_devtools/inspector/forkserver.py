@@ -15,8 +15,11 @@ import contextlib
 import json
 import os
 import secrets
+import threading
 from pathlib import Path
+from typing import Any
 
+from . import early_start
 from .errors import LoadError
 from .process import STREAM_LIMIT, SpawnedWorker, WorkerError, WorkerProcess
 
@@ -50,6 +53,47 @@ class ForkedWorker(WorkerProcess):
             await asyncio.wait_for(asyncio.shield(self._drain), 0.5)
 
 
+class EarlyZygote(WorkerProcess):
+    """The fork server's interpreter when ``early_start`` started it before the event loop ran: a
+    ``subprocess.Popen`` whose pipes are handed to the loop here. A thread waits for its exit."""
+
+    def __init__(self, root: Path, process: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stderr: asyncio.StreamReader) -> None:
+        loop = asyncio.get_running_loop()
+        exited: asyncio.Future[int] = loop.create_future()
+        super().__init__(root, process.pid, reader, writer, greeted=False, exited=exited)
+        self.process = process
+        self._drain = asyncio.ensure_future(self._drain_into_tail(stderr))
+
+        def settle(code: int) -> None:
+            if not exited.done():
+                exited.set_result(code)
+
+        def wait() -> None:
+            code = process.wait()
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, code)
+
+        threading.Thread(target=wait, name=f"crux-devtools fork server {process.pid}", daemon=True).start()
+
+    @classmethod
+    async def adopt(cls, root: Path, process: Any) -> EarlyZygote:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=STREAM_LIMIT)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), process.stdout)
+        stderr = asyncio.StreamReader(limit=STREAM_LIMIT)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr), process.stderr)
+        transport, protocol = await loop.connect_write_pipe(lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), process.stdin)
+        return cls(root, process, reader, asyncio.StreamWriter(transport, protocol, None, loop), stderr)
+
+    async def _cleanup(self) -> None:
+        with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+            await asyncio.wait_for(self._drain, 1.0)
+
+    async def _settle_output(self) -> None:
+        with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._drain), 0.5)
+
+
 class ForkServer:
     """Session side of the fork server: start it, ask for children, learn their exit codes."""
 
@@ -57,7 +101,7 @@ class ForkServer:
         self.root = root
         self._socket = f"\0crux-devtools-{os.getpid()}-{secrets.token_hex(8)}"
         self._server: asyncio.AbstractServer | None = None
-        self._zygote: SpawnedWorker | None = None
+        self._zygote: WorkerProcess | None = None
         self._reader: asyncio.Task[None] | None = None
         self._connections: dict[str, asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter, int]]] = {}
         self._outputs: dict[str, asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]]] = {}
@@ -75,7 +119,8 @@ class ForkServer:
 
     async def start(self) -> None:
         self._server = await asyncio.start_unix_server(self._accept, path=self._socket, limit=STREAM_LIMIT)
-        self._zygote = await SpawnedWorker.start(self.root, "--zygote")
+        early = early_start.take(self.root)  # ``crux-devtools tui`` started it before its imports
+        self._zygote = await EarlyZygote.adopt(self.root, early) if early is not None else await SpawnedWorker.start(self.root, "--zygote")
         await self._zygote.wait_ready()
         self._reader = asyncio.ensure_future(self._read_zygote())
 

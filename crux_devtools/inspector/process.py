@@ -21,12 +21,12 @@ import json
 import os
 import re
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from . import reaper
+from .early_start import worker_command, worker_env
 from .errors import LoadError
 from .report_types import LoadErrorDict
 from .wire import check_answer
@@ -74,18 +74,6 @@ def hang_location(root: Path, stack: str) -> tuple[str | None, int | None]:
         if path.is_relative_to(root) and "site-packages" not in path.parts and ".venv" not in path.parts:
             return str(path.relative_to(root)), int(found["line"])
     return None, None
-
-
-def worker_command(*extra: str) -> list[str]:
-    # -P: do not put the project folder first on sys.path at start-up, so a project file named like a
-    # library (json.py, pydantic.py) cannot shadow it while the worker warms up.
-    return [sys.executable, "-P", "-m", "crux_devtools.inspector.worker", *extra]
-
-
-def worker_env() -> dict[str, str]:
-    # No .pyc files: a file saved twice within one second with the same size would load stale bytecode.
-    # The parent's pid lets a starting worker check that its parent is still alive (see die_with_parent).
-    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "CRUX_DEVTOOLS_PARENT": str(os.getpid())}
 
 
 class StderrTail:

@@ -177,3 +177,84 @@ def test_the_tui_start_imports_textual_in_a_thread_with_the_collector_off_until_
         "collector after the start": [True, True],
         "session started while the app was imported": True,
     }
+
+
+EARLY_SCRIPT = """
+import asyncio, json, sys
+from pathlib import Path
+
+sys.argv = ["/some/bin/crux-devtools", "tui", sys.argv[1]]
+import crux_devtools.cli
+from crux_devtools.inspector import early_start, process
+
+seen = {"started before the CLI's imports": early_start._started is not None}
+early_pid = early_start._started[1].pid
+
+
+async def spawned(*args, **kwargs):
+    raise AssertionError("the pool started a second fork server")
+
+
+process.SpawnedWorker.start = spawned
+from crux_devtools.inspector.pool import WorkerPool
+
+
+async def main():
+    pool = WorkerPool(Path(sys.argv[2]).resolve())
+    try:
+        worker = await asyncio.wait_for(pool.take(), 60)
+        seen["the pool's fork server is the early one"] = pool._server._zygote.pid == early_pid
+        seen["its child answers"] = (await worker.request({"op": "ping"}, 60))["ok"]
+        await worker.close()
+        zygote = pool._server._zygote
+    finally:
+        await pool.close()
+    seen["closed with the pool"] = await asyncio.wait_for(zygote.exited, 60) is not None
+
+
+asyncio.run(main())
+print(json.dumps(seen))
+"""
+
+
+def test_the_tui_command_starts_the_fork_server_before_the_cli_imports_and_the_pool_takes_it_over(tmp_path: Path) -> None:
+    """``crux-devtools tui DIR`` starts the fork server's interpreter at the top of the CLI module
+    (asyncio and click cost about 50 ms before any command ran); the pool then adopts that process
+    instead of starting its own, and stops it when it closes."""
+    done = subprocess.run([sys.executable, "-c", EARLY_SCRIPT, str(tmp_path), str(tmp_path)], capture_output=True, text=True, timeout=WAIT, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {
+        "started before the CLI's imports": True,
+        "the pool's fork server is the early one": True,
+        "its child answers": True,
+        "closed with the pool": True,
+    }
+
+
+def test_only_the_tui_command_on_a_folder_starts_the_fork_server_early(tmp_path: Path) -> None:
+    from crux_devtools.inspector.early_start import tui_folder
+
+    folder = str(tmp_path.resolve())
+    assert tui_folder(["/venv/bin/crux-devtools", "tui", str(tmp_path)]) == folder
+    assert tui_folder(["crux-devtools", "tui"]) == str(Path.cwd().resolve())
+    for argv in (
+        ["crux-devtools", "tui", "--help"],
+        ["crux-devtools", "tui", str(tmp_path / "missing")],
+        ["crux-devtools", "web", str(tmp_path)],
+        ["crux-devtools", "tui", str(tmp_path), "extra"],
+        ["pytest", "tui", str(tmp_path)],  # another program that imports the CLI module
+        [],
+    ):
+        assert tui_folder(argv) is None, argv
+
+
+def test_an_early_fork_server_for_another_folder_is_stopped_not_adopted(tmp_path: Path) -> None:
+    from crux_devtools.inspector import early_start
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    early_start.start_for(["crux-devtools", "tui", str(tmp_path / "a")])
+    assert early_start._started is not None
+    process = early_start._started[1]
+    assert early_start.take(tmp_path / "b") is None
+    assert process.poll() is not None and early_start._started is None
