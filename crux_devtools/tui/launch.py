@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import sys
 from pathlib import Path
+
+IMPORT_SWITCH_INTERVAL = 0.0005  # seconds
 
 
 async def run_tui_async(root: Path) -> None:
@@ -34,8 +37,15 @@ async def run_tui_async(root: Path) -> None:
     starting.add_done_callback(_collect_from_now_on)
 
     # Textual is imported in a thread: meanwhile the event loop answers the worker (asks for the fork,
-    # sends the load), so the first load does not wait for the import to end.
-    app = await asyncio.to_thread(importlib.import_module, "crux_devtools.tui.app")
+    # sends the load), so the first load does not wait for the import to end. Each of those steps
+    # waits for the import thread to hand over the interpreter lock: a shorter switch interval
+    # (Python's is 5 ms) keeps that wait short.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(IMPORT_SWITCH_INTERVAL)
+    try:
+        app = await asyncio.to_thread(importlib.import_module, "crux_devtools.tui.app")
+    finally:
+        sys.setswitchinterval(interval)
     await app.make_tui(session, starting=starting).run_async()
 
 
