@@ -101,9 +101,12 @@ def render_sent(child: Mapping[str, Any]) -> Text:
     return out
 
 
-def variant_label(overrides: Mapping[str, Any]) -> str:
-    """A column's title: its overrides in words (``as recorded`` for none)."""
+def variant_label(overrides: Mapping[str, Any], source: str = "recorded") -> str:
+    """A column's title: its overrides in words (``as recorded`` for none); a replay from today's
+    source says so first."""
     text = overrides_text(overrides)
+    if source == "current":
+        return "today's source" + ("" if text == "none" else f", {text}")
     return "as recorded" if text == "none" else text
 
 
