@@ -6,39 +6,20 @@ The project is a copy of ``sample_project/`` whose agent runs were recorded by a
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from web_conftest_helpers import LiveServer, new_page, project_server
+from test_web_replay_browser import project, server  # noqa: F401 - the fixtures: a recorded copy of the sample project, its live inspector
+from web_conftest_helpers import LiveServer, new_page
 
 from crux_devtools.core.record.runstore import RunStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
-REPO = Path(__file__).resolve().parents[2]
 OLD_RULE = "- Never ask for passwords or full card numbers.\\n"
 NEW_RULE = "- Never ask for passwords, card numbers or one-time codes.\\n"
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("replay-source-browser") / "sample"
-    shutil.copytree(REPO / "sample_project", root, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(root / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=root.parent)
-    assert done.returncode == 0, done.stderr
-    return root
-
-
-@pytest.fixture(scope="module")
-def server(project: Path) -> Iterator[LiveServer]:
-    with project_server(project) as srv:
-        yield srv
 
 
 async def test_todays_source_shows_the_edited_text_in_its_column(server: LiveServer, browser: Any, project: Path) -> None:

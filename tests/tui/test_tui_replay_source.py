@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_tui_replay import record_sample, wait_for
+from test_tui_replay import old_and_gone, record_sample, wait_for
 
 from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.session import ProjectSession
@@ -68,13 +68,7 @@ async def test_t_plans_the_step_from_todays_source_as_the_cli_does(tmp_path: Pat
 
 
 async def test_a_run_recorded_before_plan_inputs_and_a_gone_target_say_what_the_cli_says(tmp_path: Path) -> None:
-    project = record_sample(tmp_path)
-    store = RunStore.for_project(project)
-    run = store.get(str(store.list()[-1]["id"]))
-    assert run is not None
-    store.write({**run, "id": "old-run"})  # as an older release wrote it: no plan inputs
-    old = store.get("old-run")
-    gone = {**run, "target": "deleted-agent"}
+    project, run, old, gone = old_and_gone(tmp_path)
     session = ProjectSession(project, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(200, 60)) as pilot:
@@ -92,7 +86,7 @@ async def test_a_run_recorded_before_plan_inputs_and_a_gone_target_say_what_the_
         await pilot.pause()
         await pilot.press("n", "R", "t")
         await wait_for(app, pilot, "no longer exists in the source")
-        store.write(gone)  # the CLI reads the run from the store
+        RunStore.for_project(project).write(gone)  # the CLI reads the run from the store
         done = cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current")
         assert done.returncode == 1
         assert done.stderr.strip() == f"Error: {app.screen.current[2]}"

@@ -99,7 +99,7 @@ async def test_todays_source_after_an_edit_shows_what_the_cli_shows(recorded: tu
         assert (web["input_tokens"], web["changes"], web["parts"]) == (expected["input_tokens"], expected["changes"], expected["parts"])
         assert any("one-time codes" in p for p in web["parts"])
         line = next(n for n, row in enumerate(shared.read_text().splitlines(), 1) if row.startswith("house_rules = context("))
-        assert f"context house-rules changed" in " ".join(web["changes"]) and f"(shared.py:{line})" in " ".join(web["changes"])
+        assert "context house-rules changed" in " ".join(web["changes"]) and f"(shared.py:{line})" in " ".join(web["changes"])
 
 
 async def test_a_run_recorded_before_plan_inputs_offers_todays_source(recorded: tuple[httpx.AsyncClient, ProjectSession, Path, str]) -> None:
