@@ -44,3 +44,22 @@ async def test_todays_source_shows_the_edited_text_in_its_column(server: LiveSer
         assert "context house-rules changed" in text and "(shared.py:35)" in text
         assert await page.locator("#replay-out-1 .variant").count() == 2  # the recorded request beside the one variant
         await page.locator("#replay-1").screenshot(path=str(project.parent / "replay-source.png"))
+
+
+async def test_a_step_recorded_before_plan_inputs_offers_todays_source(server: LiveServer, browser: Any, project: Path) -> None:
+    store = RunStore.for_project(project)
+    run = store.get(str(store.list()[-1]["id"]))
+    assert run is not None
+    store.write({**run, "id": "old-run"})  # as an older release wrote it: no plan inputs
+    async with new_page(browser) as page:
+        await page.goto(f"{server.url}/runs/old-run")
+        await page.click("#replay-1 > summary")
+        await page.click("#replay-form-1 .replay-add")
+        error = page.locator("#replay-out-1 .replay-error")
+        await error.wait_for()
+        assert "recorded before plan inputs were kept" in await error.inner_text()
+        await page.click("#replay-out-1 .replay-from-source")
+        column = page.locator("#replay-out-1 .variant[data-source='current']")
+        await column.locator(".variant-tokens").wait_for()
+        assert await page.locator("#replay-out-1 .replay-error").count() == 0  # the column that could not be planned was replaced
+        assert await page.is_checked("#replay-form-1 input[name=source][value=current]")  # the form follows, for the next variant
