@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from crux_devtools.core.record.runstore import RunStore
+from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.sent import system_parts
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.review.render import describe
@@ -140,3 +140,16 @@ async def test_a_bad_source_is_a_problem_in_the_panel(recorded: tuple[httpx.Asyn
     page = await client.get(f"/runs/{run_id}/steps/1/replay?" + urlencode([("source", "yesterday"), ("add", "1")]))
     assert page.status_code == 200
     assert "plan from must be one of recorded, current; got &#39;yesterday&#39;" in page.text
+
+
+async def test_a_send_from_todays_source_sends_that_request(recorded: tuple[httpx.AsyncClient, ProjectSession, Path, str]) -> None:
+    client, session, project, run_id = recorded
+    shared = project / "shared.py"
+    shared.write_text(shared.read_text().replace(OLD_RULE, NEW_RULE))
+    await session.reload()
+    sent = await client.post(f"/runs/{run_id}/steps/1/replay/send", data={"q": "source=current"})
+    assert sent.status_code == 200, sent.text
+    children = child_runs(RunStore.for_project(project), run_id)
+    assert len(children) == 1 and children[0]["fork_step"] == 1
+    child = RunStore.for_project(project).get(str(children[0]["id"]))
+    assert child is not None and "one-time codes" in child["steps"][0]["sent"]["system"]
