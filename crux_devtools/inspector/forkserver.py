@@ -120,7 +120,14 @@ class ForkServer:
     async def start(self) -> None:
         self._server = await asyncio.start_unix_server(self._accept, path=self._socket, limit=STREAM_LIMIT)
         early = early_start.take(self.root)  # ``crux-devtools tui`` started it before its imports
-        self._zygote = await EarlyZygote.adopt(self.root, early) if early is not None else await SpawnedWorker.start(self.root, "--zygote")
+        if early is None:
+            self._zygote = await SpawnedWorker.start(self.root, "--zygote")
+        else:
+            try:
+                self._zygote = await EarlyZygote.adopt(self.root, early)
+            except BaseException:  # cancelled (the TUI quit at once) or the pipes failed: stop it
+                early.kill()
+                raise
         await self._zygote.wait_ready()
         self._reader = asyncio.ensure_future(self._read_zygote())
 
