@@ -107,6 +107,7 @@ class ForkServer:
         self._outputs: dict[str, asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]]] = {}
         self._exits: dict[int, asyncio.Future[int]] = {}
         self._token = 0
+        self._asked: tuple[str, asyncio.Future[Any], asyncio.Future[Any]] | None = None
 
     @property
     def spawned(self) -> bool:
@@ -128,6 +129,9 @@ class ForkServer:
             except BaseException:  # cancelled (the TUI quit at once) or the pipes failed: stop it
                 early.kill()
                 raise
+        # The first child is asked for now: the server reads the request once warm and forks at once,
+        # whatever this process's event loop is busy with then (the TUI's first frame).
+        self._asked = self._ask_fork()
         await self._zygote.wait_ready()
         self._reader = asyncio.ensure_future(self._read_zygote())
 
@@ -167,19 +171,26 @@ class ForkServer:
             return
         waiting.set_result((reader, writer, int(hello["pid"])))
 
-    async def fork(self) -> ForkedWorker:
-        """A fresh, warm worker for one project version."""
-        if not self.alive or self._zygote is None:
-            raise WorkerError(LoadError.plain("WorkerError", "the fork server is not running"))
+    def _ask_fork(self) -> tuple[str, asyncio.Future[Any], asyncio.Future[Any]]:
+        """Send the server a fork request; the child's two connections will resolve the futures."""
+        assert self._zygote is not None
         self._token += 1
         token = str(self._token)
         loop = asyncio.get_running_loop()
-        connection = loop.create_future()
-        output = loop.create_future()
+        connection: asyncio.Future[Any] = loop.create_future()
+        output: asyncio.Future[Any] = loop.create_future()
         self._connections[token] = connection
         self._outputs[token] = output
         request = {"op": "fork", "token": token, "socket": self._socket}
         self._zygote.writer.write((json.dumps(request) + "\n").encode("utf-8"))
+        return token, connection, output
+
+    async def fork(self) -> ForkedWorker:
+        """A fresh, warm worker for one project version (the first one asked for by ``start``)."""
+        if not self.alive or self._zygote is None:
+            raise WorkerError(LoadError.plain("WorkerError", "the fork server is not running"))
+        asked, self._asked = self._asked, None
+        token, connection, output = asked if asked is not None else self._ask_fork()
         await self._zygote.writer.drain()
         try:
             reader, writer, pid = await asyncio.wait_for(connection, CONNECT_TIMEOUT)

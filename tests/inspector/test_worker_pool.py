@@ -258,3 +258,27 @@ def test_an_early_fork_server_for_another_folder_is_stopped_not_adopted(tmp_path
     process = early_start._started[1]
     assert early_start.take(tmp_path / "b") is None
     assert process.poll() is not None and early_start._started is None
+
+
+async def test_the_fork_server_forks_its_first_child_once_warm_without_waiting_for_the_loop(tmp_path: Path) -> None:
+    """The first fork request goes with the server's start: a TUI whose event loop is busy drawing its
+    first frame when the server becomes warm no longer delays the first worker by a round trip."""
+    from crux_devtools.inspector.forkserver import ForkServer
+
+    server = ForkServer(tmp_path)
+    try:
+        await asyncio.wait_for(server.start(), WAIT)
+        assert server._zygote is not None
+        zygote = server._zygote.pid
+        children = Path(f"/proc/{zygote}/task/{zygote}/children")
+        deadline = asyncio.get_running_loop().time() + WAIT
+        while not children.read_text().split() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)  # not asking for a fork: the server does not hear from us meanwhile
+        forked = [int(pid) for pid in children.read_text().split()]
+        assert forked, "the fork server forked nothing before it was asked"
+        worker = await asyncio.wait_for(server.fork(), WAIT)
+        assert worker.pid == forked[0]
+        assert (await worker.request({"op": "ping"}, WAIT))["ok"]
+        await worker.close()
+    finally:
+        await server.close()
