@@ -35,7 +35,7 @@ from .widgets import PromptTree, RunsPanel
 from .navigation import NavigationActions, PromptCommands, typed_actions
 from .panels import BAR_TABS, PANEL_BINDINGS, PanelActions, TabRow, tab_table
 from .request_actions import RequestActions
-from .widgets.footer import KeysFooter
+from .widgets.footer import FOCUSED, KeysFooter
 from .widgets.prompt_browser import PromptBrowser
 from .widgets.prompt_detail import PromptDetail
 
@@ -45,6 +45,13 @@ from .widgets.prompt_detail import PromptDetail
 TABS: tuple[TabRow, ...] = tab_table()
 
 BUDGET_KEYS = Binding.Group("Budget", compact=True)
+
+# The footer's entries by importance: when they do not all fit, the last go first (``^p``, the
+# command palette, always stays: every key is listed there).
+FOOTER_IMPORTANCE = (
+    "quit", "search", "show_tab(1)", FOCUSED, "next_example", "budget(1)", "open_diff", "run",
+    "toggle_budget_target", "open_source", "prepare_summaries", "more_panels", "reload",
+)
 
 # A save's report usually follows its "loading" event within a frame or two: the status line says
 # "loading" only when no report came after this many seconds (no flash, and no frame spent on it).
@@ -64,7 +71,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
             for i, (_, title, _, _) in enumerate(TABS[:BAR_TABS], 1)
         ),
         Binding("e", "next_example", "Example"),
-        # one footer entry "+-0 Budget" (+ raises, - lowers, 0 clears): the footer fits 160 columns
+        # one footer entry "+-0 Budget" (+ raises, - lowers, 0 clears): the footer holds them all at 160 columns
         Binding("plus", "budget(1)", "Budget +", key_display="+", group=BUDGET_KEYS),
         Binding("equals_sign", "budget(1)", "Budget +", show=False),
         Binding("minus", "budget(-1)", "Budget -", key_display="-", group=BUDGET_KEYS),
@@ -111,7 +118,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
         with Horizontal(id="main"):
             yield self.browser
             yield self.detail
-        yield KeysFooter(compact=True)  # every key in sight at 160 columns (the Runs tab's at 100)
+        yield KeysFooter(compact=True, importance=FOOTER_IMPORTANCE)  # every key at 160 columns, the most important ones below
 
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
