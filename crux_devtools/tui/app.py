@@ -28,6 +28,7 @@ from ..inspector.errors import LoadError
 from ..inspector.report_types import ExampleReport
 from ..inspector.visible import visible
 from . import report as rp
+from .change_marks import ChangeMarksApp
 from .editor import editor_command
 from .messages import MarksChanged, RunFinished, RunsChanged, SessionChanged
 from .runs_tab import RunsTabApp, as_run, was_recorded
@@ -58,7 +59,7 @@ FOOTER_IMPORTANCE = (
 LOADING_SHOWN_AFTER = 0.1
 
 
-class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
+class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
 
     CSS_PATH = ["app.tcss", "runs.tcss"]
@@ -95,6 +96,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
         self._unsubscribe: Any = None
         self._stopped = False
         self._report_shown: Any = None  # the session report ``show_report`` last drew
+        self._report_compared: Any = None  # the last report whose change marks were asked for
         self._loading: Timer | None = None  # shows "loading" unless the report comes first
         self.browser = PromptBrowser(id="left")
         self.detail = PromptDetail(session, TABS, id="detail")
@@ -198,8 +200,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
     def show_report(self) -> None:
         """Rebuild the tree from the session's report and re-show the selection."""
         report = self._report_shown = self.session.report
-        stale = report is not None and report["stale"]
-        self.sub_title = f"{self.session.root}" + ("  ◌ stale" if stale else "")
+        self.show_sub_title()
         tree = self.browser.prompt_tree
         tree.show_report(report, self.detail.example_names(), self.detail.shown)
         before = self.detail.selection.prompt_id
@@ -207,6 +208,16 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
         if self.detail.selection.prompt_id != before and self.detail.selection.prompt_id is not None:
             tree.select_prompt(self.detail.selection.prompt_id)  # the one selected is gone: the first
         self.browser.update_search_hint()
+        if report is not None and report is not self._report_compared:
+            self._report_compared = report
+            self.request_change_marks()
+
+    def show_sub_title(self) -> None:
+        """The header: how many prompts differ from git (when any), the project's folder, ``stale`` after a failed load."""
+        report = self._report_shown
+        stale = report is not None and report["stale"]
+        legend = self.change_marks.legend() if self.change_marks is not None else ""
+        self.sub_title = (f"{legend}  " if legend else "") + f"{self.session.root}" + ("  ◌ stale" if stale else "")  # the legend first: a long folder is cut
 
     # -- selection -----------------------------------------------------------------------------
     def on_prompt_tree_prompt_selected(self, message: PromptTree.PromptSelected) -> None:

@@ -1,7 +1,8 @@
 """The footer at the widths people use: whole entries only, the least important left out first, the
 command palette's entry always there; what is predicted to fit is what the layout shows.
 
-A real Textual app (pilot) over a fake session holding real inspections.
+The fitting itself is a pure function; the rest is a real Textual app (pilot) over a fake session
+holding real inspections.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def check_footer(app: Any, width: int) -> KeysFooter:
     return footer
 
 
+@pytest.mark.slow  # a whole Textual app
 @pytest.mark.parametrize("width", WIDTHS)
 async def test_the_footer_shows_whole_entries_only_at_every_width(width: int) -> None:
     app = make_tui(FakeSession())
@@ -109,6 +111,7 @@ async def test_the_footer_shows_whole_entries_only_at_every_width(width: int) ->
         assert bool(footer.hidden) == (width < 160), line  # at 160 columns every key is there
 
 
+@pytest.mark.slow  # a whole Textual app
 async def test_the_footer_fits_again_when_the_terminal_is_resized() -> None:
     app = make_tui(FakeSession())
     async with app.run_test(size=(160, 32)) as pilot:
@@ -121,6 +124,7 @@ async def test_the_footer_fits_again_when_the_terminal_is_resized() -> None:
         assert not app.query_one(KeysFooter).hidden
 
 
+@pytest.mark.slow  # a whole Textual app
 @pytest.mark.parametrize("width", (80, 100))
 async def test_the_runs_tabs_keys_stay_in_a_narrow_footer(tmp_path: Path, width: int) -> None:
     session = FakeSession(runs_file=tmp_path / ".crux" / "runs.sqlite3")
