@@ -22,7 +22,8 @@ from test_tui_runs import seed  # noqa: E402
 from tui_fakes import FakeSession  # noqa: E402
 
 from crux_devtools.tui import make_tui  # noqa: E402
-from crux_devtools.tui.app import FOOTER_IMPORTANCE  # noqa: E402
+from crux_devtools.tui.screens import RunDetailScreen  # noqa: E402
+from crux_devtools.tui.screens.replay import ReplayScreen  # noqa: E402
 from crux_devtools.tui.widgets.footer import FOCUSED, FooterEntry, KeysFooter, fitting, rank  # noqa: E402
 
 WIDTHS = (80, 100, 120, 160)
@@ -65,7 +66,7 @@ def outer_width(widget: Widget) -> int:
 def check_footer(app: Any, width: int) -> KeysFooter:
     """Every entry shown is whole, inside the footer and left of the palette's entry, which is there;
     each takes the columns the footer predicted; the ones left out are less important than any shown."""
-    footer = app.query_one(KeysFooter)
+    footer = app.screen.query_one(KeysFooter)
     assert footer.region.width == width
     entries, shown, palette = footer.plan()
     assert palette is not None
@@ -93,7 +94,7 @@ def check_footer(app: Any, width: int) -> KeysFooter:
     hidden = [item for item in entries if item not in shown]
     assert hidden == footer.hidden
     if hidden:
-        assert max(rank(i, FOOTER_IMPORTANCE) for i in shown) <= min(rank(i, FOOTER_IMPORTANCE) for i in hidden)
+        assert max(rank(i, footer.importance) for i in shown) <= min(rank(i, footer.importance) for i in hidden)
         assert "keys not shown here" in str(palette_widget.tooltip)
     return footer
 
@@ -138,3 +139,22 @@ async def test_the_runs_tabs_keys_stay_in_a_narrow_footer(tmp_path: Path, width:
         line = footer_line(app)
         for label in ("f Filter runs", "x All runs", "q Quit", "1-7 Tabs"):
             assert label in line, f"{label!r} is not in the footer at {width} columns: {line!r}"
+
+
+@pytest.mark.slow  # a whole Textual app
+async def test_a_runs_detail_and_its_replay_keep_whole_entries_at_80_columns(tmp_path: Path) -> None:
+    session = FakeSession(runs_file=tmp_path / ".crux" / "runs.sqlite3")
+    seed(session)
+    app = make_tui(session)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("6", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RunDetailScreen)
+        check_footer(app, 80)
+        assert "esc Back" in footer_line(app) and "n Next step" in footer_line(app)
+        await pilot.press("R")
+        await settle(pilot)
+        assert isinstance(app.screen, ReplayScreen)
+        check_footer(app, 80)
+        assert "esc Back" in footer_line(app) and "s Send to the model" in footer_line(app)  # its own action stays

@@ -5,8 +5,10 @@ Textual's ``Footer`` lays every key out in a row and cuts the row at the screen'
 columns the last keys are missing and one is cut in half. ``KeysFooter`` works out each entry's
 width (a key, or a group of keys with one label such as ``+-0 Budget``) and shows, in their usual
 order, the most important entries that fit beside the command palette's entry (``^p``, where every
-key is listed): that one always stays. Importance is an order of actions given by the app;
-``FOCUSED`` in it stands for the keys of the focused widget (``f`` Filter runs, ``n`` Next match).
+key is listed): that one always stays. Importance is an order of actions given by the screen;
+``FOCUSED`` in it stands for the keys of the focused widget (``f`` Filter runs, ``n`` Next match);
+entries it does not name come after, in their order. The widths are those of the compact footer
+(``KeysFooter(compact=True)``, as every screen of the TUI has it).
 
 Textual's ``Footer`` also composes all its keys again on every bindings update (each focus change,
 each ``refresh_bindings``; several at start); most leave the keys shown as they were.
@@ -135,7 +137,8 @@ class KeysFooter(Footer):
         self.hidden = [entry for entry in entries if entry not in shown]
         for entry in shown:
             if entry.grouped:
-                with KeyGroup(classes="-compact" if entry.keys[0][0].group and entry.keys[0][0].group.compact else ""):
+                group = entry.keys[0][0].group
+                with KeyGroup(classes="-compact" if group is not None and group.compact else ""):
                     for binding, enabled, tooltip, display in entry.keys:
                         yield FooterKey(binding.key, display, "", binding.action, disabled=not enabled, tooltip=tooltip, classes="-grouped").data_bind(
                             compact=Footer.compact
