@@ -47,6 +47,11 @@ def marked(app: Any) -> set[str]:
     return ids
 
 
+def started(app: Any) -> bool:
+    """The session's ``start`` returned: it watches the project's files (a save is seen)."""
+    return not any(worker.group == "session" for worker in app.workers)
+
+
 def answered(app: Any, session: ProjectSession) -> bool:
     """The marks on screen are the answer for the session's latest report."""
     return app.change_marks is not None and app._report_compared is session.report and app._marks_shown == app._marks_asked
@@ -57,7 +62,7 @@ async def test_an_edit_marks_the_prompts_it_changes_and_undoing_it_removes_the_m
     session = ProjectSession(root, history=False)
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot_until(pilot, lambda: session.report is not None and answered(app, session), "the first marks are worked out")
+        await pilot_until(pilot, lambda: started(app) and answered(app, session), "the first marks are worked out")
         assert app.change_marks.changed == frozenset() and app.change_marks.note is None
         assert marked(app) == set() and "differ from HEAD" not in screen_lines(app)[0]
         tree = app.query_one(PromptTree)
@@ -88,7 +93,7 @@ async def test_outside_a_git_work_tree_there_are_no_marks_and_one_quiet_note(tmp
     session = ProjectSession(root, history=False)
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot_until(pilot, lambda: session.report is not None and answered(app, session), "the marks are worked out")
+        await pilot_until(pilot, lambda: started(app) and answered(app, session), "the marks are worked out")
         (root / "other.py").write_text((root / "other.py").read_text().replace("Sort the ticket.", "Sort it."))
         await pilot_until(pilot, lambda: session.report is not None and "Sort it." in str(session.report) and answered(app, session), "the edit is loaded")
         marks = app.change_marks

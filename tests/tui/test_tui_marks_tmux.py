@@ -3,16 +3,13 @@ whole, and an edit marks the prompt it changes until it is undone."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from diff_helpers import make_project
-from test_tui_tmux import COMMAND, Terminal
+from test_tui_tmux import Terminal, tui_in_tmux
 
 pytestmark = [
     pytest.mark.slow,
@@ -27,15 +24,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def terminal(project: Path) -> Iterator[Terminal]:
-    term = Terminal(f"crux-marks-test-{os.getpid()}")
-    env = f"-u COLUMNS -u LINES PATH={COMMAND.parent}:{os.environ.get('PATH', '')} TERM=xterm-256color"
-    for _ in range(5):  # a fresh tmux server can exit on its first start ("server exited unexpectedly")
-        if subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", "80", "-y", "30", "cat"], capture_output=True, check=False).returncode == 0:
-            break
-        time.sleep(0.2)
-    term.tmux("respawn-pane", "-k", "-t", "t", f"env {env} {COMMAND} tui {project}; sleep 5")
-    yield term
-    term.tmux("kill-server")
+    yield from tui_in_tmux("crux-marks-test", project, 80, 30)
 
 
 def tree_line(screen: str, prompt_id: str) -> str:
@@ -52,11 +41,13 @@ def test_at_80_columns_the_footer_is_whole_and_an_edit_is_marked_until_undone(te
     other = project / "other.py"
     original = other.read_text()
     other.write_text(original.replace("Sort the ticket.", "Sort the ticket by urgency."))
+    terminal.keys("C-r")  # reload now (the file watcher may not be up yet)
     screen = terminal.wait_for(lambda s: "Δ" in tree_line(s, "triage"))
     assert "Δ 1 prompt differs from HEAD" in screen.splitlines()[0]
     assert "Δ" not in tree_line(screen, "notes") and "Δ" not in tree_line(screen, "reply")
 
     other.write_text(original)
-    screen = terminal.wait_for(lambda s: tree_line(s, "triage") and "Δ" not in s)
+    terminal.keys("C-r")
+    terminal.wait_for(lambda s: bool(tree_line(s, "triage")) and "Δ" not in s)
     terminal.keys("q")
     terminal.wait_for(lambda s: "triage" not in s)
