@@ -381,23 +381,15 @@ class ReplayConfirm(TypedDict):
 
 
 class ReplayRefusal(TypedDict):
-    """A replay that cannot be done as asked, in a sentence."""
+    """A replay that cannot be done as asked, in a sentence (``no_plan_inputs``: a step recorded
+    before plan inputs were kept, which only today's source can plan)."""
 
     error: str
-
-
-class ReplayPlan(TypedDict):
-    """The ``replay`` op's answer: a recorded step planned from today's source (``replay_current``)."""
-
-    frame: dict[str, Any]
-    state: dict[str, Any]
-    texts: dict[str, Any]
-    messages: list[dict[str, Any]]
-    warnings: list[str]
+    no_plan_inputs: NotRequired[bool]
 
 
 class ReplayDocument(TypedDict):
-    """The ``replay_step`` op's answer: a step planned again from its recording (``replaying.replay_document``)."""
+    """The ``replay_step`` op's answer: a step planned again from its recording or today's source (``replaying.replay_document``)."""
 
     run: str
     step: int
@@ -471,7 +463,6 @@ ANSWERS: dict[str, Any] = {
     "evaluate": ExampleReport,
     "run": Union[ConfirmRequest, RunSummary],
     "prepare": PrepareResult,
-    "replay": Union[ReplayRefusal, ReplayPlan],
     "replay_step": Union[ReplayRefusal, ReplayDocument],
     "replay_continue": Union[ReplayRefusal, ReplayConfirm, RunSummary],
     "replay_send": Union[ReplayConfirm, RunSummary],

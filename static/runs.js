@@ -2,6 +2,7 @@
 // - the filter form starts again at page 1 whenever a filter changes;
 // - a live refresh of the list marks the rows that were not there before;
 // - the Run confirmation's Cancel button clears the panel;
+// - a Replay column's "Plan from today's source" also picks that source in the step's form;
 // - the header link of the current page is marked.
 (function () {
   "use strict";
@@ -41,6 +42,13 @@
     if (t.id === "run-confirm-no") {
       var out = byId("run-output");
       if (out) { out.innerHTML = ""; }
+      return;
+    }
+    // "Plan from today's source" in a Replay column: the step's form says so too, for the next variant.
+    if (t.classList.contains("replay-from-source")) {
+      var panel = t.closest(".replay-panel");
+      var current = panel && panel.querySelector("input[name=source][value=current]");
+      if (current) { current.checked = true; }
       return;
     }
     // A click anywhere on a run's row (not on one of its links) opens the run.

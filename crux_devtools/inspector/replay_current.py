@@ -1,16 +1,21 @@
-"""Planning a recorded step from today's source (runs in the worker, where user code may run).
+"""Replaying a recorded step in the worker (where user code may run): from its recording, or from today's source.
 
-The worker evaluates the target with the step's recorded input and messages (the caller's history
+``replay_recorded_document`` plans a step again from what its recording kept; ``replay_current_document``
+plans it from the project's source as it is now (``plan_current``) and compares it the same way. Both
+answer a replay document (``replaying.replay_document``) or ``{"error": sentence}``; every front end
+(the CLI's ``replay``, the web's Replay panel, the TUI's replay screen) asks for them through
+``replay_source.replay_variant``.
+
+``plan_current`` evaluates the target with the step's recorded input and messages (the caller's history
 and this run's tool traffic before the step), the recorded epoch's rung ceilings and whether the
 ``read_offload`` tool was already required, and plans it as ``generate`` would: a summary the plan
 wants is prepared first when its strategy needs no model (no model is ever called here). It answers
 with the plan inputs of that plan (``core.plan.plan_inputs``' frame, state and texts) and the messages
-it would send, so the caller replays and compares it exactly as it does a recorded step.
+it would send, so the step is replayed and compared exactly as a recorded one is.
 """
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from ..core.compose.callbacks import drive_sync
@@ -69,7 +74,9 @@ def overrides_of(data: dict[str, Any], defaults: Any) -> Any:
 
 def replay_recorded_document(root: Any, request: dict[str, Any], defaults: Any) -> dict[str, Any]:
     """The replay document of a recorded step (``request``: ``run``, ``step``, ``overrides``), or
-    ``{"error": message}`` for what cannot be replayed (an unknown run or step, a bad override)."""
+    ``{"error": message}`` for what cannot be replayed (an unknown run or step, a bad override); a
+    step recorded before plan inputs were kept answers ``{"error", "no_plan_inputs": True}``: only
+    today's source can plan it."""
     from ..core.record.replay import ReplayError, replay_step
     from ..core.record.runstore import RunStore, read_step_plan
     from .replaying import replay_document
@@ -79,8 +86,8 @@ def replay_recorded_document(root: Any, request: dict[str, Any], defaults: Any) 
     try:
         run = store.get(run_id)
         if run is not None and any(s.get("index") == index for s in run.get("steps") or []) and read_step_plan(store, run_id, index) is None:
-            return {"error": f"run {run_id!r} was recorded before plan inputs were kept, so step {index} cannot be planned again from its recording; "
-                             f"to plan it from today's source, run: crux-devtools replay {shlex.quote(str(root))} --run {shlex.quote(run_id)} --step {index} --source current"}
+            return {"error": f"run {run_id!r} was recorded before plan inputs were kept, so step {index} cannot be planned again from its recording",
+                    "no_plan_inputs": True}
         replayed = replay_step(store, run_id, index, overrides_of(request.get("overrides") or {}, defaults))
     except ReplayError as exc:
         return {"error": str(exc)}
@@ -89,4 +96,47 @@ def replay_recorded_document(root: Any, request: dict[str, Any], defaults: Any) 
     return replay_document(replayed, run)
 
 
-__all__ = ["overrides_of", "plan_current", "replay_recorded_document"]
+def step_context(step: dict[str, Any], plan: dict[str, Any] | None) -> dict[str, Any]:
+    """What ``plan_current`` plans a step with besides its input: the messages split as the recording
+    says (``replaying.split_messages``) and the step's epoch state (none kept: a fresh epoch)."""
+    from .replaying import split_messages
+
+    split = split_messages(step, plan["state"] if plan is not None else None)
+    if plan is None:
+        return {**split, "ceilings": {}, "epoch": 1, "namespace": None}
+    state = plan["state"]
+    return {**split, "ceilings": state.get("ceilings") or {}, "epoch": state.get("epoch") or 1, "namespace": plan["frame"].get("namespace")}
+
+
+def replay_current_document(root: Any, target: Any, request: dict[str, Any], defaults: Any) -> dict[str, Any]:
+    """The replay document of a recorded step planned from today's source (``request``: ``run``,
+    ``step``, ``overrides``, ``where``: each context's ``[file, line]`` so a changed text names where
+    it is defined), or ``{"error": message}`` (an unknown run or step, a bad override). A run recorded
+    before plan inputs were kept is planned too: its messages are split at the last user message."""
+    from ..core.record.replay import ReplayError, recorded_step, replay_recorded
+    from ..core.record.runstore import RunStore, RunStoreError, read_step_plan
+    from .replaying import replay_document
+
+    run_id, index = str(request["run"]), int(request.get("step") or 0)
+    try:
+        store = RunStore.for_project(root, create=False)
+        try:
+            run, step = recorded_step(store, run_id, index)
+            kept = read_step_plan(store, run_id, index)
+        finally:
+            store.close()
+        overrides = overrides_of(request.get("overrides") or {}, defaults)
+    except (ReplayError, RunStoreError) as exc:
+        return {"error": str(exc)}
+    data = plan_current(target, {"input": run.get("input") or {}, **step_context(step, kept)}, defaults)
+    try:
+        replayed = replay_recorded(run_id, step, data, overrides, messages=data["messages"], source="current")
+    except ReplayError as exc:
+        return {"error": str(exc)}
+    where = {str(k): (v[0], v[1]) for k, v in (request.get("where") or {}).items()}
+    document = replay_document(replayed, run, where)
+    document["replayed"]["warnings"] = list(data["warnings"]) + document["replayed"]["warnings"]
+    return document
+
+
+__all__ = ["overrides_of", "plan_current", "replay_current_document", "replay_recorded_document", "step_context"]

@@ -761,15 +761,15 @@ class ProjectSession:
         (corrupt, newer schema, unreadable: logged once). A missing file is an empty store."""
         return self._runs.store()
 
-    async def replay_plan(self, prompt_id: str, step: dict[str, Any]) -> dict[str, Any]:
-        """A recorded step planned from today's source in the worker (``replay_current.py``):
-        ``{"ok", "result" | "error"}``; ``step`` holds its input, messages and epoch state."""
-        return await self._job({"op": "replay", "prompt_id": prompt_id, **step})
-
-    async def replay_step(self, run: dict[str, Any], step: int, overrides: dict[str, Any]) -> dict[str, Any]:
+    async def replay_step(
+        self, run: dict[str, Any], step: int, overrides: dict[str, Any], source: str = "recorded", where: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """A recorded step planned again with ``overrides`` in the worker (the planner never runs in
-        this process): ``{"ok", "result" | "error"}``, the result a replay document or ``{"error"}``."""
-        return await self._job({"op": "replay_step", "prompt_id": str(run.get("target")), "run": run.get("id"), "step": step, "overrides": overrides})
+        this process), from its recording or (``source="current"``) from today's source, ``where``
+        naming each context's file and line: ``{"ok", "result" | "error"}``, the result a replay
+        document or ``{"error"}`` (``replay_source.replay_variant`` reads it for every front end)."""
+        return await self._job({"op": "replay_step", "prompt_id": str(run.get("target")), "run": run.get("id"), "step": step, "overrides": overrides,
+                                "source": source, "where": where or {}})
 
     async def replay_continue(self, run: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
         """The agent forked at a recorded step and run on in the worker (``replay_continue.py``):

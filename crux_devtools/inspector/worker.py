@@ -9,9 +9,8 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     -> {"id": 3, "op": "run", "prompt_id": "x", "example": null, "input": {...}}
     -> {"id": 4, "op": "prepare", "prompt_id": "x", "example": "a", "input": null, "contributor": "log",
         "allow_models": false, "token_budget": null}      # prepare summaries into .crux/summaries.sqlite3
-    -> {"id": 6, "op": "replay", "prompt_id": "x", "input": {...}, "history": [...], "turn": [...], "ceilings": {...},
-        "epoch": 1, "support_required": false, "namespace": "x/s1"}   # a recorded step planned from today's source
-    -> {"id": 8, "op": "replay_step", "prompt_id": "x", "run": "id", "step": 1, "overrides": {"max": 2000, ...}}
+    -> {"id": 8, "op": "replay_step", "prompt_id": "x", "run": "id", "step": 1, "overrides": {"max": 2000, ...},
+        "source": "recorded"}            # or "current" (today's source), with "where": {context: [file, line]}
     -> {"id": 9, "op": "replay_continue", "prompt_id": "x", "run": "id", "step": 1, "overrides": {...}, "live_tools": false}
     -> {"id": 7, "op": "replay_send", "prompt_id": "x", "sent": {...}, "run": "id", "step": 1, "confirmed": false, ...}
     -> {"id": 5, "op": "update", "files": ["a.py"], "retry": [], "known": [ids], "protect": [], "progress": true}
@@ -367,7 +366,6 @@ class Worker:
             "evaluate": self.evaluate,
             "run": self.run,
             "prepare": self.prepare,
-            "replay": self.replay,
             "replay_send": self.replay_send,
             "replay_step": self.replay_step,
             "replay_continue": self.replay_continue,
@@ -599,16 +597,13 @@ class Worker:
             allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
         )
 
-    def replay(self, request: dict[str, Any]) -> Any:
-        """A recorded step planned from today's source (``replay_current.py``)."""
-        from .replay_current import plan_current
-
-        return plan_current(self._find(request["prompt_id"]), request, self.defaults)
-
     def replay_step(self, request: dict[str, Any]) -> Any:
-        """A recorded step planned again from its recording, with overrides (``replay_current.py``)."""
-        from .replay_current import replay_recorded_document
+        """A recorded step planned again, with overrides, from its recording or (``source``: ``current``)
+        from today's source (``replay_current.py``)."""
+        from .replay_current import replay_current_document, replay_recorded_document
 
+        if request.get("source") == "current":
+            return replay_current_document(self.project.root, self._find(request["prompt_id"]), request, self.defaults)
         return replay_recorded_document(self.project.root, request, self.defaults)
 
     def replay_continue(self, request: dict[str, Any]) -> Any:

@@ -2,7 +2,8 @@
 
 ``render_variants`` lays the recorded request beside the current replay and up to three pinned
 variants: input tokens and the change, status, each ladder's rung (changed ones marked), what was
-left out, the cache prefix, and each change in the review's words. Every user text is a ``Text``.
+left out, the cache prefix, each change in the review's words and the new text of a context whose
+text changed. Every user text is a ``Text``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..inspector.replaying import overrides_text
+from ..inspector.sent import system_parts
 from ..review.render import describe, prefix_line
 from .error_render import error_line
 
@@ -75,6 +77,23 @@ def _variant_cell(document: Mapping[str, Any] | None, error: str | None, recorde
         out.append("identical to the recorded request\n", style="green")
     for change in document["changes"]:
         out.append(f"• {describe(change)}\n")
+    out.append_text(_changed_texts(document))
+    return out
+
+
+def _changed_texts(document: Mapping[str, Any], lines: int = 8) -> Text:
+    """The replayed text of each context whose text changed (a replay from today's source after an
+    edit), its first ``lines`` lines, so the column shows what the request now says."""
+    replayed = document["replayed"]
+    changed = {str(c.get("context")) for c in document["changes"] if c.get("kind") == "text"}
+    out = Text()
+    if not changed or replayed["sent"] is None:
+        return out
+    for part in system_parts({"sent": replayed["sent"], "contributions": replayed["contributions"]}):
+        if part.contributor in changed and part.text:
+            rows = part.text.splitlines()
+            out.append(f"{part.contributor} now says:\n", style="bold")
+            out.append("\n".join(rows[:lines]) + ("\n…" if len(rows) > lines else "") + "\n", style="italic")
     return out
 
 
@@ -101,9 +120,12 @@ def render_sent(child: Mapping[str, Any]) -> Text:
     return out
 
 
-def variant_label(overrides: Mapping[str, Any]) -> str:
-    """A column's title: its overrides in words (``as recorded`` for none)."""
+def variant_label(overrides: Mapping[str, Any], source: str = "recorded") -> str:
+    """A column's title: its overrides in words (``as recorded`` for none); a replay from today's
+    source says so first."""
     text = overrides_text(overrides)
+    if source == "current":
+        return "today's source" + ("" if text == "none" else f", {text}")
     return "as recorded" if text == "none" else text
 
 

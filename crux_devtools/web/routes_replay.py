@@ -1,7 +1,8 @@
 """A recorded step's Replay panel: ``GET /runs/{id}/steps/{k}/replay`` and ``POST .../replay/send``.
 
-Replays run in the session's worker (the planner never runs in the server's process); the panel is
-an htmx fragment (``_replay.html``) that the step's form swaps in. A send calls the run's model in the
+Replays run in the session's worker (the planner never runs in the server's process), from the
+step's recording or from today's source (``inspector/replay_source.replay_variant``, the CLI's own
+way); the panel is an htmx fragment (``_replay.html``) that the step's form swaps in. A send calls the run's model in the
 worker after the browser's confirmation and writes the answer as a child run (``parent``,
 ``fork_step``) to the project's store.
 """
@@ -16,11 +17,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from ..core.record.runstore import RunStoreError
+from ..inspector.replay_source import current_command, replay_variant
 from ..inspector.replaying import send_request, write_child_run
 from ..inspector.run_costs import prices_for
 from .routes_pages import render, url_encoded_form
 from .runs_access import open_store
-from .views_replay import ReplayPanel, VariantOverrides, as_example, parse_overrides, recorded_column, variant_column, variant_list
+from .views_replay import ReplayPanel, as_example, parse_variant, recorded_column, variant_column, variant_list
 
 router = APIRouter()
 
@@ -41,18 +43,6 @@ async def _run_and_step(request: Request, run_id: str, index: int) -> tuple[dict
     return run, step, None
 
 
-async def _replayed(session: Any, run: dict[str, Any], index: int, overrides: VariantOverrides) -> tuple[dict[str, Any] | None, str | None]:
-    """The replay document of one variant, or why there is none (in a sentence)."""
-    answer = await session.replay_step(run, index, overrides.to_dict())
-    if not answer.get("ok"):
-        error = answer.get("error") or {}
-        return None, f"{error.get('type')}: {error.get('message')}"
-    result = answer["result"]
-    if "error" in result:
-        return None, str(result["error"])
-    return result, None
-
-
 @router.get("/runs/{run_id}/steps/{index}/replay", response_class=HTMLResponse)
 async def replay_panel(request: Request, run_id: str, index: int) -> Response:
     run, step, problem = await _run_and_step(request, run_id, index)
@@ -60,19 +50,21 @@ async def replay_panel(request: Request, run_id: str, index: int) -> Response:
         return render(request, "_replay.html", {"panel": None, "problem": problem}, status=404)
     params = request.query_params
     fields = [(k, v) for k, v in params.multi_items() if k not in ("v", "add", "clear")]
-    new, problems = parse_overrides(fields)
+    new, problems = parse_variant(fields)
     previous = [] if "clear" in params else params.getlist("v")
     variants = variant_list(previous, new if ("add" in params or not previous) and not problems else None)
     recorded = recorded_column(step)
     columns = []
     prices = prices_for(getattr(request.app.state.session, "root", None))
-    for overrides in variants:
-        document, error = await _replayed(request.app.state.session, run, index, overrides)
-        column = variant_column(overrides, document, error, recorded)
-        if document is not None and column.input_tokens is not None:
-            column.estimate = prices.estimate(run.get("model") or document["replayed"]["model"], column.input_tokens)
+    session = request.app.state.session
+    for variant in variants:
+        replayed = await replay_variant(session, run, index, variant.overrides.to_dict(), variant.source)
+        column = variant_column(variant, replayed, recorded)
+        if replayed.document is not None and column.input_tokens is not None:
+            column.estimate = prices.estimate(run.get("model") or replayed.document["replayed"]["model"], column.input_tokens)
         columns.append(column)
-    panel = ReplayPanel(run_id, index, recorded, columns, problems, as_example(run), f"/runs/{run_id}/steps/{index}/replay")
+    panel = ReplayPanel(run_id, index, recorded, columns, problems, as_example(run), f"/runs/{run_id}/steps/{index}/replay",
+                        current_command(getattr(session, "root", None), run_id, index))
     return render(request, "_replay.html", {"panel": panel, "problem": None})
 
 
@@ -81,13 +73,14 @@ async def replay_send(request: Request, run_id: str, index: int) -> Response:
     """Send one variant's replayed request (the browser asked first) and record the child run."""
     run, step, problem = await _run_and_step(request, run_id, index)
     form = await url_encoded_form(request)
-    overrides, problems = parse_overrides(parse_qsl(form.get("q", "")))
+    variant, problems = parse_variant(parse_qsl(form.get("q", "")))
     if run is None or step is None or problems:
         return render(request, "_replay_sent.html", {"sent": None, "problem": problem or "; ".join(problems)}, status=400)
     session = request.app.state.session
-    document, error = await _replayed(session, run, index, overrides)
+    replayed = await replay_variant(session, run, index, variant.overrides.to_dict(), variant.source)
+    document = replayed.document
     if document is None or document["replayed"]["sent"] is None:
-        why = error or f"nothing to send: the replayed request does not fit ({document['replayed']['error_code'] if document else ''})"
+        why = replayed.error or f"nothing to send: the replayed request does not fit ({document['replayed']['error_code'] if document else ''})"
         return render(request, "_replay_sent.html", {"sent": None, "problem": why}, status=400)
     answer = await session.replay_send(str(run.get("target")), {**send_request(document, run), "confirmed": True})
     if not answer.get("ok"):

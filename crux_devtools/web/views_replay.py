@@ -1,8 +1,9 @@
 """View-model of a step's Replay panel on ``/runs/{id}``: the recorded request beside up to three variants.
 
-Each variant is a set of overrides (budget, model profile, forced rungs, contexts left out) that the
-worker replays (``inspector/replay_current.py``); the panel lays out each replay document as one
-column: tokens, status, rungs, what was left out, the cache prefix, the changes against the recorded
+Each variant is a set of overrides (budget, model profile, forced rungs, contexts left out) and what
+it is planned from (the step's recording, or today's source), which the worker replays
+(``inspector/replay_source.replay_variant``, as the CLI's ``replay`` does); the panel lays out each
+replay document as one column: tokens, status, rungs, what was left out, the cache prefix, the changes against the recorded
 request, the replayed system text with the changed parts marked, and after a send the answer, usage
 and latency. Variants travel in the query string (``v``), so the panel holds no server state.
 """
@@ -16,13 +17,32 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from ..core.record.replay_overrides import Overrides
+from ..inspector.replay_source import SOURCES, Replayed
 from ..inspector.sent import system_parts
 from ..review.render import describe, prefix_line
 
 MAX_VARIANTS = 3
 
 
-VariantOverrides = Overrides  # a variant is a set of replay overrides (without a profile: the worker finds it by name)
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One replay the panel shows: its overrides (without a profile: the worker finds it by name) and
+    what it is planned from: ``recorded`` (the step's recording) or ``current`` (today's source)."""
+
+    overrides: Overrides
+    source: str = "recorded"
+
+    @property
+    def query(self) -> str:
+        """The variant as a query string (one ``v`` value of the panel)."""
+        return "&".join(q for q in (overrides_query(self.overrides), "source=current" if self.source == "current" else "") if q)
+
+    @property
+    def label(self) -> str:
+        """Its column title: a replay from today's source says so before its overrides."""
+        if self.source != "current":
+            return overrides_label(self.overrides)
+        return "today's source" + (f", {overrides_label(self.overrides)}" if not self.overrides.empty else "")
 
 
 def overrides_query(o: Overrides) -> str:
@@ -47,7 +67,7 @@ def overrides_label(o: Overrides) -> str:
     return ", ".join(w for w in words if w) or "as recorded"
 
 
-def parse_overrides(pairs: Iterable[tuple[str, str]]) -> tuple[VariantOverrides, list[str]]:
+def parse_overrides(pairs: Iterable[tuple[str, str]]) -> tuple[Overrides, list[str]]:
     """Overrides from form fields (``max``, ``optimize_at``, ``model``, ``rung`` as ``C=R`` or
     ``rung:C`` = ``R``, ``drop``); blank fields are ignored. Returns the problems found, in words."""
     problems: list[str] = []
@@ -76,15 +96,27 @@ def parse_overrides(pairs: Iterable[tuple[str, str]]) -> tuple[VariantOverrides,
     return Overrides(max=numbers["max"], optimize_at=numbers["optimize_at"], model=model, rungs=tuple(rungs.items()), drop=tuple(drop)), problems
 
 
-def variant_list(previous: Iterable[str], new: VariantOverrides | None) -> list[VariantOverrides]:
+def parse_variant(pairs: Iterable[tuple[str, str]]) -> tuple[Variant, list[str]]:
+    """A variant from form fields: the overrides (``parse_overrides``) and ``source`` (``recorded``,
+    the default, or ``current``). Returns the problems found, in words."""
+    pairs = list(pairs)
+    overrides, problems = parse_overrides(pairs)
+    source = next((v.strip() for k, v in reversed(pairs) if k == "source" and v.strip()), "recorded")
+    if source not in SOURCES:
+        problems.append(f"plan from must be one of {', '.join(SOURCES)}; got {source!r}")
+        source = "recorded"
+    return Variant(overrides, source), problems
+
+
+def variant_list(previous: Iterable[str], new: Variant | None) -> list[Variant]:
     """The variants shown: the previous ones (query strings) then the new one, the newest three."""
-    out = [parse_overrides(parse_qsl(q, keep_blank_values=False))[0] for q in previous]
+    out = [parse_variant(parse_qsl(q, keep_blank_values=False))[0] for q in previous]
     if new is not None:
         out.append(new)
-    seen: dict[str, VariantOverrides] = {}
+    seen: dict[str, Variant] = {}
     for v in out:
-        seen.pop(overrides_query(v), None)
-        seen[overrides_query(v)] = v
+        seen.pop(v.query, None)
+        seen[v.query] = v
     return list(seen.values())[-MAX_VARIANTS:]
 
 
@@ -101,8 +133,9 @@ class PartView:
 class VariantColumn:
     """One replayed variant: what the page shows in its column."""
 
-    overrides: VariantOverrides
+    variant: Variant
     error: str | None = None
+    no_plan_inputs: bool = False  # the step cannot be planned from its recording: the column offers today's source
     identical: bool = False
     status: str = ""
     input_tokens: int | None = None
@@ -123,11 +156,16 @@ class VariantColumn:
 
     @property
     def query(self) -> str:
-        return overrides_query(self.overrides)
+        return self.variant.query
 
     @property
     def label(self) -> str:
-        return overrides_label(self.overrides)
+        return self.variant.label
+
+    @property
+    def from_source(self) -> str:
+        """The same overrides planned from today's source (the query of that variant)."""
+        return Variant(self.variant.overrides, "current").query
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +184,12 @@ class ReplayPanel:
     problems: list[str]
     example: str
     href: str
+    command: str = ""  # the command line that plans this step from today's source
+
+    def offer_query(self, column: VariantColumn) -> str:
+        """The panel's query that replaces ``column`` with the same overrides planned from today's source."""
+        kept = [("v", v.query) for v in self.variants if v is not column]
+        return urlencode([*kept, *parse_qsl(column.from_source), ("add", "1")])
 
 
 def _rungs_of(contributions: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -158,9 +202,10 @@ def recorded_column(step: Mapping[str, Any]) -> RecordedColumn:
     return RecordedColumn(request.get("input_tokens"), _rungs_of(request.get("contributions") or []), [str(t.get("name")) for t in sent.get("tools") or []])
 
 
-def variant_column(overrides: VariantOverrides, document: Mapping[str, Any] | None, error: str | None, recorded: RecordedColumn) -> VariantColumn:
+def variant_column(variant: Variant, replayed_: Replayed, recorded: RecordedColumn) -> VariantColumn:
     """A replay document (or why there is none) laid out as one column."""
-    column = VariantColumn(overrides, error=error)
+    column = VariantColumn(variant, error=replayed_.error, no_plan_inputs=replayed_.no_plan_inputs)
+    document = replayed_.document
     if document is None:
         return column
     replayed = document["replayed"]
@@ -194,4 +239,5 @@ def as_example(run: Mapping[str, Any]) -> str:
     return f"examples={{{json.dumps(name)}: {json.dumps(data, ensure_ascii=False, indent=4)}}}"
 
 
-__all__ = ["MAX_VARIANTS", "ReplayPanel", "VariantColumn", "VariantOverrides", "overrides_label", "overrides_query", "as_example", "parse_overrides", "recorded_column", "variant_column", "variant_list"]
+__all__ = ["MAX_VARIANTS", "ReplayPanel", "Variant", "VariantColumn", "overrides_label", "overrides_query", "as_example", "parse_overrides",
+           "parse_variant", "recorded_column", "variant_column", "variant_list"]

@@ -170,14 +170,21 @@ async def wait_until(pilot: Any, check: Any) -> Any:
     raise AssertionError("never happened")
 
 
-async def test_bad_input_in_the_replay_screen_is_a_clear_message(tmp_path: Path) -> None:
+def old_and_gone(tmp_path: Path) -> tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A recorded sample project; its last run, that run as an older release wrote it (``old-run``: no
+    plan inputs) and as it would be with its target gone from the source (not written)."""
     project = record_sample(tmp_path)
     store = RunStore.for_project(project)
     run = store.get(str(store.list()[-1]["id"]))
     assert run is not None
     store.write({**run, "id": "old-run"})  # as an older release wrote it: no plan inputs
     old = store.get("old-run")
-    gone = {**run, "target": "deleted-agent"}  # the recording as it is, its target gone from the source
+    assert old is not None
+    return project, run, old, {**run, "target": "deleted-agent"}
+
+
+async def test_bad_input_in_the_replay_screen_is_a_clear_message(tmp_path: Path) -> None:
+    project, run, old, gone = old_and_gone(tmp_path)
     session = ProjectSession(project, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(160, 50)) as pilot:

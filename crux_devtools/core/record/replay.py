@@ -281,8 +281,8 @@ def _counter(recorded: dict[str, Any], model: str | None, changed_model: bool) -
 
 
 # -- replaying -------------------------------------------------------------------------------------
-def replay_step(store: RunStore, run_id: str, index: int = 0, overrides: Overrides | None = None) -> ReplayedStep:
-    """Plan step ``index`` of recorded run ``run_id`` again from its plan inputs (see the module docstring)."""
+def recorded_step(store: RunStore, run_id: str, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Recorded run ``run_id`` and its step ``index``; a ``ReplayError`` names what is missing (the steps it has)."""
     run = store.get(run_id)
     if run is None:
         raise ReplayError(f"no recorded run {run_id!r} in {store.path}")
@@ -291,6 +291,12 @@ def replay_step(store: RunStore, run_id: str, index: int = 0, overrides: Overrid
     if step is None:
         have = ", ".join(str(s.get("index")) for s in steps if isinstance(s, dict)) or "none"
         raise ReplayError(f"run {run_id!r} has no step {index}; its steps: {have}")
+    return run, step
+
+
+def replay_step(store: RunStore, run_id: str, index: int = 0, overrides: Overrides | None = None) -> ReplayedStep:
+    """Plan step ``index`` of recorded run ``run_id`` again from its plan inputs (see the module docstring)."""
+    _run, step = recorded_step(store, run_id, index)
     data = read_step_plan(store, run_id, index)
     if data is None:
         raise ReplayError(
@@ -386,4 +392,4 @@ def _budget(recorded: dict[str, Any] | None, overrides: Overrides) -> InputBudge
         raise ReplayError(str(exc)) from exc
 
 
-__all__ = ["Overrides", "PlannedReplay", "RecordedPlanner", "RecordedTool", "ReplayError", "ReplayedStep", "parse_rungs", "plan_recorded", "replay_recorded", "replay_step"]
+__all__ = ["Overrides", "PlannedReplay", "RecordedPlanner", "RecordedTool", "ReplayError", "ReplayedStep", "parse_rungs", "plan_recorded", "recorded_step", "replay_recorded", "replay_step"]

@@ -1,7 +1,8 @@
 """Replay of one recorded step in the TUI: the recorded request beside the current replay and pinned variants.
 
 ``+``/``-`` raise or lower the max input budget (by a tenth of the step's recorded max), ``0`` goes
-back to the recorded budget, ``v`` pins the current replay as a variant (three at most: the oldest
+back to the recorded budget, ``t`` switches what the step is planned from (its recording, or today's
+source: ``inspector/replay_source.replay_variant``, as the CLI's ``replay --source current``), ``v`` pins the current replay as a variant (three at most: the oldest
 goes), ``c`` clears the pinned ones, ``s`` sends the current replay to the run's model and records
 the answer as a child run (a model that is not scripted only after a confirmation that shows the
 estimated input cost). Each replay and send runs in the session's worker (the planner and the model
@@ -21,6 +22,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
+from ...inspector.replay_source import current_command, replay_variant
 from ...inspector.replaying import send_request, write_child_run
 from ...inspector.run_costs import prices_for
 from ..replay_render import render_sent, render_variants, variant_label
@@ -38,6 +40,7 @@ class ReplayScreen(Screen[None]):
         Binding("plus,equals_sign", "budget(1)", "Budget +", key_display="+"),
         Binding("minus", "budget(-1)", "Budget -", key_display="-"),
         Binding("0", "budget(0)", "As recorded"),
+        Binding("t", "toggle_source", "Recording / today's source"),
         Binding("v", "pin", "Pin as variant"),
         Binding("c", "clear", "Clear variants"),
         Binding("s", "send", "Send to the model"),
@@ -51,6 +54,7 @@ class ReplayScreen(Screen[None]):
         recorded_max = (step.get("request") or {}).get("max_input_tokens")
         self.recorded_max: int | None = recorded_max if isinstance(recorded_max, int) else None
         self.max: int | None = None
+        self.source = "recorded"  # what the step is planned from: "recorded" (its recording) or "current" (today's source)
         self.current: tuple[str, dict[str, Any] | None, str | None] = ("as recorded", None, None)
         self.pinned: list[tuple[str, dict[str, Any] | None, str | None]] = []
         self.sent: Text = Text("")  # what the last send brought back (or why it did not go)
@@ -74,26 +78,30 @@ class ReplayScreen(Screen[None]):
         head = Text()
         head.append(f"Replay of step {self.index}", style="bold")
         head.append(f"  (recorded max {self.recorded_max:,})" if self.recorded_max else "")
-        head.append("   + / - budget · 0 as recorded · v pin as variant · c clear · s send", style="dim")
+        head.append("   plan from: ")
+        head.append("today's source" if self.source == "current" else "the recording", style="bold cyan")
+        head.append("   + / - budget · 0 as recorded · t recording / today's source · v pin as variant · c clear · s send", style="dim")
         self.query_one("#replay-head", Static).update(head)
         self.query_one("#replay-variants", Static).update(render_variants(self.step, [(f"now: {self.current[0]}", self.current[1], self.current[2]), *self.pinned]))
         self.query_one("#replay-sent", Static).update(self.sent)
 
     @work(exclusive=True, exit_on_error=False)
     async def replay(self) -> None:
-        overrides = self.overrides()
-        label = variant_label(overrides)
+        overrides, source = self.overrides(), self.source
+        label = variant_label(overrides, source)
         self.current = (label, None, None)
         self.show()
-        answer = await self.session.replay_step(self.run, self.index, overrides)
-        if not answer.get("ok"):
-            error = answer.get("error") or {}
-            self.current = (label, None, f"{error.get('type')}: {error.get('message')}")
-        elif "error" in answer["result"]:
-            self.current = (label, None, str(answer["result"]["error"]))
-        else:
-            self.current = (label, answer["result"], None)
+        replayed = await replay_variant(self.session, self.run, self.index, overrides, source)
+        error = replayed.error
+        if replayed.no_plan_inputs:
+            command = current_command(getattr(self.session, "root", None), str(self.run.get("id")), self.index)
+            error = f"{error}; press t to plan it from today's source (or run: {command})"
+        self.current = (label, replayed.document, error)
         self.show()
+
+    def action_toggle_source(self) -> None:
+        self.source = "current" if self.source == "recorded" else "recorded"
+        self.replay()
 
     def action_budget(self, direction: int) -> None:
         if direction == 0 or self.recorded_max is None:
@@ -123,7 +131,7 @@ class ReplayScreen(Screen[None]):
     async def send(self, document: dict[str, Any]) -> None:
         """Send the replayed request in the worker; a model that is not scripted asks first (``ConfirmSend``)."""
         target, request = str(self.run.get("target")), send_request(document, self.run)
-        self.sent = Text(f"sending the replay ({variant_label(document['overrides'])}) to the run's model…", style="dim")
+        self.sent = Text(f"sending the replay ({variant_label(document['overrides'], document['source'])}) to the run's model…", style="dim")
         self.show()
         answer = await self.session.replay_send(target, request)
         if answer.get("ok") and "confirm" in answer["result"]:

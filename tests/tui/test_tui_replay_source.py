@@ -1,0 +1,92 @@
+"""The TUI's replay planned from today's source (``t``), compared with ``crux-devtools replay --source current``
+for the same step and overrides (real session, real worker, real Textual pilot)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from test_tui_replay import old_and_gone, record_sample, wait_for
+
+from crux_devtools.core.record.runstore import RunStore
+from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.review.render import describe
+from crux_devtools.tui.app import make_tui
+
+CLI = str(Path(sys.executable).with_name("crux-devtools"))
+OLD_RULE = "- Never ask for passwords or full card numbers.\\n"
+NEW_RULE = "- Never ask for passwords, card numbers or one-time codes.\\n"
+
+
+def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, "replay", str(project), *args], capture_output=True, text=True, timeout=300)
+
+
+def head(app: Any) -> str:
+    return str(app.screen.query_one("#replay-head").content)
+
+
+async def test_t_plans_the_step_from_todays_source_as_the_cli_does(tmp_path: Path) -> None:
+    project = record_sample(tmp_path)
+    store = RunStore.for_project(project)
+    run = store.get(str(store.list()[-1]["id"]))
+    assert run is not None
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(200, 60)) as pilot:
+        shared = project / "shared.py"
+        shared.write_text(shared.read_text().replace(OLD_RULE, NEW_RULE))
+        await session.reload()  # what the watcher does on a save
+        app.open_run(run)
+        await pilot.pause()
+        await pilot.press("n", "R")  # step 1, from its recording
+        text = await wait_for(app, pilot, "identical to the recorded request")
+        assert "plan from: the recording" in head(app) and "one-time codes" not in text
+        await pilot.press("t")
+        text = await wait_for(app, pilot, "house-rules now says:")
+        assert "plan from: today's source" in head(app) and "now: today's source" in text
+        assert "one-time codes" in text  # the new text, in the column
+        for _ in range(5):
+            await pilot.press("minus")  # max 4000 -> 2000, a tenth at a time
+        text = await wait_for(app, pilot, "max 2,000")
+        document = app.screen.current[1]
+        done = cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current", "--max", "2000", "--json")
+        assert done.returncode == 0, done.stderr
+        expected = json.loads(done.stdout)
+        assert document["replayed"]["input_tokens"] == expected["replayed"]["input_tokens"]
+        assert document["replayed"]["sent"]["system"] == expected["replayed"]["sent"]["system"]
+        assert f"{expected['replayed']['input_tokens']:,} input tokens" in text
+        assert document["changes"] == expected["changes"] and [describe(c) for c in expected["changes"]]
+        assert f"• {describe(expected['changes'][0])[:30]}" in text  # the change, in the column (wrapped there)
+        assert "now: today's source, max=2000" in text
+        await pilot.press("t")  # back to the recording: the edit is not seen
+        text = await wait_for(app, pilot, "now: max=2000")
+        assert "plan from: the recording" in head(app) and "one-time codes" not in text
+
+
+async def test_a_run_recorded_before_plan_inputs_and_a_gone_target_say_what_the_cli_says(tmp_path: Path) -> None:
+    project, run, old, gone = old_and_gone(tmp_path)
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.open_run(old)
+        await pilot.pause()
+        await pilot.press("n", "R")
+        await wait_for(app, pilot, "recorded before plan inputs were kept")
+        assert "press t to plan it from today's source" in app.screen.current[2]
+        await pilot.press("t")
+        await wait_for(app, pilot, "identical to the recorded request")
+        expected = json.loads(cli(project, "--run", "old-run", "--step", "1", "--source", "current", "--json").stdout)
+        assert app.screen.current[1]["replayed"]["sent"] == expected["replayed"]["sent"]
+        await pilot.press("escape", "escape")
+        app.open_run(gone)
+        await pilot.pause()
+        await pilot.press("n", "R", "t")
+        await wait_for(app, pilot, "no longer exists in the source")
+        RunStore.for_project(project).write(gone)  # the CLI reads the run from the store
+        done = cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current")
+        assert done.returncode == 1
+        assert done.stderr.strip() == f"Error: {app.screen.current[2]}"
