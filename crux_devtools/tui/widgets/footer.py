@@ -97,6 +97,8 @@ def fitting(entries: list[FooterEntry], width: int, importance: tuple[str, ...])
 
 
 class KeysFooter(Footer):
+    """A compact footer of whole entries; ``importance`` orders the actions (see the module's docstring)."""
+
     def __init__(self, *, importance: tuple[str, ...] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.importance = importance
