@@ -32,12 +32,12 @@ class LiveDiff:
         self.base_evaluations = 0  # how many times a base was evaluated (tests: cached per sha)
 
     async def _base(self, root: Path, rev: str) -> tuple[str, dict[str, Any] | None]:
-        tree = work_tree(root)
-        sha = resolve(tree, rev)
+        tree = await asyncio.to_thread(work_tree, root)  # git in a thread: the event loop draws a screen or serves pages
+        sha = await asyncio.to_thread(resolve, tree, rev)
         async with self._lock:
             if sha not in self._bases:
                 with tempfile.TemporaryDirectory(prefix="crux-diff-") as scratch:
-                    side = export_side(tree, rev, root, Path(scratch))
+                    side = await asyncio.to_thread(export_side, tree, rev, root, Path(scratch))
                     report = await evaluate_project(side.root, timeout=self.timeout) if side.root is not None else None
                     self._bases[sha] = _scrubbed(report, scratch)
                     self.base_evaluations += 1

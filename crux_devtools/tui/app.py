@@ -28,6 +28,7 @@ from ..inspector.errors import LoadError
 from ..inspector.report_types import ExampleReport
 from ..inspector.visible import visible
 from . import report as rp
+from .change_marks import ChangeMarksApp
 from .editor import editor_command
 from .messages import MarksChanged, RunFinished, RunsChanged, SessionChanged
 from .runs_tab import RunsTabApp, as_run, was_recorded
@@ -35,7 +36,7 @@ from .widgets import PromptTree, RunsPanel
 from .navigation import NavigationActions, PromptCommands, typed_actions
 from .panels import BAR_TABS, PANEL_BINDINGS, PanelActions, TabRow, tab_table
 from .request_actions import RequestActions
-from .widgets.footer import KeysFooter
+from .widgets.footer import FOCUSED, KeysFooter
 from .widgets.prompt_browser import PromptBrowser
 from .widgets.prompt_detail import PromptDetail
 
@@ -46,12 +47,19 @@ TABS: tuple[TabRow, ...] = tab_table()
 
 BUDGET_KEYS = Binding.Group("Budget", compact=True)
 
+# The footer's entries by importance: when they do not all fit, the last go first (``^p``, the
+# command palette, always stays: every key is listed there).
+FOOTER_IMPORTANCE = (
+    "quit", "search", "show_tab(1)", FOCUSED, "next_example", "budget(1)", "open_diff", "run",
+    "toggle_budget_target", "open_source", "prepare_summaries", "more_panels", "reload",
+)
+
 # A save's report usually follows its "loading" event within a frame or two: the status line says
 # "loading" only when no report came after this many seconds (no flash, and no frame spent on it).
 LOADING_SHOWN_AFTER = 0.1
 
 
-class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
+class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
 
     CSS_PATH = ["app.tcss", "runs.tcss"]
@@ -64,7 +72,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
             for i, (_, title, _, _) in enumerate(TABS[:BAR_TABS], 1)
         ),
         Binding("e", "next_example", "Example"),
-        # one footer entry "+-0 Budget" (+ raises, - lowers, 0 clears): the footer fits 160 columns
+        # one footer entry "+-0 Budget" (+ raises, - lowers, 0 clears): the footer holds them all at 160 columns
         Binding("plus", "budget(1)", "Budget +", key_display="+", group=BUDGET_KEYS),
         Binding("equals_sign", "budget(1)", "Budget +", show=False),
         Binding("minus", "budget(-1)", "Budget -", key_display="-", group=BUDGET_KEYS),
@@ -88,6 +96,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
         self._unsubscribe: Any = None
         self._stopped = False
         self._report_shown: Any = None  # the session report ``show_report`` last drew
+        self._report_compared: Any = None  # the last report whose change marks were asked for
         self._loading: Timer | None = None  # shows "loading" unless the report comes first
         self.browser = PromptBrowser(id="left")
         self.detail = PromptDetail(session, TABS, id="detail")
@@ -111,7 +120,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
         with Horizontal(id="main"):
             yield self.browser
             yield self.detail
-        yield KeysFooter(compact=True)  # every key in sight at 160 columns (the Runs tab's at 100)
+        yield KeysFooter(compact=True, importance=FOOTER_IMPORTANCE)  # every key at 160 columns, the most important ones below
 
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
@@ -191,8 +200,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
     def show_report(self) -> None:
         """Rebuild the tree from the session's report and re-show the selection."""
         report = self._report_shown = self.session.report
-        stale = report is not None and report["stale"]
-        self.sub_title = f"{self.session.root}" + ("  ◌ stale" if stale else "")
+        self.show_sub_title()
         tree = self.browser.prompt_tree
         tree.show_report(report, self.detail.example_names(), self.detail.shown)
         before = self.detail.selection.prompt_id
@@ -200,6 +208,16 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, RunsTabApp):
         if self.detail.selection.prompt_id != before and self.detail.selection.prompt_id is not None:
             tree.select_prompt(self.detail.selection.prompt_id)  # the one selected is gone: the first
         self.browser.update_search_hint()
+        if report is not None and report is not self._report_compared:
+            self._report_compared = report
+            self.request_change_marks()
+
+    def show_sub_title(self) -> None:
+        """The header: how many prompts differ from git (when any), the project's folder, ``stale`` after a failed load."""
+        report = self._report_shown
+        stale = report is not None and report["stale"]
+        legend = self.change_marks.legend() if self.change_marks is not None else ""
+        self.sub_title = (f"{legend}  " if legend else "") + f"{self.session.root}" + ("  ◌ stale" if stale else "")  # the legend first: a long folder is cut
 
     # -- selection -----------------------------------------------------------------------------
     def on_prompt_tree_prompt_selected(self, message: PromptTree.PromptSelected) -> None:

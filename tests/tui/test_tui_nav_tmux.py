@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from scale_project import make_project  # noqa: E402
-from test_tui_tmux import COMMAND, Terminal  # noqa: E402
+from test_tui_tmux import Terminal, tui_in_tmux  # noqa: E402
 
 pytestmark = [
     pytest.mark.slow,
@@ -28,15 +26,7 @@ pytestmark = [
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     project = make_project(tmp_path / "scale", modules=20)
-    term = Terminal(f"crux-tui-nav-{os.getpid()}")
-    env = f"-u COLUMNS -u LINES PATH={COMMAND.parent}:{os.environ.get('PATH', '')} TERM=xterm-256color"
-    for _ in range(5):  # a fresh tmux server can exit on its first start
-        if subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", "140", "-y", "40", "cat"], capture_output=True, check=False).returncode == 0:
-            break
-        time.sleep(0.2)
-    term.tmux("respawn-pane", "-k", "-t", "t", f"env {env} {COMMAND} tui {project}; sleep 5")
-    yield term
-    term.tmux("kill-server")
+    yield from tui_in_tmux("crux-tui-nav", project, 140, 40)
 
 
 def left(screen: str) -> list[str]:

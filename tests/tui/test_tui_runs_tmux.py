@@ -3,11 +3,9 @@ with no key pressed, and opens step by step."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from test_tui_tmux import COMMAND, REPO, Terminal  # noqa: E402
+from test_tui_tmux import REPO, Terminal, tui_in_tmux  # noqa: E402
 from waits import WAIT  # noqa: E402
 
 pytestmark = [
@@ -42,15 +40,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def terminal(project: Path) -> Iterator[Terminal]:
-    term = Terminal(f"crux-tui-runs-{os.getpid()}")
-    env = f"-u COLUMNS -u LINES PATH={COMMAND.parent}:{os.environ.get('PATH', '')} TERM=xterm-256color"
-    for _ in range(5):  # a fresh tmux server can exit on its first start
-        if subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", "140", "-y", "40", "cat"], capture_output=True, check=False).returncode == 0:
-            break
-        time.sleep(0.2)
-    term.tmux("respawn-pane", "-k", "-t", "t", f"env {env} {COMMAND} tui {project}; sleep 5")
-    yield term
-    term.tmux("kill-server")
+    yield from tui_in_tmux("crux-tui-runs", project, 140, 40)
 
 
 def test_a_run_recorded_by_another_process_appears_in_the_runs_tab_without_a_key_press(terminal: Terminal, project: Path) -> None:

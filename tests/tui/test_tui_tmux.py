@@ -66,6 +66,21 @@ class Terminal:
         raise AssertionError(f"the screen never matched; last screen:\n{screen}")
 
 
+def tui_in_tmux(name: str, project: Path, width: int, height: int) -> Iterator[Terminal]:
+    """``crux-devtools tui PROJECT`` in a tmux server of its own, ``width`` x ``height``; the server
+    is killed after the test (a fixture's body: ``yield from tui_in_tmux(...)``)."""
+    term = Terminal(f"{name}-{os.getpid()}")
+    env = f"-u COLUMNS -u LINES PATH={COMMAND.parent}:{os.environ.get('PATH', '')} TERM=xterm-256color"
+    # the pane gets its final size before the app starts (a fresh server begins at 80x24)
+    for _ in range(5):  # a fresh tmux server can exit on its first start ("server exited unexpectedly")
+        if subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), "cat"], capture_output=True, check=False).returncode == 0:
+            break
+        time.sleep(0.2)
+    term.tmux("respawn-pane", "-k", "-t", "t", f"env {env} {COMMAND} tui {project}; sleep 5")
+    yield term
+    term.tmux("kill-server")
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     target = tmp_path / "sample_project"
@@ -75,16 +90,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def terminal(project: Path) -> Iterator[Terminal]:
-    term = Terminal(f"crux-tui-test-{os.getpid()}")
-    env = f"-u COLUMNS -u LINES PATH={COMMAND.parent}:{os.environ.get('PATH', '')} TERM=xterm-256color"
-    # the pane gets its final size before the app starts (a fresh server begins at 80x24)
-    for _ in range(5):  # a fresh tmux server can exit on its first start ("server exited unexpectedly")
-        if subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", "120", "-y", "36", "cat"], capture_output=True, check=False).returncode == 0:
-            break
-        time.sleep(0.2)
-    term.tmux("respawn-pane", "-k", "-t", "t", f"env {env} {COMMAND} tui {project}; sleep 5")
-    yield term
-    term.tmux("kill-server")
+    yield from tui_in_tmux("crux-tui-test", project, 120, 36)
 
 
 def test_the_real_tui_shows_the_sample_project_updates_live_and_quits(terminal: Terminal, project: Path) -> None:

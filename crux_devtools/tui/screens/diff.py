@@ -17,10 +17,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from ...inspector.diff_live import LiveDiff
 from ...review.view import ReviewView, review_view
+from ..widgets.footer import KeysFooter
 
 _LIVE: weakref.WeakKeyDictionary[Any, LiveDiff] = weakref.WeakKeyDictionary()
 
@@ -90,7 +91,7 @@ class DiffScreen(Screen[None]):
         yield Input(self.base, id="diff-base", placeholder="base revision, e.g. HEAD, main, HEAD~3")
         with VerticalScroll(id="diff-scroll"):
             yield Static(Text("comparing with the base revision…"), id="diff-body")
-        yield Footer()
+        yield KeysFooter(compact=True)  # whole entries only, at any width
 
     def on_mount(self) -> None:
         self.sub_title = f"changes against {self.base}"

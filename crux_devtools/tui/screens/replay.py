@@ -20,12 +20,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ...inspector.replay_source import current_command, replay_variant
 from ...inspector.replaying import send_request, write_child_run
 from ...inspector.run_costs import prices_for
 from ..replay_render import render_sent, render_variants, variant_label
+from ..widgets.footer import KeysFooter
 from .confirm_run import ConfirmRun
 
 MAX_PINNED = 3
@@ -64,7 +65,7 @@ class ReplayScreen(Screen[None]):
             yield Static(Text(""), id="replay-head")
             yield Static(Text(""), id="replay-variants")
             yield Static(Text(""), id="replay-sent")
-        yield Footer()
+        yield KeysFooter(compact=True, importance=("back", "send"))  # whole entries only; sending stays in sight
 
     def on_mount(self) -> None:
         self.sub_title = f"replay of run {self.run.get('id', '?')} step {self.index}"

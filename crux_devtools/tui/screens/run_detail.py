@@ -17,11 +17,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...inspector.visible import visible
 from ..runs_render import no_steps_text, render_run_header, render_step_outcome, render_step_sent, step_label
+from ..widgets.footer import KeysFooter
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
                 yield Static(render_run_header(self.run), id="run-head")
                 yield Static(Text(""), id="step-outcome")
                 yield Static(Text(""), id="step-sent")
-        yield Footer()
+        yield KeysFooter(compact=True)  # whole entries only, at any width
 
     def on_mount(self) -> None:
         self.sub_title = visible(f"run {self.run.get('id', '?')} of {self.run.get('target', '?')}")

@@ -2,6 +2,8 @@
 
 A submitted search (``highlight``) marks what it matched in the prompts' ids; while the search is
 typed, the matches are listed by ``SearchResults`` instead (this tree stays as it is, hidden).
+``mark_changed`` puts ``CHANGED_MARK`` after the id of each prompt whose requests differ from a git
+revision (the app works out which, after each report).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..search import PromptMatch, match_prompt, terms
 
 PART_MARKS = {"active": ("●", "green"), "excluded": ("○", "dim"), "dropped": ("✂", "red")}
 MATCH_STYLE = "bold underline black on yellow"  # underlined: the cursor line paints its own background over it
+CHANGED_MARK = ("Δ", "bold yellow")  # after a prompt's id: its requests differ from the base revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +36,12 @@ class NodeRef:
     context_id: str | None = None
 
 
-def prompt_label(prompt: PromptReport, stale: bool, detail: bool = True) -> Text:
+def prompt_label(prompt: PromptReport, stale: bool, detail: bool = True, changed: bool = False) -> Text:
     status = prompt_status(prompt, stale)
     mark, word, style = status_style(status)
     label = Text.assemble((mark, style), " ", (prompt["id"], "bold"))
+    if changed:
+        label.append_text(Text.assemble(" ", CHANGED_MARK))
     if prompt["kind"] == "agent":
         label.append(" agent", "italic cyan")
     if detail:  # the tokens when the request fits; otherwise the status's word, as everywhere else
@@ -52,12 +57,12 @@ def highlighted(text: str, spans: tuple[tuple[int, int], ...], style: str = "") 
     return label
 
 
-def search_label(prompt: PromptReport, stale: bool, match: PromptMatch, where: bool = True) -> Text:
+def search_label(prompt: PromptReport, stale: bool, match: PromptMatch, where: bool = True, changed: bool = False) -> Text:
     """A prompt's label with what a search matched highlighted in its id; with ``where``, when a
     term matched only the module or the file, that field instead of the tokens (the user sees why
     the prompt is listed: the pane is narrow)."""
     outside = where and match.only_outside_id()
-    label = prompt_label(prompt, stale, detail=not outside)
+    label = prompt_label(prompt, stale, detail=not outside, changed=changed)
     offset = 2  # the status mark and a space
     for start, end in match.spans.get("id", ()):
         label.stylize(MATCH_STYLE, offset + start, offset + end)
@@ -99,6 +104,7 @@ class PromptTree(Tree[NodeRef]):
         self.query_text = ""  # a submitted search: what it matched is highlighted
         self.matches: list[PromptMatch] = []  # of ``query_text`` in the report shown, in tree order
         self._line_style: Style | None = None  # the widget's style, while a frame's lines are rendered
+        self.changed: frozenset[str] = frozenset()  # the prompts marked as changed (``mark_changed``)
 
     def get_label_width(self, node: TreeNode[NodeRef]) -> int:
         """The label's width without rendering it (``Tree`` renders every label to measure it, on
@@ -131,21 +137,36 @@ class PromptTree(Tree[NodeRef]):
     def highlight(self, query: str) -> None:
         """Highlight what ``query`` matches in the prompts' labels (only those labels are redrawn)."""
         self.query_text = query
+        self._relabel_prompts()
+
+    def mark_changed(self, prompt_ids: frozenset[str]) -> None:
+        """Mark the prompts ``prompt_ids`` as changed, and only them (only their labels are redrawn)."""
+        if prompt_ids != self.changed:
+            self.changed = prompt_ids
+            self._relabel_prompts()
+
+    def _relabel_prompts(self) -> None:
         report = self._report
         by_id = {p["id"]: p for p in report["prompts"]} if report is not None else {}
         stale = report is not None and report["stale"]
-        query_terms = terms(query)
+        query_terms = terms(self.query_text)
         self.matches = []
         for node in self._prompt_nodes():
             prompt = by_id.get(node.data.prompt_id) if node.data else None
             if prompt is None:
                 continue
-            match = match_prompt(prompt, query_terms) if query_terms else None
-            if match is not None:
-                self.matches.append(match)
-            label = search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)
+            label = self._prompt_label(prompt, stale, query_terms)
             if node.label != label:
                 node.set_label(label)
+
+    def _prompt_label(self, prompt: PromptReport, stale: bool, query_terms: list[str]) -> Text:
+        """A prompt's label in the tree: the search's match highlighted (and kept in ``matches``), the change marked."""
+        match = match_prompt(prompt, query_terms) if query_terms else None
+        changed = prompt["id"] in self.changed
+        if match is None:
+            return prompt_label(prompt, stale, changed=changed)
+        self.matches.append(match)
+        return search_label(prompt, stale, match, where=False, changed=changed)
 
     def match_ids(self) -> list[str]:
         return [m.prompt_id for m in self.matches]
@@ -199,10 +220,7 @@ class PromptTree(Tree[NodeRef]):
         query_terms = terms(self.query_text)
         for prompt in report["prompts"]:
             pid = prompt["id"]
-            match = match_prompt(prompt, query_terms) if query_terms else None
-            if match is not None:
-                self.matches.append(match)
-            rows.append((NodeRef(pid), None, search_label(prompt, stale, match, where=False) if match else prompt_label(prompt, stale)))
+            rows.append((NodeRef(pid), None, self._prompt_label(prompt, stale, query_terms)))
             on_screen = shown if shown and shown["inspection"] and shown["inspection"]["prompt_id"] == pid else None
             statuses = part_statuses(on_screen or find_example(prompt, current.get(pid)))
             known: set[str] = set()

@@ -1,0 +1,87 @@
+"""The tree's "changed" marks: which prompts' requests differ from git ``HEAD``.
+
+The same review as the web list's marks and the Diff screen (``d``): the session's one ``LiveDiff``
+(the base revision evaluated once per commit) compares the report on screen with ``HEAD``, and
+``review_view`` lists the prompts with a changed example. It is asked again after each report, in a
+worker (the UI never waits for it); answers may come back out of order, and an older report's answer
+never replaces a newer one's. Outside a git work tree, or when the comparison fails, there are no
+marks: the reason is the tree's tooltip, nothing more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual import work
+from textual.message import Message
+
+BASE = "HEAD"
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeMarks:
+    """The prompts whose requests differ from ``base``; ``note`` says why there are none to show."""
+
+    base: str
+    changed: frozenset[str]
+    note: str | None = None
+
+    def legend(self) -> str:
+        """What the header says of them (nothing when no prompt differs)."""
+        count = len(self.changed)
+        return f"Δ {count} prompt{'s' if count != 1 else ''} differ{'s' if count == 1 else ''} from {self.base}" if count else ""
+
+    def tooltip(self) -> str:
+        if self.note is not None:
+            return f"No change marks: {self.note}"
+        return f"Δ after an id: that prompt's requests differ from {self.base} (d shows what changed)"
+
+
+async def change_marks(session: Any, base: str = BASE) -> ChangeMarks:
+    """The marks of the session's latest report against ``base``."""
+    from ..review.view import review_view  # here: the review's modules are not loaded at start
+    from .screens.diff import live_diff
+
+    try:
+        view = review_view(await live_diff(session).document(base))
+    except Exception as exc:  # the comparison failed (e.g. the base revision did not load): no marks
+        return ChangeMarks(base, frozenset(), f"{type(exc).__name__}: {exc}")
+    if view.error:
+        return ChangeMarks(base, frozenset(), view.error)
+    return ChangeMarks(base, frozenset(view.changed_ids))
+
+
+@dataclass
+class ChangeMarksComputed(Message):
+    """A worker's answer: the marks for the ``ticket``-th request."""
+
+    ticket: int
+    marks: ChangeMarks
+
+
+class ChangeMarksApp:
+    """The app's side (a mixin of ``CruxTui``): ``request_change_marks`` after each report shown."""
+
+    _marks_asked = 0  # requests made so far
+    _marks_shown = 0  # the request whose answer is on screen
+    change_marks: ChangeMarks | None = None  # on screen (None: no answer yet)
+
+    def request_change_marks(self: Any) -> None:
+        """Ask for the marks of the report just shown, once it is drawn (they are not in its way)."""
+        self._marks_asked += 1
+        self.call_after_refresh(self.compute_change_marks, self._marks_asked)
+
+    @work(group="change-marks", exit_on_error=False)
+    async def compute_change_marks(self: Any, ticket: int) -> None:
+        self.post_message(ChangeMarksComputed(ticket, await change_marks(self.session)))
+
+    def on_change_marks_computed(self: Any, message: ChangeMarksComputed) -> None:
+        if message.ticket <= self._marks_shown:
+            return  # a newer request's answer is on screen already
+        self._marks_shown = message.ticket
+        self.change_marks = message.marks
+        tree = self.browser.prompt_tree
+        tree.mark_changed(message.marks.changed)
+        tree.tooltip = message.marks.tooltip()
+        self.show_sub_title()
