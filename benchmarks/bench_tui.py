@@ -10,12 +10,13 @@
    median under 60 ms).
 
 The TUI runs as ``crux-devtools tui`` does (``cli.main``, with the console script's ``sys.argv``), in
-this script's ``--traced`` mode: the same code, with timestamps (``time.monotonic``, one clock for every process of the machine) taken at each
-step by wrapping a few functions, so each number is split into its steps: the Python start and the
-CLI import, the worker start (the fork server's warm-up, the first fork, the first load), Textual's
-import and first frame; for a save, the watcher, the session's report event, the app handling it,
-the frame written to the terminal. The screen is read with ``tmux capture-pane`` every 10 ms, so
-"on screen" includes up to about 10 ms of polling plus the capture itself.
+this script's ``--traced`` mode: the same code, with timestamps (``time.monotonic``, one clock for
+every process of the machine) taken at each step by wrapping a few functions, so each number is
+split into its steps: the Python start and the CLI import, the worker start (the fork server's
+warm-up, the first fork, the first load), Textual's import and first frame; for a save, the
+watcher, the session's report event, the app handling it, the frame written to the terminal. The
+screen is read with ``tmux capture-pane`` every 10 ms, so "on screen" includes up to about 10 ms of
+polling plus the capture itself.
 """
 
 from __future__ import annotations

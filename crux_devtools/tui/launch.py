@@ -1,9 +1,11 @@
 """Run ``crux-devtools tui``: start the worker first, then build the UI while it loads.
 
 The first report waits for the worker process to import the library and load the token encoding
-(most of a second), then for the user's modules. So the worker pool starts its fork server before
-anything else is imported (the session's modules, Textual): the worker warms up while this process
-imports the rest and draws the first frame, on the machine's other core.
+(most of a second), then for the user's modules. So the fork server's interpreter is started before
+anything else is imported (by the CLI module itself, ``inspector/early_start.py``; else here, by the
+worker pool), and the worker warms up and loads while this process imports the rest (the session's
+modules, Textual, in a thread so the event loop keeps serving the worker) and draws the first frame,
+on the machine's other core.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ async def run_tui_async(root: Path) -> None:
 
 
 def _collect_from_now_on(_: object) -> None:
+    """The session has started (or failed to): what the start built is kept out of collections."""
     gc.freeze()
     gc.enable()
 
