@@ -464,8 +464,8 @@ async def test_over_the_real_session_r_records_the_run_and_the_runs_tab_lists_it
         await pilot_until(pilot, lambda: app.prompt_id == "support-agent", "support-agent is selected")
         await pilot.press("r")  # a ScriptedModel: no confirmation
         await pilot_until(pilot, lambda: isinstance(app.screen, RunDetailScreen), "the run's detail opens")
-        assert isinstance(app.screen, RunDetailScreen)
-        assert "support-agent agent  ✓ ok" in screen_text(app)
+        # pushed is not yet drawn: wait for the detail's first frame
+        await pilot_until(pilot, lambda: "support-agent agent  ✓ ok" in screen_text(app), "the run's detail shows the run")
         await pilot.press("escape")
         await pilot_until(pilot, lambda: not isinstance(app.screen, RunDetailScreen) and table_rows(app), "the Runs tab lists the run")
         stored = RunStore.for_project(project, create=False).list()
