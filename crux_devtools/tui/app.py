@@ -44,6 +44,7 @@ from .widgets.prompt_detail import PromptDetail
 # the panel registry (``tui/panels.py``): the number keys 1..7 show the bar's seven (their labels say
 # which), ``m`` the panels beyond them.
 TABS: tuple[TabRow, ...] = tab_table()
+ERRORS_KEY = 1 + [tab_id for tab_id, _, _, _ in TABS[:BAR_TABS]].index("tab-errors")  # the key that shows the Errors tab
 
 BUDGET_KEYS = Binding.Group("Budget", compact=True)
 
@@ -213,11 +214,16 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, R
             self.request_change_marks()
 
     def show_sub_title(self) -> None:
-        """The header: how many prompts differ from git (when any), the project's folder, ``stale`` after a failed load."""
+        """The header: how many load errors there are and how many prompts differ from git (when any),
+        the project's folder, ``stale`` after a failed load. The counts come first, so a narrow
+        terminal (whose tab bar may not reach the Errors tab) still says there are errors."""
         report = self._report_shown
         stale = report is not None and report["stale"]
+        count = len(report["errors"]) if report is not None else 0
+        errors = f"✗ {count} load error{'s' if count != 1 else ''} (key {ERRORS_KEY})" if count else ""
         legend = self.change_marks.legend() if self.change_marks is not None else ""
-        self.sub_title = (f"{legend}  " if legend else "") + f"{self.session.root}" + ("  ◌ stale" if stale else "")  # the legend first: a long folder is cut
+        counts = "  ".join(part for part in (errors, legend) if part)
+        self.sub_title = (f"{counts}  " if counts else "") + f"{self.session.root}" + ("  ◌ stale" if stale else "")
 
     # -- selection -----------------------------------------------------------------------------
     def on_prompt_tree_prompt_selected(self, message: PromptTree.PromptSelected) -> None:
