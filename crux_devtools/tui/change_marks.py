@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.text import Text
 from textual import work
 from textual.message import Message
 
@@ -83,5 +84,5 @@ class ChangeMarksApp:
         self.change_marks = message.marks
         tree = self.browser.prompt_tree
         tree.mark_changed(message.marks.changed)
-        tree.tooltip = message.marks.tooltip()
+        tree.tooltip = Text(message.marks.tooltip())  # literal: the reason may quote git's own words
         self.show_sub_title()

@@ -115,3 +115,16 @@ async def test_an_older_reports_answer_never_replaces_a_newer_ones() -> None:
         await settle(pilot)
         assert app.change_marks == newer and marked(app) == {ids[0]}
         assert "Δ 1 prompt differs from HEAD" in screen_lines(app)[0]
+
+
+async def test_the_reason_for_no_marks_is_shown_literally() -> None:
+    from textual.visual import visualize
+
+    app = make_tui(FakeSession())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        note = "fatal: not a git repository: '/srv/[bold]x[/bold]' [oops"
+        app.post_message(ChangeMarksComputed(app._marks_asked + 1, ChangeMarks("HEAD", frozenset(), note)))
+        await settle(pilot)
+        tree = app.query_one(PromptTree)
+        assert visualize(tree, tree.tooltip).plain == f"No change marks: {note}"
