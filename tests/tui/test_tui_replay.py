@@ -54,17 +54,28 @@ def record_sample(tmp_path: Path) -> Path:
     return project
 
 
+def newest_run(project: Path) -> dict[str, Any]:
+    """The run the project's store recorded last (``record_sample``'s: two steps, tool traffic)."""
+    store = RunStore.for_project(project)
+    run = store.get(str(store.list()[-1]["id"]))
+    assert run is not None
+    return run
+
+
+async def open_replay(app: Any, pilot: Any, run: dict[str, Any]) -> None:
+    """Open ``run``'s detail and the replay screen of its step 1 (``n``, then ``R``)."""
+    app.open_run(run)
+    await pilot.pause()
+    await pilot.press("n", "R")
+
+
 async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) -> None:
     project = record_sample(tmp_path)
-    run = RunStore.for_project(project).get(str(RunStore.for_project(project).list()[-1]["id"]))
-    assert run is not None
+    run = newest_run(project)
     session = ProjectSession(project, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(160, 50)) as pilot:
-        app.open_run(run)
-        await pilot.pause()
-        await pilot.press("n")  # step 1
-        await pilot.press("R")
+        await open_replay(app, pilot, run)  # step 1
         text = await wait_for(app, pilot, "identical to the recorded request")
         assert "as recorded" in text
         await pilot.press("v")  # pin it
@@ -174,9 +185,8 @@ def old_and_gone(tmp_path: Path) -> tuple[Path, dict[str, Any], dict[str, Any], 
     """A recorded sample project; its last run, that run as an older release wrote it (``old-run``: no
     plan inputs) and as it would be with its target gone from the source (not written)."""
     project = record_sample(tmp_path)
+    run = newest_run(project)
     store = RunStore.for_project(project)
-    run = store.get(str(store.list()[-1]["id"]))
-    assert run is not None
     store.write({**run, "id": "old-run"})  # as an older release wrote it: no plan inputs
     old = store.get("old-run")
     assert old is not None
@@ -188,24 +198,18 @@ async def test_bad_input_in_the_replay_screen_is_a_clear_message(tmp_path: Path)
     session = ProjectSession(project, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(160, 50)) as pilot:
-        app.open_run(old)
-        await pilot.pause()
-        await pilot.press("n", "R")
+        await open_replay(app, pilot, old)
         text = await wait_for(app, pilot, "recorded before plan inputs were kept")
         assert "--source current" in app.screen.current[2]  # the whole message, as the column wraps it
         await pilot.press("escape", "escape")
-        app.open_run(run)
-        await pilot.pause()
-        await pilot.press("n", "R")
+        await open_replay(app, pilot, run)
         await wait_for(app, pilot, "identical to the recorded request")
         for _ in range(8):  # max 4,000 -> 800, below what the step's required parts need
             await pilot.press("minus")
         text = await wait_for(app, pilot, "REQUEST_TOO_LARGE: nothing fits")
         assert "<messages>: " in text and " tokens" in text  # what each required part needs
         await pilot.press("escape", "escape")
-        app.open_run(gone)
-        await pilot.pause()
-        await pilot.press("n", "R")
+        await open_replay(app, pilot, gone)
         await wait_for(app, pilot, "identical to the recorded request")
         await pilot.press("s")
         sent = await wait_for_sent(app, pilot, "not sent")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_tui_replay import old_and_gone, record_sample, wait_for
+from test_tui_replay import newest_run, old_and_gone, open_replay, record_sample, wait_for
 
 from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.session import ProjectSession
@@ -31,18 +31,14 @@ def head(app: Any) -> str:
 
 async def test_t_plans_the_step_from_todays_source_as_the_cli_does(tmp_path: Path) -> None:
     project = record_sample(tmp_path)
-    store = RunStore.for_project(project)
-    run = store.get(str(store.list()[-1]["id"]))
-    assert run is not None
+    run = newest_run(project)
     session = ProjectSession(project, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(200, 60)) as pilot:
         shared = project / "shared.py"
         shared.write_text(shared.read_text().replace(OLD_RULE, NEW_RULE))
         await session.reload()  # what the watcher does on a save
-        app.open_run(run)
-        await pilot.pause()
-        await pilot.press("n", "R")  # step 1, from its recording
+        await open_replay(app, pilot, run)  # step 1, from its recording
         text = await wait_for(app, pilot, "identical to the recorded request")
         assert "plan from: the recording" in head(app) and "one-time codes" not in text
         await pilot.press("t")
@@ -72,9 +68,7 @@ async def test_a_run_recorded_before_plan_inputs_and_a_gone_target_say_what_the_
     session = ProjectSession(project, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(200, 60)) as pilot:
-        app.open_run(old)
-        await pilot.pause()
-        await pilot.press("n", "R")
+        await open_replay(app, pilot, old)
         await wait_for(app, pilot, "recorded before plan inputs were kept")
         assert "press t to plan it from today's source" in app.screen.current[2]
         await pilot.press("t")
@@ -82,9 +76,8 @@ async def test_a_run_recorded_before_plan_inputs_and_a_gone_target_say_what_the_
         expected = json.loads(cli(project, "--run", "old-run", "--step", "1", "--source", "current", "--json").stdout)
         assert app.screen.current[1]["replayed"]["sent"] == expected["replayed"]["sent"]
         await pilot.press("escape", "escape")
-        app.open_run(gone)
-        await pilot.pause()
-        await pilot.press("n", "R", "t")
+        await open_replay(app, pilot, gone)
+        await pilot.press("t")
         await wait_for(app, pilot, "no longer exists in the source")
         RunStore.for_project(project).write(gone)  # the CLI reads the run from the store
         done = cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current")

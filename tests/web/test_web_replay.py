@@ -16,7 +16,7 @@ import httpx
 import pytest
 from markupsafe import escape
 
-from test_tui_replay import record_sample
+from test_tui_replay import newest_run, record_sample
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.replaying import step_messages
@@ -159,9 +159,8 @@ async def test_open_in_the_prompt_view_of_a_later_step_plans_it_with_that_steps_
 
 async def test_a_steps_messages_give_the_planned_request_exactly_its_recorded_messages(tmp_path: Path) -> None:
     project = record_sample(tmp_path)
+    run = newest_run(project)
     store = RunStore.for_project(project)
-    run = store.get(str(store.list()[-1]["id"]))
-    assert run is not None
     session = ProjectSession(project, history=False, watch=False)
     await session.start()
     try:
