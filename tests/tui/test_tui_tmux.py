@@ -77,9 +77,15 @@ def tui_in_tmux(name: str, project: Path, width: int, height: int) -> Iterator[T
     term = Terminal(f"{name}-{os.getpid()}")
     env = f"-u COLUMNS -u LINES PATH={COMMAND.parent}:{os.environ.get('PATH', '')} TERM=xterm-256color"
     # the pane gets its final size before the app starts (a fresh server begins at 80x24)
-    for _ in range(5):  # a fresh tmux server can exit on its first start ("server exited unexpectedly")
-        if subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), "cat"], capture_output=True, check=False).returncode == 0:
+    # a fresh tmux server can exit on its first start ("server exited unexpectedly"): try again, with a
+    # short pause between tries, until WAIT (a failure bound) has passed
+    deadline = time.monotonic() + WAIT
+    while True:
+        started = subprocess.run(["tmux", "-L", term.socket, "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), "cat"], capture_output=True, text=True, check=False)
+        if started.returncode == 0:
             break
+        if time.monotonic() > deadline:
+            raise AssertionError(f"tmux could not start a session: {started.stderr.strip()}")
         time.sleep(0.2)
     term.tmux("respawn-pane", "-k", "-t", "t", f"env {env} {COMMAND} tui {project}; sleep 5")
     yield term
