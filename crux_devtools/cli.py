@@ -139,20 +139,32 @@ def inspect(
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 @click.option("--strict", is_flag=True, help="Also fail on prompts that could not be checked (required inputs and no examples).")
-def check(directory: str, timeout: float, strict: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the failures and every expectation's result as JSON instead of lines.")
+def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
     """Resolve and plan every prompt with every example; exit 1 on any error.
 
     Fails on what generate would refuse or silently leave out: load errors, examples that do not
     resolve, plans over their input limit, system text over the prompt's token_budget even after
-    drops, and match(...) keys with no case. Each failure is printed to stdout as
+    drops, and match(...) keys with no case; and on every expectation of an example (example(...,
+    expect=...)) that does not hold, at the line that wrote it. Each failure is printed to stdout as
     FILE:LINE: ErrorType: message, for editors and CI; warnings that do not fail go to stderr, and so
     does each prompt that could not be checked (required inputs and no examples): with --strict,
     those fail too.
     """
-    from .inspector.cli_text import failures, not_checked, warnings
+    from .inspector.cli_text import expectation_failures, expectation_results, failures, not_checked, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
-    lines = failures(report, strict=strict)
+    lines = failures(report, strict=strict) + expectation_failures(report)
+    results = expectation_results(report)
+    examples = sum(len(p["examples"]) for p in report["prompts"])
+    if as_json:
+        click.echo(json.dumps({
+            "ok": not lines, "prompts": len(report["prompts"]), "examples": examples, "failures": lines,
+            "expectations": results, "held": sum(r["state"] == "held" for r in results),
+        }, indent=2))
+        if lines:
+            click.get_current_context().exit(1)
+        return
     for line in lines:
         click.echo(line)
     for line in warnings(report):
@@ -161,7 +173,6 @@ def check(directory: str, timeout: float, strict: bool) -> None:
     if not strict:
         for line in unchecked:
             click.echo(line, err=True)
-    examples = sum(len(p["examples"]) for p in report["prompts"])
     if lines:
         click.echo(f"{len(lines)} failure(s) in {len(report['prompts'])} prompt(s)", err=True)
         click.get_current_context().exit(1)
@@ -169,7 +180,8 @@ def check(directory: str, timeout: float, strict: bool) -> None:
         click.echo(report["notice"], err=True)
     checked = len(report["prompts"]) - len(unchecked)
     skipped = f"; {len(unchecked)} not checked (no examples; --strict fails on them)" if unchecked else ""
-    click.echo(f"ok: {checked} prompt(s), {examples} example(s), no failures{skipped}")
+    held = f", {len(results)} expectation(s) held" if results else ""
+    click.echo(f"ok: {checked} prompt(s), {examples} example(s){held}, no failures{skipped}")
 
 
 @main.command()

@@ -48,6 +48,34 @@ def failures(report: Report, *, strict: bool = False) -> list[str]:
     return lines
 
 
+EXPECTATION_TYPES = {"failed": "ExpectationFailed", "invalid": "InvalidExpectation", "unplanned": "ExpectationNotChecked"}
+
+
+def expectation_results(report: Report) -> list[dict[str, Any]]:
+    """Every expectation result of the report, each with its ``prompt`` and ``example`` (``check --json``)."""
+    return [
+        {"prompt": prompt["id"], "example": example["name"], **result}
+        for prompt in report["prompts"]
+        for example in prompt["examples"]
+        for result in example.get("expectations", [])
+    ]
+
+
+def expectation_failures(report: Report) -> list[str]:
+    """One ``FILE:LINE: Type: message`` line per expectation that does not hold, at the line that wrote it."""
+    lines = []
+    for result in expectation_results(report):
+        if result["state"] == "held":
+            continue
+        message = f"{result['prompt']!r} example {result['example']!r}: expect().{result['expect']}"
+        if result["held"]:
+            message += f": {result['held']}"
+        if result["reason"]:
+            message += f"; {result['reason']}"
+        lines.append(f"{result['file'] or '?'}:{result['line'] or 0}: {EXPECTATION_TYPES[result['state']]}: {message}")
+    return lines
+
+
 def not_checked(report: Report) -> list[str]:
     """One line per prompt ``check`` could not check (required inputs and no examples)."""
     return [_not_checked_line(p, "not checked: ") for p in report["prompts"] if p["status"] == "not-checked"]

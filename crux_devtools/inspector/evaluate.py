@@ -247,7 +247,7 @@ def evaluate_example(
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks may raise anything
             report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.example_lines.get(name, target.line)).to_dict()
             report["status"] = example_status(report)
-            return report
+            return with_expectations(root, target, name, input, report)
         inspected, report["truncated"] = inspection_dict(inspection)
         report["inspection"] = inspected
         if key is not None and inspections is not None:
@@ -269,6 +269,17 @@ def evaluate_example(
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the planner runs user callbacks too
         report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict()
     report["status"] = example_status(report)
+    return with_expectations(root, target, name, input, report)
+
+
+def with_expectations(root: Path, target: Target, name: str, input: dict[str, Any], report: ExampleReport) -> ExampleReport:
+    """``report`` with the results of the example's expectations, when it was written with
+    ``example(..., expect=...)`` and is evaluated with its own input (a custom input has none)."""
+    expect = target.prompt.expectations.get(name)
+    if expect is not None and (target.prompt.examples or {}).get(name) == input:
+        from .expectations import expectation_results
+
+        report["expectations"] = expectation_results(root, target.prompt, expect, {"file": target.file, "line": target.line, "contexts": []}, report)
     return report
 
 
