@@ -224,11 +224,15 @@ def evaluate_example(
     inspections: dict[Any, tuple[InspectionDict, bool]] | None = None,
     defaults: PlanningDefaults | None = None,
     messages: Mapping[str, Any] | None = None,
+    model: Any = None,
+    planned: list[Any] | None = None,
 ) -> ExampleReport:
     """One ``ExampleReport``: the inspection and the plan, both under ``token_budget``.
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
-    prompt, resolve each distinct input once. ``messages`` (``history``, ``turn``, ``support_required``)
+    prompt, resolve each distinct input once. ``model`` plans against that model (a name, a profile or an
+    adapter) instead of the target's; ``planned``, when given, receives the ``RequestPreview`` itself
+    (the pytest plugin's ``.sent``). ``messages`` (``history``, ``turn``, ``support_required``)
     plans the request as at a later step of a run (``preview_as_sent``'s ``messages``). The planner's refusal (``RequestCompositionError``)
     is the ``preview_error``; any other exception while planning is a fault of user code (a
     callback), so it is the example's ``error``.
@@ -257,9 +261,13 @@ def evaluate_example(
         kwargs["token_budget"] = token_budget
     if input_budget is not None:
         kwargs["input_budget"] = InputBudget(max=input_budget)
+    if model is not None:
+        kwargs["model"] = model
     try:
         # What generate would send: the extractive summaries it would prepare are prepared here too.
         sent, done = preview_as_sent(target.obj, input=input, messages=messages, **kwargs)
+        if planned is not None:
+            planned.append(sent)
         planned, cut = preview_dict(sent)
         report["preview"] = planned
         report["truncated"] = report["truncated"] or cut
