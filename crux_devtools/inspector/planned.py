@@ -10,6 +10,7 @@ code runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -20,6 +21,7 @@ from ..core.compose.prompts import Prompt
 from ..core.plan.expectations import Expect, ExpectationResult, Vocabulary, evaluate, result_line
 from . import netguard
 from .discovery import discover, read_model_config
+from .errors import relative
 from .evaluate import evaluate_example, example_inputs
 from .expectations import facts_of
 from .planning import PlanningDefaults
@@ -62,12 +64,16 @@ class PlannedRequest:
     report: Mapping[str, Any] = field(repr=False)
     _facts: Any = field(repr=False)
     _vocabulary: Vocabulary = field(repr=False)
+    _root: Path | None = field(default=None, repr=False)
 
     def results(self, expect: Expect) -> tuple[ExpectationResult, ...]:
         """Each expectation of ``expect`` against this plan (the evaluator ``check`` uses)."""
         if not isinstance(expect, Expect):
             raise TypeError(f"check(expect) takes expect()..., got {type(expect).__name__}")
-        return evaluate(expect, self._facts, self._vocabulary)
+        results = evaluate(expect, self._facts, self._vocabulary)
+        if self._root is None:
+            return results
+        return tuple(dataclasses.replace(r, file=relative(self._root, r.file)) for r in results)
 
     def check(self, expect: Expect) -> None:
         """Raise ``AssertionError`` naming every expectation that does not hold, where it was written and why."""
@@ -143,10 +149,10 @@ class Project:
         held: list[Any] = []
         with netguard.guarded(doing=DOING):
             report = evaluate_example(self.root, found, name, data, input_budget=budget, defaults=self.defaults(), model=model, planned=held)
-        return planned_request(found, report, held[0] if held else None)
+        return planned_request(found, report, held[0] if held else None, self.root)
 
 
-def planned_request(target: Target, report: ExampleReport, preview: Any) -> PlannedRequest:
+def planned_request(target: Target, report: ExampleReport, preview: Any, root: Path | None = None) -> PlannedRequest:
     facts = facts_of(target.prompt, {"file": target.file, "line": target.line, "contexts": []}, report)
     sent = preview.sent if preview is not None else None
     return PlannedRequest(
@@ -164,4 +170,5 @@ def planned_request(target: Target, report: ExampleReport, preview: Any) -> Plan
         report=MappingProxyType(dict(report)),
         _facts=facts,
         _vocabulary=Vocabulary.of(target.prompt),
+        _root=root,
     )
