@@ -225,13 +225,13 @@ def evaluate_example(
     defaults: PlanningDefaults | None = None,
     messages: Mapping[str, Any] | None = None,
     model: Any = None,
-    planned: list[Any] | None = None,
+    keep_preview: list[Any] | None = None,
 ) -> ExampleReport:
     """One ``ExampleReport``: the inspection and the plan, both under ``token_budget``.
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
     prompt, resolve each distinct input once. ``model`` plans against that model (a name, a profile or an
-    adapter) instead of the target's; ``planned``, when given, receives the ``RequestPreview`` itself
+    adapter) instead of the target's; ``keep_preview``, when given, receives the ``RequestPreview`` itself
     (the pytest plugin's ``.sent``). ``messages`` (``history``, ``turn``, ``support_required``)
     plans the request as at a later step of a run (``preview_as_sent``'s ``messages``). The planner's refusal (``RequestCompositionError``)
     is the ``preview_error``; any other exception while planning is a fault of user code (a
@@ -266,8 +266,8 @@ def evaluate_example(
     try:
         # What generate would send: the extractive summaries it would prepare are prepared here too.
         sent, done = preview_as_sent(target.obj, input=input, messages=messages, **kwargs)
-        if planned is not None:
-            planned.append(sent)
+        if keep_preview is not None:
+            keep_preview.append(sent)
         planned, cut = preview_dict(sent)
         report["preview"] = planned
         report["truncated"] = report["truncated"] or cut

@@ -114,8 +114,9 @@ class Project:
                 if known.obj is target:
                     return known
             file, line = (target.prompt if isinstance(target, Agent) else target).defined_at or ("<unknown>", None)
-            kind = "agent" if isinstance(target, Agent) else "prompt"
-            return Target(target.id, kind, target, module="", file=file, line=line)
+            if isinstance(target, Agent):
+                return Target(target.id, "agent", target, module="", file=file, line=line)
+            return Target(target.id, "prompt", target, module="", file=file, line=line)
         if not isinstance(target, str):
             raise TypeError(f"crux_plan(target): a prompt, an agent or an id, got {type(target).__name__}")
         loaded = self.loaded()
@@ -148,7 +149,7 @@ class Project:
             raise TypeError(f"crux_plan(budget=...) must be a positive int (the input budget's max), got {budget!r}")
         held: list[Any] = []
         with netguard.guarded(doing=DOING):
-            report = evaluate_example(self.root, found, name, data, input_budget=budget, defaults=self.defaults(), model=model, planned=held)
+            report = evaluate_example(self.root, found, name, data, input_budget=budget, defaults=self.defaults(), model=model, keep_preview=held)
         return planned_request(found, report, held[0] if held else None, self.root)
 
 
