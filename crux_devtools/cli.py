@@ -124,12 +124,12 @@ def inspect(
         except InputError as exc:  # one line, exit 1: not JSON, not an object, too deep, a lone surrogate
             raise click.ClickException(f"--input: {exc}") from None
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
-    from .inspector.cli_text import failures, render_report
+    from .inspector.cli_text import expectation_failures, failures, render_report
 
     click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
     if report.get("imported_note") and not as_json:  # which files ran, and why (on stderr: not the report)
         click.echo(report["imported_note"], err=True)
-    failed = failures(report)
+    failed = failures(report) + expectation_failures(report)
     if failed:  # exit 1 when anything printed failed (the same failures `check` reports)
         click.echo(f"{len(failed)} failure(s)", err=True)
         click.get_current_context().exit(1)

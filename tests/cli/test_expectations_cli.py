@@ -58,6 +58,11 @@ def test_check_counts_expectations_that_hold_and_fails_at_the_line_of_one_that_d
         "prompts.py:14: ExpectationFailed: 'reply' example 'voiced': expect().includes('brand-voice'): `brand-voice` dropped (budget); "
         "`brand-voice` left: budget 150, priority 30 < `style-examples` 45"
     ]
+    shown = run(root, "inspect", ".")
+    assert shown.returncode == 1  # inspect fails on what it printed failing, as check does
+    assert "    expectations: 1 of 2 expectations hold" in shown.stdout
+    assert "      ✗ expect().includes('brand-voice') does not hold (prompts.py:14): `brand-voice` dropped (budget); " in shown.stdout
+    assert "      ✓ expect().tokens(max=400) holds (prompts.py:15)" in shown.stdout
     listed = json.loads(run(root, "check", ".", "--json").stdout)
     assert listed["ok"] is False and listed["held"] == 1
     assert [(r["example"], r["expect"], r["state"], r["line"]) for r in listed["expectations"]] == [
