@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from crux_devtools.shapes import ExpectationResultDict
+from crux_devtools.statuses import STATUS_KEYS
 
 from ..compose.examples import Example
 from ..compose.sites import definition_site
@@ -26,7 +27,7 @@ from .rungs import RUNGS
 
 ExpectationState = Literal["held", "failed", "invalid", "unplanned"]
 STATES: tuple[ExpectationState, ...] = ("held", "failed", "invalid", "unplanned")
-_STATUSES = ("fits", "over-limit", "over-budget", "unmatched", "invalid-input", "error")
+_STATUSES = tuple(k for k in STATUS_KEYS if k != "not-checked")  # an example's states (a prompt's "not-checked" is none)
 _DROP_REASONS = ("budget", "parent-dropped", "omitted")
 
 
@@ -164,7 +165,7 @@ class Vocabulary:
         ladders: dict[str, tuple[str, ...]] = {}
         for reach in prompt.contexts():
             contexts.add(reach.context.id)
-            if reach.ladder is not None and reach.ladder not in ladders.values():
+            if reach.ladder is not None:
                 sh = shape(reach.ladder)
                 rungs = ["full"]
                 if sh.prefer is not None:
