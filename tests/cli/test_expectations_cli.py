@@ -51,6 +51,8 @@ def test_check_counts_expectations_that_hold_and_fails_at_the_line_of_one_that_d
     ok = run(root, "check", ".")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ok.stdout.strip() == "ok: 1 prompt(s), 2 example(s), 2 expectation(s) held, no failures"
+    what_if = run(root, "inspect", ".", "--token-budget", "150")  # a what-if budget shows the claims it breaks, without failing
+    assert what_if.returncode == 0 and "✗ expect().includes('brand-voice') does not hold (prompts.py:14)" in what_if.stdout
     (root / "prompts.py").write_text(BUDGETED.replace("BUDGET", "150"))
     failed = run(root, "check", ".")
     assert failed.returncode == 1
