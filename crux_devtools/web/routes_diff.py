@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..inspector.diff_live import LiveDiff
 from ..review.revisions import RevisionError, check_revision
@@ -54,6 +54,7 @@ async def _page(request: Request, base: str, *, confirmed: bool) -> Response:
         check_revision(base)
     except RevisionError as exc:
         context["view"] = review_view({"error": str(exc), "base": {"rev": base, "sha": None}})
+        context["view"].header = report_header(shown_report(request.app.state.session))
         return render(request, "changes.html", context, status=400)
     if base != TRUSTED_BASE and not confirmed and not await live.evaluated(base):
         context["confirm"] = True
@@ -75,6 +76,22 @@ async def diff_confirmed(request: Request) -> Response:
     """A base chosen on the page itself: evaluated (its code runs) when the request comes from it."""
     base = (await url_encoded_form(request)).get("base", TRUSTED_BASE)[:200]
     return await _page(request, base, confirmed=_from_own_page(request))
+
+
+@router.get("/diff.json")
+async def diff_json(request: Request, base: str = Query(TRUSTED_BASE, max_length=200)) -> Response:
+    """The review document itself, as ``crux-devtools diff --format json`` prints it (timing aside):
+    ``HEAD``, or a base the page already evaluated (409 otherwise: confirm it on ``/diff``)."""
+    base = base.strip() or TRUSTED_BASE
+    try:
+        check_revision(base)
+    except RevisionError as exc:
+        return JSONResponse({"error": str(exc)}, status_code=400)
+    live = live_diff(request)
+    if base != TRUSTED_BASE and not await live.evaluated(base):
+        return JSONResponse({"error": f"comparing with {base} runs its code: confirm it on /diff first"}, status_code=409)
+    document = await live.document(base)
+    return JSONResponse(document, status_code=200 if "error" not in document else 422)
 
 
 @router.get("/diff/summary", response_class=HTMLResponse)
