@@ -117,10 +117,10 @@ async def build_review(
     directory: Path, base: str, head: str | None, *, timeout: float = 10.0, runs: int = 0
 ) -> dict[str, Any]:
     """The review document of ``base`` -> ``head`` (None: the working tree) for the project in ``directory``."""
-    from .inspector.diff_evaluate import as_compared, evaluate_in_turn, evaluate_project, export_side, review_document
+    from .inspector.diff_evaluate import as_compared, evaluate_project, export_side, review_document
     from .inspector.diff_redact import redact_setting
     from .review.changes import default_counter
-    from .review.revisions import changed_files, has_submodules, work_tree
+    from .review.revisions import work_tree
 
     started = time.perf_counter()
     tree = work_tree(directory)
@@ -138,25 +138,15 @@ async def build_review(
             seconds[f"{name}_s"] = round(time.perf_counter() - began, 3)
             return report
 
-        # the token counter's tables load in a thread while the workers evaluate
+        # Both sides are fresh loads, in parallel, as the live page's base is: no report is carried
+        # over from one revision to the other, so nothing a worker did not see can make them agree.
+        # The token counter's tables load in a thread meanwhile.
         warm = asyncio.ensure_future(asyncio.to_thread(lambda: default_counter().count("")))
         base_side, head_side = sides
-        differ = changed_files(tree, base_side.sha or "", head_side.sha) if base_side.sha else None
-        in_turn = (differ is not None and base_side.root is not None and head_side.root is not None
-                   and not has_submodules(tree, base_side.sha) and not has_submodules(tree, head_side.sha))
-        if in_turn:
-            # The base export holds the working tree's ignored files, so the two folders differ in
-            # exactly ``differ``: the base is loaded, then those files are applied to it as a save
-            # and the session's incremental evaluator (the one the live page shows) gives the head.
-            began = time.perf_counter()
-            base_report, head_report, seconds["head_load"] = await evaluate_in_turn(
-                base_side.root, head_side.root, differ or [], timeout=timeout, inputs=inputs)  # type: ignore[arg-type]
-            seconds["both_s"] = round(time.perf_counter() - began, 3)
-        else:  # a submodule (its files are not in git's list of changed files): two fresh loads
-            base_report, head_report = await asyncio.gather(*(evaluate(n, s.root) for n, s in zip(("base", "head"), sides)))
+        base_report, head_report = await asyncio.gather(*(evaluate(n, s.root) for n, s in zip(("base", "head"), sides)))
         await warm
         compared_base = as_compared(base_report, base_side, tree)
-        compared_head = as_compared(head_report, head_side, tree, also=[base_side] if in_turn else [])
+        compared_head = as_compared(head_report, head_side, tree)
         document = review_document(directory, base_side, head_side, compared_base, compared_head, timeout=timeout,
                                    timing={**seconds, "total_s": round(time.perf_counter() - started, 3)})
     if inputs is not None:

@@ -1,8 +1,10 @@
 """Evaluate one revision of a project: every prompt with every example, in isolated workers as ``check`` does.
 
-``export_side`` makes a revision's folder (a temporary export, or the work tree itself);
-``evaluate_project`` loads it in a ``ProjectSession`` (workers, timeouts, per-module isolation) and
-also plans extra inputs (recorded runs) as examples. No model is called: only planning happens.
+``export_side`` makes a revision's folder (a temporary export with the working tree's ignored data,
+or the work tree itself); ``evaluate_project`` loads it fresh in a ``ProjectSession`` (workers,
+timeouts, per-module isolation) and also plans extra inputs (recorded runs) as examples. No model is
+called: only planning happens. ``as_compared`` and ``review_document`` turn two reports into the one
+review document the command, the web page and the TUI all show.
 """
 
 from __future__ import annotations
@@ -52,11 +54,11 @@ def export_side(tree: WorkTree, rev: str | None, project: Path, scratch: Path) -
     return Side(rev, sha, root, scratch, findings)
 
 
-def _replacements(sides: Sequence[Side], tree: WorkTree) -> list[tuple[str, str]]:
-    """(absolute path, what it reads as) for the sides' folders: messages say project-relative paths."""
+def _replacements(side: Side, tree: WorkTree) -> list[tuple[str, str]]:
+    """(absolute path, what it reads as) for the side's folders: messages say project-relative paths."""
     pairs: list[tuple[str, str]] = []
     up = "../" * len(Path(tree.subdir).parts) if tree.subdir else ""
-    for folder, relative in [pair for side in sides for pair in ((side.root, ""), (side.top, up))]:
+    for folder, relative in ((side.root, ""), (side.top, up)):
         if folder is None:
             continue
         for spelled in {str(folder), str(folder.resolve())}:
@@ -72,17 +74,14 @@ def _relative(text: Any, pairs: list[tuple[str, str]]) -> Any:
     return text
 
 
-def as_compared(
-    report: Mapping[str, Any] | None, side: Side, tree: WorkTree, also: Sequence[Side] = ()
-) -> dict[str, Any] | None:
+def as_compared(report: Mapping[str, Any] | None, side: Side, tree: WorkTree) -> dict[str, Any] | None:
     """``report`` as the review compares it: paths in its error messages project-relative (an
     export's temporary folder and the working tree then read the same), the side's findings
     added to its errors, and prompts shown stale (their module failed to load: the session keeps
-    the last version) left out, as a fresh load leaves them out. ``also``: other sides whose
-    folders the report's code ran in."""
+    the last version) left out, as a fresh load leaves them out."""
     if report is None:
         return None
-    pairs = _replacements([side, *also], tree)
+    pairs = _replacements(side, tree)
 
     def fixed(error: Any) -> Any:
         return {**error, "message": _relative(error.get("message"), pairs)} if isinstance(error, Mapping) else error
@@ -142,16 +141,8 @@ def review_document(
     return {**redact_document(root, redact, document, timeout), "timing": kept}
 
 
-async def _planned(
-    session: Any,
-    inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None,
-    reuse: Mapping[int, tuple[dict[str, Any], dict[str, Any]]] | None = None,
-) -> dict[str, Any]:
-    """The session's report, each prompt's ``inputs`` planned too and appended to its examples.
-
-    ``reuse`` maps ``id(report)`` of a prompt report to (that report, it with its inputs planned):
-    a prompt whose report the session kept as it was (nothing it reads changed) is not planned again.
-    """
+async def _planned(session: Any, inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None) -> dict[str, Any]:
+    """The session's report, each prompt's ``inputs`` planned too and appended to its examples."""
     loaded = session.report
     report: dict[str, Any] = dict(loaded) if loaded is not None else {"prompts": [], "errors": []}
     report["prompts"] = list(report.get("prompts") or ())
@@ -159,10 +150,6 @@ async def _planned(
     if inputs:
         prompts = []
         for prompt in report["prompts"]:
-            kept = (reuse or {}).get(id(prompt))
-            if kept is not None and kept[0] is prompt:
-                prompts.append(kept[1])
-                continue
             extra = []
             for name, data in inputs.get(prompt["id"], ()):
                 example = await session.evaluate(prompt["id"], input=data)
@@ -183,56 +170,12 @@ async def evaluate_project(
     *,
     timeout: float = 10.0,
     inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None = None,
-    files: Sequence[str] = (),
-    watched: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The project's report (``inspector.report_types.Report``), each prompt's ``inputs`` (name,
-    input) planned too and appended to its examples under that name. Those of ``files`` (relative
-    paths) that can change the report (a module, ``pyproject.toml``, a file user code read) are
-    appended to ``watched``."""
+    """The project's report (``inspector.report_types.Report``) from a fresh load, each prompt's
+    ``inputs`` (name, input) planned too and appended to its examples under that name."""
     session = _session(root, timeout)
     try:
         await session.start()
-        report = await _planned(session, inputs)
-        if watched is not None:
-            watched.extend(f for f in files if session.is_watched(f))
-        return report
-    finally:
-        await session.stop()
-
-
-async def evaluate_in_turn(
-    root: Path,
-    source: Path,
-    files: Sequence[str],
-    *,
-    timeout: float = 10.0,
-    inputs: Mapping[str, Sequence[tuple[str, dict[str, Any]]]] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """Both sides with one session, evaluating only what can differ: the base in ``root`` (an
-    export), then ``files`` copied over from ``source`` (or deleted where ``source`` has none) and
-    handed to the session as a save, so the incremental evaluator re-imports only the modules that
-    import or read them and keeps every other prompt's report. Returns (base, head, how the head
-    was loaded: ``"incremental"`` or ``"full"``). A prompt whose module fails at head is left out of
-    the head (the session would show its base version, marked stale)."""
-    session = _session(root, timeout)
-    try:
-        await session.start()
-        loaded = list((session.report or {}).get("prompts") or ())
-        base = await _planned(session, inputs)
-        # A prompt report the save leaves as it was is the same object in the head's report: it is
-        # neither planned nor compared twice (the session replaces a report, never edits one).
-        reuse = {id(p): (p, planned) for p, planned in zip(loaded, base["prompts"])}
-        for name in files:
-            original, target = source / name, root / name
-            if original.is_file():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(original, target)
-            elif target.is_file():
-                target.unlink()
-        await session.reload(list(files))
-        head = await _planned(session, inputs, reuse)
-        head["prompts"] = [p for p in head["prompts"] if not p.get("stale")]
-        return base, head, str((session.report or {}).get("load", "full"))
+        return await _planned(session, inputs)
     finally:
         await session.stop()

@@ -159,14 +159,6 @@ def export(tree: WorkTree, sha: str, into: Path, findings: list[Finding] | None 
     return project if project.is_dir() else None
 
 
-def has_submodules(tree: WorkTree, sha: str | None) -> bool:
-    """Whether commit ``sha`` (None: the index of the working tree) records a submodule."""
-    if sha is not None:
-        return bool(_gitlinks(tree.top, sha))
-    staged = _git(tree.top, "ls-files", "-s", "-z")
-    return any(entry.startswith(b"160000 ") for entry in staged.stdout.split(b"\0"))
-
-
 def outside_links(tree: WorkTree) -> list[Finding]:
     """The tracked symlinks of the working tree whose target leaves the repository."""
     staged = _git(tree.top, "ls-files", "-s", "-z")
@@ -185,24 +177,6 @@ def outside_links(tree: WorkTree) -> list[Finding]:
             found.append(Finding(_relative(tree, name), "SymlinkOutside",
                                  f"symlink {name} points outside the repository ({target}): both revisions read what it points to"))
     return found
-
-
-def changed_files(tree: WorkTree, base_sha: str, head_sha: str | None) -> list[str] | None:
-    """The project's files (relative to the project folder) that differ between ``base_sha`` and
-    ``head_sha`` (None: the working tree, untracked files that are not ignored included); None
-    when git cannot say."""
-    where = ["--", tree.subdir] if tree.subdir else []
-    listed = _git(tree.top, "diff", "--name-only", "-z", "--no-renames", base_sha, *([head_sha] if head_sha else []), *where)
-    if listed.returncode != 0:
-        return None
-    names = _names(listed.stdout)
-    if head_sha is None:
-        untracked = _git(tree.top, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", *where)
-        if untracked.returncode != 0:
-            return None
-        names += _names(untracked.stdout)
-    prefix = tree.subdir + "/" if tree.subdir else ""
-    return sorted({n[len(prefix):] for n in names if n.startswith(prefix)})
 
 
 # Ignored folders no project code reads as its data, left out of the copy: version control, caches,

@@ -56,8 +56,8 @@ async def _page(request: Request, base: str, *, confirmed: bool) -> Response:
         context["view"] = review_view({"error": str(exc), "base": {"rev": base, "sha": None}})
         context["view"].header = report_header(shown_report(request.app.state.session))
         return render(request, "changes.html", context, status=400)
-    if base != TRUSTED_BASE and not confirmed and not await live.evaluated(base):
-        context["confirm"] = True
+    if base != TRUSTED_BASE and not confirmed and not await live.evaluated(base) and await live.sha(base) is not None:
+        context["confirm"] = True  # (an unknown revision runs nothing: its error is shown at once)
         context["view"] = review_view({"error": f"comparing with {base} runs the code of {base}: confirm below",
                                        "base": {"rev": base, "sha": None}})
     else:
