@@ -5,9 +5,11 @@ Run: .venv/bin/python benchmarks/bench_diff_live.py [--commits N]
 1. A copy of ``sample_project`` as its own git repository (its memory store git-ignored, as in this
    repository), N commits (default 50) each editing a house rule. One ``ProjectSession`` and its
    ``LiveDiff`` compare the working tree with each commit in turn, as a user picking bases on the
-   Changes page would. Python's traced memory (tracemalloc) and the process's RSS are printed after
-   5, 10, 25 and N commits. Target: flat (after N at most 1.2x after 5), where keeping every base
-   would grow by about the size of one base report per commit (printed too).
+   Changes page would. After 5, 10, 25 and N commits: the size of what ``LiveDiff`` keeps (its base
+   reports and its document, as JSON), Python's traced memory (tracemalloc), the process's RSS, and
+   the token counter's memo (``core.tokens``: every distinct text counted, up to 200,000 entries;
+   the review counts each whole request once). Target: what ``LiveDiff`` keeps is flat (after N at
+   most 1.2x after 5), where keeping every base would grow by about one base report per commit.
 2. ``diff`` of that copy with one house rule edited in the working tree (its git-ignored store
    copied into the base export) against ``check`` of the same folder: medians of 5 runs each,
    alternated. Target: diff at most 1.3x check.
@@ -61,6 +63,7 @@ def rss_mb() -> float:
 async def memory(project: Path, commits: int) -> None:
     from crux_devtools.inspector.diff_live import MAX_BASES, LiveDiff
     from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.review.changes import default_counter
 
     shared = project / "shared.py"
     shas = []
@@ -72,21 +75,24 @@ async def memory(project: Path, commits: int) -> None:
     async with ProjectSession(project, watch=False, history=False, prewarm=False) as session:
         live = LiveDiff(session)
         checkpoints = {5, 10, 25, commits}
-        seen: dict[int, tuple[float, float]] = {}
+        seen: dict[int, float] = {}
         began = time.perf_counter()
         for n, sha in enumerate(shas, 1):
             document = await live.document(sha)
             assert "error" not in document, document
             if n in checkpoints:
+                kept = sum(len(json.dumps(report)) for _, report in live._bases.values()) + len(json.dumps(document))
+                seen[n] = kept / 1e6
                 traced = tracemalloc.get_traced_memory()[0] / 1e6
-                seen[n] = (traced, rss_mb())
-                print(f"after {n:3d} commits compared: traced {traced:6.1f} MB, RSS {seen[n][1]:6.1f} MB, bases kept {len(live.cached_shas())}")
+                memo = sum(len(text) for text in getattr(default_counter(), "_cache", {})) / 1e6
+                print(f"after {n:3d} commits compared: LiveDiff keeps {seen[n]:5.2f} MB ({len(live.cached_shas())} bases); "
+                      f"traced {traced:5.1f} MB, RSS {rss_mb():6.1f} MB, token memo {memo:5.2f} MB of text")
         one_base = len(json.dumps(live._bases[live.cached_shas()[-1]][1])) / 1e6
         seconds = time.perf_counter() - began
     first, last = seen[min(seen)], seen[commits]
-    print(f"{commits} commits in {seconds:.1f} s; traced memory after {commits} / after {min(seen)}: {last[0] / first[0]:.2f}x "
-          f"(target <= 1.2x; {MAX_BASES} bases kept); one base report is about {one_base:.1f} MB of JSON, so keeping "
-          f"every base would add about {one_base * (commits - MAX_BASES):.0f} MB")
+    print(f"{commits} commits in {seconds:.1f} s; what LiveDiff keeps after {commits} / after {min(seen)}: {last / first:.2f}x "
+          f"(target <= 1.2x; {MAX_BASES} bases kept); one base report is about {one_base:.2f} MB of JSON, so keeping "
+          f"every base would hold about {one_base * commits:.0f} MB after {commits}")
 
 
 def timed(*args: str) -> float:
