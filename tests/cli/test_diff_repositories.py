@@ -211,7 +211,8 @@ def test_runs_asked_for_and_not_compared_are_listed_with_the_reason(tmp_path: Pa
     assert "not compared: run:g0 (.crux/runs.sqlite3): its target gone is at neither revision" in text
 
 
-def test_sigterm_stops_diff_and_removes_the_base_export(tmp_path: Path) -> None:
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_or_sigint_stops_diff_and_removes_the_base_export(tmp_path: Path, number: signal.Signals) -> None:
     root = make_project(tmp_path)
     (root / "slow.py").write_text("import crux_devtools\n\nwhile True:\n    pass\n")
     commit_all(root, "a module that hangs")
@@ -222,11 +223,11 @@ def test_sigterm_stops_diff_and_removes_the_base_export(tmp_path: Path) -> None:
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
     try:
         until(lambda: any((p / "base" / "slow.py").exists() for p in scratch.glob("crux-diff-*")), "the base is exported")
-        child.send_signal(signal.SIGTERM)
+        child.send_signal(number)
         _, err = child.communicate(timeout=120)
     finally:
         if child.poll() is None:
             child.kill()
-    assert child.returncode == 128 + signal.SIGTERM, err
-    assert "stopped by SIGTERM" in err and "Traceback" not in err, err
+    assert child.returncode == 128 + number, err
+    assert f"stopped by {number.name}" in err and "Traceback" not in err, err
     assert not list(scratch.glob("crux-diff-*")), list(scratch.iterdir())
