@@ -92,6 +92,10 @@ def resolve(tree: WorkTree, rev: str) -> str:
     return done.stdout.decode().strip()
 
 
+def _in_project(tree: WorkTree, name: str) -> bool:
+    return not tree.subdir or name.startswith(tree.subdir + "/")
+
+
 def _relative(tree: WorkTree, name: str) -> str:
     prefix = tree.subdir + "/" if tree.subdir else ""
     return name[len(prefix):] if name.startswith(prefix) else "/" + name  # "/..." : outside the project folder
@@ -113,7 +117,8 @@ def _extract(archive: tarfile.TarFile, into: Path, tree: WorkTree, under: str, f
         if dest.is_symlink() or dest.exists():
             dest.unlink()
         os.symlink(member.linkname, dest)
-        if os.path.isabs(member.linkname) or not os.path.normpath(dest.parent / member.linkname).startswith(str(top) + os.sep):
+        leaves = os.path.isabs(member.linkname) or not os.path.normpath(dest.parent / member.linkname).startswith(str(top) + os.sep)
+        if leaves and _in_project(tree, name):
             findings.append(Finding(_relative(tree, name), "SymlinkOutside",
                                     f"symlink {name} points outside the repository ({member.linkname}): "
                                     "both revisions read what it points to"))
@@ -173,7 +178,7 @@ def outside_links(tree: WorkTree) -> list[Finding]:
             continue
         target = os.readlink(path)
         resolved = os.path.normpath(path.parent / target)
-        if os.path.isabs(target) or not resolved.startswith(str(tree.top) + os.sep):
+        if (os.path.isabs(target) or not resolved.startswith(str(tree.top) + os.sep)) and _in_project(tree, name):
             found.append(Finding(_relative(tree, name), "SymlinkOutside",
                                  f"symlink {name} points outside the repository ({target}): both revisions read what it points to"))
     return found
