@@ -239,10 +239,15 @@ def _utf8(text: str) -> str:
     return text
 
 
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """``value`` (a run read back from the store) as JSON text any UTF-8 output can take: a lone
-    surrogate the store kept (a reply with broken bytes) is written as its ``\\udcXX`` escape."""
-    return _utf8(json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False))
+    surrogate the store kept (a reply with broken bytes) is written as its ``\\udcXX`` escape, and
+    DEL and the C1 controls (which JSON leaves raw, and a terminal obeys) as ``\\u009b``."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
+    return _utf8(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text)
 
 
 def stored_json(value: Any) -> str:
