@@ -584,7 +584,9 @@ class Worker:
         if self.recorder is None:
             from crux_devtools.core.record.recording import RunRecorder
 
-            self.recorder = RunRecorder(self.project.root)
+            from .diff_redact import project_redact
+
+            self.recorder = RunRecorder(self.project.root, redact=project_redact(self.project.root))  # the project's redact hook
         return run_target(self.project.root, target, data, self.recorder)
 
     def prepare(self, request: dict[str, Any]) -> Any:

@@ -344,7 +344,8 @@ _scope: ContextVar[Scope | None] = ContextVar("crux_devtools_recording_scope", d
 @contextlib.contextmanager
 def recording_scope(*, origin: str = "inspector", recorder: RunRecorder | None = None) -> Iterator[Scope]:
     """For the devtools' own runs: runs made inside get ``origin``, also go to ``recorder`` (not
-    turned on process-wide) and are collected in ``scope.runs`` as built (before any redact)."""
+    turned on process-wide) and are collected in ``scope.runs`` as redacted for the stores (only
+    identity and status when a ``redact`` failed)."""
     scope = Scope(origin, recorder)
     token = _scope.set(scope)
     try:
@@ -404,9 +405,9 @@ class RunCapture:
             scope = self.scope
             if scope is not None and scope.recorder is not None and scope.recorder.enabled and scope.recorder not in consumers:
                 consumers.append(scope.recorder)
-            if scope is not None:
-                scope.runs.append({k: v for k, v in run.items() if k != "plan_inputs"})
             shared = redacted(run, consumers)
+            if scope is not None:  # what the devtools show of their own run: as redacted, never more
+                scope.runs.append(withheld(run) if shared is None else {k: v for k, v in shared.items() if k != "plan_inputs"})
             if shared is None:
                 return run
             for recorder in consumers:
@@ -482,6 +483,14 @@ def redacted(run: dict[str, Any], consumers: list[RunRecorder]) -> dict[str, Any
             return None
         out = done
     return out
+
+
+def withheld(run: dict[str, Any]) -> dict[str, Any]:
+    """What is shown of a run a failing ``redact`` kept from every store: its identity, status and
+    counts, none of its texts."""
+    kept = {k: run.get(k) for k in ("id", "target", "kind", "file", "line", "origin", "started_at", "duration_ms", "model", "usage")}
+    message = f"the run ended {run.get('status')!r}, but its texts are not shown: the redact hook failed, so it was neither stored nor exported"
+    return {**kept, "status": "error", "error": {"type": "RedactError", "message": message, "traceback": None}, "input": None, "text": None, "steps": []}
 
 
 def _step_dict(step: Any) -> dict[str, Any]:
