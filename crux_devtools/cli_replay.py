@@ -136,7 +136,7 @@ def replay(
 
         child = send_replay(root, run, document, yes=yes)
         document["sent"] = {"run": child["id"], "status": child["status"], "text": child["text"], "usage": child["usage"],
-                            "latency_ms": child["duration_ms"], "error": child["error"], "step": child["steps"][0]}
+                            "latency_ms": child["duration_ms"], "error": child["error"], "step": child["steps"][0] if child["steps"] else None}
     if as_json:
         click.echo(json_text(document, indent=2))
     else:

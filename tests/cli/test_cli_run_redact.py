@@ -55,3 +55,18 @@ def test_a_hook_that_cannot_be_loaded_keeps_the_run_out_of_the_store(tmp_path: P
     if db.exists():
         with RunStore.for_project(root, create=False) as store:
             assert store.count() == 0
+
+
+def test_a_replay_sent_from_the_command_line_is_stored_and_printed_masked(tmp_path: Path) -> None:
+    """The replayed request carries the recorded (masked) input, so a field redaction has nothing to
+    find in it; a value the hook names itself is masked in the model's new answer."""
+    root = project(tmp_path, f'from crux_devtools import redact_values\nredact = redact_values("{CARD}")\n')
+    assert cli("run", str(root), "--prompt", "card-agent").returncode == 0
+    with RunStore.for_project(root, create=False) as store:
+        (parent,) = store.list()
+    sent = cli("replay", str(root), "--run", parent["id"], "--send", "--max", "7000")
+    assert sent.returncode == 0, sent.stderr
+    assert CARD not in sent.stdout + sent.stderr and "sent: Card *******************" in sent.stdout
+    with RunStore.for_project(root, create=False) as store:
+        runs = [store.get(r["id"]) for r in store.list()]
+    assert len(runs) == 2 and CARD not in repr(runs)
