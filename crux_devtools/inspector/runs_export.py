@@ -49,7 +49,14 @@ def csv_row(run: Mapping[str, Any]) -> list[Any]:
         "error_type": error.get("type"),
         "error_message": error.get("message"),
     }
-    return ["" if values[c] is None else inert(values[c]) if isinstance(values[c], str) else values[c] for c in CSV_COLUMNS]
+    return [cell(values[c]) for c in CSV_COLUMNS]
+
+
+def cell(value: Any) -> Any:
+    """One CSV cell: empty for an unknown value, a text made ``inert``, a number as it is."""
+    if value is None:
+        return ""
+    return inert(value) if isinstance(value, str) else value
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import copy
 import logging
 import os
 import threading
@@ -468,15 +467,16 @@ class RunCapture:
 
 def redacted(run: dict[str, Any], consumers: list[RunRecorder]) -> dict[str, Any] | None:
     """``run`` redacted once for everything it goes to (every store, every exporter): through the
-    ``redact`` of each recorder that ``record_runs`` turned on and of each of ``consumers``, in turn,
-    on a copy. ``None`` (the run goes nowhere, with a warning) when a hook fails: a run is never
-    sent on with a value one of them was there to mask."""
+    ``redact`` of each recorder that ``record_runs`` turned on and of each of ``consumers``, in turn
+    (each takes what the one before returned; ``run`` itself is built for this call alone, so a hook
+    may change it in place). ``None`` (the run goes nowhere, with a warning) when a hook fails: a
+    run is never sent on with a value one of them was there to mask."""
     with _lock:
         hooks = list(_redacting)
     hooks += [r for r in consumers if r.redact is not None and r not in hooks]
     if not hooks:
         return run
-    out = copy.deepcopy(run)
+    out = run
     for recorder in hooks:
         done = recorder.redacted(out)
         if done is None:
