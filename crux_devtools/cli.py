@@ -345,7 +345,7 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     if as_json:
         click.echo(json_text(run, indent=2))
     elif run.get("text") is not None:
-        click.echo(run["text"])
+        click.echo(visible(run["text"], lines=True))  # an answer's escape sequences are shown, never obeyed
     error = run.get("error")
     if isinstance(error, dict):
         where = f"{error['file']}:{error['line']}: " if error.get("file") and error.get("line") else ""

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .errors import (
         CallbackError as CallbackError,
         CruxError as CruxError,
+        DamagedRunError as DamagedRunError,
         Diagnostic as Diagnostic,
         ErrorInfo as ErrorInfo,
         MemoryStoreError as MemoryStoreError,
@@ -107,7 +108,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "SectionSummary", "facts", "memory", "recent_messages",),
     "compose.skills": ("Skill", "skill",),
     "errors": (
-        "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
+        "CallbackError", "CruxError", "DamagedRunError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
         "ReplayError", "RequestCompositionError", "RunError", "RunStoreError", "SummaryError",
     ),
     "run.record_call": ("RecordedCall", "record_call",),
