@@ -68,6 +68,7 @@ async def build_review(
     from .review.compare import review
     from .inspector.diff_evaluate import evaluate_in_turn, evaluate_project, export_side
     from .review.revisions import changed_files, has_ignored_files, work_tree
+    from .review.sources import Sources
 
     from .inspector.diff_redact import redact_document, redact_setting
 
@@ -115,6 +116,7 @@ async def build_review(
             base_info={"rev": sides[0].rev, "sha": sides[0].sha}, head_info={"rev": sides[1].rev, "sha": sides[1].sha},
             scrub=[str(s.root) for s in sides if s.root is not None and s.rev is not None] + [scratch],
             pricer=lambda model: price_for(model, profiles),
+            sources=Sources(tree.top, tree.subdir, sides[0].sha, sides[1].sha, directory),
             timing={**seconds, "total_s": round(time.perf_counter() - started, 3)},
         )
     if redact is not None:

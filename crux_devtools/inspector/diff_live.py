@@ -71,10 +71,12 @@ def _scrubbed(report: dict[str, Any] | None, scratch: str) -> dict[str, Any] | N
 
 def _review(root: Path, rev: str, sha: str, base: dict[str, Any] | None, head: dict[str, Any] | None, timeout: float) -> dict[str, Any]:
     from ..core.record.pricing import price_for
+    from ..review.sources import Sources
     from .discovery import read_model_config
 
     profiles = read_model_config(root)[0]["models"]
+    tree = work_tree(root)
     document = review(base, head, base_info={"rev": rev, "sha": sha}, head_info={"rev": None, "sha": None},
-                      pricer=lambda model: price_for(model, profiles))
+                      pricer=lambda model: price_for(model, profiles), sources=Sources(tree.top, tree.subdir, sha, None, root))
     redact = redact_setting(root)
     return redact_document(root, redact, document, timeout) if redact is not None else document

@@ -78,7 +78,7 @@ def test_tools_rungs_messages_status_and_errors() -> None:
         {"kind": "tool-removed", "name": "refund"}, {"kind": "tool-added", "name": "escalate"},
         {"kind": "tool-changed", "name": "lookup_order", "what": "description"},
     ]
-    assert {"kind": "rung", "contributor": "billing", "base": "full", "head": "summary"} in changes
+    assert {"kind": "rung", "contributor": "billing", "base": "full", "head": "summary", "cause": "pressure"} in changes
     assert {"kind": "status", "base": "fits", "head": "over"} == changes[0]
     assert {"kind": "error", "message": "boom", "file": "app.py", "line": 9, "appeared": True} in changes
     assert any(c["kind"] == "text" and c["context"] == "messages" for c in changes)
