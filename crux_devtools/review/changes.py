@@ -27,8 +27,8 @@ or ``"prompt"`` for the prompt's own text, produced which characters, and where 
   (``budget``: a budget setting changed; ``text``: the contributor's own full text changed;
   ``prepared``: which of its rungs are available changed, e.g. a summary was prepared;
   ``pressure``: the other contributors grew or shrank); never also a ``text`` change of it. A
-  droppable contributor the planner now omits (or no longer omits) is a ``context-left``
-  (``context-joined``) with reason ``budget`` instead;
+  droppable contributor the planner now omits (or no longer omits) is also a ``context-left``
+  (``context-joined``) with reason ``budget``;
 - ``order``: ``base``, ``head``: the ids of the system blocks in order, when blocks moved;
 - ``budget``: ``field`` (``token_budget``, ``max``, ``optimize_at``, ``max_tokens``, ``model``),
   ``base``, ``head`` (the planning settings of the two requests);
@@ -466,7 +466,7 @@ def _rung_changes(base: RequestSnapshot, head: RequestSnapshot, budget: list[Cha
     changes: list[Change] = []
     for contributor, rung in head.rungs.items():
         old = base.rungs.get(contributor)
-        if old is None or old == rung or _OMITTED in (old, rung):  # an omission is a context leaving (or joining)
+        if old is None or old == rung:  # an omission is also a context leaving (or joining) for the budget
             continue
         changes.append({"kind": "rung", "contributor": contributor, "base": old, "head": rung,
                         "cause": _rung_cause(contributor, base, head, budget)})
