@@ -564,6 +564,8 @@ def compare(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | Non
         changes += _text_changes(base, head, counter, {c["contributor"] for c in rungs})
         changes += _tool_changes(base, head)
         changes += [{"kind": "request", "part": part} for part in differing if not _explained(part, base, head, changes)]
+    elif differing and base.status == head.status:  # one side sends nothing, and the status does not say so
+        changes.append({"kind": "request", "part": "system"})
     changes.sort(key=lambda c: KIND_ORDER.index(c["kind"]))
     return changes, cache_prefix(base, head, counter)
 
