@@ -351,6 +351,7 @@ def cache_prefix(base: RequestSnapshot, head: RequestSnapshot, counter: Counter 
     at_head, at_base = _owner_at(head_pieces, common), _owner_at(base_pieces, common)
     # where one side still offers tools and the other does not, the tools broke it; where one side's
     # system text ends there (a trailing block left or joined), that block did; else head's owner
+    broken_by: str | None
     if TOOLS in (at_head, at_base):
         broken_by = TOOLS
     elif at_head in (MESSAGES, None) and at_base not in (MESSAGES, None):

@@ -185,3 +185,34 @@ def test_a_tiny_cost_reads_as_money(tmp_path: Path) -> None:
     assert 0 < delta < 0.0001
     shown = diff(root).stdout
     assert "e-0" not in shown and re.search(r"\+\$0\.0000[1-9][0-9]? per 1,000 calls", shown), shown
+
+
+MASK = '''\
+def _walk(value):
+    if isinstance(value, str):
+        return value.replace("sk-live-42", "[masked]")
+    if isinstance(value, dict):
+        return {k: _walk(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v) for v in value]
+    return value
+
+
+def redact(run):
+    return _walk(run)
+'''
+
+
+def test_a_text_changes_diff_is_masked_by_the_projects_redact_hook(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    (root / "mask.py").write_text(MASK)
+    pyproject = (root / "pyproject.toml").read_text().replace('default_model = "house-model"', 'default_model = "house-model"\nredact = "mask:redact"')
+    (root / "pyproject.toml").write_text(pyproject)
+    commit_all(root, "a redact hook")
+    edit(root / "shared.py", "- Be kind.", "- Be kind.\\n- The test key is sk-live-42.")
+    for fmt in ("text", "markdown", "json"):
+        done = diff(root, "--format", fmt)
+        assert done.returncode == 0, done.stderr
+        assert "sk-live-42" not in done.stdout and "The test key is [masked]." in done.stdout, fmt
+    [text] = [c for c in example(as_json(root), "reply", "hello")["changes"] if c["kind"] == "text"]
+    assert text["diff"].endswith("+- The test key is [masked].")
