@@ -124,14 +124,18 @@ def review_document(
     project's ``redact`` hook when it names one (``RedactError`` when that fails)."""
     from ..core.record.pricing import price_for
     from ..review.compare import review
+    from ..review.revisions import work_tree
+    from ..review.sources import Sources
     from .diff_redact import redact_document, redact_setting
     from .discovery import read_model_config
 
     profiles = read_model_config(head.root or root)[0]["models"]
+    tree = work_tree(root)
     document = review(
         base_report, head_report,
         base_info={"rev": base.rev, "sha": base.sha}, head_info={"rev": head.rev, "sha": head.sha},
         pricer=lambda model: price_for(model, profiles), timing=timing,
+        sources=Sources(tree.top, tree.subdir, base.sha, head.sha, root),
     )
     document = valid_text(document)
     redact = redact_setting(root)

@@ -22,7 +22,7 @@ from ..core.plan.receipts import RequestPreview
 from ..core.compose.results import Inspection
 from ..core.run.runtime import generate
 from .api import failed_run
-from .errors import LoadError
+from .errors import LoadError, in_project, relative
 from .worker_import import LoadedProject, Progress, Target
 from .planning import PlanningDefaults
 from ..statuses import worst
@@ -329,8 +329,16 @@ def prepare(root: Path, target: Target, input: dict[str, Any], defaults: Plannin
     return {"prepared": prepared, "skipped": skipped, "error": None}
 
 
-def _defined_at(context_lines: Mapping[int, tuple[str, int]] | None, context: Any) -> tuple[str | None, int | None]:
-    return (context_lines or {}).get(id(context), (None, None))
+def _defined_at(root: Path, context_lines: Mapping[int, tuple[str, int]] | None, context: Any) -> tuple[str | None, int | None]:
+    """Where a context is defined: its module-level name's line in a module of the collection, else
+    the ``context(...)`` call it was made by, wherever that is in the project (whatever ``modules`` lists)."""
+    known = (context_lines or {}).get(id(context))
+    if known is not None:
+        return known
+    site = getattr(context, "defined_at", None)
+    if site is None or not in_project(root, site[0]):
+        return None, None
+    return relative(root, site[0]), site[1]
 
 
 def prompt_report(
@@ -352,7 +360,7 @@ def prompt_report(
         schema = {"error": f"{type(exc).__name__}: {exc}"}
     contexts: list[ContextEntry] = []
     for reach in prompt.contexts():
-        file, line = _defined_at(context_lines, reach.context)
+        file, line = _defined_at(root, context_lines, reach.context)
         contexts.append({
             "id": reach.context.id,
             "kind": getattr(reach.context, "kind", "context"),

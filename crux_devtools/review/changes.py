@@ -21,13 +21,29 @@ or ``"prompt"`` for the prompt's own text, produced which characters, and where 
   out after a leave: ``when``, ``match``, ``budget``, ``parent-dropped``, ``parent-excluded``;
   ``removed`` when the other side does not use it at all, ``added`` for a context new at head);
 - ``text``: ``context`` (a context id, ``"prompt"`` or ``"messages"``), ``base_tokens``,
-  ``head_tokens``, ``file``, ``line`` (where that context or prompt is defined);
-- ``rung``: ``contributor``, ``base``, ``head`` (rung names of ``core.plan.rungs``);
+  ``head_tokens``, ``file``, ``line`` (where that context or prompt is defined), ``diff`` (a unified
+  diff of that text, base to head);
+- ``rung``: ``contributor``, ``base``, ``head`` (rung names of ``core.plan.rungs``), ``cause``
+  (``budget``: a budget setting changed; ``text``: the contributor's own full text changed;
+  ``prepared``: which of its rungs are available changed, e.g. a summary was prepared;
+  ``pressure``: the other contributors grew or shrank); never also a ``text`` change of it. A
+  droppable contributor the planner now omits (or no longer omits) is also a ``context-left``
+  (``context-joined``) with reason ``budget``;
+- ``order``: ``base``, ``head``: the ids of the system blocks in order, when blocks moved;
+- ``budget``: ``field`` (``token_budget``, ``max``, ``optimize_at``, ``max_tokens``, ``model``),
+  ``base``, ``head`` (the planning settings of the two requests);
+- ``request``: ``part`` (``system``, ``messages``, ``tools``, ``max_tokens``): a difference of the
+  literal request that no other change explains;
 - ``tool-added`` / ``tool-removed`` / ``tool-changed``: ``name`` (``tool-changed`` also says
   ``what``: ``description``, ``parameters`` or both);
 - ``tokens``: ``base``, ``head``, ``delta``, ``percent`` (None when base is 0);
 - ``status``: ``base``, ``head``;
 - ``error``: ``message``, ``file``, ``line``, ``appeared`` (True: at head only; False: gone at head).
+
+The changes come from the literal request first: when ``sent`` (system, messages, tools,
+``max_tokens``) and the status are the same at both sides there is no change at all, whatever else
+differs (a renamed variable, a priority that drops nothing); when they differ, every differing part
+is explained by at least one change, else it is a ``request`` change naming the part.
 
 ``cache_prefix`` is ``{"common_tokens", "base_tokens", "head_tokens", "broken_by"}`` or None when
 either side sent nothing. Providers cache the longest unchanged prefix of a request in the order
@@ -38,6 +54,7 @@ differing character (a context id, ``"prompt"``, ``"tools"``, ``"messages"``; No
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,9 +68,11 @@ TOOLS = "tools"
 _PROMPT_CONTRIBUTORS = {"<prompt>", "<system>"}
 _REASONS = {"when-wrapper": "when"}  # the resolver's words -> the review's
 KIND_ORDER = (
-    "status", "error", "tokens", "context-left", "context-joined", "rung", "text",
-    "tool-removed", "tool-added", "tool-changed",
+    "status", "error", "tokens", "budget", "context-left", "context-joined", "order", "rung", "text",
+    "tool-removed", "tool-added", "tool-changed", "request",
 )
+BUDGET_FIELDS = ("token_budget", "max", "optimize_at", "max_tokens", "model")
+_OMITTED = "omitted"
 
 
 class Counter(Protocol):
@@ -96,6 +115,10 @@ class RequestSnapshot:
     rungs: Mapping[str, str] = field(default_factory=dict)
     errors: tuple[Problem, ...] = ()
     where: Mapping[str, tuple[str | None, int | None]] = field(default_factory=dict)
+    max_tokens: int | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)  # the BUDGET_FIELDS the request was planned with
+    full_tokens: Mapping[str, int] = field(default_factory=dict)  # ladder contributor -> tokens of its full text
+    available: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ladder contributor -> its available rungs
 
     def text_of(self, part_id: str) -> str:
         """The system text produced by ``part_id`` (its parts joined)."""
@@ -131,28 +154,46 @@ def snapshot_from_request(
     dropped: Iterable[Mapping[str, Any]] = (),
     errors: Iterable[Problem] = (),
     where: Mapping[str, tuple[str | None, int | None]] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    candidates: Iterable[Mapping[str, Any]] = (),
 ) -> RequestSnapshot:
-    """A snapshot from a planned request: ``sent`` (``{"system", "messages", "tools"}``) and the
-    planner's ``contributions`` (each ``{"contributor", "kind", "representation", "tokens", "span"}``),
-    as in a ``RequestPreview`` or a recorded step's ``request``. ``contexts_in`` defaults to the
-    contributions of kind ``context``; ``dropped`` entries (``{"id", "reason"}``) count as out."""
+    """A snapshot from a planned request: ``sent`` (``{"system", "messages", "tools", "max_tokens"}``)
+    and the planner's ``contributions`` (each ``{"contributor", "kind", "representation", "tokens",
+    "span"}``), as in a ``RequestPreview`` or a recorded step's ``request``. ``contexts_in`` defaults
+    to the contributions of kind ``context`` and the ladder contributors the planner did not omit; an
+    omitted one is out for the ``budget``, as are ``dropped`` entries (``{"id", "reason"}``).
+    ``settings``: the request's planning settings (``BUDGET_FIELDS``); ``candidates``: the planner's
+    rungs considered per ladder contributor (``{"contributor", "representation", "available", "tokens"}``)."""
     parts: list[Part] = []
     rungs: dict[str, str] = {}
     in_request: list[str] = []
+    reasons = dict(out or {})
     for c in contributions:
         name = part_id(str(c.get("contributor")))
+        kind = c.get("kind")
         if c.get("span"):
             start, end = c["span"]
             parts.append(Part(name, int(start), int(end), c.get("tokens"), c.get("representation")))
-        if c.get("kind") == "context" or name == PROMPT:
+        if kind in ("context", "ladder") or name == PROMPT:
             if c.get("representation"):
                 rungs.setdefault(name, str(c["representation"]))
-        if c.get("kind") == "context" and name not in in_request:
+        if kind == "ladder" and c.get("representation") == _OMITTED:
+            reasons.setdefault(name, "budget")
+        elif kind in ("context", "ladder") and name not in in_request:
             in_request.append(name)
-    reasons = dict(out or {})
     for d in dropped:
         reasons[str(d["id"])] = str(d.get("reason") or "budget")
-    chosen = [c for c in (in_request if contexts_in is None else contexts_in) if c not in reasons]
+    chosen = list(in_request if contexts_in is None else contexts_in)
+    chosen += [c for c in in_request if c not in chosen]
+    full: dict[str, list[int]] = {}
+    available: dict[str, list[str]] = {}
+    for c in candidates:
+        name = str(c.get("contributor"))
+        if c.get("representation") == "full" and isinstance(c.get("tokens"), int):
+            full.setdefault(name, []).append(int(c["tokens"]))
+        if c.get("available"):
+            available.setdefault(name, []).append(str(c.get("representation")))
+    max_tokens = sent.get("max_tokens") if sent else None
     return RequestSnapshot(
         system=str(sent.get("system") or "") if sent else "",
         messages=tuple(sent.get("messages") or ()) if sent else (),
@@ -161,11 +202,15 @@ def snapshot_from_request(
         status=status,
         sent=sent is not None,
         parts=tuple(sorted(parts, key=lambda p: (p.start, p.end))),
-        contexts_in=tuple(chosen),
+        contexts_in=tuple(c for c in chosen if c not in reasons),
         out={k: _REASONS.get(v, v) for k, v in reasons.items()},
         rungs=rungs,
         errors=tuple(errors),
         where=dict(where or {}),
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        settings=dict(settings or {}),
+        full_tokens={k: sum(v) for k, v in full.items()},
+        available={k: tuple(sorted(v)) for k, v in available.items()},
     )
 
 
@@ -217,7 +262,19 @@ def snapshot_from_example(
         dropped=dropped,
         errors=problems,
         where=where,
+        settings=settings_of(preview, inspection) if preview else {},
+        candidates=preview.get("candidates") or (),
     )
+
+
+def settings_of(preview: Mapping[str, Any], inspection: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``BUDGET_FIELDS`` a planned request (a ``PreviewDict``) was planned with."""
+    sent = preview.get("sent") or {}
+    budget = preview.get("token_budget")
+    if budget is None and inspection:
+        budget = inspection.get("token_budget")
+    return {"token_budget": budget, "max": preview.get("max_input_tokens"), "optimize_at": preview.get("optimize_at"),
+            "max_tokens": sent.get("max_tokens"), "model": preview.get("model")}
 
 
 def snapshot_from_step(
@@ -239,6 +296,7 @@ def snapshot_from_step(
         dropped=receipt.get("dropped") or (),
         errors=[error] if error is not None else [],
         where=where,
+        settings=settings_of({**receipt, "sent": step.get("sent")}),
     )
 
 
@@ -290,9 +348,16 @@ def cache_prefix(base: RequestSnapshot, head: RequestSnapshot, counter: Counter 
     if common == len(base_text) == len(head_text):
         total = counter.count(head_text)
         return {"common_tokens": total, "base_tokens": total, "head_tokens": total, "broken_by": None}
-    owners = {_owner_at(head_pieces, common), _owner_at(base_pieces, common)} - {None}
-    # where one side still offers tools and the other does not, the tools broke it; else head's owner
-    broken_by = TOOLS if TOOLS in owners else _owner_at(head_pieces, common) or _owner_at(base_pieces, common)
+    at_head, at_base = _owner_at(head_pieces, common), _owner_at(base_pieces, common)
+    # where one side still offers tools and the other does not, the tools broke it; where one side's
+    # system text ends there (a trailing block left or joined), that block did; else head's owner
+    broken_by: str | None
+    if TOOLS in (at_head, at_base):
+        broken_by = TOOLS
+    elif at_head in (MESSAGES, None) and at_base not in (MESSAGES, None):
+        broken_by = at_base
+    else:
+        broken_by = at_head or at_base
     return {
         "common_tokens": counter.count(head_text[:common]),
         "base_tokens": counter.count(base_text),
@@ -352,13 +417,100 @@ def _tokens_of(snapshot: RequestSnapshot, pid: str, text: str, counter: Counter 
     return (counter or default_counter()).count(text)
 
 
+def text_diff(before: str, after: str) -> str:
+    """A unified diff of ``before`` -> ``after`` (``base``/``head``), two lines of context."""
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "base", "head", n=2, lineterm="")
+    return "\n".join(lines)
+
+
 def _text_change(pid: str, before: str, after: str, base: RequestSnapshot, head: RequestSnapshot, counter: Counter | None) -> Change:
     file, line = head.where.get(pid) or base.where.get(pid) or (None, None)
     return {
         "kind": "text", "context": pid,
         "base_tokens": _tokens_of(base, pid, before, counter), "head_tokens": _tokens_of(head, pid, after, counter),
-        "file": file, "line": line,
+        "file": file, "line": line, "diff": text_diff(before, after),
     }
+
+
+def _block_ids(snapshot: RequestSnapshot) -> list[str]:
+    return list(dict.fromkeys(p.id for p in snapshot.parts))
+
+
+def _order_changes(base: RequestSnapshot, head: RequestSnapshot) -> list[Change]:
+    """An ``order`` change when the blocks both requests hold stand in another order."""
+    before, after = _block_ids(base), _block_ids(head)
+    shared = set(before) & set(after)
+    if [b for b in before if b in shared] == [a for a in after if a in shared]:
+        return []
+    return [{"kind": "order", "base": before, "head": after}]
+
+
+def _budget_changes(base: RequestSnapshot, head: RequestSnapshot) -> list[Change]:
+    return [
+        {"kind": "budget", "field": name, "base": base.settings.get(name), "head": head.settings.get(name), "file": None, "line": None}
+        for name in BUDGET_FIELDS
+        if (name in base.settings or name in head.settings) and base.settings.get(name) != head.settings.get(name)
+    ]
+
+
+def _rung_cause(contributor: str, base: RequestSnapshot, head: RequestSnapshot, budget: list[Change]) -> str:
+    if budget:
+        return "budget"
+    if base.full_tokens.get(contributor) != head.full_tokens.get(contributor):
+        return "text"
+    if base.available.get(contributor) != head.available.get(contributor):
+        return "prepared"
+    return "pressure"
+
+
+def _rung_changes(base: RequestSnapshot, head: RequestSnapshot, budget: list[Change]) -> list[Change]:
+    changes: list[Change] = []
+    for contributor, rung in head.rungs.items():
+        old = base.rungs.get(contributor)
+        if old is None or old == rung:  # an omission is also a context leaving (or joining) for the budget
+            continue
+        changes.append({"kind": "rung", "contributor": contributor, "base": old, "head": rung,
+                        "cause": _rung_cause(contributor, base, head, budget)})
+    return changes
+
+
+def _differing_parts(base: RequestSnapshot, head: RequestSnapshot) -> list[str]:
+    """The parts of the literal request that differ (``request`` change parts), in request order."""
+    found = []
+    if base.system != head.system:
+        found.append("system")
+    if list(base.messages) != list(head.messages):
+        found.append(MESSAGES)
+    if list(base.tools) != list(head.tools):
+        found.append(TOOLS)
+    if base.max_tokens != head.max_tokens:
+        found.append("max_tokens")
+    return found
+
+
+def _explained(part: str, base: RequestSnapshot, head: RequestSnapshot, changes: list[Change]) -> bool:
+    """Whether ``changes`` account for the difference in ``part`` of the literal request."""
+    kinds = {c["kind"] for c in changes}
+    if part == MESSAGES:
+        return any(c["kind"] == "text" and c["context"] == MESSAGES for c in changes)
+    if part == TOOLS:
+        if not kinds & {"tool-added", "tool-removed", "tool-changed"}:
+            return False
+        names = lambda tools: [t.get("name") for t in tools]  # noqa: E731 - the offered names, in order
+        shared = set(names(base.tools)) & set(names(head.tools))
+        return [n for n in names(base.tools) if n in shared] == [n for n in names(head.tools) if n in shared]
+    if part == "max_tokens":
+        return any(c["kind"] == "budget" and c["field"] == "max_tokens" for c in changes)
+    # the system text: every block whose text differs is named, and so is a move
+    named = {c.get("context") for c in changes if c["kind"] == "text"} | {c.get("contributor") for c in changes if c["kind"] == "rung"}
+    named |= {c.get("id") for c in changes if c["kind"] in ("context-left", "context-joined")}
+    blocks = set(_block_ids(base)) | set(_block_ids(head))
+    differing = {b for b in blocks if base.text_of(b) != head.text_of(b)}
+    if differing - named:
+        return False
+    if not differing and "order" not in kinds:
+        return False  # the same blocks in the same order: the text between them changed
+    return "order" in kinds or not _order_changes(base, head)
 
 
 def _tool_changes(base: RequestSnapshot, head: RequestSnapshot) -> list[Change]:
@@ -388,7 +540,12 @@ def _error_changes(base: RequestSnapshot, head: RequestSnapshot) -> list[Change]
 
 
 def compare(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | None = None) -> tuple[list[Change], dict[str, Any] | None]:
-    """Every change from ``base`` to ``head`` (ordered by ``KIND_ORDER``) and the ``cache_prefix``."""
+    """Every change from ``base`` to ``head`` (ordered by ``KIND_ORDER``) and the ``cache_prefix``.
+
+    The literal requests are compared first: no difference in them or in the status, no change."""
+    differing = _differing_parts(base, head) if base.sent and head.sent else (["system"] if base.sent != head.sent else [])
+    if not differing and base.status == head.status:
+        return [], cache_prefix(base, head, counter)
     changes: list[Change] = []
     if base.status != head.status:
         changes.append({"kind": "status", "base": base.status, "head": head.status})
@@ -397,24 +554,25 @@ def compare(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | Non
         delta = head.input_tokens - base.input_tokens
         changes.append({"kind": "tokens", "base": base.input_tokens, "head": head.input_tokens, "delta": delta,
                         "percent": _percent(base.input_tokens, head.input_tokens)})
+    budget = _budget_changes(base, head)
+    changes += budget
     both_sent = base.sent and head.sent  # a side that sends nothing has no contexts or tools to compare: the status says it
     if both_sent:
         changes += _context_changes(base, head)
-    rung_changed: set[str] = set()
-    for contributor, rung in head.rungs.items():
-        old = base.rungs.get(contributor)
-        if old is not None and old != rung:
-            rung_changed.add(contributor)
-            changes.append({"kind": "rung", "contributor": contributor, "base": old, "head": rung})
-    changes += _text_changes(base, head, counter, rung_changed)
-    if both_sent:
+        changes += _order_changes(base, head)
+        rungs = _rung_changes(base, head, budget)
+        changes += rungs
+        changes += _text_changes(base, head, counter, {c["contributor"] for c in rungs})
         changes += _tool_changes(base, head)
+        changes += [{"kind": "request", "part": part} for part in differing if not _explained(part, base, head, changes)]
+    elif differing and base.status == head.status:  # one side sends nothing, and the status does not say so
+        changes.append({"kind": "request", "part": "system"})
     changes.sort(key=lambda c: KIND_ORDER.index(c["kind"]))
     return changes, cache_prefix(base, head, counter)
 
 
 __all__ = [
-    "KIND_ORDER", "MESSAGES", "PROMPT", "TOOLS", "Change", "Counter", "Part", "Problem", "RequestSnapshot",
+    "BUDGET_FIELDS", "KIND_ORDER", "MESSAGES", "PROMPT", "TOOLS", "Change", "Counter", "Part", "Problem", "RequestSnapshot",
     "cache_prefix", "compare", "default_counter", "part_id", "segments", "snapshot_from_example", "snapshot_from_request",
-    "snapshot_from_step",
+    "snapshot_from_step", "settings_of", "text_diff",
 ]

@@ -11,7 +11,9 @@
      "not_compared": [{"id", "file", "reason"}], "failures": [{"revision", "file", "line", "type", "message"}],
      "timing": {...}}
 
-Changes are those of ``changes.compare``. It is deterministic: the same two reports give the same
+Changes are those of ``changes.compare``; with ``sources`` (``review.sources.Sources``), a ``text``
+change also carries ``edit`` (``{"file", "line"}``: the first line of its definition the source diff
+changed, or None) and a ``budget`` change the ``file``/``line`` of the setting at head. It is deterministic: the same two reports give the same
 document, byte for byte once dumped (temporary export folders never appear in it).
 """
 
@@ -20,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .changes import Counter, compare, snapshot_from_example
+from .changes import Change, Counter, compare, snapshot_from_example
 from .expectations import expectations_at
+from .sources import Sources, edited_line, setting_line
 
 SCHEMA = 1
 Pricer = Callable[[str | None], Any]  # model name -> a core.record.pricing.Price, or None (unpriced)
@@ -61,11 +64,41 @@ def _cost(model: str | None, delta: int | None, pricer: Pricer | None) -> dict[s
     return {"model": model, "delta_usd_per_1000": round(delta * 1000 * price.input / 1_000_000, 6)}
 
 
+def _location(text: Any) -> tuple[str | None, int | None]:
+    """``("pyproject.toml", 13)`` from ``"... at pyproject.toml:13"`` or ``"pyproject.toml:13"``."""
+    if not isinstance(text, str) or ":" not in text:
+        return None, None
+    file, _, line = text.rsplit(" at ", 1)[-1].rpartition(":")
+    return (file, int(line)) if file and line.isdigit() else (None, None)
+
+
+def _located(change: Change, prompt: Mapping[str, Any], sources: Sources | None) -> Change:
+    """``change`` with where its edit is: a text change's ``edit``, a budget setting's ``file:line``."""
+    if change["kind"] == "text":
+        file, line = change.get("file"), change.get("line")
+        at = None
+        if sources is not None and file and isinstance(line, int):
+            at = edited_line(sources.text("base", file), sources.text("head", file), line)
+        return {**change, "edit": {"file": file, "line": at} if at is not None else None}
+    if change["kind"] == "budget":
+        file, line = prompt.get("file"), prompt.get("line")
+        found = setting_line(sources.text("head", file), line, change["field"]) if sources is not None and file and isinstance(line, int) else None
+        if found is not None:
+            return {**change, "file": file, "line": found}
+        plan_model = prompt.get("plan_model") or {}
+        if change["field"] == "max" and plan_model.get("profile"):
+            file, line = _location(plan_model["profile"])
+        elif change["field"] == "model" and plan_model.get("source") == "project":
+            file, line = _location(plan_model.get("label"))
+        return {**change, "file": file, "line": line}
+    return change
+
+
 def _compare_example(
     prompt_base: Mapping[str, Any] | None, prompt_head: Mapping[str, Any] | None,
     base: Mapping[str, Any] | None, head: Mapping[str, Any] | None,
     base_errors: list[Mapping[str, Any]], head_errors: list[Mapping[str, Any]],
-    counter: Counter | None, pricer: Pricer | None,
+    counter: Counter | None, pricer: Pricer | None, sources: Sources | None = None,
 ) -> dict[str, Any]:
     name = (head or base or {}).get("name")
     entry: dict[str, Any] = {"name": name, "status": "unchanged", "base": _side(base), "head": _side(head),
@@ -86,7 +119,7 @@ def _compare_example(
     changes, prefix = compare(
         snapshot_from_example(prompt_base, base, base_errors), snapshot_from_example(prompt_head, head, head_errors), counter
     )
-    entry["changes"], entry["cache_prefix"] = changes, prefix
+    entry["changes"], entry["cache_prefix"] = [_located(c, prompt_head, sources) for c in changes], prefix
     if changes:
         entry["status"] = "changed"
     before, after = entry["base"]["input_tokens"], entry["head"]["input_tokens"]
@@ -105,8 +138,10 @@ def review(
     counter: Counter | None = None,
     pricer: Pricer | None = None,
     timing: Mapping[str, Any] | None = None,
+    sources: Sources | None = None,
 ) -> dict[str, Any]:
-    """The review document of ``base`` -> ``head`` (reports; None: the project did not exist there)."""
+    """The review document of ``base`` -> ``head`` (reports; None: the project did not exist there);
+    ``sources`` reads the project's files at both revisions, to say which line an edit is on."""
     base_prompts = {p["id"]: p for p in (base or {}).get("prompts") or ()}
     head_prompts = {p["id"]: p for p in (head or {}).get("prompts") or ()}
     order = list(head_prompts) + [pid for pid in base_prompts if pid not in head_prompts]
@@ -125,7 +160,7 @@ def review(
         names = list(examples_h) + [n for n in examples_b if n not in examples_h]
         entries = [
             _compare_example(pb, ph, examples_b.get(n), examples_h.get(n), base_errors.get(file, []),
-                             head_errors.get(file, []), counter, pricer)
+                             head_errors.get(file, []), counter, pricer, sources)
             for n in names
         ]
         status = "added" if pb is None else "removed" if ph is None else (

@@ -10,6 +10,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.record.pricing import format_usd
 from .compare import changed
 
 MARKDOWN_LIMIT = 60_000
@@ -28,18 +29,46 @@ def _where(change: Mapping[str, Any]) -> str:
     return f" ({change['file']}:{change['line']})" if change.get("file") else ""
 
 
+def _text_where(change: Mapping[str, Any]) -> str:
+    edit = change.get("edit")
+    if edit and edit.get("line"):
+        defined = f"; defined at {change['file']}:{change['line']}" if change.get("line") != edit["line"] or change.get("file") != edit["file"] else ""
+        return f" (edited at {edit['file']}:{edit['line']}{defined})"
+    return _where(change)
+
+
+_CAUSES = {
+    "budget": "a budget setting changed",
+    "text": "its own text changed",
+    "pressure": "the other parts of the request grew or shrank",
+    "prepared": "its prepared rungs changed",
+}
+_PARTS = {"system": "system text", "messages": "messages", "tools": "tool schemas", "max_tokens": "max_tokens"}
+
+
+def _setting(value: Any) -> str:
+    return thousands(value) if isinstance(value, int) else "none" if value is None else str(value)
+
+
 def describe(change: Mapping[str, Any]) -> str:
     """One line for a change, naming what changed and where it is defined."""
     kind = change["kind"]
     if kind == "text":
         subject = {"prompt": "the prompt's own text", "messages": "the messages"}.get(change["context"], f"context {change['context']}")
-        return f"{subject} changed: {thousands(change['base_tokens'])} -> {thousands(change['head_tokens'])} tokens{_where(change)}"
+        return f"{subject} changed: {thousands(change['base_tokens'])} -> {thousands(change['head_tokens'])} tokens{_text_where(change)}"
     if kind == "context-left":
         return f"context {change['id']} left the request ({change['reason']})"
     if kind == "context-joined":
         return f"context {change['id']} joined the request (was out: {change['reason']})"
+    if kind == "order":
+        return f"system blocks moved: {', '.join(change['base'])} -> {', '.join(change['head'])}"
+    if kind == "budget":
+        return f"{change['field']} {_setting(change['base'])} -> {_setting(change['head'])}{_where(change)}"
     if kind == "rung":
-        return f"{change['contributor']} is sent as {change['head']} (was {change['base']})"
+        cause = _CAUSES.get(str(change.get("cause")))
+        return f"{change['contributor']} is sent as {change['head']} (was {change['base']})" + (f": {cause}" if cause else "")
+    if kind == "request":
+        return f"the request's {_PARTS.get(change['part'], change['part'])} changed"
     if kind == "tool-added":
         return f"tool {change['name']} is offered"
     if kind == "tool-removed":
@@ -58,6 +87,21 @@ def describe(change: Mapping[str, Any]) -> str:
     return str(dict(change))
 
 
+DIFF_LINES = 40  # a text change's diff shown in a terminal, a comment or a screen, at most
+
+
+def diff_lines(change: Mapping[str, Any], limit: int = DIFF_LINES) -> list[str]:
+    """The lines of a text change's unified diff (without its ``---``/``+++`` header), at most
+    ``limit`` of them and then how many more there are; [] for other changes."""
+    text = change.get("diff") if change.get("kind") == "text" else None
+    if not text:
+        return []
+    lines = [line for line in str(text).splitlines() if not line.startswith(("--- ", "+++ "))]
+    if len(lines) > limit:
+        return lines[:limit] + [f"... {len(lines) - limit} more diff line(s)"]
+    return lines
+
+
 def prefix_line(prefix: Mapping[str, Any] | None) -> str | None:
     """``cacheable prefix 1,812 -> 61 tokens, broken by house-rules`` (None when nothing broke it)."""
     if not prefix or prefix.get("broken_by") is None:
@@ -68,14 +112,20 @@ def prefix_line(prefix: Mapping[str, Any] | None) -> str | None:
 def _usd(value: float | None) -> str:
     if value is None:
         return "unpriced"
-    sign = "-" if value < 0 else "+"
-    return f"{sign}${abs(value):,.4f}"
+    if value == 0:
+        return "$0.00"
+    return ("+" if value > 0 else "") + format_usd(value)
 
 
 def cost_text(example: Mapping[str, Any]) -> str:
     """Δ $ per 1,000 calls of this example, or ``unpriced``."""
     cost = example.get("cost") or {}
     return _usd(cost.get("delta_usd_per_1000"))
+
+
+def priced(document: Mapping[str, Any]) -> bool:
+    """Whether any changed example has a price (when none has, "unpriced" is said once)."""
+    return any((e.get("cost") or {}).get("delta_usd_per_1000") is not None for _, e in changed(document))
 
 
 def delta_tokens(example: Mapping[str, Any]) -> int | None:
@@ -107,13 +157,21 @@ def headline(document: Mapping[str, Any]) -> str:
         return "no prompt changes"
     total = sum(ex.values())
     prompts = sum(pr.values())
-    return (f"{changed_examples} of {total} example(s) changed in {pr['changed'] + pr['added'] + pr['removed']} of {prompts} "
-            f"prompt(s) ({ex['added']} added, {ex['removed']} removed)")
+    return (f"{changed_examples} of {plural(total, 'example')} changed in {pr['changed'] + pr['added'] + pr['removed']} of "
+            f"{plural(prompts, 'prompt')} ({ex['added']} added, {ex['removed']} removed)")
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 prompt``, ``2 prompts``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def render_text(document: Mapping[str, Any]) -> str:
     """The review for a terminal."""
     lines = [f"{side_label(document['base'])} -> {side_label(document['head'])}: {headline(document)}"]
+    with_cost = priced(document)
+    if changed(document) and not with_cost:
+        lines.append("(no model planned here has a price: costs are unpriced)")
     current = None
     for prompt, example in changed(document):
         if prompt["id"] != current:
@@ -124,8 +182,11 @@ def render_text(document: Mapping[str, Any]) -> str:
                 lines.append(f"  {prompt['note']}")
         delta = delta_tokens(example)
         size = f"{thousands(example['base']['input_tokens'])} -> {thousands(example['head']['input_tokens'])} tokens ({_signed(delta)})" if delta is not None else example["status"]
-        lines.append(f"  {example['name']}: {size}; {cost_text(example)} per 1,000 calls")
-        lines += [f"    {describe(c)}" for c in example["changes"] if c["kind"] != "tokens"]
+        lines.append(f"  {example['name']}: {size}" + (f"; {cost_text(example)} per 1,000 calls" if with_cost else ""))
+        for change in example["changes"]:
+            if change["kind"] != "tokens":
+                lines.append(f"    {describe(change)}")
+                lines += [f"      {line}" for line in diff_lines(change)]
         if line := prefix_line(example.get("cache_prefix")):
             lines.append(f"    {line}")
     for item in document["not_compared"]:
@@ -145,7 +206,7 @@ def _cell(text: str) -> str:
     return html.escape(text).replace("|", "&#124;").replace("\n", " ")
 
 
-def _row(prompt: Mapping[str, Any], example: Mapping[str, Any]) -> str:
+def _row(prompt: Mapping[str, Any], example: Mapping[str, Any], with_cost: bool = True) -> str:
     delta = delta_tokens(example)
     base, head = example.get("base") or {}, example.get("head") or {}
     size = f"{thousands(base.get('input_tokens'))} → {thousands(head.get('input_tokens'))}" if base and head else "—"
@@ -153,13 +214,18 @@ def _row(prompt: Mapping[str, Any], example: Mapping[str, Any]) -> str:
     dt = "—" if delta is None else _signed(delta) + (f" ({percent:+}%)" if percent is not None else "")
     prefix = example.get("cache_prefix")
     cache = f"{thousands(prefix['base_tokens'])} → {thousands(prefix['common_tokens'])} ({_code(prefix['broken_by'])})" if prefix and prefix.get("broken_by") else "—"
-    return f"| {_code(prompt['id'])} | {_code(example['name'])} | {size} | {dt} | {cache} | {cost_text(example)} | {_cell(kinds(example))} |"
+    cost = f" {cost_text(example)} |" if with_cost else ""
+    return f"| {_code(prompt['id'])} | {_code(example['name'])} | {size} | {dt} | {cache} |{cost} {_cell(kinds(example))} |"
 
 
 def _details(prompt: Mapping[str, Any], example: Mapping[str, Any]) -> str:
     delta = delta_tokens(example)
     title = f"{_code(prompt['id'])} · {_code(example['name'])}: " + (f"{_signed(delta)} tokens" if delta is not None else example["status"])
-    body = [f"- {_arrow(_cell(describe(c)))}" for c in example["changes"]]
+    body = []
+    for change in example["changes"]:
+        body.append(f"- {_arrow(_cell(describe(change)))}")
+        if lines := diff_lines(change):  # a <pre> block: escaped, and blank lines do not end it
+            body += ["", '<pre lang="diff">' + html.escape("\n".join(lines)) + "</pre>", ""]
     if line := prefix_line(example.get("cache_prefix")):
         body.append(f"- {_arrow(_cell(line))}")
     where = f"{prompt['file']}:{prompt['line']}" if prompt.get("line") else str(prompt.get("file"))
@@ -173,10 +239,14 @@ def render_markdown(document: Mapping[str, Any], limit: int = MARKDOWN_LIMIT) ->
     head = [f"### Prompt changes: {_cell(side_label(document['base']))} → {_cell(side_label(document['head']))}", "",
             f"**{_cell(headline(document))}**", ""]
     items = changed(document)
-    rows = [_row(p, e) for p, e in items]
+    with_cost = priced(document)
+    rows = [_row(p, e, with_cost) for p, e in items]
     details = [_details(p, e) for p, e in items]
-    table = ["| Prompt | Example | Tokens | Δ tokens | Cacheable prefix | Δ $ / 1,000 calls | Changes |",
-             "|---|---|---:|---:|---|---:|---|"] if rows else []
+    table = (["| Prompt | Example | Tokens | Δ tokens | Cacheable prefix | Δ $ / 1,000 calls | Changes |",
+              "|---|---|---:|---:|---|---:|---|"] if with_cost else
+             ["| Prompt | Example | Tokens | Δ tokens | Cacheable prefix | Changes |", "|---|---|---:|---:|---|---|"]) if rows else []
+    if rows and not with_cost:
+        head += ["*No model planned here has a price: costs are unpriced.*", ""]
     tail = [f"- not compared: {_code(i['id'])} ({_cell(str(i['file']))}): {_cell(i['reason'])}" for i in document["not_compared"]]
     tail += [f"- **{f['revision']}**: {_cell((str(f['file']) + ':' + str(f['line']) + ': ') if f.get('file') else '')}"
              f"{_cell(str(f['type']))}: {_cell(str(f['message']))}" for f in document["failures"]]

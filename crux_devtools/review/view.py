@@ -6,7 +6,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .compare import changed
-from .render import thousands, cost_text, delta_tokens, describe, headline, kinds, side_label
+from .render import thousands, cost_text, delta_tokens, describe, diff_lines, headline, kinds, priced, side_label
+
+
+@dataclass
+class ChangeLine:
+    """One change's sentence and, for a text change, its diff lines as (kind, text): kind ``add``,
+    ``del``, ``same``, ``hunk`` (an ``@@`` line) or ``more`` (how many lines were not shown)."""
+
+    text: str
+    diff: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _diff_kind(line: str) -> str:
+    if line.startswith("@@"):
+        return "hunk"
+    if line.startswith("... "):
+        return "more"
+    return {"+": "add", "-": "del"}.get(line[:1], "same")
 
 
 @dataclass
@@ -22,6 +39,7 @@ class ExampleRow:
     cost: str
     kinds: str
     lines: list[str] = field(default_factory=list)
+    changes: list[ChangeLine] = field(default_factory=list)  # the lines again, each with its text diff
     anchor: str = ""  # on the first row of each prompt: ``diff-<id>``, the list's marks link there
 
 
@@ -34,6 +52,7 @@ class ReviewView:
     rows: list[ExampleRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # not compared, failures
     changed_ids: list[str] = field(default_factory=list)
+    priced: bool = True  # False: no changed example has a price (the page says "unpriced" once)
     header: Any = None  # the page header of the web front end (set by the route)
 
 
@@ -41,7 +60,7 @@ def review_view(document: dict[str, Any]) -> ReviewView:
     """Rows of the changed examples, each with its change lines, and the notes under them."""
     if "error" in document:
         return ReviewView(side_label(document.get("base") or {}), "working tree", "", error=str(document["error"]))
-    view = ReviewView(side_label(document["base"]), side_label(document["head"]), headline(document))
+    view = ReviewView(side_label(document["base"]), side_label(document["head"]), headline(document), priced=priced(document))
     for prompt, example in changed(document):
         base, head = example.get("base") or {}, example.get("head") or {}
         delta = delta_tokens(example)
@@ -53,10 +72,14 @@ def review_view(document: dict[str, Any]) -> ReviewView:
             delta="—" if delta is None else f"{delta:+,}",
             cache=f"{thousands(prefix['base_tokens'])} → {thousands(prefix['common_tokens'])}, broken by {prefix['broken_by']}" if prefix and prefix.get("broken_by") else "—",
             cost=cost_text(example), kinds=kinds(example),
-            lines=[describe(c).replace(" -> ", " → ") for c in example["changes"] if c["kind"] != "tokens"],
+            changes=[
+                ChangeLine(describe(c).replace(" -> ", " → "), [(_diff_kind(line), line) for line in diff_lines(c)])
+                for c in example["changes"] if c["kind"] != "tokens"
+            ],
         )
         if prompt.get("note"):
-            row.lines.append(str(prompt["note"]))
+            row.changes.append(ChangeLine(str(prompt["note"])))
+        row.lines = [c.text for c in row.changes]
         view.rows.append(row)
         if prompt["id"] not in view.changed_ids:
             view.changed_ids.append(prompt["id"])

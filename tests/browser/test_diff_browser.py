@@ -37,10 +37,14 @@ async def test_the_changes_page_opens_from_the_header_and_follows_a_save(tmp_pat
             shared = root / "shared.py"
             shared.write_text(shared.read_text().replace("- Be kind.", "- Be kind.\\n- Say <script>alert(1)</script> never."))
             await until(page, "() => document.querySelectorAll('tr.diff-row').length === 4", timeout=60)
-            assert "4 of 4 example(s) changed" in await page.inner_text("#diff-headline")
+            assert "4 of 4 examples changed" in await page.inner_text("#diff-headline")
             row = page.locator('tr.diff-row[data-prompt="reply"][data-example="refund"]')
             text = await row.inner_text()
-            assert "context house-rules changed" in text and "(shared.py:12)" in text and "broken by house-rules" in text
+            assert "context house-rules changed" in text and "(edited at shared.py:12)" in text and "broken by house-rules" in text
+            # the text change's diff under its line, the added line shown as text (never run)
+            added = row.locator("pre.diff-text .dl-add")
+            assert await added.count() == 1 and await added.inner_text() == "+- Say <script>alert(1)</script> never."
+            assert await row.locator("pre.diff-text .dl-same").first.inner_text() == " ## House rules"
             assert await page.evaluate("() => document.querySelectorAll('script:not([src])').length") == 0
             await page.screenshot(path=str(tmp_path / "diff.png"))
             # the list's header says how many prompts differ, and links here

@@ -60,7 +60,7 @@ def test_a_shared_edit_shows_under_every_prompt_that_uses_it_with_its_file_and_l
             delta = example["head"]["input_tokens"] - example["base"]["input_tokens"]
             assert example["cost"] == {"model": "house-model", "delta_usd_per_1000": round(delta * 1000 * 3.0 / 1e6, 6)}
     text = diff(project).stdout
-    assert "context house-rules changed" in text and "(shared.py:12)" in text and "broken by house-rules" in text
+    assert "context house-rules changed" in text and "(edited at shared.py:12)" in text and "broken by house-rules" in text
 
 
 def test_json_is_byte_identical_between_runs_timing_aside(project: Path) -> None:
@@ -212,7 +212,7 @@ def test_markdown_of_a_large_review_is_cut_under_60000_characters_and_says_so(tm
     assert markdown.index("| Prompt | Example |") < markdown.index("<details>")
     assert "Cut to stay under 60,000 characters" in markdown and "detail section(s)" in markdown
     assert markdown.count("<details>") == markdown.count("</details>")
-    assert "**184 of 184 example(s) changed" in markdown and markdown.count("| <code>prompt-number-") == 180
+    assert "**184 of 184 examples changed" in markdown and markdown.count("| <code>prompt-number-") == 180
 
 
 def test_an_edit_to_a_file_no_prompt_reads_changes_nothing_and_one_read_by_user_code_does(project: Path) -> None:

@@ -55,7 +55,9 @@ def test_an_edited_context_is_named_with_its_file_and_line(recorded_sample: tupl
     assert document["identical"] is False
     text_changes = [c for c in document["changes"] if c["kind"] == "text"]
     assert text_changes == [{"kind": "text", "context": "house-rules", "base_tokens": text_changes[0]["base_tokens"],
-                             "head_tokens": text_changes[0]["head_tokens"], "file": "shared.py", "line": line}]
+                             "head_tokens": text_changes[0]["head_tokens"], "file": "shared.py", "line": line,
+                             "diff": text_changes[0]["diff"]}]
+    assert "\n-- Never ask for passwords or full card numbers.\n+- Never ask for passwords, card numbers or one-time codes." in text_changes[0]["diff"]
     assert document["cache_prefix"]["broken_by"] == "house-rules"
     shown = replay(project, "--run", run_id, "--step", "1", "--source", "current")
     assert f"context house-rules changed" in shown.stdout and f"(shared.py:{line})" in shown.stdout

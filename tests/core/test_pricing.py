@@ -42,7 +42,8 @@ def test_format_usd():
     assert format_usd(0) == "$0.00"
     assert format_usd(1234.5) == "$1,234.50"
     assert format_usd(-0.0123) == "-$0.0123"
-    assert format_usd(0.00001) == "$1.00e-05"
+    assert format_usd(0.00001) == "$0.000010"
+    assert format_usd(0.0000525) in ("$0.000052", "$0.000053")
 
 
 def test_pyproject_prices_are_read_and_bad_ones_are_config_errors(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from diff_helpers import make_project
+from diff_helpers import commit_all, make_project
 
 from crux_devtools.inspector.session import ProjectSession
 from crux_devtools.tui.app import make_tui
@@ -51,10 +51,13 @@ async def test_the_diff_page_shows_the_working_tree_against_head_and_caches_the_
             await session.reload(["shared.py"])
             changed = await client.get("/diff?base=HEAD")
             text = changed.text
-            assert "3 of 4 example(s) changed" in text or "4 of 4 example(s) changed" in text, text
+            assert "4 of 4 examples changed" in text, text
             assert 'data-prompt="reply"' in text and 'data-prompt="triage"' in text
-            assert "context house-rules changed" in text and "(shared.py:12)" in text and "broken by house-rules" in text
+            assert "context house-rules changed" in text and "(edited at shared.py:12)" in text and "broken by house-rules" in text
             assert "<b>which</b>" not in text
+            # the text change's diff is under its line, escaped
+            assert '<span class="dl dl-add">+- Say &lt;b&gt;which&lt;/b&gt; order.</span>' in text
+            assert '<span class="dl dl-same"> - Be kind.</span>' in text
             # an htmx refetch gets the block only; the base was evaluated once for both requests
             block = await client.get("/diff?base=HEAD", headers={"HX-Request": "true"})
             assert block.text.lstrip().startswith('<div id="review"') and "<html" not in block.text
@@ -91,6 +94,7 @@ async def test_the_tui_diff_screen_updates_when_a_save_is_reported(tmp_path: Pat
         await until(lambda: screen.computed > shown and "house-rules" in body(), "the review after the save")
         text = body()
         assert "reply" in text and "triage" in text and "broken by house-rules" in text
+        assert "(edited at shared.py:12)" in text and "+- Say <b>which</b> order." in text  # the text diff, as plain text
         assert live_diff(session).base_evaluations == 1
         # B edits the base revision; an unknown one is said in one line
         shown = screen.computed
@@ -125,3 +129,19 @@ async def test_the_diff_page_masks_what_the_projects_redact_hook_masks(tmp_path:
             await session.reload(["shared.py"])
             page = (await client.get("/diff")).text
             assert SECRET not in page and "redact hook hush:redact failed: RuntimeError: hook broke" in page
+
+
+async def test_one_changed_prompt_is_said_in_the_singular_and_unpriced_is_said_once(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    (root / "pyproject.toml").write_text("[tool.crux-devtools]\n")  # no model with a price
+    commit_all(root, "unpriced")
+    reply = root / "reply.py"
+    reply.write_text(reply.read_text().replace('system="You are Ari."', 'system="You are Ari, of the shop."'))
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+        app = create_app(session, manage_session=False)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
+            badge = (await client.get("/diff/summary")).text
+            assert "1 prompt differs from HEAD" in badge and "1 prompt differ " not in badge
+            page = (await client.get("/diff")).text
+            assert "2 of 4 examples changed in 1 of 3 prompts" in page
+            assert page.count("unpriced") == page.count("costs are unpriced") == 1 and "Δ $ / 1,000 calls" not in page

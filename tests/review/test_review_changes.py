@@ -78,7 +78,7 @@ def test_tools_rungs_messages_status_and_errors() -> None:
         {"kind": "tool-removed", "name": "refund"}, {"kind": "tool-added", "name": "escalate"},
         {"kind": "tool-changed", "name": "lookup_order", "what": "description"},
     ]
-    assert {"kind": "rung", "contributor": "billing", "base": "full", "head": "summary"} in changes
+    assert {"kind": "rung", "contributor": "billing", "base": "full", "head": "summary", "cause": "pressure"} in changes
     assert {"kind": "status", "base": "fits", "head": "over"} == changes[0]
     assert {"kind": "error", "message": "boom", "file": "app.py", "line": 9, "appeared": True} in changes
     assert any(c["kind"] == "text" and c["context"] == "messages" for c in changes)
@@ -152,3 +152,48 @@ def test_a_prompt_planned_the_same_at_both_revisions_is_not_compared_again() -> 
     moved = review(report, other, base_info={}, head_info={}, counter=counter)
     [entry] = moved["prompts"][0]["examples"]
     assert entry["status"] == "changed" and entry["cache_prefix"]["broken_by"] is not None and counter.calls > 0
+
+
+def test_a_trailing_context_that_left_the_system_text_is_named_as_what_broke_the_cache() -> None:
+    changes, prefix = compare(request(BASE), request(BASE[:2]))
+    assert {"kind": "context-left", "id": "billing", "reason": "removed"} in changes
+    assert prefix is not None and prefix["broken_by"] == "billing"  # not the messages that follow it
+    _, joined = compare(request(BASE[:2]), request(BASE))
+    assert joined is not None and joined["broken_by"] == "billing"
+
+
+def test_the_same_literal_request_is_no_change_whatever_else_differs() -> None:
+    base = request(BASE)
+    # another token count, other reasons for what is out, other rungs: the request sent is the same
+    head = type(base)(**{**base.__dict__, "input_tokens": (base.input_tokens or 0) + 7, "out": {"tone": "when"},
+                         "settings": {"optimize_at": 100}, "rungs": {**base.rungs, "billing": "summary"}})
+    assert compare(base, head)[0] == []
+
+
+def test_a_difference_no_kind_explains_is_a_request_change_naming_the_part() -> None:
+    base = request(BASE, tools=[TOOL, {**TOOL, "name": "refund"}])
+    # the same blocks with the same texts, joined by other separators; the same tools in another order
+    system = base.system.replace("\n\n", "\n\n\n")
+    parts = []
+    for p in base.parts:
+        shift = base.system[: p.start].count("\n\n")
+        parts.append(type(p)(p.id, p.start + shift, p.end + shift, p.tokens, p.rung))
+    head = type(base)(**{**base.__dict__, "system": system, "parts": tuple(parts), "tools": tuple(reversed(base.tools)), "max_tokens": 500})
+    assert [head.text_of(p.id) for p in head.parts] == [base.text_of(p.id) for p in base.parts]
+    changes, _ = compare(base, head)
+    assert [c for c in changes if c["kind"] == "request"] == [
+        {"kind": "request", "part": "system"}, {"kind": "request", "part": "tools"}, {"kind": "request", "part": "max_tokens"},
+    ]
+
+
+def test_moved_blocks_are_an_order_change_and_no_request_change() -> None:
+    moved = [BASE[0], BASE[2], BASE[1]]
+    changes, prefix = compare(request(BASE), request(moved))
+    assert changes[-1] == {"kind": "order", "base": ["prompt", "house-rules", "billing"], "head": ["prompt", "billing", "house-rules"]}
+    assert [c["kind"] for c in changes] == ["order"] and prefix is not None and prefix["broken_by"] == "billing"
+
+
+def test_a_text_change_carries_the_unified_diff_of_its_text() -> None:
+    edited = [BASE[0], ("house-rules", "context", RULES + "\n- Never guess."), BASE[2]]
+    [text] = [c for c in compare(request(BASE), request(edited))[0] if c["kind"] == "text"]
+    assert text["diff"] == "--- base\n+++ head\n@@ -1,2 +1,3 @@\n ## House rules\n - Be kind.\n+- Never guess."

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from .entries import Ladder
 from ..tools import Tool, normalize_tools
+from .sites import definition_site
 
 TextSource = str | Callable[[Any], Any] | None
 
@@ -63,6 +64,7 @@ class Context:
     priority: int = 50
     tools: tuple[Tool, ...] = ()
     use: tuple[Any, ...] = ()
+    defined_at: tuple[str, int] | None = field(default=None, repr=False)  # (file, line) of the context(...) call
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id!r}>"
@@ -99,6 +101,7 @@ def context(
         priority=priority,
         tools=normalize_tools(id, tools),
         use=normalize_use(id, use),
+        defined_at=definition_site(),
     )
 
 

@@ -21,6 +21,8 @@ only when a profile has no price.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -140,7 +142,11 @@ def format_usd(amount: float | None) -> str:
         return "$0.00"
     if value >= 1:
         return f"{sign}${value:,.2f}"
-    return f"{sign}${value:.4g}" if value >= 0.0001 else f"{sign}${value:.2e}"
+    if value >= 0.0001:
+        return f"{sign}${value:.4g}"
+    # a tiny sum still reads as money: two significant digits, never an exponent ($0.000053)
+    decimals = min(12, 1 - math.floor(math.log10(value)))
+    return f"{sign}${value:.{decimals}f}"
 
 
 def _optional(value: Any) -> float | None:

@@ -23,6 +23,7 @@ from ...inspector.diff_live import LiveDiff
 from ...review.view import ReviewView, review_view
 from ..widgets.footer import KeysFooter
 
+_DIFF_STYLES = {"add": "green", "del": "red", "hunk": "cyan", "more": "dim"}  # a text change's diff lines
 _LIVE: weakref.WeakKeyDictionary[Any, LiveDiff] = weakref.WeakKeyDictionary()
 
 
@@ -47,6 +48,8 @@ def render_review(view: ReviewView) -> Text:
     text.append(": ")
     text.append(view.headline, style="bold yellow" if view.rows else "bold green")
     text.append("\n")
+    if view.rows and not view.priced:
+        text.append("no model planned here has a price: costs are unpriced\n", style="dim")
     current = None
     for row in view.rows:
         if row.prompt != current:
@@ -55,9 +58,12 @@ def render_review(view: ReviewView) -> Text:
             text.append(row.prompt, style="bold cyan")
             text.append(f" ({row.kind}, {row.where})\n", style="dim")
         text.append(f"  {row.example}", style="bold")
-        text.append(f"  {row.tokens} tokens ({row.delta})  cacheable prefix {row.cache}  {row.cost} / 1,000 calls\n")
-        for line in row.lines:
-            text.append(f"    {line}\n")
+        cost = f"  {row.cost} / 1,000 calls" if view.priced else ""
+        text.append(f"  {row.tokens} tokens ({row.delta})  cacheable prefix {row.cache}{cost}\n")
+        for change in row.changes:
+            text.append(f"    {change.text}\n")
+            for kind, line in change.diff:
+                text.append(f"      {line}\n", style=_DIFF_STYLES.get(kind, ""))
     for note in view.notes:
         text.append(f"\n{note}", style="dim")
     return text
