@@ -372,10 +372,12 @@ class ConfirmRequest(TypedDict):
     model: str | None
     model_kind: Literal["real"]
     confirm: str
+    input_tokens: int | None  # the first request's size, to price the question at ``model`` (None: not planned)
 
 
 class ReplayConfirm(TypedDict):
-    """A replay to a real model not yet confirmed: ``{"confirm": {"model", "kind"}}``."""
+    """A replay to a real model not yet confirmed (or asked about): ``{"confirm": ConfirmRequest}``, the
+    ``model`` a send would call and the ``confirm`` token it takes."""
 
     confirm: dict[str, Any]
 
