@@ -61,3 +61,16 @@ def test_a_model_that_cannot_be_reached_is_not_said_to_have_been_sent_anything(t
     summary = done.stderr.strip().splitlines()[-1]
     assert "nothing sent: " in summary and "input tokens planned, not sent: the model could not be reached" in summary, summary
     assert " input tokens sent" not in summary.replace("not sent", "")
+
+
+def test_two_contexts_with_one_id_are_reported_with_where_each_is_defined(tmp_path: Path) -> None:
+    (tmp_path / "rules.py").write_text("from crux_devtools import context\n\nkind = context('rules', system='Be kind.')\n")
+    (tmp_path / "shop.py").write_text(
+        "from crux_devtools import context, prompt\nfrom rules import kind\n\n"
+        "brief = context('rules', system='Be brief.')\n"
+        "ask = prompt('ask', system='You help.', use=[kind, brief], examples={'default': {}})\n"
+    )
+    (tmp_path / "pyproject.toml").write_text('[tool.crux-devtools]\nmodules = ["shop.py"]\n')
+    checked = subprocess.run([CLI, "check", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 1
+    assert "two different contexts have the id 'rules' (defined at rules.py:3 and at shop.py:4)" in checked.stdout, checked.stdout

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from pydantic import BaseModel
 
+from .sites import definition_site
 from .entries import Ladder
 from ..tools import Tool, normalize_tools
 
@@ -63,6 +64,7 @@ class Context:
     priority: int = 50
     tools: tuple[Tool, ...] = ()
     use: tuple[Any, ...] = ()
+    defined_at: tuple[str, int] | None = field(default=None, compare=False)  # the user's file and line of ``context(...)``
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id!r}>"
@@ -99,6 +101,7 @@ def context(
         priority=priority,
         tools=normalize_tools(id, tools),
         use=normalize_use(id, use),
+        defined_at=definition_site(),
     )
 
 
