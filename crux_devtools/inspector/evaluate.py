@@ -153,6 +153,8 @@ def summary_states(target: Target, preview_data: PreviewDict, done: Sequence[Any
     is what ``preview_as_sent`` prepared, or left for ``generate`` to prepare with a model."""
     layers = summary_layers(target)
     by_id = {d.contributor: d.status for d in done}
+    # the planner's verdict: REQUEST_TOO_LARGE means no prepared summary could make the request fit
+    futile = preview_data["error_code"] == "REQUEST_TOO_LARGE"
     states: list[SummaryState] = []
     for candidate in preview_data["candidates"]:
         layer = layers.get(candidate["contributor"]) if candidate["representation"] == "summary" else None
@@ -163,7 +165,9 @@ def summary_states(target: Target, preview_data: PreviewDict, done: Sequence[Any
         status = by_id.get(contributor)
         state: SummaryStateName
         note: str | None
-        if status == "prepared" and prepared:
+        if futile and not prepared:
+            state, note = "cannot-fit", "not prepared; preparing it cannot make this request fit: even a summary of no tokens leaves it over max"
+        elif status == "prepared" and prepared:
             state, note = "prepared-here", "prepared here without a model, as generate prepares it before sending (not stored)"
         elif status == "needs-model" and not prepared:
             state = "generate-prepares"

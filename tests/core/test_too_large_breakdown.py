@@ -41,3 +41,14 @@ def test_generate_refuses_with_the_same_breakdown() -> None:
     planned = preview(too_large(), input={}, model=ScriptedModel([]), input_budget=InputBudget(max=300))
     diagnostics = refused.value.diagnostics
     assert sum(d.tokens or 0 for d in diagnostics) == planned.input_tokens
+
+
+def test_where_the_parts_join_the_difference_is_its_own_labelled_line_so_the_sum_still_holds() -> None:
+    # counted alone, these parts take one token more than the system text counted whole
+    p = prompt("p", system="Be kind.", use=[context("c1", system="x" * 50), context("c2", system="Be kind." + "x" * 50)])
+    planned = preview(p, input={}, model=ScriptedModel([]), input_budget=InputBudget(max=5))
+    parts = [d for d in planned.diagnostics if d.contributor != "<joins>"]
+    joins = [d for d in planned.diagnostics if d.contributor == "<joins>"]
+    assert sum(d.tokens or 0 for d in parts) != planned.input_tokens  # the case: a difference at the joins
+    assert len(joins) == 1 and "where they join" in joins[0].message
+    assert sum(d.tokens or 0 for d in planned.diagnostics) == planned.input_tokens

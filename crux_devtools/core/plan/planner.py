@@ -555,7 +555,8 @@ class Planner:
             unprepared = []
         code = "REPRESENTATION_UNAVAILABLE" if unprepared else "REQUEST_TOO_LARGE"
         # the breakdown of exactly that cheapest request (its read_offload tool too): the parts add up to ``minimum``
-        for contribution in self._contributions(order, choice, tools, messages):
+        parts = self._contributions(order, choice, tools, messages)
+        for contribution in parts:
             if contribution.tokens:
                 diagnostics.append(
                     Diagnostic(
@@ -564,6 +565,10 @@ class Planner:
                         message=f"required {contribution.kind} {contribution.contributor!r} needs {contribution.tokens} tokens at its cheapest legal rung",
                     )
                 )
+        joins = minimum - sum(c.tokens for c in parts)
+        if joins:  # each part is counted alone; the system text counted whole differs by a token or so where they join
+            diagnostics.append(Diagnostic(id=f"{code.lower()}:<joins>", code=code, contributor="<joins>", tokens=joins,
+                                          message=f"the system text counted whole is {joins:+d} tokens against its parts counted alone (where they join)"))
         for c in unprepared:
             diagnostics.append(Diagnostic(id=f"unprepared:{c.id}", code=code, contributor=c.id, tokens=None, message=f"the summary of {c.id!r} is not prepared"))
         candidates = [
