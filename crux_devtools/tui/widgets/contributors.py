@@ -42,7 +42,7 @@ class ContributorsTable(DataTable[Any]):
         self.zebra_stripes = True
         self.add_column("Source", key="source")
         self.add_column("Status", key="status")
-        self.add_column(f"Tokens ({FULL_TEXT})", key="tokens")
+        self.add_column(FULL_TEXT.capitalize(), key="tokens")  # the tokens of the resolved text alone (count_labels)
         self.add_column("Priority", key="priority")
         self.add_column("Reason", key="reason")
         self.watch_data()
