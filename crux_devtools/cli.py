@@ -328,7 +328,7 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     recorded in DIRECTORY/.crux/runs.sqlite3 with origin "inspector", like the inspector's Run button.
     """
     from .core.record.runstore import json_text
-    from .inspector.cli_text_runs import run_summary
+    from .inspector.cli_text_runs import run_summary, user_site
     from .inspector.visible import visible
 
     if example is not None and input_json is not None:
@@ -341,14 +341,16 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
             raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--input") from None
         if not isinstance(data, dict):
             raise click.BadParameter(f"must be a JSON object, got {type(data).__name__}", param_hint="--input")
-    run = asyncio.run(_run_once(_project(directory), timeout, prompt_id, example, data))
+    root = _project(directory)
+    run = asyncio.run(_run_once(root, timeout, prompt_id, example, data))
     if as_json:
         click.echo(json_text(run, indent=2))
     elif run.get("text") is not None:
         click.echo(visible(run["text"], lines=True))  # an answer's escape sequences are shown, never obeyed
     error = run.get("error")
     if isinstance(error, dict):
-        where = f"{error['file']}:{error['line']}: " if error.get("file") and error.get("line") else ""
+        site = user_site(error, root)  # the project's own line, up front: not only inside the traceback
+        where = f"{site}: " if site else ""
         click.echo(visible(f"{where}{error.get('type')}: {error.get('message')}", lines=True), err=True)
     click.echo(run_summary(run), err=True)
     if run.get("status") != "ok":

@@ -15,7 +15,10 @@ from typing import Any
 import click
 
 
-def estimate_line(root: Path, model: str | None, input_tokens: int) -> str:
+ASKS = 3  # confirmations asked at most when the model changes under each of them
+
+
+def estimate_line(root: Path, model: str | None, input_tokens: int | None) -> str:
     """``estimated input cost $0.0123 (1,234 input tokens, output extra)``, or ``unpriced: ...``."""
     from .inspector.run_costs import prices_for
 
@@ -31,11 +34,16 @@ async def _child_run(root: Path, timeout: float, what: str, call: Any, ask: Any)
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        answer = await call(session, False)
-        if answer.get("ok") and "confirm" in answer["result"]:
-            if not ask(answer["result"]["confirm"]):
+        answer = await call(session, None)
+        for _ in range(ASKS):  # each answer is the question about the model that would be called now
+            if not (answer.get("ok") and "confirm" in answer["result"]):
+                break
+            confirm = answer["result"]["confirm"]
+            if not ask(confirm):
                 raise click.ClickException("not sent")
-            answer = await call(session, True)
+            answer = await call(session, confirm.get("confirm"))  # that model's token: another model asks again
+        else:
+            raise click.ClickException(f"not sent: the model changed each time it was confirmed ({ASKS} times)")
     finally:
         await session.stop()
     if not answer.get("ok"):
@@ -70,7 +78,7 @@ def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, ye
     request = send_request(document, run)
 
     def ask(confirm: dict[str, Any]) -> bool:
-        question = f"send the replayed request to {confirm.get('model')!r}, a real model ({estimate_line(root, confirm.get('model'), replayed['input_tokens'])})?"
+        question = f"send the replayed request to {confirm.get('model')!r}, a real model ({estimate_line(root, confirm.get('model'), confirm.get('input_tokens', replayed['input_tokens']))})?"
         return yes or click.confirm(question, default=False, err=True)
 
     target = str(run.get("target"))

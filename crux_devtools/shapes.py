@@ -225,7 +225,7 @@ class ReceiptDict(TypedDict):
 
 
 # -- the report: what the worker builds per prompt and example ------------------------------------
-SummaryStateName = Literal["prepared", "prepared-here", "generate-prepares", "not-prepared"]
+SummaryStateName = Literal["prepared", "prepared-here", "generate-prepares", "not-prepared", "cannot-fit"]
 
 
 class SummaryState(TypedDict):
@@ -237,7 +237,9 @@ class SummaryState(TypedDict):
     # "prepared": in the project's store; "prepared-here": extractive, prepared by the inspector for
     # this view (no model) as generate prepares it; "generate-prepares": needs a model, and generate
     # prepares it before sending (the request shown is the fallback sent if that fails);
-    # "not-prepared": generate would not prepare it (on_miss "fail" or "skip", or not needed).
+    # "not-prepared": generate would not prepare it (on_miss "fail" or "skip", or not needed);
+    # "cannot-fit": not prepared, and preparing it cannot make the request fit (REQUEST_TOO_LARGE:
+    # even a summary of no tokens leaves it over max), so no view suggests preparing it.
     state: NotRequired[SummaryStateName]
     note: NotRequired[str | None]  # one sentence saying so, for every view
 
@@ -389,10 +391,12 @@ class ConfirmRequest(TypedDict):
     model: str | None
     model_kind: Literal["real"]
     confirm: str
+    input_tokens: int | None  # the first request's size, to price the question at ``model`` (None: not planned)
 
 
 class ReplayConfirm(TypedDict):
-    """A replay to a real model not yet confirmed: ``{"confirm": {"model", "kind"}}``."""
+    """A replay to a real model not yet confirmed (or asked about): ``{"confirm": ConfirmRequest}``, the
+    ``model`` a send would call and the ``confirm`` token it takes."""
 
     confirm: dict[str, Any]
 

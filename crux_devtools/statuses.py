@@ -7,7 +7,10 @@ the words defined here; none of them looks at the plan or the inspection again t
 
 States, worst first (a prompt shows the worst state of its examples)::
 
-    error -> invalid-input -> unmatched -> over-limit -> over-budget -> not-checked -> fits
+    error -> invalid-input -> unmatched -> over-limit -> over-budget -> not-checked -> over-optimize-at -> fits
+
+``over-optimize-at`` is a request that is sent (``check`` passes) but above the budget's
+``optimize_at``: no candidate fitted under it, so the most faithful one under ``max`` was sent.
 
 ``fails`` says whether ``check`` fails on the state; ``not-checked`` (a prompt with required inputs
 and no examples, so nothing could be resolved) is reported by ``check`` and fails only under
@@ -25,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-StatusKey = Literal["fits", "over-limit", "over-budget", "unmatched", "invalid-input", "error", "not-checked"]
+StatusKey = Literal["fits", "over-optimize-at", "over-limit", "over-budget", "unmatched", "invalid-input", "error", "not-checked"]
 Tone = Literal["fits", "over", "error", "unchecked", "stale"]
 
 STATUS_KEYS: tuple[StatusKey, ...] = get_args(StatusKey)
@@ -51,6 +54,8 @@ _TERMS = (
     StatusTerm("over-limit", "over limit", "▲", "over", True, "no plan fits the model's input limit: generate refuses it and nothing is sent"),
     StatusTerm("over-budget", "over budget", "▲", "over", True, "the system text is over its token_budget even after every drop"),
     StatusTerm("not-checked", "not checked", "?", "unchecked", False, "required inputs and no examples: nothing was resolved; add examples={...}"),
+    StatusTerm("over-optimize-at", "over optimize_at", "△", "over", False,
+               "nothing fitted under it, the most faithful candidate under max was sent"),
     StatusTerm("fits", "fits", "✓", "fits", False, "the request fits every limit and is sent as shown"),
 )
 STALE = StatusTerm("stale", "stale", "◌", "stale", False, "its module failed to load: this is its last good report")

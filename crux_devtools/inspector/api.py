@@ -82,7 +82,7 @@ the store and emits ``SessionEvent(kind="runs", version=<store change token>, su
 <target> (<status>)", runs=[new run ids, oldest first])`` within about 250 ms of any process writing.
 
 What is sent; the web page, the TUI and ``inspect`` read the same keys:
-    ExampleReport["status"]: "fits" | "over-limit" | "over-budget" | "unmatched" | "invalid-input" | "error"
+    ExampleReport["status"]: "fits" | "over-optimize-at" | "over-limit" | "over-budget" | "unmatched" | "invalid-input" | "error"
         # the example's one status, decided once in the worker (evaluate.example_status); the
         # states, their words and whether ``check`` fails on them are ``crux_devtools/statuses.py``'s. Every
         # surface reads this value and none decides it again from the plan or the inspection.

@@ -6,6 +6,8 @@ re-derives anything: token figures are the receipts' and the provider's.
 
 from __future__ import annotations
 
+import os
+import re
 from datetime import datetime
 from typing import Any
 
@@ -125,13 +127,72 @@ def run_line(run: dict[str, Any], sizes: list[int] | None = None) -> str:
     return line(row, [max(size, len(cell)) for size, cell in zip(sizes, row, strict=True)])
 
 
+# What a failed model call's error says when the connection was never made: nothing reached the model.
+_NOT_CONNECTED = ("ConnectError", "ConnectionRefusedError", "could not reach model")
+
+
+def _step_tokens(step: Any) -> int:
+    request = step.get("request") if isinstance(step, dict) else None
+    tokens = request.get("input_tokens") if isinstance(request, dict) else None
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else 0
+
+
+def unanswered(step: Any) -> str | None:
+    """``"not sent"`` for a step whose model call failed before a connection was made, ``"no answer"``
+    for one whose call failed otherwise (it may have reached the model), ``None`` for an answered step."""
+    if not isinstance(step, dict) or not isinstance(step.get("error"), dict):
+        return None
+    if step.get("response_text") is not None or step.get("tool_calls") or step.get("usage"):
+        return None  # the model answered (the step failed after, e.g. in a tool)
+    error = step["error"]
+    said = f"{error.get('message') or ''}\n{error.get('traceback') or ''}"
+    return "not sent" if any(mark in said for mark in _NOT_CONNECTED) else "no answer"
+
+
+def sent_words(run: dict[str, Any]) -> str:
+    """The run's input tokens, saying which were really sent: ``8,533 input tokens sent``, or
+    ``nothing sent: 8,533 input tokens planned, the model could not be reached`` when a call failed."""
+    steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
+    failed = [(s, unanswered(s)) for s in steps if unanswered(s) is not None]
+    if not failed:
+        return f"{input_tokens(run):,} input tokens sent"
+    answered = sum(_step_tokens(s) for s in steps if unanswered(s) is None)
+    planned = sum(_step_tokens(s) for s, _ in failed)
+    if all(kind == "not sent" for _, kind in failed):
+        lead, tail = "nothing sent", f"{planned:,} input tokens planned, not sent: the model could not be reached"
+    else:
+        lead, tail = "nothing answered", f"{planned:,} input tokens sent without an answer: the model call failed"
+    return f"{answered:,} input tokens sent, then {tail}" if answered else f"{lead}: {tail}"
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
+_NOT_USER = tuple(f"{os.sep}{name}{os.sep}" for name in ("site-packages", ".venv", "venv", "node_modules"))
+
+
+def user_site(error: Any, root: str | os.PathLike[str]) -> str | None:
+    """Where in the project's own code an error was raised, ``app.py:12``: the error's ``file`` and
+    ``line`` when it has them, else the innermost frame of its traceback in a project file (a tool
+    that raised, a model adapter of the project's); None when no frame is the project's."""
+    if not isinstance(error, dict):
+        return None
+    if error.get("file") and error.get("line"):
+        return f"{error['file']}:{error['line']}"
+    base = os.path.join(os.path.realpath(root), "")
+    found = None
+    for frame in _FRAME.finditer(str(error.get("traceback") or "")):
+        path = os.path.realpath(frame.group("file"))
+        if path.startswith(base) and not any(part in path for part in _NOT_USER):
+            found = f"{os.path.relpath(path, base)}:{frame.group('line')}"
+    return found
+
+
 def run_summary(run: dict[str, Any]) -> str:
     """One sentence about a run: status, target, steps, tokens, usage, time, model, where it was saved."""
     parts = [
         str(run.get("status") or "error"),
         str(run.get("target") or "-"),
         f"{step_count(run)} step{'s' if step_count(run) != 1 else ''}",
-        f"{input_tokens(run):,} input tokens sent",
+        sent_words(run),
     ]
     if isinstance(run.get("usage"), dict):
         parts.append(f"usage {usage(run.get('usage'))}")

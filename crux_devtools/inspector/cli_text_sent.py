@@ -53,7 +53,8 @@ def headline(example: ExampleReport) -> str:
     """``example 'busy-day': input tokens 2238 of max 5292 (fits)``."""
     preview = example["preview"]
     if preview is not None:
-        return f"  example {example['name']!r}: input tokens {preview['input_tokens']} of max {preview['max_input_tokens']} ({status_words(example)})"
+        optimize = f", optimize_at {preview['optimize_at']}" if preview["optimize_at"] != preview["max_input_tokens"] else ""
+        return f"  example {example['name']!r}: input tokens {preview['input_tokens']} of max {preview['max_input_tokens']}{optimize} ({status_words(example)})"
     return f"  example {example['name']!r}: no plan ({status_words(example)})"
 
 

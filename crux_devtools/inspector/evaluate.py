@@ -153,6 +153,8 @@ def summary_states(target: Target, preview_data: PreviewDict, done: Sequence[Any
     is what ``preview_as_sent`` prepared, or left for ``generate`` to prepare with a model."""
     layers = summary_layers(target)
     by_id = {d.contributor: d.status for d in done}
+    # the planner's verdict: REQUEST_TOO_LARGE means no prepared summary could make the request fit
+    futile = preview_data["error_code"] == "REQUEST_TOO_LARGE"
     states: list[SummaryState] = []
     for candidate in preview_data["candidates"]:
         layer = layers.get(candidate["contributor"]) if candidate["representation"] == "summary" else None
@@ -163,7 +165,9 @@ def summary_states(target: Target, preview_data: PreviewDict, done: Sequence[Any
         status = by_id.get(contributor)
         state: SummaryStateName
         note: str | None
-        if status == "prepared" and prepared:
+        if futile and not prepared:
+            state, note = "cannot-fit", "not prepared; preparing it cannot make this request fit: even a summary of no tokens leaves it over max"
+        elif status == "prepared" and prepared:
             state, note = "prepared-here", "prepared here without a model, as generate prepares it before sending (not stored)"
         elif status == "needs-model" and not prepared:
             state = "generate-prepares"
@@ -186,7 +190,8 @@ def example_status(report: ExampleReport) -> Status:
     """The example's one status, decided here once (``statuses.py`` names the states): ``error``
     (user code raised), ``invalid-input`` (the input does not match the schema), ``over-limit`` (no
     plan fits the model's limit), ``over-budget`` (the system text is over its token_budget even
-    after drops), ``unmatched`` (a match key with no case) or ``fits``. Every view and ``check`` read it."""
+    after drops), ``unmatched`` (a match key with no case), ``over-optimize-at`` (sent, but more input
+    tokens than ``optimize_at``) or ``fits``. Every view and ``check`` read it."""
     error = report["error"]
     if error is not None:
         return "invalid-input" if error["type"] in INPUT_ERRORS else "error"
@@ -197,6 +202,8 @@ def example_status(report: ExampleReport) -> Status:
     planned = report["preview"]
     if planned is not None and planned["status"] == "over-limit":
         found.append("over-limit")
+    elif planned is not None and planned["input_tokens"] > planned["optimize_at"]:
+        found.append("over-optimize-at")  # sent, but nothing fitted under optimize_at: the numbers say so, not the tier
     inspection = report["inspection"]
     if inspection is not None and not inspection["fits"]:
         found.append("over-budget")
@@ -432,6 +439,16 @@ def project_report(project: LoadedProject, defaults: PlanningDefaults | None = N
         elif error is not None:
             errors.append(error)
     return {"prompts": prompts, "errors": errors}
+
+
+def first_request_tokens(target: Target, input: dict[str, Any], defaults: PlanningDefaults | None = None) -> int | None:
+    """The input tokens of the first request a Run of ``target`` on ``input`` would send (planned as
+    the page plans it), or ``None`` when it cannot be planned (the run would fail before any call)."""
+    try:
+        sent, _done = preview_as_sent(target.obj, input=input, **(defaults or PlanningDefaults()).preview_kwargs(target))
+    except (Exception, SystemExit):  # noqa: BLE001 - a plan that fails is the run's own error, shown when it runs
+        return None
+    return int(sent.input_tokens) if sent.status == "fits" else None
 
 
 def run_target(root: Path, target: Target, input: dict[str, Any], recorder: Any = None) -> dict[str, Any]:

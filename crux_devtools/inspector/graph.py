@@ -6,7 +6,13 @@
   modules that appeared in ``sys.modules`` while one was imported, for ``importlib.import_module``);
 - the files user code opened for reading inside the project (``sys.addaudithook`` on ``"open"``),
   such as a ``skills/*/SKILL.md``, and the folders it listed (``os.listdir``, ``os.scandir``,
-  ``glob``), each with the module whose code did it.
+  ``glob``), each with the module whose code did it;
+- the SQLite databases it connected to inside the project (the ``"sqlite3.connect"`` audit event),
+  such as a ``MemoryStore`` file: the file and its ``-wal`` (where a WAL-mode commit lands first).
+  SQLite reads them without ``open``, so without this a fact the application adds to a memory store
+  would change what a fresh evaluation shows while no save is seen. A store that changed while the
+  worker had it open (the project writes it as it loads) is not watched, as a written file is not:
+  its own write would reload it forever.
 
 ``affected(files)`` is then the set of modules a save must re-import: the modules of the changed files,
 the modules that read or listed them, and every module that (transitively) imports one of those.
@@ -22,6 +28,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from .watcher import file_state
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _NOT_DATA = (".py", ".pyc", ".pyo", ".so", ".pyd")
@@ -44,6 +52,7 @@ class Tracker:
         self.listed: dict[str, set[str]] = {}  # absolute folder path -> names of modules that listed it
         self.written: set[str] = set()  # absolute paths user code opened for writing (never watched)
         self.current: list[str] = []  # the module being imported or whose target is evaluated, innermost last
+        self.stores: dict[str, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}  # SQLite file -> (its stat, its -wal's) when first connected
         self._installed = False
 
     def install(self, root: Path) -> None:
@@ -91,6 +100,10 @@ class Tracker:
         if event in _CHANGES:
             self._wrote(args, _CHANGES[event])
             return
+        if event == "sqlite3.connect":
+            if self.active:
+                self._connected(args)
+            return
         if event not in ("open", "os.listdir", "os.scandir") or not (self.active or event == "open"):
             return
         try:
@@ -123,6 +136,34 @@ class Tracker:
             table.setdefault(full, set()).add(module)
         except Exception:  # noqa: BLE001, S110 - an audit hook must never raise into user code
             pass
+
+    def _connected(self, args: tuple[Any, ...]) -> None:
+        """Record a SQLite database of the project user code connected to (and its ``-wal``) as read."""
+        try:
+            name = os.fsdecode(args[0]) if args and isinstance(args[0], (str, bytes, os.PathLike)) else ""
+            if name.startswith("file:"):  # a URI filename: the path before its query
+                name = name[len("file:"):].split("?", 1)[0]
+            if not name or name == ":memory:":
+                return
+            full = os.path.realpath(os.path.abspath(name))
+            if not self.in_project(full) or f"{os.sep}.crux{os.sep}" in full:
+                return
+            module = self._reader()
+            if module is None:
+                return
+            self.stores.setdefault(full, (file_state(full), file_state(full + "-wal")))
+            for path in (full, full + "-wal"):
+                self.reads.setdefault(path, set()).add(module)
+        except Exception:  # noqa: BLE001, S110 - an audit hook must never raise into user code
+            pass
+
+    def written_stores(self) -> set[str]:
+        """The SQLite files (and their ``-wal``) that changed since user code first connected to them."""
+        out: set[str] = set()
+        for path, seen in self.stores.items():
+            if (file_state(path), file_state(path + "-wal")) != seen:
+                out.update((path, path + "-wal"))
+        return out
 
     def _wrote(self, args: tuple[Any, ...], positions: tuple[int, ...]) -> None:
         """Record the project paths a file-changing call of user code names (see ``written``)."""
@@ -173,6 +214,8 @@ class Tracker:
                 table[path] -= gone
                 if not table[path]:
                     del table[path]
+        for path in [p for p in self.stores if p not in self.reads]:
+            del self.stores[path]  # connected to again when they run: its state then is the new baseline
 
     # -- reading ---------------------------------------------------------------------------------
     def project_modules(self) -> dict[str, str]:
@@ -214,8 +257,9 @@ class Tracker:
     def watched(self) -> dict[str, list[str]]:
         """Data files (relative to the root) and folders (ending in ``/``) user code read, with the modules."""
         out: dict[str, list[str]] = {}
+        written = self.written | self.written_stores()
         for path, names in self.reads.items():
-            if path not in self.written:
+            if path not in written:
                 out[os.path.relpath(path, self.root)] = sorted(names)
         for path, names in self.listed.items():
             rel = os.path.relpath(path, self.root)

@@ -25,7 +25,8 @@ from ..core.record.replay import ReplayError, plan_recorded
 from ..core.record.runstore import RunStore, iso_now, new_run_id, read_step_plan
 from ..core.tokens import default_counter
 from ..shapes import ErrorInfoDict
-from .evaluate import fresh_model, model_kind, runnable_model
+from .evaluate import fresh_model, runnable_model
+from .run_confirm import check_call
 from .replay_current import overrides_of
 
 
@@ -49,8 +50,9 @@ def continue_from(root: Any, target: Any, request: dict[str, Any], defaults: Any
     model = runnable_model(target)
     if model is None:
         return {"error": f"{target.kind} {target.id!r} has no model adapter to continue with"}
-    if model_kind(target) != "scripted" and not request.get("confirmed"):
-        return {"confirm": {"model": model_name_of(model), "kind": model_kind(target)}}
+    asked = check_call(target, request.get("confirmed"))  # the token of the model about to be called, as a Run
+    if asked is not None:
+        return {"confirm": asked}
     store = RunStore.for_project(root, create=False)
     try:
         run = store.get(str(request["run"]))

@@ -2,8 +2,12 @@
 
 ``send_replayed`` calls the target's model adapter once with the replayed request (a ``ScriptedModel``
 from the top of its script) and answers with the child run: one step, ``parent`` (the recorded run)
-and ``fork_step`` (the step replayed). A model that is not scripted is called only when the request
-says ``confirmed``; otherwise the answer is ``{"confirm": {...}}`` and nothing is sent. A model that
+and ``fork_step`` (the step replayed). A model that is not scripted is called only when the request's
+``confirmed`` is the token of that very model (``run_confirm.model_token``, handed out with the
+question; ``True`` only for an explicit ``--yes``); otherwise the answer is ``{"confirm": {...}}``
+(the model that would be called, its token and the request's size) and nothing is sent. So a save
+that switches the model while the question is on screen makes the worker ask again. ``ask``
+answers that question for any model without sending (a front end pricing Send before it is pressed). A model that
 fails (unreachable, an error answer) makes a run with ``status="error"`` and the error: nothing of
 the replay is lost.
 """
@@ -21,7 +25,8 @@ from ..core.contract import acall
 from ..core.record.recording import relative_file
 from ..core.record.replay import RecordedTool
 from ..core.record.runstore import iso_now, new_run_id
-from .evaluate import fresh_model, model_kind, runnable_model
+from .evaluate import fresh_model, runnable_model
+from .run_confirm import check_call
 
 
 def wire_tool(tool: dict[str, Any]) -> RecordedTool:
@@ -31,14 +36,14 @@ def wire_tool(tool: dict[str, Any]) -> RecordedTool:
 
 def send_replayed(root: Any, target: Any, request: dict[str, Any]) -> dict[str, Any]:
     """``request``: ``sent`` (the replayed request), ``run`` (the recorded run's id), ``step``,
-    ``input``, ``receipt`` (the replayed plan's receipt fields), ``confirmed``."""
+    ``input``, ``receipt`` (the replayed plan's receipt fields), ``confirmed`` (a model token), ``ask``."""
     model = runnable_model(target)
     if model is None:
         raise ValueError(f"{target.kind} {target.id!r} has no model adapter to send the replayed request to")
-    kind = model_kind(target)
     name = model_name_of(model)
-    if kind != "scripted" and not request.get("confirmed"):
-        return {"confirm": {"model": name, "kind": kind}}
+    asked = check_call(target, request.get("confirmed"), (request.get("receipt") or {}).get("input_tokens"), ask=bool(request.get("ask")))
+    if asked is not None:
+        return {"confirm": asked}
     sent = request["sent"]
     call = ModelRequest(sent["system"], list(sent["messages"]), [wire_tool(t) for t in sent["tools"]], sent.get("max_tokens"))  # type: ignore[misc]
     started_at, started = iso_now(), time.perf_counter()

@@ -39,24 +39,39 @@ def model_token(model: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
-def confirmation_request(target_id: str, kind: str, model_name: str | None, token: str) -> dict[str, Any]:
-    """The ``run`` op's answer when the model needs the user's go-ahead: nothing ran."""
-    return {NEEDS: True, "target": target_id, "kind": kind, "model": model_name, "model_kind": "real", "confirm": token}
+def confirmation_request(target_id: str, kind: str, model_name: str | None, token: str, input_tokens: int | None = None,
+                         model_kind: str = "real") -> dict[str, Any]:
+    """The answer of a worker op that would call a model needing the user's go-ahead: nothing ran.
+    ``model`` is the name of the model the op would call, ``input_tokens`` the size of its first
+    request (``None`` when it could not be planned): the front ends price the question with both
+    (``run_costs.Prices.estimate``), so the cost shown is the cost of the model the token allows."""
+    return {NEEDS: True, "target": target_id, "kind": kind, "model": model_name, "model_kind": model_kind, "confirm": token,
+            "input_tokens": input_tokens}
 
 
-def check_run(target: Any, confirm: Any) -> dict[str, Any] | None:
-    """In the worker, just before a Run: ``None`` when it may go ahead (a scripted model, no model,
-    or a confirmation of this very model), else the confirmation request to answer with."""
+def check_call(target: Any, confirm: Any, input_tokens: Any = None, *, ask: bool = False) -> dict[str, Any] | None:
+    """In the worker, just before calling the target's model: ``None`` when it may go ahead (a
+    scripted model, no model, or a confirmation of this very model), else the confirmation request
+    to answer with. ``input_tokens``: a number, or a function giving it (only called when asking).
+    ``ask``: answer the question whatever the model is (a front end pricing a send before it is
+    pressed); the token of a scripted model is never needed to call it."""
     from ..core.plan.budget import model_name_of
     from .evaluate import model_kind, runnable_model
 
-    if model_kind(target) != "real":
+    kind = model_kind(target)
+    if kind is None or (kind != "real" and not ask):
         return None
     model = runnable_model(target)
     token = model_token(model)
-    if confirm is True or (isinstance(confirm, str) and confirm == token):
+    if not ask and (confirm is True or (isinstance(confirm, str) and confirm == token)):
         return None
-    return confirmation_request(target.id, target.kind, model_name_of(model), token)
+    tokens = input_tokens() if callable(input_tokens) else input_tokens
+    return confirmation_request(target.id, target.kind, model_name_of(model), token, tokens if isinstance(tokens, int) else None, kind)
+
+
+def check_run(target: Any, confirm: Any, input_tokens: Any = None) -> dict[str, Any] | None:
+    """``check_call`` for a Run (the ``run`` op)."""
+    return check_call(target, confirm, input_tokens)
 
 
 def asks_confirmation(result: Any) -> bool:

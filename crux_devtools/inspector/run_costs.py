@@ -74,13 +74,25 @@ class Prices:
             return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
         return cost_usd(run.get("usage"), self.price(run.get("model")))
 
-    def estimate(self, model: Any, input_tokens: int) -> str:
+    def estimate(self, model: Any, input_tokens: int | None) -> str:
         """What sending ``input_tokens`` to ``model`` is estimated to cost, in words for a confirmation:
-        ``estimated input cost $0.0123 (1,234 input tokens, output extra)``, or ``unpriced (...)``."""
-        cost = input_cost_usd(input_tokens, self.price(model))
+        ``estimated input cost $0.0123 (1,234 input tokens, output extra)``, or ``unpriced (...)``.
+        The one pricing of every confirmation (Run, replay send, continue), in every front end;
+        ``model`` must be the model that will be called (the worker's question names it)."""
+        price = self.price(model)
+        if input_tokens is None:
+            rate = f"{format_usd(price.input)} per million input tokens" if price is not None else f"no price known for {model or 'the model'}"
+            return f"input cost not estimated: the first request could not be planned ({rate})"
+        cost = input_cost_usd(input_tokens, price)
         if cost is None:
             return f"unpriced: no price known for {model or 'the model'} ({input_tokens:,} input tokens)"
         return f"estimated input cost {format_usd(cost)} ({input_tokens:,} input tokens, output extra)"
+
+    def question(self, asked: Mapping[str, Any]) -> str:
+        """The estimate of a worker's confirmation request (``run_confirm.confirmation_request``):
+        priced at the model it names, for the request size it carries."""
+        tokens = asked.get("input_tokens")
+        return self.estimate(asked.get("model"), tokens if isinstance(tokens, int) else None)
 
     def total(self, usage_by_model: Iterable[Mapping[str, Any]]) -> CostTotal:
         """The cost of every run that matched a filter, from ``RunStore.usage_by_model`` rows."""

@@ -65,6 +65,7 @@ from .reload_rules import Change, Held, Incremental, VerifyOnly, concerns, decid
 from .report_history import ReportHistory
 from .report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
 from .runs_watch import RunsWatcher
+from .watcher import file_state, is_relevant
 from .session_load import LoadOutcome, load_project, update_project
 
 log = logging.getLogger(__name__)
@@ -189,6 +190,7 @@ class ProjectSession:
         self._broken: frozenset[str] = frozenset()
         self._faulted: frozenset[str] = frozenset()
         self._watched: dict[str, list[str]] = {}
+        self._store_states: dict[str, tuple[int, int] | None] = {}  # watched files the watcher's filter leaves out -> state as loaded
         self._imported: set[str] = set()
         self._dirty = False
         self._full = False  # a full load was asked for (``reload()`` with no files)
@@ -273,7 +275,7 @@ class ProjectSession:
                 await preloading
 
             self._stop = asyncio.Event()
-            self._watch_task = asyncio.create_task(watch(self.root, self._changed, self._stop, debounce=self.debounce))
+            self._watch_task = asyncio.create_task(watch(self.root, self._changed, self._stop, debounce=self.debounce, watched=self._reads_store))
             self._watch_task.add_done_callback(self._watch_ended)
             # The task's first step creates the inotify watch synchronously: let it run before returning,
             # so a save right after ``start()`` is seen.
@@ -363,6 +365,18 @@ class ProjectSession:
         await asyncio.sleep(self.verify_after)
         if self._needs_verify or self._unseen:
             self._schedule(verify=True)
+
+    def _reads_store(self, relative: str) -> bool:
+        """Whether the held worker saw user code read this file (a SQLite store or its ``-wal``: the
+        watcher's filter leaves those out unless the project reads them)."""
+        posix = relative.replace("\\", "/")
+        if posix not in self._watched:
+            return False
+        state = file_state(self.root / posix)
+        if posix in self._store_states and self._store_states[posix] == state:
+            return False  # opened and closed (a reader, a verification's worker), not written
+        self._store_states[posix] = state
+        return True
 
     def is_watched(self, relative: str) -> bool:
         """Whether a change to this project file (path relative to the root) can change the report:
@@ -473,6 +487,8 @@ class ProjectSession:
             self._refs, self._faulted = list(discovery.modules), outcome.faulted
         self._broken = outcome.broken
         self._watched, self._imported = outcome.watched, set(outcome.imported)
+        # what the stores the project reads held as this load read them: a later event that leaves them so is no change
+        self._store_states = {f: file_state(self.root / f) for f in self._watched if not f.endswith("/") and not is_relevant(self.root, str(self.root / f))}
         self._echoes = set(outcome.written)
         self._hold(outcome, names, errors, files, time.perf_counter() - started, bool(discovery.modules), verifying=verifying)
         if outcome.kind == "incremental":

@@ -69,8 +69,12 @@ async def watch(
     stop: asyncio.Event,
     *,
     debounce: float = 0.05,
+    watched: Callable[[str], bool] | None = None,
 ) -> None:
     """Call ``on_change(relative paths)`` for each batch of relevant changes until ``stop`` is set.
+
+    ``watched(relative path)``: whether the project reads a file ``is_relevant`` leaves out (a SQLite
+    store the worker saw user code connect to, and its ``-wal``); such a change is passed on too.
 
     watchfiles groups events arriving within ``debounce`` seconds into one batch; the caller
     coalesces further (one evaluation running, at most one pending). A batch is yielded once no new
@@ -81,7 +85,10 @@ async def watch(
     from watchfiles._rust_notify import WatchfilesRustInternalError
 
     def keep(_change: Any, path: str) -> bool:
-        return is_relevant(root, path)
+        if is_relevant(root, path):
+            return True
+        # a file the filter leaves out (a SQLite store and its -wal) that the project reads: the session says so
+        return watched is not None and _watched_file(root, path, watched)
 
     debounce_ms = max(1, int(debounce * 1000))
     step = min(STEP_MS, debounce_ms)
@@ -95,6 +102,24 @@ async def watch(
         # and any listing of that folder makes one: poll instead, for the rest of the session.
         log.warning("watching %s by polling every %g s: %s", root, POLL_SECONDS, group.exceptions[0])
         await poll(root, on_change, stop)
+
+
+def file_state(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """A file's (mtime in ns, size), or None when it is missing or empty. For a SQLite store: a
+    reader creates an empty ``-wal``, and opens and closes it for writing without changing it (an
+    inotify "modified" event); only a commit changes this state."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size) if info.st_size else None
+
+
+def _watched_file(root: Path, path: str, watched: Callable[[str], bool]) -> bool:
+    try:
+        return watched(str(Path(path).relative_to(root)))
+    except ValueError:
+        return False
 
 
 async def poll(root: Path, on_change: Callable[[list[str]], Awaitable[Any] | Any], stop: asyncio.Event, interval: float = POLL_SECONDS) -> None:

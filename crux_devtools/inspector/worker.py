@@ -572,13 +572,14 @@ class Worker:
         )
 
     def run(self, request: dict[str, Any]) -> Any:
-        from .evaluate import run_target
+        from .evaluate import first_request_tokens, run_target
 
         from .run_confirm import check_run
 
         target = self._find(request["prompt_id"])
         _name, data = self._input(target, request.get("example"), request.get("input"))
-        asked = check_run(target, request.get("confirm"))  # against the model about to run, not the one shown
+        # against the model about to run, not the one shown; the question carries its first request's size to price it
+        asked = check_run(target, request.get("confirm"), lambda: first_request_tokens(target, data, self.defaults))
         if asked is not None:
             return asked
         if self.recorder is None:

@@ -74,9 +74,11 @@ class RequestActions:
         again with the token of the model the worker named, so a model changed meanwhile asks again."""
         if not asks_confirmation(result):
             return False
+        from ..inspector.run_costs import prices_for
         from .screens import ConfirmRun
 
         self.detail.busy = None
         token = result.get("confirm")
-        self.push_screen(ConfirmRun(prompt_id, result.get("model")), callback=lambda yes: self.start_run(prompt_id, token) if yes else None)
+        estimate = prices_for(getattr(self.session, "root", None)).question(result)  # priced at the model the token allows
+        self.push_screen(ConfirmRun(prompt_id, result.get("model"), estimate), callback=lambda yes: self.start_run(prompt_id, token) if yes else None)
         return True

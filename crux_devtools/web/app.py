@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
 
+from ..inspector.count_labels import COUNT_LABELS
 from ..inspector.api import SessionLike
 from ..inspector.errors import further_fields
 from ..inspector.panels import Panel, web_panels
@@ -43,6 +44,7 @@ def make_templates() -> Jinja2Blocks:
     env.globals["further_fields"] = further_fields  # a load error's fields beyond where, what and message
     env.globals["web_panels"] = web_panels  # the prompt page's panels, in the registry's order
     env.globals["panel_template"] = panel_template
+    env.globals["counts"] = COUNT_LABELS  # what each token figure of a contributor counts (inspector/count_labels.py)
     rung_styles.register(env.globals)  # the words for a rung or a rejection reason (core/plan/rungs.py)
     return Jinja2Blocks(env=env)
 

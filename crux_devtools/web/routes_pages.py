@@ -17,6 +17,7 @@ from ..inspector.api import failed_run, find_prompt, is_stale
 from ..inspector.errors import FailedExample, LoadError
 from ..inspector.report_types import PromptReport, Report
 from ..inspector.run_confirm import asks_confirmation
+from ..inspector.run_costs import prices_for
 from .display import raw_query_value
 from .input_check import parse_and_check
 from .runs_access import messages_at_step, recent_runs
@@ -280,6 +281,7 @@ async def run_and_show(request: Request, prompt_id: str) -> Response:
         result = failed_run(prompt["id"], LoadError.plain(type(exc).__name__, str(exc)).to_dict(), input=custom)
     if asks_confirmation(result):  # nothing ran: the confirm button posts back here with the model's token
         context = {"prompt_id": prompt_id, "model": result.get("model"), "confirm": result.get("confirm"),
+                   "estimate": prices_for(getattr(session, "root", None)).question(result),  # priced at the model the token allows
                    "run_href": request.scope.get("raw_path", b"").decode("latin-1") or request.url.path}
         return render(request, "_run_confirm.html", context)
     link = run_href(str(result["id"])) if result.get("id") and result.get("recorded", True) else None

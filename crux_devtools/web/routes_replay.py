@@ -43,6 +43,18 @@ async def _run_and_step(request: Request, run_id: str, index: int) -> tuple[dict
     return run, step, None
 
 
+async def send_question(session: Any, run: dict[str, Any]) -> dict[str, Any] | None:
+    """The worker's question about a send of ``run``'s target (the model it would call, its token),
+    asked without sending; ``None`` when the target is gone or has no model (a send then says why)."""
+    try:
+        answer = await session.replay_send(str(run.get("target")), {"ask": True})
+    except Exception:  # noqa: BLE001 - a worker that cannot answer: no estimate; pressing Send reports the fault
+        return None
+    if not answer.get("ok") or not isinstance(answer.get("result"), dict) or "confirm" not in answer["result"]:
+        return None
+    return dict(answer["result"]["confirm"])
+
+
 @router.get("/runs/{run_id}/steps/{index}/replay", response_class=HTMLResponse)
 async def replay_panel(request: Request, run_id: str, index: int) -> Response:
     run, step, problem = await _run_and_step(request, run_id, index)
@@ -57,14 +69,16 @@ async def replay_panel(request: Request, run_id: str, index: int) -> Response:
     columns = []
     prices = prices_for(getattr(request.app.state.session, "root", None))
     session = request.app.state.session
+    asked = await send_question(session, run)  # the model a send would call now, not the recorded one
     for variant in variants:
         replayed = await replay_variant(session, run, index, variant.overrides.to_dict(), variant.source)
         column = variant_column(variant, replayed, recorded)
-        if replayed.document is not None and column.input_tokens is not None:
-            column.estimate = prices.estimate(run.get("model") or replayed.document["replayed"]["model"], column.input_tokens)
+        if replayed.document is not None and column.input_tokens is not None and asked is not None:
+            column.estimate = prices.estimate(asked.get("model"), column.input_tokens)
         columns.append(column)
     panel = ReplayPanel(run_id, index, recorded, columns, problems, as_example(run), f"/runs/{run_id}/steps/{index}/replay",
-                        current_command(getattr(session, "root", None), run_id, index))
+                        current_command(getattr(session, "root", None), run_id, index),
+                        asked.get("model") if asked else None, str(asked.get("confirm") or "") if asked else "")
     return render(request, "_replay.html", {"panel": panel, "problem": None})
 
 
@@ -82,10 +96,16 @@ async def replay_send(request: Request, run_id: str, index: int) -> Response:
     if document is None or document["replayed"]["sent"] is None:
         why = replayed.error or f"nothing to send: the replayed request does not fit ({document['replayed']['error_code'] if document else ''})"
         return render(request, "_replay_sent.html", {"sent": None, "problem": why}, status=400)
-    answer = await session.replay_send(str(run.get("target")), {**send_request(document, run), "confirmed": True})
+    # the token of the model the browser's question was priced at: a model changed since is asked about again
+    answer = await session.replay_send(str(run.get("target")), {**send_request(document, run), "confirmed": form.get("confirm") or None})
     if not answer.get("ok"):
         failure = answer.get("error") or {}
         return render(request, "_replay_sent.html", {"sent": None, "problem": f"{failure.get('type')}: {failure.get('message')}"}, status=502)
+    if "confirm" in answer["result"]:  # nothing went: the model that would be called is not the one confirmed
+        asked = answer["result"]["confirm"]
+        again = {"model": asked.get("model"), "confirm": asked.get("confirm"), "q": form.get("q", ""),
+                 "estimate": prices_for(getattr(session, "root", None)).question(asked), "href": f"/runs/{run_id}/steps/{index}/replay/send"}
+        return render(request, "_replay_sent.html", {"sent": None, "problem": None, "again": again})  # 200: htmx swaps it in
     child = answer["result"]
     root = getattr(session, "root", None)
     try:

@@ -122,6 +122,8 @@ def candidate_groups(candidates: list[CandidateDict], summaries: list[SummarySta
     for c in candidates:
         contributor, rung = c["contributor"], c["representation"]
         state = by_contributor.get(contributor) if rung == "summary" and c["rejection_reason"] == "unprepared" else None
+        if state is not None and state.get("state") == "cannot-fit":
+            state = None  # preparing it cannot make the request fit: nothing to offer
         action = SummaryAction(contributor, state["strategy"], state["needs_model"], state["model"]) if state is not None else None
         groups.setdefault(contributor, []).append(
             CandidateRow(

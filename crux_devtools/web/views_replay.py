@@ -185,6 +185,8 @@ class ReplayPanel:
     example: str
     href: str
     command: str = ""  # the command line that plans this step from today's source
+    model: str | None = None  # the model a send would call now (the worker's answer), priced in each column's estimate
+    confirm: str = ""  # that model's token: a send goes to it only, a model changed meanwhile is asked about again
 
     def offer_query(self, column: VariantColumn) -> str:
         """The panel's query that replaces ``column`` with the same overrides planned from today's source."""

@@ -32,7 +32,7 @@ async def test_the_live_dot_says_the_report_is_stale_and_the_list_says_what_it_i
             note = await page.inner_text("#imported-note")
             assert note.startswith("imported: other.py, prompts.py (every .py file that imports crux_devtools")
             chips = await page.eval_on_selector_all(".prompt-row .chip", "els => els.map(e => e.textContent)")
-            assert set(chips) == {word(k) for k in ("fits", "over-limit", "over-budget", "unmatched", "invalid-input", "error", "not-checked")}
+            assert set(chips) == {word(k) for k in ("fits", "over-optimize-at", "over-limit", "over-budget", "unmatched", "invalid-input", "error", "not-checked")}
             if SHOTS:
                 await page.screenshot(path=f"{SHOTS}/list.png", full_page=True)
                 for prompt_id in ("unchecked", "modes"):

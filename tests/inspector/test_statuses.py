@@ -37,6 +37,7 @@ EXPECTED = {
     "orders": "invalid-input",
     "broken": "error",
     "unchecked": "not-checked",
+    "roomy": "over-optimize-at",
 }
 
 

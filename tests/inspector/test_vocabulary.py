@@ -72,6 +72,8 @@ def planner_cases() -> list[dict[str, Any]]:
         # full over the limit, authored chosen, omitted a lower fidelity / a required tool
         preview(shop, input={}, model=model(), input_budget=InputBudget(max=400), active_tools=["lookup_sku"]),
         preview(shop, input={}, model=model(), input_budget=InputBudget(max=1200)),
+        # full fits max but not optimize_at, and authored fits under it
+        preview(shop, input={}, model=model(), input_budget=InputBudget(optimize_at=400, max=100_000)),
     ]
     doc = context("doc", system=big("Doc", 100))
     store = SummaryStore()

@@ -160,7 +160,7 @@ def test_literals_nested_unions_and_optional_keys_follow_the_type() -> None:
     with pytest.raises(MalformedReport, match="s.prepared is bool, expected int"):
         check(int | None, True, "s.prepared")
     check(shapes.RunSummary | shapes.ConfirmRequest, {"needs_confirmation": True, "target": "a", "kind": "agent", "model": "m",
-                                                      "model_kind": "real", "confirm": "abc"}, "result")
+                                                      "model_kind": "real", "confirm": "abc", "input_tokens": 12}, "result")
 
 
 def test_a_progress_event_missing_a_field_is_refused_by_its_type() -> None:

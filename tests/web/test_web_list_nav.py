@@ -225,7 +225,7 @@ async def test_an_htmx_search_gets_the_list_block_and_the_address_of_its_state(c
 async def test_an_unknown_status_is_explained_and_every_status_is_shown(client: httpx.AsyncClient) -> None:
     r = await client.get("/", params={"status": "broken"})
     assert r.status_code == 200
-    assert "status must be one of fits, not-checked, over-budget, over-limit, unmatched, invalid-input, error, stale, got &#39;broken&#39;" in r.text
+    assert "status must be one of fits, over-optimize-at, not-checked, over-budget, over-limit, unmatched, invalid-input, error, stale, got &#39;broken&#39;" in r.text
     assert len(row_ids(r.text)) == 7
 
 

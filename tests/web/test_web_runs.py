@@ -22,6 +22,7 @@ from web_fakes import FakeSession
 from web_runs_fakes import XSS, RecordingSession, audit_run, many_runs, run_record
 
 from crux_devtools import tool_call
+from crux_devtools.core.plan.rungs import label
 from crux_devtools.web.app import create_app
 from crux_devtools.web.views_runs import DISPLAY_CAP, PAGE_SIZE
 
@@ -211,7 +212,7 @@ async def test_a_step_shows_what_the_planner_decided_and_why(client: httpx.Async
     rejected = [c for c in step["request"]["candidates"] if c["rejection_reason"]]
     assert rejected
     for c in rejected:
-        assert f">{c['rejection_reason']}</span>" in page
+        assert f">{label(c['rejection_reason'])}</span>" in page  # the reason's word (over optimize_at, over-limit, ...)
         assert esc(c["detail"]) in page
     assert re.search(r'<span class="mono">catalog</span> → <span class="rung rung-authored">authored</span>', page)
     assert "max input" in page and "optimize at" in page

@@ -64,7 +64,7 @@ class Context:
     priority: int = 50
     tools: tuple[Tool, ...] = ()
     use: tuple[Any, ...] = ()
-    defined_at: tuple[str, int] | None = field(default=None, repr=False)  # (file, line) of the context(...) call
+    defined_at: tuple[str, int] | None = field(default=None, repr=False, compare=False)  # the user's file and line of ``context(...)``
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id!r}>"

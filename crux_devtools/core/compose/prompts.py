@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .contexts import UseEntry
 from ..errors import invalid_composition
 from .resolve import finish, walk
-from .sites import definition_site
+from .sites import definition_site, site_words
 from .results import Inspection, Resolved
 from .schema import FieldDecl, merge_fields
 from ..tokens import TokenCounter
@@ -176,8 +176,10 @@ def _collect(prompt_id: str, own_input: type[BaseModel] | None, own_tools: tuple
     for reach in reaches:
         ctx = reach.context
         if ctx.id in by_id and by_id[ctx.id] is not ctx:
+            sites = [site_words(c.defined_at) for c in (by_id[ctx.id], ctx)]
+            where = f" (defined at {sites[0]} and at {sites[1]})" if all(sites) else ""
             raise invalid_composition(
-                f"prompt {prompt_id!r}: two different contexts have the id {ctx.id!r}; give each a unique id",
+                f"prompt {prompt_id!r}: two different contexts have the id {ctx.id!r}{where}; give each a unique id",
                 contributor=ctx.id,
             )
         by_id[ctx.id] = ctx

@@ -26,3 +26,15 @@ def definition_site() -> tuple[str, int] | None:
             return os.path.abspath(filename), frame.f_lineno
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+def site_words(site: tuple[str, int] | None) -> str | None:
+    """``ctx.py:3`` (the file relative to the working folder when it is inside it), or None."""
+    if site is None:
+        return None
+    file, line = site
+    try:
+        relative = os.path.relpath(file)
+    except ValueError:  # another drive
+        relative = file
+    return f"{file if relative.startswith('..') else relative}:{line}"

@@ -26,6 +26,7 @@ from ..compose.contexts import Context, check_id, check_input_model, check_prior
 from ..errors import CallbackError, CruxError
 from ..tools import Tool, tool
 from ..compose.validation import validate_model
+from ..compose.sites import definition_site
 from .blocks import Facts, RecentMessages
 from .checks import check_text
 from .store import MemoryStore
@@ -269,6 +270,7 @@ def memory(
         blocks=checked,
         query=query,
         state=state,
+        defined_at=definition_site(),
     )
     object.__setattr__(result, "system", result.render)
     return result

@@ -466,6 +466,8 @@ class Planner:
                     reason, detail = None, None
                 elif not rung.available:
                     reason, detail = rung.reason, rung.detail
+                elif index < selected and tier == "optimize_at" and rung.cost is not None and total - (picked.cost or 0) + rung.cost <= self.o.limits.max_input_tokens:
+                    reason, detail = "over-optimize-at", "fits under max but not under optimize_at with the higher-priority contributors' rungs"
                 elif index < selected:
                     reason, detail = "over-limit", "does not fit with the higher-priority contributors' rungs"
                 else:
@@ -541,7 +543,7 @@ class Planner:
         for c in order:
             costs = [(r.cost, i) for i, r in enumerate(c.rungs) if r.available and r.cost is not None]
             choice.append(min(costs)[1] if costs else len(c.rungs) - 1)
-        minimum = self.assemble(order, choice)[4]  # exact, including the read_offload schema if needed
+        _system, _blocks, messages, tools, minimum = self.assemble(order, choice)  # exact, including the read_offload schema if needed
         unprepared = [c for c in order if any(r.reason == "unprepared" for r in c.rungs) and c.shape.summary and c.shape.summary.on_miss != "skip"]
         # A missing summary is the reason only if it could make the request fit: even a summary of no
         # tokens in place of each one's cheapest rung must leave the request under max. Otherwise the
@@ -552,7 +554,9 @@ class Planner:
         if minimum - freed > limits.max_input_tokens:
             unprepared = []
         code = "REPRESENTATION_UNAVAILABLE" if unprepared else "REQUEST_TOO_LARGE"
-        for contribution in self._contributions(order, choice, self._fixed_tools, self._base_messages()):
+        # the breakdown of exactly that cheapest request (its read_offload tool too): the parts add up to ``minimum``
+        parts = self._contributions(order, choice, tools, messages)
+        for contribution in parts:
             if contribution.tokens:
                 diagnostics.append(
                     Diagnostic(
@@ -561,6 +565,10 @@ class Planner:
                         message=f"required {contribution.kind} {contribution.contributor!r} needs {contribution.tokens} tokens at its cheapest legal rung",
                     )
                 )
+        joins = minimum - sum(c.tokens for c in parts)
+        if joins:  # each part is counted alone; the system text counted whole differs by a token or so where they join
+            diagnostics.append(Diagnostic(id=f"{code.lower()}:<joins>", code=code, contributor="<joins>", tokens=joins,
+                                          message=f"the system text counted whole is {joins:+d} tokens against its parts counted alone (where they join)"))
         for c in unprepared:
             diagnostics.append(Diagnostic(id=f"unprepared:{c.id}", code=code, contributor=c.id, tokens=None, message=f"the summary of {c.id!r} is not prepared"))
         candidates = [

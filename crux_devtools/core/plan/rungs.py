@@ -15,7 +15,7 @@ Rungs, highest fidelity first (a ladder authorises a subset; ``full`` is always 
 
 Rejection reasons (``Candidate.rejection_reason``: why a rung the planner considered was not chosen)::
 
-    over-limit, lower-fidelity, unprepared, below-floor, required-tool
+    over-limit, over-optimize-at, lower-fidelity, unprepared, below-floor, required-tool
 
 Adding a rung kind: add its name to ``RungName`` at its place in the fidelity order and a line to
 ``_RUNG_TERMS`` (every field of a ``RungTerm`` is required); the import-time check below fails until
@@ -31,7 +31,7 @@ from string import Formatter
 from typing import Literal, get_args
 
 RungName = Literal["full", "authored", "summary", "offload", "omitted"]
-RejectionReason = Literal["over-limit", "lower-fidelity", "unprepared", "below-floor", "required-tool"]
+RejectionReason = Literal["over-limit", "over-optimize-at", "lower-fidelity", "unprepared", "below-floor", "required-tool"]
 
 RUNGS: tuple[RungName, ...] = get_args(RungName)  # fidelity order, highest first
 REJECTION_REASONS: tuple[RejectionReason, ...] = get_args(RejectionReason)
@@ -92,6 +92,7 @@ _RUNG_TERMS = (
 )
 _REASON_TERMS = (
     Term("over-limit", "over-limit", "does not fit the limit with the rungs already chosen, or is held below this rung for the epoch"),
+    Term("over-optimize-at", "over optimize_at", "fits under max but not under optimize_at, and a plan under optimize_at exists"),
     Term("lower-fidelity", "lower-fidelity", "a rung of higher fidelity fits, so this one is not needed"),
     Term("unprepared", "unprepared", "the summary has not been prepared yet (preview never prepares it; generate does)"),
     Term("below-floor", "below-floor", "the source is not above offloadable(above_tokens=...), so it is not offloaded"),

@@ -18,10 +18,11 @@ class ConfirmRun(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Cancel"),
     ]
 
-    def __init__(self, target: str, model: str | None) -> None:
+    def __init__(self, target: str, model: str | None, estimate: str | None = None) -> None:
         super().__init__()
         self.target = target
         self.model = model  # the name of the model the worker is about to call
+        self.estimate = estimate  # its first request priced at that model (``Prices.question``)
 
     yes_label = "Run (y)"
 
@@ -31,7 +32,8 @@ class ConfirmRun(ModalScreen[bool]):
     def detail(self) -> Text:
         return Text(
             f"Its model is not a ScriptedModel (model: {self.model or 'unnamed'}): the run calls the model, which may cost "
-            "money, and executes the agent's real tools. It is recorded in the Runs tab."
+            f"money, and executes the agent's real tools. {self.estimate + ' for the first request. ' if self.estimate else ''}"
+            "It is recorded in the Runs tab."
         )
 
     def compose(self) -> ComposeResult:

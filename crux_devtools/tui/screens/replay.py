@@ -134,15 +134,16 @@ class ReplayScreen(Screen[None]):
         self.sent = Text(f"sending the replay ({variant_label(document['overrides'], document['source'])}) to the run's model…", style="dim")
         self.show()
         answer = await self.session.replay_send(target, request)
-        if answer.get("ok") and "confirm" in answer["result"]:
+        # Each question is the worker's, about the model it would call then, priced at that model; "yes"
+        # sends that model's token, so a save that switched the model meanwhile is asked about again.
+        while answer.get("ok") and "confirm" in answer["result"]:
             confirm = answer["result"]["confirm"]
-            root = getattr(self.session, "root", None)
-            estimate = prices_for(root).estimate(confirm.get("model") or self.run.get("model"), int(document["replayed"]["input_tokens"]))
-            if not await self.app.push_screen_wait(ConfirmSend(str(confirm.get("model")), confirm.get("kind"), estimate)):
+            estimate = prices_for(getattr(self.session, "root", None)).question(confirm)
+            if not await self.app.push_screen_wait(ConfirmSend(str(confirm.get("model")), confirm.get("model_kind"), estimate)):
                 self.sent = Text("not sent: cancelled", style="yellow")
                 self.show()
                 return
-            answer = await self.session.replay_send(target, {**request, "confirmed": True})
+            answer = await self.session.replay_send(target, {**request, "confirmed": confirm.get("confirm")})
         if not answer.get("ok"):
             error = answer.get("error") or {}
             self.sent = Text(f"not sent: {error.get('type')}: {error.get('message')}", style="red")
@@ -165,8 +166,8 @@ class ConfirmSend(ConfirmRun):
     """Asked before a replayed request goes to a model that is not scripted; shows the estimated cost."""
 
     def __init__(self, model: str, model_kind: str | None, estimate: str) -> None:
-        super().__init__(model, model)
-        self.kind, self.estimate = model_kind, estimate
+        super().__init__(model, model, estimate)
+        self.kind = model_kind
 
     yes_label = "Send (y)"
 

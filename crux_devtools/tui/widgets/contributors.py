@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable
 
+from ...inspector.count_labels import FULL_TEXT
 from ...inspector.report_types import ExampleReport, PartDict
 
 STATUS = {"active": ("● active", "green"), "excluded": ("○ excluded", "dim"), "dropped": ("✂ dropped", "red")}
@@ -41,7 +42,7 @@ class ContributorsTable(DataTable[Any]):
         self.zebra_stripes = True
         self.add_column("Source", key="source")
         self.add_column("Status", key="status")
-        self.add_column("Tokens", key="tokens")
+        self.add_column(FULL_TEXT.capitalize(), key="tokens")  # the tokens of the resolved text alone (count_labels)
         self.add_column("Priority", key="priority")
         self.add_column("Reason", key="reason")
         self.watch_data()

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...core.plan.rungs import label
+from ...inspector.count_labels import AS_SENT, WHOLE_REQUEST, WITH_TOOLS
 from ...inspector.limits import limit_rows
 from ...inspector.report_types import ContributionDict, ExampleReport, PlanErrorDict, PromptReport
 from ...inspector.sent import model_words, rung_text
@@ -47,8 +48,8 @@ def candidate_cells(c: Mapping[str, Any]) -> tuple[Text, Text]:
 
 def candidates_table(candidates: Sequence[Mapping[str, Any]]) -> Table:
     table = Table(title="Candidates", title_justify="left", expand=True, box=None, header_style="bold")
-    for column in ("Contributor", "Rung", "Tokens", "Request", "Result"):
-        table.add_column(column, justify="right" if column in ("Tokens", "Request") else "left")
+    for column in ("Contributor", "Rung", WITH_TOOLS, WHOLE_REQUEST, "Result"):
+        table.add_column(column, justify="right" if column in (WITH_TOOLS, WHOLE_REQUEST) else "left")
     for c in candidates:
         reason = c.get("rejection_reason")
         result = Text("selected", style="bold green") if c.get("selected") else Text(f"rejected: {label(reason) or '?'}", style="dim")
@@ -59,8 +60,8 @@ def candidates_table(candidates: Sequence[Mapping[str, Any]]) -> Table:
 
 def breakdown_table(rows: Sequence[ContributionDict]) -> Table:
     table = Table(title="Tokens by contributor", title_justify="left", expand=True, box=None, header_style="bold")
-    for column in ("Contributor", "Kind", "Rung", "Tokens"):
-        table.add_column(column, justify="right" if column == "Tokens" else "left")
+    for column in ("Contributor", "Kind", "Rung", f"Tokens {AS_SENT}"):
+        table.add_column(column, justify="right" if column.startswith("Tokens") else "left")
     for row in rows:
         cells = (row["contributor"], row["kind"], label(row["representation"]), row["tokens"])
         table.add_row(*(Text(str(cell)) for cell in cells))
@@ -99,7 +100,8 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
     if dropped:
         items.append(Text(f"Dropped before planning (token_budget {preview['token_budget']}): " + ", ".join(f"{d['id']} (p{d['priority']}, {d['tokens']} tok, {d['reason']})" for d in dropped), style="red"))
     adaptations = preview["adaptations"]
-    items.append(Text("Adaptations: " + (", ".join(f"{a['contributor']} → {rung_text(a)} ({a['full_tokens']}→{a['selected_tokens']} tok)" for a in adaptations) or "none (full fidelity)")))
+    items.append(Text("Adaptations: " + (", ".join(f"{a['contributor']} → {rung_text(a)} ({a['full_tokens']}→{a['selected_tokens']} tok)" for a in adaptations) or "none (full fidelity)")
+                      + (f" · tokens: {WITH_TOOLS}, full → as sent" if adaptations else "")))
     for s in example["summaries"] if example is not None else []:
         state = "prepared" if s["prepared"] else "not prepared (" + ("P prepares it with its model" if s["needs_model"] else "p prepares it, no model needed") + ")"
         if note := s.get("note"):  # prepared here as generate would, or prepared by generate before sending

@@ -80,6 +80,8 @@ def plan_notes(prompt: PromptReport | None, example: ExampleReport) -> list[Rend
             ))
         elif s.get("state") == "prepared-here":
             items.append(Text(f"summary of {s['contributor']} ({s['strategy']}): {s.get('note')}", style="cyan"))
+        elif s.get("state") == "cannot-fit":
+            items.append(Text(f"summary of {s['contributor']} ({s['strategy']}): {s.get('note')}", style="dim"))
         elif not s["prepared"]:
             how = "press P (calls its model)" if s["needs_model"] else "press p to prepare it (no model needed)"
             items.append(Text(f"summary of {s['contributor']} ({s['strategy']}): not prepared; {how}", style="cyan"))

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel
 
-from crux_devtools import ModelCapacityProfile, context, match, prompt
+from crux_devtools import InputBudget, ModelCapacityProfile, ScriptedModel, agent, context, match, prompt
 
 EXACT = ModelCapacityProfile(100_000, 1_000, "exact")
 MANUAL = " ".join(f"Step {i}: check cable {i} and restart router {i}." for i in range(400))
@@ -45,3 +45,8 @@ broken = prompt("broken", system="You are support.", use=[context("catalog", sys
 
 # Required inputs and no examples: nothing can be resolved.
 unchecked = prompt("unchecked", system="Help with orders.", input=Order, model=EXACT)
+
+# Nothing fits under optimize_at: the most faithful plan under max is sent (not a green "fits").
+GUIDE = " ".join(f"Rule {i}: greet customer {i} by name." for i in range(150))
+roomy = agent("roomy", prompt=prompt("roomy-prompt", system="You are support.", use=[context("guide", system=GUIDE)], examples={"default": {}}),
+              model=ScriptedModel(["ok"]), input_budget=InputBudget(optimize_at=800, max=4000))
