@@ -336,6 +336,15 @@ def counted_texts(tracked: CountedTexts | None) -> dict[str, list[Any]]:
     return out
 
 
+# The requests meant to call a model: the network guard is lifted for them (netguard.lifted).
+LIFTED = frozenset({"run", "replay_send", "replay_continue"})
+# What a refusal says the worker was doing, per op.
+DOING = {
+    "ping": "starting up", "written": "holding your project between requests", "prime": "warming up for your project",
+    "load": "importing your modules", "update": "importing your modules",
+}
+
+
 class Worker:
     """Holds the loaded project between requests, and updates it in place after a save (``update``).
 
@@ -382,20 +391,27 @@ class Worker:
             return method(request)
 
     def _network(self, op: str, request: dict[str, Any]) -> Any:
-        """User code may not connect anywhere while it is imported or evaluated (netguard.py), except
-        in a Run, a model-backed prepare, or a project with ``allow_network = true``."""
+        """No connection and no child process while user code is imported or evaluated (netguard.py:
+        held for the whole life of the worker, on every thread), except in a request meant to call a
+        model (a Run, a replay sent, a model-backed prepare) or a project with ``allow_network = true``."""
+        from contextlib import ExitStack
+
         from . import netguard
 
         root = self.project.root if self.project is not None else request.get("root")
-        if root is None:
-            return netguard.guarded(False)
-        if op == "load":
+        if root is not None:
+            netguard.install(Path(root))
+        if op == "load" and root is not None:
             from .discovery import read_allow_network
 
             self.allow_network, self.network_errors = read_allow_network(root)
-        netguard.install(Path(root))
-        lifted = self.allow_network or op == "run" or (op == "prepare" and bool(request.get("allow_models")))
-        return netguard.guarded(not lifted, "importing your modules" if op in ("load", "update") else "evaluating your prompts")
+            if self.allow_network:
+                netguard.open_network()
+        stack = ExitStack()
+        if op in LIFTED or (op == "prepare" and bool(request.get("allow_models"))):
+            stack.enter_context(netguard.lifted())
+        stack.enter_context(netguard.doing(DOING.get(op, "evaluating your prompts")))
+        return stack
 
     def ping(self, request: dict[str, Any]) -> Any:
         return {"pid": os.getpid()}
@@ -651,6 +667,9 @@ def respond(out: IO[str], message: dict[str, Any]) -> None:
 def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
     """Answer requests until the session closes the connection."""
     global _channel
+    from . import netguard
+
+    netguard.hold()  # from the first request to the exit, on every thread (netguard.py)
     channel = _channel = Channel(proto_out)
     worker = Worker(channel)
     for line in proto_in:

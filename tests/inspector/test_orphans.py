@@ -58,6 +58,8 @@ def project(root: Path, template: str) -> tuple[Path, Path]:
     code.mkdir()
     (code / "fine.py").write_text(GOOD, encoding="utf-8")
     (code / "user.py").write_text(template.format(pidfile=str(pidfile)), encoding="utf-8")
+    # The network guard refuses child processes; this project allows them, so that they can be left behind.
+    (code / "pyproject.toml").write_text("[tool.crux-devtools]\nallow_network = true\n", encoding="utf-8")
     return code, pidfile
 
 
