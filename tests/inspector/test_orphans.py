@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from child_signals import INTERRUPTIBLE
 from waits import WAIT
 from web_conftest_helpers import free_port
 
@@ -69,6 +70,7 @@ def start_serve(code: Path) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        **INTERRUPTIBLE,
     )
 
 
