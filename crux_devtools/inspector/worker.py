@@ -336,6 +336,12 @@ def counted_texts(tracked: CountedTexts | None) -> dict[str, list[Any]]:
     return out
 
 
+RECORDING_OFF = (
+    "recording is off inside the crux-devtools worker: inspect, check, serve and tui import and evaluate "
+    "your project without writing runs to .crux/runs.sqlite3 or exporting spans (record_runs, record_call, "
+    "emit_otel and CRUX_DEVTOOLS_RECORD record nothing there); a Run (the Run button, crux-devtools run) "
+    "is recorded with origin \"inspector\""
+)
 # The requests meant to call a model: the network guard is lifted for them (netguard.lifted).
 LIFTED = frozenset({"run", "replay_send", "replay_continue"})
 # What a refusal says the worker was doing, per op.
@@ -670,6 +676,9 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
     from . import netguard
 
     netguard.hold()  # from the first request to the exit, on every thread (netguard.py)
+    from crux_devtools.core.record import recording
+
+    recording.suspend(RECORDING_OFF)
     channel = _channel = Channel(proto_out)
     worker = Worker(channel)
     for line in proto_in:
