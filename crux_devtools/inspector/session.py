@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import ModuleRef, discover, imported_note, read_model_config, read_watch_ignore
+from .discovery import ModuleRef, discover, imported_note, read_model_config, read_tool_keys, read_watch_ignore
 from .errors import FailedExample, LoadError
 from .history import History
 from .pool import WorkerPool
@@ -491,7 +491,7 @@ class ProjectSession:
         discovery = discover(self.root)
         models, model_errors = read_model_config(self.root)
         ignore, ignore_errors = read_watch_ignore(self.root)
-        return discovery, models, model_errors + ignore_errors, ignore
+        return discovery, models, read_tool_keys(self.root) + model_errors + ignore_errors, ignore
 
     def _held(self, modules: list[ModuleRef]) -> Held:
         """What this session holds, for ``reload_rules.decide``."""
