@@ -190,7 +190,8 @@ def _exercise() -> None:
     warm_tool = tool("warm_tool", description="warm", parameters=WarmParams, execute=lambda p: p.query)
     inner = context("warm-inner", system=lambda i: "inner", input=WarmInput, tools=[warm_tool])
     warm = prompt("warm", system="warm", use=[when(lambda i: i.flag, inner)], examples={"a": {"flag": True}})
-    prompt_report(Path.cwd(), Target("warm", "prompt", warm, "warm", "warm.py", 1))
+    # Not ``Path.cwd()``: the fork server's folder (the project's) may have been removed since it started.
+    prompt_report(Path(os.sep), Target("warm", "prompt", warm, "warm", "warm.py", 1))
 
 
 def library_modules(root: Path, names: set[str]) -> list[str]:
@@ -444,6 +445,9 @@ class Worker:
         before = set(sys.modules)
         counted = track_counting()
         root = Path(request["root"])
+        # A forked worker starts in the fork server's folder: the project's, unless it was removed and
+        # made again since (a fresh checkout): user code opening relative paths must find the new one.
+        os.chdir(root)
         self.channel.root = root
         emit = self._progress(request)
         skip = set(request.get("skip_modules") or ())
