@@ -89,13 +89,13 @@ class _Guard:
         if event in EVENTS:
             address = args[1] if len(args) > 1 else "?"
             what = f"a network connection to {_address(address)}"
-            why = "it never lets it call a model or the network"
+            why = "so it never lets it call a model or the network"
         else:
             what = f"starting the child process {_program(event, args)}"
-            why = "a child process runs outside its network guard, so it is not started"
+            why = "and another program would run outside its network guard"
         raise NetworkRefused(
             f"crux-devtools refused {what} made by {where}{on} while {self.doing}: the inspector re-runs "
-            f"this code on every save, so {why}; {HOW_TO_ALLOW}"
+            f"this code on every save, {why}; {HOW_TO_ALLOW}"
         )
 
     def where(self) -> str:
