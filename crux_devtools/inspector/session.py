@@ -466,12 +466,12 @@ class ProjectSession:
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
             self._needs_verify = False  # nothing can be loaded: the next change tries again
-            message = f"cannot read the project folder: {exc}"
+            said = f"cannot read the project folder: {exc}"
             if gone:
                 self._unseen.clear()  # nothing to verify against until it is back
                 self._missing = asyncio.ensure_future(self._await_folder())
-                message += "; waiting for it to come back, then it is loaded again"
-            error = LoadError.plain(type(exc).__name__, message).to_dict()
+                said += "; waiting for it to come back, then it is loaded again"
+            error = LoadError.plain(type(exc).__name__, said).to_dict()
             failed = LoadOutcome([], [error], {}, frozenset(self._known), None)
             self._hold(failed, list(self._known), [], files, time.perf_counter() - started, False)
             return
