@@ -285,11 +285,11 @@ def runs(directory: str, target: str | None, status: str | None, limit: int, as_
         )
     if not follow:
         return
-    click.echo("following new runs (Ctrl-C to stop)…", err=True)
     import time
 
-    mark, _ = _store_call(lambda: store.written_since(None))
-    try:
+    try:  # from the line that says Ctrl-C stops it: a Ctrl-C at any moment after it ends quietly
+        mark, _ = _store_call(lambda: store.written_since(None))
+        click.echo("following new runs (Ctrl-C to stop)…", err=True)
         while True:
             time.sleep(0.2)
             mark, new = _store_call(lambda: store.written_since(mark))

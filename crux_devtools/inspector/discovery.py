@@ -7,6 +7,7 @@ otherwise every ``.py`` file under the project whose text imports ``crux_devtool
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
 import re
@@ -227,6 +228,29 @@ _CONFIDENCES = ("exact", "estimated", "conservative")
 # Prices in USD per million tokens (read by core/record/pricing.py, which the server does not import).
 PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price")
 _PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence", *PRICE_KEYS)
+# Every key of [tool.crux-devtools]; any other is a load error (a typo must not be silently ignored).
+TOOL_KEYS = ("modules", "default_model", "models", "watch_ignore", "allow_network", "history_keep", "history_max_mb", "redact")
+
+
+def unknown_keys(where: str, unknown: list[str], allowed: tuple[str, ...]) -> str:
+    """``where has unknown key(s) ...`` with the nearest allowed key of each, and the allowed ones."""
+    named = []
+    for key in unknown:
+        near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        named.append(f"{key} (did you mean {near[0]}?)" if near else key)
+    return f"{where} has unknown key(s) {', '.join(named)}; allowed: {', '.join(allowed)}"
+
+
+def read_tool_keys(root: str | os.PathLike[str]) -> list[LoadErrorDict]:
+    """One load error per key of ``[tool.crux-devtools]`` that the inspector does not know, at its line."""
+    section = tool_section(root)
+    if section is None:
+        return []
+    lines = _TomlLines(Path(root) / "pyproject.toml")
+    return [
+        config_error(lines.find("tool.crux-devtools", key), "ConfigError", unknown_keys("[tool.crux-devtools]", [key], TOOL_KEYS))
+        for key in section if key not in TOOL_KEYS
+    ]
 
 
 def tool_section(root: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -277,6 +301,15 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
             config["models"][name] = profile
         if error is not None:
             errors.append(error)
+    default = config["default_model"]
+    if default is not None and default not in models:  # a profile with a fault is reported at its own line
+        known = ", ".join(sorted(models)) or "none"
+        message = (
+            f"[tool.crux-devtools] default_model = {default!r} names no model profile (known profiles: {known}), so every "
+            f"prompt without its own model would be planned against the conservative 8k default; add "
+            f"[tool.crux-devtools.models.{_toml_key(default)}] with context_window = N, or name a known profile"
+        )
+        errors.append(config_error(config["default_model_line"], "ConfigError", message))
     return config, errors
 
 
@@ -331,7 +364,7 @@ def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, 
         return None, config_error(lines.find("tool.crux-devtools.models", name) or lines.header(header), "ConfigError", f"{where} must be a table with context_window = N, got {table!r}")
     unknown = sorted(set(table) - set(_PROFILE_KEYS))
     if unknown:
-        message = f"{where} has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(_PROFILE_KEYS)}"
+        message = unknown_keys(where, unknown, _PROFILE_KEYS)
         return None, config_error(lines.find(header, unknown[0]), "ConfigError", message)
     for key, low in (("context_window", 1), ("default_output_reserve", 0)):
         value = table.get(key)

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import SessionEvent, failed_run, find_prompt
-from .discovery import ModuleRef, discover, imported_note, read_model_config, read_watch_ignore
+from .discovery import ModuleRef, discover, imported_note, read_model_config, read_tool_keys, read_watch_ignore
 from .errors import FailedExample, LoadError
 from .history import History
 from .pool import WorkerPool
@@ -69,6 +69,8 @@ from .watcher import file_state, is_relevant
 from .session_load import LoadOutcome, load_project, update_project
 
 log = logging.getLogger(__name__)
+MISSING_PAUSE = 0.05  # seconds before the first look for a removed project folder; doubled after each
+MISSING_PAUSE_MAX = 2.0  # the longest pause between two looks
 
 EMPTY_NOTICE = (
     "No prompts found in {root}. Add a .py file that imports crux_devtools and defines a prompt at module "
@@ -220,6 +222,10 @@ class ProjectSession:
         self._since_verified: set[str] = set()
         self._echoes: set[str] = set()
         self.verifications = 0  # verification loads run (tests, benchmarks)
+        # The project folder removed (a temporary checkout cleaned up): said once, then looked for
+        # with a growing pause until it is back (``_await_folder``), never reloaded meanwhile.
+        self._missing: asyncio.Task[None] | None = None
+        self.missing_checks = 0  # looks at a missing folder so far (tests)
         self.disagreements = 0  # prompts (and error lists) a verification corrected, in total
 
     # -- reading -------------------------------------------------------------------------------
@@ -269,28 +275,33 @@ class ProjectSession:
             await self._pool.warm()
         await self.reload()
         if self.watch and self._watch_task is None:
-            from .watcher import watch
-
             if preloading is not None:
                 await preloading
 
-            self._stop = asyncio.Event()
-            self._watch_task = asyncio.create_task(watch(self.root, self._changed, self._stop, debounce=self.debounce, watched=self._reads_store))
-            self._watch_task.add_done_callback(self._watch_ended)
-            # The task's first step creates the inotify watch synchronously: let it run before returning,
-            # so a save right after ``start()`` is seen.
-            for _ in range(3):
-                await asyncio.sleep(0)
+            await self._start_watching()
         self._runs.start()
+
+    async def _start_watching(self) -> None:
+        from .watcher import watch
+
+        self._stop = asyncio.Event()
+        self._watch_task = asyncio.create_task(watch(self.root, self._changed, self._stop, debounce=self.debounce, watched=self._reads_store))
+        self._watch_task.add_done_callback(self._watch_ended)
+        # The task's first step creates the inotify watch synchronously: let it run before returning,
+        # so a save right after ``start()`` is seen.
+        for _ in range(3):
+            await asyncio.sleep(0)
 
     async def stop(self) -> None:
         if self._stop is not None:
             self._stop.set()
         if self._verifier is not None:
             self._verifier.cancel()
+        if self._missing is not None:
+            self._missing.cancel()
         if self._watch_task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch_task
+            # A watch that ended with an error (the folder removed) was reported when it ended.
+            await asyncio.gather(self._watch_task, return_exceptions=True)
             self._watch_task = None
         if self._runner is not None and not self._runner.done():
             self._runner.cancel()
@@ -337,6 +348,11 @@ class ProjectSession:
         if task.cancelled() or task.exception() is None:
             return
         exc = task.exception()
+        if not self.root.is_dir():  # the folder was removed: a load says so once, and waits for it
+            log.info("watching %s stopped: the folder is gone (%r)", self.root, exc)
+            if self._missing is None:
+                self._schedule()
+            return
         log.error("watching %s stopped: %r", self.root, exc)
         self._emit(SessionEvent("error", self._version, f"Watching files stopped ({type(exc).__name__}: {exc}); reload by hand"))
 
@@ -417,6 +433,24 @@ class ProjectSession:
         if self._needs_verify or self._unseen:
             self._arm_verification()
 
+    async def _await_folder(self) -> None:
+        """Look for the removed project folder with a growing pause (``MISSING_PAUSE``, up to
+        ``MISSING_PAUSE_MAX`` seconds: a stat, no CPU to speak of); once it is back, watch it and load it."""
+        pause = MISSING_PAUSE
+        while True:
+            await asyncio.sleep(pause)
+            self.missing_checks += 1
+            if self.root.is_dir():
+                break
+            pause = min(pause * 2, MISSING_PAUSE_MAX)
+        log.info("the project folder %s is back: loading it", self.root)
+        if self._watch_task is not None and self._stop is not None and not self._stop.is_set():
+            self._stop.set()  # it watched the removed folder: watch the new one
+            await asyncio.gather(self._watch_task, return_exceptions=True)
+            await self._start_watching()
+        self._missing = None
+        self._schedule()
+
     async def _unexplained(self) -> bool:
         """Whether a changed file that no module read is not one the held worker's code wrote (a thread
         it started may write at any time): asks the worker what it wrote."""
@@ -440,10 +474,18 @@ class ProjectSession:
             discovery, models, config_errors, ignore = await asyncio.to_thread(self._read_project)
             self._imported_note = imported_note(discovery)  # the report says which files run, and why
         except OSError as exc:
+            gone = not self.root.is_dir()
+            if gone and self._missing is not None:
+                return  # said already: ``_await_folder`` reloads when it is back
             self.evaluations += 1
             self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
             self._needs_verify = False  # nothing can be loaded: the next change tries again
-            error = LoadError.plain(type(exc).__name__, f"cannot read the project folder: {exc}").to_dict()
+            said = f"cannot read the project folder: {exc}"
+            if gone:
+                self._unseen.clear()  # nothing to verify against until it is back
+                self._missing = asyncio.ensure_future(self._await_folder())
+                said += "; waiting for it to come back, then it is loaded again"
+            error = LoadError.plain(type(exc).__name__, said).to_dict()
             failed = LoadOutcome([], [error], {}, frozenset(self._known), None)
             self._hold(failed, list(self._known), [], files, time.perf_counter() - started, False)
             return
@@ -507,7 +549,7 @@ class ProjectSession:
         discovery = discover(self.root)
         models, model_errors = read_model_config(self.root)
         ignore, ignore_errors = read_watch_ignore(self.root)
-        return discovery, models, model_errors + ignore_errors, ignore
+        return discovery, models, read_tool_keys(self.root) + model_errors + ignore_errors, ignore
 
     def _held(self, modules: list[ModuleRef]) -> Held:
         """What this session holds, for ``reload_rules.decide``."""

@@ -190,7 +190,8 @@ def _exercise() -> None:
     warm_tool = tool("warm_tool", description="warm", parameters=WarmParams, execute=lambda p: p.query)
     inner = context("warm-inner", system=lambda i: "inner", input=WarmInput, tools=[warm_tool])
     warm = prompt("warm", system="warm", use=[when(lambda i: i.flag, inner)], examples={"a": {"flag": True}})
-    prompt_report(Path.cwd(), Target("warm", "prompt", warm, "warm", "warm.py", 1))
+    # Not ``Path.cwd()``: the fork server's folder (the project's) may have been removed since it started.
+    prompt_report(Path(os.sep), Target("warm", "prompt", warm, "warm", "warm.py", 1))
 
 
 def library_modules(root: Path, names: set[str]) -> list[str]:
@@ -336,6 +337,21 @@ def counted_texts(tracked: CountedTexts | None) -> dict[str, list[Any]]:
     return out
 
 
+RECORDING_OFF = (
+    "recording is off inside the crux-devtools worker: inspect, check, serve and tui import and evaluate "
+    "your project without writing runs to .crux/runs.sqlite3 or exporting spans (record_runs, record_call, "
+    "emit_otel and CRUX_DEVTOOLS_RECORD record nothing there); a Run (the Run button, crux-devtools run) "
+    "is recorded with origin \"inspector\""
+)
+# The requests meant to call a model: the network guard is lifted for them (netguard.lifted).
+LIFTED = frozenset({"run", "replay_send", "replay_continue"})
+# What a refusal says the worker was doing, per op.
+DOING = {
+    "ping": "starting up", "written": "holding your project between requests", "prime": "warming up for your project",
+    "load": "importing your modules", "update": "importing your modules",
+}
+
+
 class Worker:
     """Holds the loaded project between requests, and updates it in place after a save (``update``).
 
@@ -382,20 +398,27 @@ class Worker:
             return method(request)
 
     def _network(self, op: str, request: dict[str, Any]) -> Any:
-        """User code may not connect anywhere while it is imported or evaluated (netguard.py), except
-        in a Run, a model-backed prepare, or a project with ``allow_network = true``."""
+        """No connection and no child process while user code is imported or evaluated (netguard.py:
+        held for the whole life of the worker, on every thread), except in a request meant to call a
+        model (a Run, a replay sent, a model-backed prepare) or a project with ``allow_network = true``."""
+        from contextlib import ExitStack
+
         from . import netguard
 
         root = self.project.root if self.project is not None else request.get("root")
-        if root is None:
-            return netguard.guarded(False)
-        if op == "load":
+        if root is not None:
+            netguard.install(Path(root))
+        if op == "load" and root is not None:
             from .discovery import read_allow_network
 
             self.allow_network, self.network_errors = read_allow_network(root)
-        netguard.install(Path(root))
-        lifted = self.allow_network or op == "run" or (op == "prepare" and bool(request.get("allow_models")))
-        return netguard.guarded(not lifted, "importing your modules" if op in ("load", "update") else "evaluating your prompts")
+            if self.allow_network:
+                netguard.open_network()
+        stack = ExitStack()
+        if op in LIFTED or (op == "prepare" and bool(request.get("allow_models"))):
+            stack.enter_context(netguard.lifted())
+        stack.enter_context(netguard.doing(DOING.get(op, "evaluating your prompts")))
+        return stack
 
     def ping(self, request: dict[str, Any]) -> Any:
         return {"pid": os.getpid()}
@@ -422,6 +445,9 @@ class Worker:
         before = set(sys.modules)
         counted = track_counting()
         root = Path(request["root"])
+        # A forked worker starts in the fork server's folder: the project's, unless it was removed and
+        # made again since (a fresh checkout): user code opening relative paths must find the new one.
+        os.chdir(root)
         self.channel.root = root
         emit = self._progress(request)
         skip = set(request.get("skip_modules") or ())
@@ -676,6 +702,12 @@ def respond(out: IO[str], message: dict[str, Any]) -> None:
 def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
     """Answer requests until the session closes the connection."""
     global _channel
+    from . import netguard
+
+    netguard.hold()  # from the first request to the exit, on every thread (netguard.py)
+    from crux_devtools.core.record import recording
+
+    recording.suspend(RECORDING_OFF)
     channel = _channel = Channel(proto_out)
     worker = Worker(channel)
     for line in proto_in:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from child_signals import INTERRUPTIBLE, ignores_sigint
 from waits import WAIT, Lines
 
 from crux_devtools.core.record.runstore import RunStore
@@ -132,7 +133,7 @@ with record_runs(sys.argv[1]):
 
 def test_runs_follow_prints_new_runs_as_they_are_recorded_until_ctrl_c(project: Path) -> None:
     write_runs(project, fake(1))
-    proc = subprocess.Popen([CLI, "runs", str(project), "--follow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    proc = subprocess.Popen([CLI, "runs", str(project), "--follow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, **INTERRUPTIBLE)
     try:
         assert proc.stdout is not None and proc.stderr is not None
         out, err = Lines(proc.stdout), Lines(proc.stderr)
@@ -150,6 +151,26 @@ def test_runs_follow_prints_new_runs_as_they_are_recorded_until_ctrl_c(project: 
         while line := err.next():
             rest.append(line)
         assert "Traceback" not in "".join(rest)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_runs_follow_stops_on_sigint_when_the_suite_runs_as_a_background_job(project: Path) -> None:
+    """A suite started with ``&`` has SIGINT ignored, and so has every child it starts unless the test
+    gives SIGINT back: then ``runs --follow`` never saw the SIGINT the test above sends it."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as the shell starts a background job
+    try:
+        proc = subprocess.Popen([CLI, "runs", str(project), "--follow"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO, **INTERRUPTIBLE)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        assert proc.stderr is not None
+        assert "following new runs" in Lines(proc.stderr).next()  # sent at once: a SIGINT before its loop was an "Aborted!" exit 1
+        assert not ignores_sigint(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=WAIT) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 from test_tui_tmux import Terminal
+from child_signals import INTERRUPTIBLE
 from waits import WAIT
 from web_conftest_helpers import free_port
 
@@ -106,7 +107,7 @@ def serve(root: Path, prefix: list[str]) -> tuple[int, str]:
     """Run the real ``serve``; returns the status of ``/`` once it answers, and what it printed."""
     proc = subprocess.Popen(
         [*prefix, str(COMMAND), "serve", str(root), "--no-open", "--port", str(free_port())],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "CI": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "CI": "1"}, **INTERRUPTIBLE,
     )
     assert proc.stdout is not None
     printed, status = "", 0

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from child_signals import INTERRUPTIBLE
 from waits import WAIT
 from web_conftest_helpers import free_port
 
@@ -58,6 +59,8 @@ def project(root: Path, template: str) -> tuple[Path, Path]:
     code.mkdir()
     (code / "fine.py").write_text(GOOD, encoding="utf-8")
     (code / "user.py").write_text(template.format(pidfile=str(pidfile)), encoding="utf-8")
+    # The network guard refuses child processes; this project allows them, so that they can be left behind.
+    (code / "pyproject.toml").write_text("[tool.crux-devtools]\nallow_network = true\n", encoding="utf-8")
     return code, pidfile
 
 
@@ -67,6 +70,7 @@ def start_serve(code: Path) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        **INTERRUPTIBLE,
     )
 
 

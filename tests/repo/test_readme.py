@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from child_signals import INTERRUPTIBLE
 from waits import WAIT
 
 
@@ -51,7 +52,7 @@ def test_the_readme_serve_command_serves_the_sample_project(tmp_path):
     exe = Path(sys.executable).with_name("crux-devtools")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [str(exe), "serve", "sample_project"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        [str(exe), "serve", "sample_project"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **INTERRUPTIBLE
     )
     try:
         url = None

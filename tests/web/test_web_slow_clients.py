@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from child_signals import INTERRUPTIBLE
 from waits import WAIT
 from web_conftest_helpers import free_port
 
@@ -47,7 +48,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc = subprocess.Popen(
         [str(COMMAND), "serve", str(root), "--no-open", "--port", str(free_port())],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "CI": "1", HEAD_ENV: str(HEAD_SECONDS), BODY_ENV: str(BODY_SECONDS)},
+        env={**os.environ, "CI": "1", HEAD_ENV: str(HEAD_SECONDS), BODY_ENV: str(BODY_SECONDS)}, **INTERRUPTIBLE,
     )
     assert proc.stdout is not None
     base = next((line.split()[2].rstrip("/") for line in proc.stdout if line.startswith("Serving at ")), None)

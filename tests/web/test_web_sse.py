@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import httpx
+from child_signals import INTERRUPTIBLE
 from waits import WAIT
 from web_conftest_helpers import live_server
 from web_fakes import FakeSession, default_prompts, load_error, support_prompt
@@ -148,7 +149,7 @@ def test_ctrl_c_ends_an_open_event_stream_cleanly(tmp_path: Path) -> None:
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("data", "__pycache__"))
     port = free_port()
     cli = [sys.executable, "-c", "from crux_devtools.cli import main; main()"]
-    proc = subprocess.Popen([*cli, "serve", str(project), "--no-open", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([*cli, "serve", str(project), "--no-open", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **INTERRUPTIBLE)
     try:
         url = f"http://127.0.0.1:{port}/events"
         deadline = time.monotonic() + WAIT

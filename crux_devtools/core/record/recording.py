@@ -125,6 +125,9 @@ class RunRecorder:
         """Write one run that is already redacted; returns what was written. Never raises."""
         if not self.enabled:
             return None
+        if _suspended is not None and run.get("origin") != "inspector":
+            _say_suspended()
+            return None
         run = relative_file(run, self.dir)
         try:
             with self._lock:
@@ -274,6 +277,10 @@ def record_runs(dir: str | os.PathLike[str] = ".", *, redact: Redact | None = No
     kept. Recording never changes a run's outcome and never raises into the application.
     """
     recorder = RunRecorder(dir, redact=redact, keep=keep)
+    if _suspended is not None:
+        recorder.enabled, recorder.failure = False, _suspended
+        _say_suspended()
+        return recorder
     with _lock:
         _active.append(recorder)
         if redact is not None:
@@ -303,6 +310,9 @@ _listeners: list[Any] = []
 
 
 def add_listener(listener: Any) -> None:
+    if _suspended is not None:
+        _say_suspended()
+        return
     with _lock:
         _listeners.append(listener)
 
@@ -326,6 +336,28 @@ def _check_env() -> None:
             record_runs(folder)
         except Exception as exc:  # noqa: BLE001 - a bad variable must not break the application
             logger.warning("crux_devtools: %s=%r does not turn recording on: %s", ENV_VAR, folder, exc)
+
+
+# -- inside the inspector's worker: the application's own recording is off ------------------------
+# ``inspect``, ``check``, ``serve`` and ``tui`` import and evaluate a project and must write nothing:
+# the worker calls ``suspend`` before any user code runs. Then ``record_runs`` (and so
+# ``CRUX_DEVTOOLS_RECORD``) gives a recorder that is off, ``record_call`` writes nothing and
+# ``emit_otel`` gets no run; only the inspector's own Run is recorded (origin "inspector").
+_suspended: str | None = None
+_said_suspended = False
+
+
+def suspend(reason: str) -> None:
+    """Turn the application's recording and span export off for the rest of this process."""
+    global _suspended
+    _suspended = reason
+
+
+def _say_suspended() -> None:
+    global _said_suspended
+    if not _said_suspended:
+        _said_suspended = True
+        logger.warning("crux_devtools: %s", _suspended)
 
 
 @dataclass
