@@ -201,6 +201,19 @@ def doing(what: str) -> Iterator[None]:
 
 
 @contextmanager
+def holding(what: str) -> Iterator[None]:
+    """The guard on for every thread of this process inside the block only, saying ``what`` in a
+    refusal (the pytest plugin plans in the test's own process, which may use the network after)."""
+    install()
+    before, _guard.held = _guard.held, True
+    try:
+        with doing(what):
+            yield
+    finally:
+        _guard.held = before
+
+
+@contextmanager
 def lifted() -> Iterator[None]:
     """Inside the block (a Run, a replay sent, a model-backed prepare): the calling thread, and the
     threads started meanwhile, may connect; threads that were running before still may not."""
@@ -219,4 +232,4 @@ def refused() -> int:
     return _guard.refused
 
 
-__all__ = ["HOW_TO_ALLOW", "NetworkRefused", "doing", "hold", "install", "lifted", "open_network", "refused"]
+__all__ = ["HOW_TO_ALLOW", "NetworkRefused", "doing", "hold", "holding", "install", "lifted", "open_network", "refused"]

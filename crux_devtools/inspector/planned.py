@@ -96,7 +96,7 @@ class Project:
         if self._loaded is None:
             netguard.install(self.root)
             found = discover(self.root)
-            with netguard.guarded(doing=DOING):
+            with netguard.holding(DOING):
                 self._loaded = load_project(self.root, [m.to_dict() for m in found.modules])
             config, _errors = read_model_config(self.root)
             self._defaults = PlanningDefaults.load(self.root, config)
@@ -148,7 +148,7 @@ class Project:
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0):
             raise TypeError(f"crux_plan(budget=...) must be a positive int (the input budget's max), got {budget!r}")
         held: list[Any] = []
-        with netguard.guarded(doing=DOING):
+        with netguard.holding(DOING):
             report = evaluate_example(self.root, found, name, data, input_budget=budget, defaults=self.defaults(), model=model, keep_preview=held)
         return planned_request(found, report, held[0] if held else None, self.root)
 
