@@ -225,7 +225,7 @@ def _imports_crux(path: Path) -> bool:
 
 _CONFIDENCES = ("exact", "estimated", "conservative")
 # Prices in USD per million tokens (read by core/record/pricing.py, which the server does not import).
-PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price")
+PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price", "cache_write_1h_price")
 _PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence", *PRICE_KEYS)
 
 
@@ -249,7 +249,8 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
 
         {"default_model": str | None, "default_model_line": int | None,
          "models": {name: {"context_window", "default_output_reserve", "counting_confidence", "line",
-                           and any of "input_price", "output_price", "cache_read_price", "cache_write_price"}}}
+                           and any of "input_price", "output_price", "cache_read_price", "cache_write_price",
+                           "cache_write_1h_price"}}}
 
     Each bad value is a load error at ``pyproject.toml:LINE`` and is left out; an unreadable file is
     reported by ``read_configured_modules`` already, so it gives no second error here.
