@@ -32,14 +32,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from chat_server import ChatServer
 from crux_devtools.core.tokens import default_counter
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
@@ -64,8 +64,8 @@ class _Entry:
     ttl: str
 
 
-class CacheProvider:
-    """The server; use as a context manager or call ``start()``/``stop()``."""
+class CacheProvider(ChatServer):
+    """The server; use as a context manager or call ``start()``/``stop()`` (those of ``ChatServer``)."""
 
     def __init__(
         self,
@@ -75,6 +75,7 @@ class CacheProvider:
         bills_writes: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__(route="/v1/messages")
         self.min_tokens = min_tokens
         self.openai_step = openai_step
         self.bills_writes = bills_writes
@@ -83,10 +84,7 @@ class CacheProvider:
         self._script: deque[Any] = deque()
         self._entries: dict[str, _Entry] = {}
         self._openai: dict[tuple[str, str], list[list[int]]] = {}
-        self._lock = threading.Lock()
         self._counter = default_counter()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # scripting ------------------------------------------------------------------------------------
 
@@ -201,37 +199,8 @@ class CacheProvider:
     def _next_reply(self) -> Any:
         return self._script.popleft() if self._script else "done"
 
-    # lifecycle ------------------------------------------------------------------------------------
-
-    @property
-    def root_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("CacheProvider is not started")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    @property
-    def base_url(self) -> str:
-        return self.root_url + "/v1"
-
-    def start(self) -> CacheProvider:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="cache-provider", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> CacheProvider:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     def answer(self, path: str, body: Any) -> tuple[int, dict[str, Any]]:
         """The whole answer to one POST: accounting, then the scripted reply in the path's format."""
