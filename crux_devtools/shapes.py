@@ -282,6 +282,7 @@ class ContextEntry(TypedDict):
     ladder: str | None
     file: str | None
     line: int | None
+    fields: NotRequired[list[str]]  # the input fields the context declares (its input model), sorted
 
 
 class PlanModel(TypedDict):
