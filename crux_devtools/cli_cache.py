@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,8 @@ async def cache_document(root: Path, timeout: float, target: str | None, runs: i
     from .core.record.runstore import RunStore
     from .inspector.discovery import read_model_config
     from .inspector.session import ProjectSession
-    from .review.cache_advice import Planned, advise, document
+    from .inspector.cache_view import target_advice
+    from .review.cache_advice import document
 
     config, _errors = read_model_config(root)
     profiles: dict[str, Any] = dict(config.get("models") or {})
@@ -57,33 +57,13 @@ async def cache_document(root: Path, timeout: float, target: str | None, runs: i
         store = RunStore.for_project(root) if runs else None
         targets, economics = [], []
         for prompt in prompts:
-            planned: list[Planned] = []
-            for example in prompt["examples"]:
-                again = await session.evaluate(prompt["id"], example=example["name"])
-                planned.append(Planned(example["name"], example.get("input") or {}, example, again))
-            starts: list[float] = []
-            for run in (store.list(target=prompt["id"], limit=runs) if store is not None else []):
-                data = run.get("input")
-                if not isinstance(data, dict):
-                    continue
-                first = await session.evaluate(prompt["id"], input=data)
-                planned.append(Planned(f"run:{run['id']}", data, first))
-                started = _seconds(run.get("started_at"))
-                if started is not None:
-                    starts.append(started)
-            advice, costs = advise(prompt, planned, profiles=profiles, run_starts=starts)
+            recorded = store.list(target=prompt["id"], limit=runs) if store is not None else []
+            advice, costs = await target_advice(session, prompt, runs=recorded, profiles=profiles)
             targets.append(advice)
             economics.extend(costs)
         return document(targets, economics)
     finally:
         await session.stop()
-
-
-def _seconds(started_at: Any) -> float | None:
-    try:
-        return datetime.fromisoformat(str(started_at)).timestamp()
-    except ValueError:
-        return None
 
 
 def _usd(amount: Any) -> str:

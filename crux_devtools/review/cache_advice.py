@@ -106,6 +106,8 @@ def advise(prompt: Mapping[str, Any], planned: Sequence[Planned], *, profiles: M
     texts = [_block_texts(s) for s in snapshots]
     again = [(_block_texts(a) if a is not None else None) for _p, _s, a in usable]
     inputs = [p.input for p, _s, _a in usable]
+    # the tools cost what the planner counts (its compact JSON schemas), so every figure agrees with the plan's
+    planned_tool_tokens = sum(((usable[0][0].example.get("preview") or {}).get("tool_tokens") or {}).values())
     blocks: list[dict[str, Any]] = []
     for block in _order(snapshots):
         seen = [t.get(block, "") for t in texts]
@@ -118,22 +120,27 @@ def advise(prompt: Mapping[str, Any], planned: Sequence[Planned], *, profiles: M
         fields = [f for f in declared if f in changed] or changed if kind == "per-input" else []
         file, line = (entry.get("file"), entry.get("line")) if entry else (prompt.get("file"), prompt.get("line"))
         first = next((text for text in seen if text), "")
+        tokens = planned_tool_tokens if block == TOOLS else counter.count(first)
         blocks.append({
             "id": block, "part": "tools" if block == TOOLS else "system", "class": kind, "fields": fields,
-            "tokens": counter.count(first), "file": file, "line": line, "differs_in": differs,
+            "tokens": tokens, "file": file, "line": line, "differs_in": differs,
         })
     _attribute_tools(blocks, snapshots, prompt)
     # the cacheable prefix: what every request (each evaluated twice) shares, in whole blocks
     requests = [[piece for piece in segments(s) if piece[0] != MESSAGES] for s in snapshots]
     requests += [[piece for piece in segments(a) if piece[0] != MESSAGES] for _p, _s, a in usable if a is not None]
     shared = shared_prefix(requests)
-    prefix = counter.count(prefix_text(requests[0], shared.block_chars))
+    tools_chars = sum(len(text) for owner, text in requests[0] if owner == TOOLS)
+    if tools_chars and shared.block_chars >= tools_chars:
+        prefix = planned_tool_tokens + counter.count(prefix_text(requests[0], shared.block_chars)[tools_chars:])
+    else:
+        prefix = counter.count(prefix_text(requests[0], shared.block_chars))
     target.update(blocks=blocks, prefix_tokens=prefix, suggestion=_suggestion(blocks, prefix, counter, texts[0]))
     for b in blocks:  # what only the suggestion's sentence needed
         b.pop("by", None)
         b.pop("varying", None)
     policy = _policy_of(prompt, profiles or {})
-    target["breakpoints"] = _breakpoints(blocks, texts[0], policy, counter)
+    target["breakpoints"] = _breakpoints(blocks, texts[0], policy, counter, planned_tool_tokens)
     economics = _economics(prompt, snapshots, prefix, profiles or {}, run_starts)
     return target, economics
 
@@ -179,8 +186,8 @@ def _suggestion(blocks: Sequence[Mapping[str, Any]], prefix: int, counter: Count
         return None
     last_static = statics[-1]["id"]
     moves = [{"id": b["id"], "after": last_static} for b in system[: system.index(statics[-1])] if b["class"] != "static"]
-    kept = "".join(first.get(b["id"], "") for b in leading + statics)
-    after = counter.count(kept)
+    kept = "".join(first.get(b["id"], "") for b in statics)
+    after = sum(b["tokens"] for b in leading) + counter.count(kept)
     first_move = next(b for b in system if b["id"] == moves[0]["id"])
     anchor = statics[-1]
     where = lambda b: f"{b['file']}:{b['line']}" if b.get("file") else "where it is defined is unknown"  # noqa: E731
@@ -198,11 +205,11 @@ def _policy_of(prompt: Mapping[str, Any], profiles: Mapping[str, Mapping[str, An
     return CachePolicy("auto", minimum, (profile or {}).get("cache_ttl", "5m"), (profile or {}).get("cache_breakpoints", True))
 
 
-def _breakpoints(blocks: Sequence[Mapping[str, Any]], first: Mapping[str, str], policy: CachePolicy, counter: Counter) -> list[dict[str, Any]]:
+def _breakpoints(blocks: Sequence[Mapping[str, Any]], first: Mapping[str, str], policy: CachePolicy, counter: Counter,
+                 tool_tokens: int) -> list[dict[str, Any]]:
     """Where ``cache = "auto"`` puts the breakpoints for the first request, from the classes found."""
     candidates: list[Boundary] = []
     tools = first.get(TOOLS, "")
-    tool_tokens = counter.count(tools) if tools else 0
     if tools and blocks and blocks[0]["class"] == "static":
         candidates.append(Boundary("tools", 0, tool_tokens, "the tools"))
     system = [b for b in blocks if b["part"] == "system"]
