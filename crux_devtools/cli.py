@@ -375,6 +375,4 @@ from . import cli_diff  # noqa: E402,F401  (registers `crux-devtools diff`)
 from .cli_replay import replay as _replay  # noqa: E402  (`crux-devtools replay`)
 
 main.add_command(_replay)
-from .cli_cache import cache as _cache  # noqa: E402  (`crux-devtools cache`)
-
-main.add_command(_cache)
+from . import cli_cache  # noqa: E402,F401  (registers `crux-devtools cache`)

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from .cli import TIMEOUT_HELP
+from .cli import TIMEOUT_HELP, main
 from .cli_diff import OneLineCommand, UsageFault
 
 
@@ -104,7 +104,7 @@ def render_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.command("cache", cls=OneLineCommand)
+@main.command("cache", cls=OneLineCommand)
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--target", metavar="ID", help="Only this prompt or agent.")
 @click.option("--runs", type=click.IntRange(min=0), default=0, show_default=True, metavar="N", help="Also plan the inputs of each target's newest N recorded runs.")

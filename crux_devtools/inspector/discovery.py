@@ -364,9 +364,9 @@ def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, 
         missing = "output_price" if "input_price" in prices else "input_price"
         message = f"{where} prices a model with both input_price and output_price (USD per million tokens); {missing} is missing"
         return None, config_error(lines.header(header), "ConfigError", message)
-    cache, problem = _cache_keys(table)
-    if problem is not None:
-        return None, config_error(lines.find(header, problem[0]), "ConfigError", f"{where} {problem[1]}")
+    cache, bad_cache = _cache_keys(table)
+    if bad_cache is not None:
+        return None, config_error(lines.find(header, bad_cache[0]), "ConfigError", f"{where} {bad_cache[1]}")
     profile = {"context_window": window, "default_output_reserve": reserve, "counting_confidence": confidence, "line": lines.header(header)}
     return {**profile, **prices, **cache}, None
 

@@ -113,7 +113,7 @@ class ModelCapacityProfile(_ToDict):
     cache: CachePolicy | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"context_window": self.context_window, "default_output_reserve": self.default_output_reserve, "counting_confidence": self.counting_confidence}
+        out: dict[str, Any] = {"context_window": self.context_window, "default_output_reserve": self.default_output_reserve, "counting_confidence": self.counting_confidence}
         if self.cache is not None:
             out["cache"] = self.cache.to_dict()
         return out
