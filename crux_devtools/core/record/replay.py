@@ -346,7 +346,8 @@ def plan_recorded(frame: dict[str, Any], texts: Mapping[str, str], state: dict[s
         model=model, limits=limits, counter=counter, measurement=measurement, messages=messages[: state["history"]],
         active_tools=frame.get("active_tools"), summary_store=SummaryStore(), offload_store=OffloadStore(), namespace=frame["namespace"],
         ceilings={} if new_epoch else dict(state["ceilings"]), epoch=state["epoch"] + (1 if new_epoch else 0),
-        support_required=bool(state["support_required"]), cache=_recorded_cache(frame),
+        support_required=bool(state["support_required"]),
+        cache=overrides.profile.cache if overrides.profile is not None else _recorded_cache(frame),
     )
     plan: Plan = RecordedPlanner(frame, texts, messages, prompt_at, options, forced, left_out).plan()
     request = ModelRequest(plan.system, plan.messages, plan.tools, frame.get("max_tokens"), plan.cache) if plan.fits else None
