@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from .record.recording import RunRecorder as RunRecorder, record_runs as record_runs
     from .record.redaction import redact_values as redact_values
     from .plan.agents import Agent as Agent, agent as agent
+    from .compose.examples import Example as Example
+    from .plan.expectations import Expect as Expect, ExpectationResult as ExpectationResult, example as example, expect as expect
     from .run.runtime import GenerateResult as GenerateResult, Step as Step, ToolResult as ToolResult, agenerate as agenerate, generate as generate
     from .plan.summaries import SummaryStore as SummaryStore, summarize as summarize
     from .compose.contexts import Conditional as Conditional, Context as Context, Match as Match, context as context, match as match, when as when
@@ -97,6 +99,8 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "plan.preparing": ("PreparedSummary", "aprepare_summaries", "prepare_summaries",),
     "plan.receipts": ("Adaptation", "Candidate", "Contribution", "Receipt", "RequestInspection", "RequestPreview", "inspect_request",),
     "plan.agents": ("Agent", "agent",),
+    "compose.examples": ("Example",),
+    "plan.expectations": ("Expect", "ExpectationResult", "example", "expect",),
     "run.runtime": ("GenerateResult", "Step", "ToolResult", "agenerate", "generate",),
     "record.recording": ("RunRecorder", "record_runs",),
     "record.redaction": ("redact_values",),

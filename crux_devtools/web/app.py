@@ -86,6 +86,7 @@ def create_app(
     app.include_router(rung_styles.router)  # /rungs.css: each rung's colour, from the vocabulary
     app.include_router(routes_otel.router)  # POST /v1/traces: OpenTelemetry spans in
     app.add_middleware(BodyLimitMiddleware)  # a body over 1 MB gets 413 before it is read
-    app.add_middleware(LocalOnlyMiddleware, allowed_hosts=allowed_host_set(bound_host, allowed_hosts))
+    app.state.allowed_hosts = allowed_host_set(bound_host, allowed_hosts)  # routes that need an Origin check it too
+    app.add_middleware(LocalOnlyMiddleware, allowed_hosts=app.state.allowed_hosts)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: on every response, refusals included
     return app
