@@ -2,7 +2,7 @@
 per-request), the breakpoints above it, each block with its tokens and where it is defined, the
 cacheable prefix and the suggested ``use`` order. The advice is ``inspector/cache_view``'s (the
 web panel's and ``crux-devtools cache``'s): each example is planned once more in the worker, so it
-is fetched in a worker of the widget when a prompt is shown, never on the UI thread.
+is fetched in a worker of the widget while the tab is on screen, never on the UI thread.
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ class CacheView(ReportPane):
         self.advice: dict[str, Any] | None = None
         self.note: str | None = None
         self._asked: Any = None
+        self._visible = False
 
     def render_data(self) -> RenderableType:
         return render_cache(self.advice, self.note)
@@ -86,8 +87,18 @@ class CacheView(ReportPane):
         if prompt is not None and prompt is not self._asked:
             self._asked = prompt
             self.advice, self.note = None, None
-            self.fetch(prompt)
+            if self._visible:  # planning every example again is worth it only for a tab on screen
+                self.fetch(prompt)
         self.refresh_body()
+
+    def on_show(self) -> None:
+        self._visible = True
+        prompt, _example = self.data or (None, None)
+        if prompt is not None and self.advice is None and self.note is None:
+            self.fetch(prompt)
+
+    def on_hide(self) -> None:
+        self._visible = False
 
     @work(exclusive=True, group="cache", exit_on_error=False)
     async def fetch(self, prompt: Mapping[str, Any]) -> None:
