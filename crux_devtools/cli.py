@@ -391,3 +391,4 @@ from . import cli_diff  # noqa: E402,F401  (registers `crux-devtools diff`)
 from .cli_replay import replay as _replay  # noqa: E402  (`crux-devtools replay`)
 
 main.add_command(_replay)
+from . import cli_cache  # noqa: E402,F401  (registers `crux-devtools cache`)

@@ -29,7 +29,9 @@ def model_profile(root: Path, name: str) -> Any:
     if profile is None:
         known = ", ".join(sorted(models)) or "none (add [tool.crux-devtools.models.NAME] with context_window = N to pyproject.toml)"
         raise click.ClickException(f"--model {name!r}: no capacity profile of that name in {root / 'pyproject.toml'}; known: {known}")
-    return ModelCapacityProfile(profile["context_window"], profile["default_output_reserve"], profile["counting_confidence"])
+    from .inspector.planning import cache_policy
+
+    return ModelCapacityProfile(profile["context_window"], profile["default_output_reserve"], profile["counting_confidence"], cache_policy(profile))
 
 
 def build_overrides(root: Path, max_: int | None, optimize_at: int | None, model: str | None, rungs: tuple[str, ...], drop: tuple[str, ...]) -> Any:

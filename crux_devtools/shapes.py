@@ -163,6 +163,22 @@ class ToolSchemaDict(TypedDict):
     parameters: dict[str, Any]
 
 
+class CacheBreakpointDict(TypedDict):
+    """One planned prompt-cache breakpoint: after the tools, or ``offset`` characters into the system text."""
+
+    after: Literal["tools", "system"]
+    offset: int
+    tokens: int  # tokens of the request prefix up to the breakpoint (tools, then system)
+    ttl: Literal["5m", "1h"]
+
+
+class CachePlanDict(TypedDict):
+    """``ModelRequest.cache``: where the breakpoints go and the stable key of the static prefix."""
+
+    breakpoints: list[CacheBreakpointDict]
+    key: str
+
+
 class SentRequestDict(TypedDict):
     """``ModelRequest.to_dict()``: the literal request; messages are OpenAI-format chat messages."""
 
@@ -170,6 +186,7 @@ class SentRequestDict(TypedDict):
     messages: list[dict[str, Any]]
     tools: list[ToolSchemaDict]
     max_tokens: int | None
+    cache: NotRequired[CachePlanDict]  # only when the model's profile says cache = "auto"
 
 
 class PreviewDict(TypedDict):
@@ -222,6 +239,7 @@ class ReceiptDict(TypedDict):
     token_budget: int | None
     dropped: list[DropDict]
     tool_tokens: dict[str, int]
+    cache: NotRequired[CachePlanDict]  # only when the model's profile says cache = "auto"
 
 
 # -- the report: what the worker builds per prompt and example ------------------------------------
@@ -283,6 +301,7 @@ class ContextEntry(TypedDict):
     ladder: str | None
     file: str | None
     line: int | None
+    fields: NotRequired[list[str]]  # the input fields the context declares (its input model), sorted
 
 
 class PlanModel(TypedDict):

@@ -107,7 +107,7 @@ class ChatServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> ChatServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         # A short poll keeps shutdown() fast (the default 0.5 s would dominate every test's teardown).
         self._thread = threading.Thread(
@@ -131,6 +131,10 @@ class ChatServer:
         self.stop()
 
     # used by the handler --------------------------------------------------------------------------
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler (a server of another kind answers in its own way)."""
+        return _handler_for(self)
 
     def _record(self, request: ReceivedRequest) -> ScriptedAnswer:
         with self._lock:

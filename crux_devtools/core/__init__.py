@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     # What type checkers read (``X as X``: re-exported, for strict checkers too). At run time the table
     # ``_SOURCES`` below is the one source: ``__all__`` and ``__getattr__`` are derived from it, and
     # tests/core/test_runstore.py keeps these imports equal to it.
+    from .plan.cache_plan import CachePolicy as CachePolicy
     from .plan.budget import (
         CONSERVATIVE_MODEL_CAPACITY as CONSERVATIVE_MODEL_CAPACITY,
         InputBudget as InputBudget,
@@ -92,6 +93,7 @@ if TYPE_CHECKING:
 # and the lazy loading below are derived from it.
 _SOURCES: dict[str, tuple[str, ...]] = {
     "plan.budget": ("CONSERVATIVE_MODEL_CAPACITY", "InputBudget", "ModelCapacityProfile", "merge_input_budget", "resolve_model_capacity_profile",),
+    "plan.cache_plan": ("CachePolicy",),
     "plan.ladders": ("droppable", "offload", "offloadable", "prefer", "summarizable",),
     "plan.offload_store": ("OffloadReceipt", "OffloadStore",),
     "plan.requests": ("PlanningSession", "apreview", "preview",),

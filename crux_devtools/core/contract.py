@@ -63,39 +63,53 @@ def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str 
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """What one provider call sends: system text, chat messages (OpenAI format) and offered tools."""
+    """What one provider call sends: system text, chat messages (OpenAI format) and offered tools.
+
+    ``cache`` is the planned prompt-cache placement (``plan/cache_plan.py``: ``{"breakpoints":
+    [{"after", "offset", "tokens", "ttl"}], "key"}``) when the model's profile asks for it, else None:
+    then the request, its dict and its wire bodies are exactly what they are without caching."""
 
     system: str
     messages: list[dict[str, Any]]
     tools: list[Tool]
     max_tokens: int | None = None
+    cache: dict[str, Any] | None = None
 
     def to_dict(self) -> SentRequestDict:
-        """The wire shape: messages as JSON values, each tool as its name, description and JSON schema."""
-        return {
+        """The wire shape: messages as JSON values, each tool as its name, description and JSON
+        schema; ``cache`` only when a placement was planned."""
+        out: SentRequestDict = {
             "system": self.system,
             "messages": [jsonable_message(m) for m in self.messages],
             "tools": [t.to_dict() for t in self.tools],
             "max_tokens": self.max_tokens,
         }
+        if self.cache is not None:
+            out["cache"] = copy.deepcopy(self.cache)  # type: ignore[typeddict-item]  # checked by cache_plan
+        return out
 
     def to_openai(self, model: str | None = None) -> dict[str, Any]:
         """This request as an OpenAI chat-completions body (``client.chat.completions.create(**...)``):
         the system text as the first message, tools as ``{"type": "function", "function": ...}``, the
-        ``tools`` and ``max_tokens`` keys only when there are any, ``model`` only when given."""
+        ``tools`` and ``max_tokens`` keys only when there are any, ``model`` only when given, and
+        ``prompt_cache_key`` (the cache plan's key) only when a cache placement was planned."""
         body: dict[str, Any] = {} if model is None else {"model": model}
         body["messages"] = [{"role": "system", "content": self.system}, *(jsonable_message(m) for m in self.messages)]
         if self.tools:
             body["tools"] = [t.json_schema() for t in self.tools]
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if self.cache is not None and self.cache.get("key"):
+            body["prompt_cache_key"] = self.cache["key"]
         return body
 
     def to_anthropic(self, model: str | None = None, *, default_max_tokens: int = 4096) -> dict[str, Any]:
         """This request as an Anthropic Messages body (``client.messages.create(**...)``): ``system``
         on its own, tool calls and results as ``tool_use``/``tool_result`` blocks, tools as ``{"name",
         "description", "input_schema"}``. The Messages API requires ``max_tokens``: without one
-        planned, ``default_max_tokens`` is sent."""
+        planned, ``default_max_tokens`` is sent. With a cache placement, ``system`` is a list of text
+        blocks split at the breakpoints' offsets, ``cache_control`` on the block before each
+        breakpoint (and on the last tool for one after the tools)."""
         return messages_body(self, model, default_max_tokens)
 
 
@@ -118,13 +132,40 @@ def messages_body(request: ModelRequest, model: str | None, default_max_tokens: 
         else:
             messages.append({"role": wire_role, "content": blocks})
     body: dict[str, Any] = {} if model is None else {"model": model}
+    breakpoints = list((request.cache or {}).get("breakpoints") or [])
     if system_parts:
-        body["system"] = "\n\n".join(system_parts)
+        system = "\n\n".join(system_parts)
+        offsets = [b for b in breakpoints if b.get("after") == "system"]
+        body["system"] = _system_blocks(system, offsets) if offsets else system
     body["messages"] = messages
     if request.tools:
         body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.to_dict()["parameters"]} for t in request.tools]
+        after_tools = next((b for b in breakpoints if b.get("after") == "tools"), None)
+        if after_tools is not None:
+            body["tools"][-1]["cache_control"] = _cache_control(after_tools)
     body["max_tokens"] = request.max_tokens if request.max_tokens is not None else default_max_tokens
     return body
+
+
+def _cache_control(breakpoint: Mapping[str, Any]) -> dict[str, Any]:
+    """Anthropic's mark of a breakpoint: the 5-minute lifetime is the default and is not spelled out."""
+    ttl = breakpoint.get("ttl")
+    return {"type": "ephemeral", "ttl": ttl} if ttl == "1h" else {"type": "ephemeral"}
+
+
+def _system_blocks(system: str, breakpoints: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The system text as text blocks cut at each breakpoint's offset, the block before each cut
+    carrying ``cache_control``; joined, the blocks are the system text exactly."""
+    blocks: list[dict[str, Any]] = []
+    start = 0
+    for point in sorted(breakpoints, key=lambda b: int(b.get("offset") or 0)):
+        offset = min(max(int(point.get("offset") or 0), start), len(system))
+        if offset > start:
+            blocks.append({"type": "text", "text": system[start:offset], "cache_control": _cache_control(point)})
+            start = offset
+    if start < len(system):
+        blocks.append({"type": "text", "text": system[start:]})
+    return blocks
 
 
 def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:

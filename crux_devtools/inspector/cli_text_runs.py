@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ..core.record.pricing import format_usd
+from ..core.record.pricing import cache_usage_text, format_usd
 from .visible import visible
 
 COLUMNS = ("TIME", "TARGET", "STATUS", "STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST", "MODEL", "ORIGIN", "ID")
@@ -52,10 +52,12 @@ def duration(ms: Any) -> str:
 
 
 def usage(value: Any) -> str:
-    """The provider-reported usage as ``in/out``, or ``-`` when the provider reported none."""
+    """The provider-reported usage as ``in/out`` (with the cache reads and writes when there are
+    any), or ``-`` when the provider reported none."""
     if not isinstance(value, dict):
         return "-"
-    return f"{count(value.get('input_tokens', 0))}/{count(value.get('output_tokens', 0))}"
+    cache = cache_usage_text(value)
+    return f"{count(value.get('input_tokens', 0))}/{count(value.get('output_tokens', 0))}" + (f" ({cache})" if cache else "")
 
 
 def step_count(run: dict[str, Any]) -> int:

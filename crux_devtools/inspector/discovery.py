@@ -226,8 +226,11 @@ def _imports_crux(path: Path) -> bool:
 
 _CONFIDENCES = ("exact", "estimated", "conservative")
 # Prices in USD per million tokens (read by core/record/pricing.py, which the server does not import).
-PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price")
-_PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence", *PRICE_KEYS)
+PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price", "cache_write_1h_price")
+# Prompt-cache placement (core/plan/cache_plan.py): cache = "auto", the provider's minimum prefix,
+# the lifetime asked for, and whether the provider takes explicit breakpoints.
+CACHE_KEYS = ("cache", "cache_min_tokens", "cache_ttl", "cache_breakpoints")
+_PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence", *PRICE_KEYS, *CACHE_KEYS)
 # Every key of [tool.crux-devtools]; any other is a load error (a typo must not be silently ignored).
 TOOL_KEYS = ("modules", "default_model", "models", "watch_ignore", "allow_network", "history_keep", "history_max_mb", "redact")
 
@@ -273,7 +276,8 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
 
         {"default_model": str | None, "default_model_line": int | None,
          "models": {name: {"context_window", "default_output_reserve", "counting_confidence", "line",
-                           and any of "input_price", "output_price", "cache_read_price", "cache_write_price"}}}
+                           and any of "input_price", "output_price", "cache_read_price", "cache_write_price",
+                           "cache_write_1h_price", "cache", "cache_min_tokens", "cache_ttl", "cache_breakpoints"}}}
 
     Each bad value is a load error at ``pyproject.toml:LINE`` and is left out; an unreadable file is
     reported by ``read_configured_modules`` already, so it gives no second error here.
@@ -393,8 +397,26 @@ def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, 
         missing = "output_price" if "input_price" in prices else "input_price"
         message = f"{where} prices a model with both input_price and output_price (USD per million tokens); {missing} is missing"
         return None, config_error(lines.header(header), "ConfigError", message)
+    cache, bad_cache = _cache_keys(table)
+    if bad_cache is not None:
+        return None, config_error(lines.find(header, bad_cache[0]), "ConfigError", f"{where} {bad_cache[1]}")
     profile = {"context_window": window, "default_output_reserve": reserve, "counting_confidence": confidence, "line": lines.header(header)}
-    return {**profile, **prices}, None
+    return {**profile, **prices, **cache}, None
+
+
+def _cache_keys(table: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    """The cache keys of a profile, checked: (the keys, or the first bad key and why)."""
+    out = {key: table[key] for key in CACHE_KEYS if key in table}
+    if "cache" in out and out["cache"] not in ("auto", "off"):
+        return {}, ("cache", f'cache must be "auto" (place prompt-cache breakpoints) or "off", got {out["cache"]!r}')
+    minimum = out.get("cache_min_tokens")
+    if minimum is not None and (isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1):
+        return {}, ("cache_min_tokens", f"cache_min_tokens must be a positive whole number of tokens (the provider's minimum cacheable prefix, e.g. 1024), got {minimum!r}")
+    if "cache_ttl" in out and out["cache_ttl"] not in ("5m", "1h"):
+        return {}, ("cache_ttl", f'cache_ttl must be "5m" or "1h", got {out["cache_ttl"]!r}')
+    if "cache_breakpoints" in out and not isinstance(out["cache_breakpoints"], bool):
+        return {}, ("cache_breakpoints", f"cache_breakpoints must be true or false (whether the provider takes explicit breakpoints), got {out['cache_breakpoints']!r}")
+    return out, None
 
 
 def price_error(key: str, value: Any) -> str | None:

@@ -378,6 +378,7 @@ def prompt_report(
             "ladder": type(reach.ladder).__name__ if reach.ladder is not None else None,
             "file": file,
             "line": line,
+            "fields": sorted(getattr(reach.context.input, "model_fields", None) or ()),
         })
     budget = default_budget(target)
     examples: list[ExampleReport] = []

@@ -46,6 +46,7 @@ PANELS: tuple[Panel, ...] = (
     Panel("diff", "Since the previous version", "what the last save changed in this example's system text", "main", False),
     Panel("runs", "Runs", "the recorded runs of this prompt", None, True),
     Panel("expectations", "Expectations", "the example's expectations (example(..., expect=...)): whether each holds, and why not", "side", True),
+    Panel("cache", "Cache", "the request as a bar of static, per-input and per-request blocks, the cacheable prefix, the breakpoints and the suggested use order", "main", True),
     Panel("errors", "Errors", "load errors of the project and this example's own, with tracebacks", "top", True),
 )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..core.plan.budget import ModelCapacityProfile, capacity_and_source, model_name_of
+from ..core.plan.cache_plan import CachePolicy
 from ..core.plan.summaries import LayeredSummaryStore, SummaryStore
 from .worker_import import Target
 from .report_types import PlanModel
@@ -59,7 +60,7 @@ class PlanningDefaults:
         profiles: dict[str, ModelCapacityProfile] = {}
         lines: dict[str, int | None] = {}
         for name, p in (config.get("models") or {}).items():
-            profiles[name] = ModelCapacityProfile(p["context_window"], p["default_output_reserve"], p["counting_confidence"])
+            profiles[name] = ModelCapacityProfile(p["context_window"], p["default_output_reserve"], p["counting_confidence"], cache_policy(p))
             lines[name] = p.get("line")
         path = summary_store_path(root)
         defaults = cls(config.get("default_model"), config.get("default_model_line"), profiles, lines)
@@ -130,3 +131,10 @@ class PlanningDefaults:
         if model is not None and name is None and isinstance(model, ModelCapacityProfile):
             label += ": a ModelCapacityProfile"
         return {"name": name, "source": source, "label": label, "profile": profile, "hint": hint}
+
+
+def cache_policy(profile: dict[str, Any]) -> CachePolicy | None:
+    """The cache placement a checked pyproject profile asks for (``cache = "auto"``), else None."""
+    if profile.get("cache") != "auto":
+        return None
+    return CachePolicy("auto", profile.get("cache_min_tokens"), profile.get("cache_ttl", "5m"), profile.get("cache_breakpoints", True))

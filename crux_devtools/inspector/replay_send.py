@@ -45,7 +45,7 @@ def send_replayed(root: Any, target: Any, request: dict[str, Any]) -> dict[str, 
     if asked is not None:
         return {"confirm": asked}
     sent = request["sent"]
-    call = ModelRequest(sent["system"], list(sent["messages"]), [wire_tool(t) for t in sent["tools"]], sent.get("max_tokens"))  # type: ignore[misc]
+    call = ModelRequest(sent["system"], list(sent["messages"]), [wire_tool(t) for t in sent["tools"]], sent.get("max_tokens"), sent.get("cache"))  # type: ignore[misc, arg-type]
     started_at, started = iso_now(), time.perf_counter()
     error: ErrorInfo | None = None
     response: Any = None

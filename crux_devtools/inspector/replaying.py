@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..core.record.pricing import cache_usage_text
 from ..review.changes import RequestSnapshot, compare, snapshot_from_request
 from ..review.render import describe, prefix_line
 from .cli_text_sent import sent_lines
@@ -62,7 +63,7 @@ def replay_document(replayed: Any, run: Mapping[str, Any] | None = None, where: 
         "source": r["source"],
         "overrides": r["overrides"],
         "identical": r["identical"],
-        "recorded": {"input_tokens": r["recorded_tokens"], "sent": r["recorded_sent"]},
+        "recorded": {"input_tokens": r["recorded_tokens"], "sent": r["recorded_sent"], "usage": step.get("usage")},
         "replayed": {
             "input_tokens": r["input_tokens"], "sent": r["sent"], "status": r["status"], "adaptations": r["adaptations"],
             "model": r["model"], "max_input_tokens": r["max_input_tokens"], "optimize_at": r["optimize_at"], "output_reserve": r["output_reserve"], "new_epoch": r["new_epoch"],
@@ -162,6 +163,8 @@ def render_replay(document: Mapping[str, Any], *, brief: bool = False, request: 
         lines.append(f"  {line}")
     elif prefix:
         lines.append("  cacheable prefix: the whole request is unchanged")
+    if cache := cache_usage_text(recorded.get("usage")):
+        lines.append(f"  recorded provider usage: {cache}")
     for a in replayed["adaptations"]:
         variant = f" ({a['variant']})" if a.get("variant") else ""
         lines.append(f"  adapted {a['contributor']} -> {a['representation']}{variant}: {a['full_tokens']} -> {a['selected_tokens']} tokens")

@@ -60,6 +60,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..core.plan.cache_prefix import shared_prefix
+
 Change = dict[str, Any]
 
 PROMPT = "prompt"
@@ -334,45 +336,33 @@ def segments(snapshot: RequestSnapshot) -> list[tuple[str, str]]:
 
 
 def cache_prefix(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | None = None) -> dict[str, Any] | None:
-    """The prompt-cache lens (see the module docstring); None when either side sent nothing."""
+    """The prompt-cache lens (see the module docstring); None when either side sent nothing. The
+    prefix itself is ``core.plan.cache_prefix.shared_prefix``, the one computation ``cache`` uses too."""
     if not (base.sent and head.sent):
         return None
     counter = counter or default_counter()
     base_pieces, head_pieces = segments(base), segments(head)
-    base_text = "".join(t for _, t in base_pieces)
     head_text = "".join(t for _, t in head_pieces)
-    limit = min(len(base_text), len(head_text))
-    common = 0
-    while common < limit and base_text[common] == head_text[common]:
-        common += 1
-    if common == len(base_text) == len(head_text):
+    shared = shared_prefix([base_pieces, head_pieces])
+    if shared.equal:
         total = counter.count(head_text)
         return {"common_tokens": total, "base_tokens": total, "head_tokens": total, "broken_by": None}
-    at_head, at_base = _owner_at(head_pieces, common), _owner_at(base_pieces, common)
+    base_owner, head_owner = shared.owners
     # where one side still offers tools and the other does not, the tools broke it; where one side's
     # system text ends there (a trailing block left or joined), that block did; else head's owner
     broken_by: str | None
-    if TOOLS in (at_head, at_base):
+    if TOOLS in (head_owner, base_owner):
         broken_by = TOOLS
-    elif at_head in (MESSAGES, None) and at_base not in (MESSAGES, None):
-        broken_by = at_base
+    elif head_owner in (MESSAGES, None) and base_owner not in (MESSAGES, None):
+        broken_by = base_owner
     else:
-        broken_by = at_head or at_base
+        broken_by = head_owner or base_owner
     return {
-        "common_tokens": counter.count(head_text[:common]),
-        "base_tokens": counter.count(base_text),
+        "common_tokens": counter.count(head_text[: shared.chars]),
+        "base_tokens": counter.count("".join(t for _, t in base_pieces)),
         "head_tokens": counter.count(head_text),
         "broken_by": broken_by,
     }
-
-
-def _owner_at(pieces: Sequence[tuple[str, str]], index: int) -> str | None:
-    position = 0
-    for owner, text in pieces:
-        position += len(text)
-        if index < position:
-            return owner
-    return None
 
 
 def _percent(base: int, head: int) -> float | None:

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.plan.rungs import label
+from ..core.record.pricing import cache_usage_text
 from ..inspector.run_costs import format_usd
 from ..inspector.cli_text_runs import input_tokens as sent_tokens
 from ..inspector.cli_text_runs import local_datetime, step_count
@@ -79,10 +80,12 @@ def fmt_duration(ms: Any) -> str:
 
 
 def fmt_usage(usage: Any) -> str:
-    """Provider-reported usage as ``in/out``, or ``—`` when the provider reported none."""
+    """Provider-reported usage as ``in/out`` (with the cache reads and writes when there are any),
+    or ``—`` when the provider reported none."""
     if not isinstance(usage, dict):
         return "—"
-    return f"{fmt_int(usage.get('input_tokens'))}/{fmt_int(usage.get('output_tokens'))}"
+    cache = cache_usage_text(usage)
+    return f"{fmt_int(usage.get('input_tokens'))}/{fmt_int(usage.get('output_tokens'))}" + (f" ({cache})" if cache else "")
 
 
 def status_text(status: Any) -> Text:

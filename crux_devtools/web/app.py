@@ -14,7 +14,7 @@ from ..inspector.count_labels import COUNT_LABELS
 from ..inspector.api import SessionLike
 from ..inspector.errors import further_fields
 from ..inspector.panels import Panel, web_panels
-from . import routes_api, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs, rung_styles
+from . import routes_api, routes_cache, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs, rung_styles
 from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
@@ -84,6 +84,7 @@ def create_app(
     app.include_router(routes_runs.router)
     app.include_router(routes_diff.router)
     app.include_router(routes_replay.router)
+    app.include_router(routes_cache.router)  # GET /prompt/cache: the Cache panel, fetched by the page
     app.include_router(rung_styles.router)  # /rungs.css: each rung's colour, from the vocabulary
     app.include_router(routes_otel.router)  # POST /v1/traces: OpenTelemetry spans in
     app.add_middleware(BodyLimitMiddleware)  # a body over 1 MB gets 413 before it is read

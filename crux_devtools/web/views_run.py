@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..core.plan.rungs import rung_rank
+from ..core.record.pricing import cache_usage_text
 from ..inspector.run_costs import Prices, format_usd
 from ..inspector.sent import cut_system
 from .views import Chip, ReportHeader, prompt_href
@@ -157,6 +158,7 @@ class StepDetail:
     replay_href: str | None
     sent_missing: bool
     cost: str = "unpriced"  # the provider's usage at the model's price (``with_costs``)
+    cache_usage: str | None = None  # the provider's cache reads and writes (``cache_usage_text``)
 
     @property
     def usage_delta(self) -> int | None:
@@ -401,6 +403,7 @@ def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any
         max_tokens=_int(sent.get("max_tokens")),
         usage_in=got_in,
         usage_out=got_out,
+        cache_usage=cache_usage_text(step.get("usage")),
         latency=fmt_ms(step.get("latency_ms")),
         system_tokens=system_tokens,
         system_chars=len(system),

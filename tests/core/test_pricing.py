@@ -15,11 +15,24 @@ def test_cost_prices_cache_reads_and_writes_at_their_own_rates():
     assert cost_usd(usage, price) == pytest.approx((500 * 2 + 400 * 0.5 + 100 * 4 + 200 * 10) / 1e6)
 
 
-def test_openai_usage_names_and_missing_cache_prices_fall_back_to_the_input_price():
+def test_a_missing_cache_price_makes_cache_tokens_unpriced_never_the_input_price():
     price = Price(input=1.0, output=3.0)
     usage = Usage.of({"prompt_tokens": 10, "completion_tokens": 5, "cache_read_tokens": 4})
     assert usage == Usage(10, 5, 4, 0)
-    assert cost_usd(usage, price) == pytest.approx((10 * 1 + 5 * 3) / 1e6)
+    assert cost_usd(usage, price) is None
+    assert cost_usd({"input_tokens": 10, "output_tokens": 5, "cache_write_tokens": 3}, Price(1.0, 3.0, cache_read=0.1)) is None
+    # No cache tokens: the cache rates are not needed.
+    assert cost_usd({"input_tokens": 10, "output_tokens": 5}, price) == pytest.approx((10 * 1 + 5 * 3) / 1e6)
+
+
+def test_one_hour_writes_are_priced_at_their_own_rate_and_unpriced_without_it():
+    usage = {"input_tokens": 1_000, "output_tokens": 0, "cache_read_tokens": 100, "cache_write_tokens": 500, "cache_write_1h_tokens": 200}
+    price = Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, cache_write_1h=6.0)
+    # 400 plain, 100 read, 300 written for 5 minutes, 200 for an hour.
+    assert cost_usd(usage, price) == pytest.approx((400 * 3 + 100 * 0.3 + 300 * 3.75 + 200 * 6.0) / 1e6)
+    assert cost_usd(usage, Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)) is None
+    profile = {"input_price": 3, "output_price": 15, "cache_read_price": 0.3, "cache_write_price": 3.75, "cache_write_1h_price": 6}
+    assert price_from_profile(profile, "claude").cache_write_1h == 6.0
 
 
 @pytest.mark.parametrize("usage", [None, "12 tokens", {}, {"input_tokens": "many"}, {"input_tokens": True}])

@@ -91,7 +91,7 @@ def test_usage_by_model_sums_the_filter_in_sql(tmp_path: Path) -> None:
         store.write({"target": "b", "model": "m2", "usage": None})
         rows = {r["model"]: r for r in store.usage_by_model()}
         only_b = store.usage_by_model(target="b")
-    assert rows["m1"] == {"model": "m1", "runs": 2, "reported": 2, "input_tokens": 30, "output_tokens": 3, "cache_read_tokens": 4, "cache_write_tokens": 0}
+    assert rows["m1"] == {"model": "m1", "runs": 2, "reported": 2, "input_tokens": 30, "output_tokens": 3, "cache_read_tokens": 4, "cache_write_tokens": 0, "cache_write_1h_tokens": 0}
     assert rows["m2"]["runs"] == 1 and rows["m2"]["reported"] == 0
     assert [r["model"] for r in only_b] == ["m2"]
     prices = Prices(None)

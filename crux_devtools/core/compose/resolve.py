@@ -37,6 +37,7 @@ class Node:
     index: int = 0
     effective_priority: int = 50
     children: list[Node] = field(default_factory=list)
+    conditional: bool = False  # whether an input decides that it is in the request (its own when, when(...), match)
 
     @property
     def id(self) -> str:
@@ -71,12 +72,12 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
             for child in children(entry):
                 exclude_subtree(child, owner, under, reason, detail)
 
-    def visit(entries: tuple[Any, ...], owner: Node | None, owner_id: str, ladder: Ladder | None) -> Iterator[Call]:
+    def visit(entries: tuple[Any, ...], owner: Node | None, owner_id: str, ladder: Ladder | None, conditional: bool = False) -> Iterator[Call]:
         for entry in entries:
             if isinstance(entry, Context):
                 if id(entry) in active:
                     continue
-                node = Node(entry, owner, ladder)
+                node = Node(entry, owner, ladder, conditional=conditional or entry.when is not None)
                 if entry.when is not None:
                     ok = yield Call(entry.id, "when", entry.when, input)
                     if not ok:
@@ -90,7 +91,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                 if owner is not None:
                     owner.children.append(node)
                 if entry.use:
-                    yield from visit(children(entry), node, entry.id, ladder)
+                    yield from visit(children(entry), node, entry.id, ladder, node.conditional)
                 if callable(entry.system):
                     value = yield Call(entry.id, "system", entry.system, input)
                     node.text = expect_text(entry.id, "system", value)
@@ -101,7 +102,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
             elif isinstance(entry, Conditional):
                 ok = yield Call(owner_id, "when(...) predicate", entry.predicate, input)
                 if ok:
-                    yield from visit(children(entry), owner, owner_id, ladder)
+                    yield from visit(children(entry), owner, owner_id, ladder, True)
                 else:
                     detail = f"the when(...) wrapper in {owner_id!r} returned {ok!r}"
                     for child in children(entry):
@@ -117,7 +118,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                     unmatched.append(f"match(...) in {owner_id!r} selected {key!r}, which has no case (cases: {cases}); nothing of it is sent")
                 for case_key, branch in entry.cases.items():
                     if branch is selected:
-                        yield from visit(branch, owner, owner_id, ladder)
+                        yield from visit(branch, owner, owner_id, ladder, True)
                         continue
                     if selected is None:
                         detail = f"match selected {key!r}, which has no case; this branch is {case_key!r}"
@@ -126,7 +127,7 @@ def walk(prompt: Prompt, input: Any) -> Resolution[Walk]:
                     for child in branch:
                         exclude_subtree(child, owner, ladder, "match", detail)
             elif isinstance(entry, Ladder):
-                yield from visit(children(entry), owner, owner_id, entry)
+                yield from visit(children(entry), owner, owner_id, entry, conditional)
 
     if callable(prompt.system):
         own = expect_text(prompt.id, "system", (yield Call(prompt.id, "system", prompt.system, input)))

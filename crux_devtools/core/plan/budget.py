@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..compose.results import _ToDict
+from .cache_plan import CachePolicy
 
 CountingConfidence = Literal["exact", "estimated", "conservative"]
 COUNTING_CONFIDENCES: tuple[str, ...] = ("exact", "estimated", "conservative")
@@ -103,15 +104,25 @@ def check_max_tokens(value: Any) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class ModelCapacityProfile(_ToDict):
-    """What a model can take: its context window, default output reserve and how exact counting is."""
+    """What a model can take: its context window, default output reserve and how exact counting is;
+    ``cache``: how its requests place prompt-cache breakpoints (None: none, the request as always)."""
 
     context_window: int
     default_output_reserve: int
     counting_confidence: CountingConfidence = "estimated"
+    cache: CachePolicy | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"context_window": self.context_window, "default_output_reserve": self.default_output_reserve, "counting_confidence": self.counting_confidence}
+        if self.cache is not None:
+            out["cache"] = self.cache.to_dict()
+        return out
 
     def __post_init__(self) -> None:
         _check_positive("ModelCapacityProfile", "context_window", self.context_window, allow_none=False)
         _check_positive("ModelCapacityProfile", "default_output_reserve", self.default_output_reserve, allow_none=False, allow_zero=True)
+        if self.cache is not None and not isinstance(self.cache, CachePolicy):
+            raise TypeError(f"ModelCapacityProfile.cache must be a CachePolicy or None, got {type(self.cache).__name__}")
         if self.counting_confidence not in COUNTING_CONFIDENCES:
             raise ValueError(
                 f"ModelCapacityProfile.counting_confidence must be one of {', '.join(COUNTING_CONFIDENCES)}, "

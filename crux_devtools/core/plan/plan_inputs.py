@@ -159,6 +159,8 @@ class PlanInputs:
             "contexts": [{"id": n.id, "owners": _owners(n), "tools": [t.name for t in n.context.tools], "ladder": _ladder_id(n, planner)} for n in active],
             "token_budget": s.token_budget,
             "dropped": [d.to_dict() for d in planner.g.dropped],
+            # only with a cache placement, so a step planned without one keeps its frame as it was
+            **({"cache": {"policy": s.cache.to_dict(), "static": sorted(planner.static_ids())}} if s.cache is not None else {}),
         }
 
 

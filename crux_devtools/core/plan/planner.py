@@ -45,6 +45,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .budget import Limits, model_name_of
+from .cache_plan import CachePolicy, SystemBlock, place_breakpoints
 from ..compose.callbacks import Call, Resolution, expect_text
 from ..compose.entries import Ladder
 from ..errors import Diagnostic
@@ -160,6 +161,7 @@ class PlanOptions:
     support_required: bool = False
     extra_tools: list[Tool] = field(default_factory=list)
     turn: list[dict[str, Any]] = field(default_factory=list)  # assistant/tool messages after the user prompt
+    cache: CachePolicy | None = None  # place prompt-cache breakpoints (``cache_plan.py``); None: none
 
 
 @dataclass(slots=True)
@@ -184,6 +186,7 @@ class Plan:
     missing_summaries: list[Contributor]
     tool_tokens: dict[str, int] = field(default_factory=dict)
     planner: Planner | None = None  # what it was planned from (its slots and tools), for a recording
+    cache: dict[str, Any] | None = None  # the cache placement (``ModelRequest.cache``) when asked for
 
 
 def _json(value: Any) -> str:
@@ -487,13 +490,31 @@ class Planner:
             and RUNG_RANK[c.rungs[selected].name] > SUMMARY_RUNG
         ]
         warnings = [f"{c.id!r}: a summary would keep more fidelity than {c.rungs[s].name!r} but is not prepared" for c, s in zip(order, choice, strict=True) if c in missing]
+        contributions = self._contributions(order, choice, tools, messages)
+        schema_tokens = {t.name: tool_tokens(self.counter, t) for t in tools}
+        cache = None
+        if self.o.cache is not None:
+            static = self.static_ids()
+            blocks = [SystemBlock(c.contributor, c.span[0], c.span[1], c.kind in ("prompt-system", "context") and c.contributor in static)
+                      for c in contributions if c.span is not None]
+            cache, cache_warnings = place_breakpoints(system, blocks, [t.json_schema() for t in tools], sum(schema_tokens.values()), self.o.cache, self.counter)
+            warnings += cache_warnings
         return Plan(
             fits=True, tier=tier, system=system, messages=messages, tools=tools, input_tokens=total,
             contributors=order, choice=choice, candidates=candidates, adaptations=adaptations,
-            contributions=self._contributions(order, choice, tools, messages), warnings=warnings,
+            contributions=contributions, warnings=warnings,
             diagnostics=[], error_code=None, offloads=offloads, missing_summaries=missing,
-            tool_tokens={t.name: tool_tokens(self.counter, t) for t in tools},
+            tool_tokens=schema_tokens, cache=cache,
         )
+
+    def static_ids(self) -> set[str]:
+        """The system blocks that are static by construction: a literal text, in the request
+        whatever the input (the prompt's own text; a plain context no ``when``/``match`` decides)."""
+        out = {"<prompt>"} if not callable(self.g.prompt.system) else set()
+        for node in self.g.walked.nodes:
+            if node.status == "active" and not node.conditional and not callable(node.context.system) and _top_ladder(node) is None:
+                out.add(node.id)
+        return out
 
     def _contributions(self, order: list[Contributor], choice: list[int], tools: list[Tool], messages: list[dict[str, Any]]) -> list[Contribution]:
         counter = self.counter

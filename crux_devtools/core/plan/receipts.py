@@ -8,8 +8,9 @@ the literal request lives beside them, in ``RequestPreview.sent`` and ``Step.sen
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from crux_devtools.shapes import AdaptationDict, CandidateDict, ContributionDict, PreviewDict, ReceiptDict
 
@@ -113,9 +114,10 @@ class Receipt:
     token_budget: int | None = None
     dropped: list[Drop] = field(default_factory=list)
     tool_tokens: dict[str, int] = field(default_factory=dict)
+    cache: dict[str, Any] | None = None  # the planned cache placement (``ModelRequest.cache``)
 
     def to_dict(self) -> ReceiptDict:
-        return {
+        out: ReceiptDict = {
             "id": self.id, "model": self.model, "input_tokens": self.input_tokens, "max_input_tokens": self.max_input_tokens,
             "optimize_at": self.optimize_at, "measurement": self.measurement,
             "adaptations": [a.to_dict() for a in self.adaptations], "warnings": list(self.warnings), "epoch": self.epoch,
@@ -123,6 +125,9 @@ class Receipt:
             "contributions": [c.to_dict() for c in self.contributions], "tools": list(self.tools), "tier": self.tier,
             "token_budget": self.token_budget, "dropped": [d.to_dict() for d in self.dropped], "tool_tokens": dict(self.tool_tokens),
         }
+        if self.cache is not None:
+            out["cache"] = copy.deepcopy(self.cache)  # type: ignore[typeddict-item]
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .agents import Agent
+from .cache_plan import CachePolicy
 from .budget import CapacitySource, Limits, capacity_and_source, check_max_tokens, coerce_input_budget, derive_limits, merge_input_budget, model_name_of
 from ..compose.callbacks import drive_async, drive_sync
 from ..errors import RequestCompositionError
@@ -149,6 +150,7 @@ class Setup:
     max_tokens: int | None = None
     token_budget: int | None = None
     capacity_source: CapacitySource = "conservative"
+    cache: CachePolicy | None = None  # the profile's prompt-cache placement (``cache = "auto"``)
 
 
 def setup(
@@ -177,7 +179,7 @@ def setup(
     profile, source = capacity_and_source(model, capacity_resolver)
     limits = derive_limits(profile, budget, max_tokens)
     used_counter, measurement = counter_and_measurement(model, counter)
-    return Setup(prompt, model, limits, used_counter, measurement, budget, max_tokens, system_budget, source)
+    return Setup(prompt, model, limits, used_counter, measurement, budget, max_tokens, system_budget, source, profile.cache)
 
 
 def check_messages(messages: Any) -> list[dict[str, Any]]:
@@ -203,7 +205,7 @@ def check_active_tools(active_tools: Any) -> list[str] | None:
 
 def sent_request(plan: Plan, s: Setup) -> ModelRequest:
     """The literal request a plan sends (``preview``'s ``sent``; ``generate`` dispatches the same)."""
-    return ModelRequest(system=plan.system, messages=plan.messages, tools=plan.tools, max_tokens=s.max_tokens)
+    return ModelRequest(system=plan.system, messages=plan.messages, tools=plan.tools, max_tokens=s.max_tokens, cache=plan.cache)
 
 
 def to_preview(plan: Plan, s: Setup, gathered: Gathered) -> RequestPreview:
@@ -249,6 +251,7 @@ def plan_options(
         messages=check_messages(messages), active_tools=check_active_tools(active_tools),
         summary_store=summary_store, offload_store=offload_store,
         namespace=namespace or (session.namespace(s.prompt) if session is not None else s.prompt.id),
+        cache=s.cache,
     )
 
 

@@ -9,13 +9,15 @@ Prices come from two places, in this order:
        input_price = 2.50          # per million input tokens
        output_price = 10.00        # per million output tokens
        cache_read_price = 1.25     # optional: cached input tokens read
-       cache_write_price = 3.125   # optional: input tokens written to the cache
+       cache_write_price = 3.125   # optional: input tokens written to the cache (5-minute lifetime)
+       cache_write_1h_price = 5.0  # optional: input tokens written with a one-hour lifetime
 
 2. the optional ``genai-prices`` package, for the models it knows (looked up by name; install it
    with ``pip install genai-prices``).
 
 Anything else is *unpriced*: ``price_for`` returns None and every caller says "unpriced" instead of
-guessing. This module does no I/O of its own and imports nothing heavy; ``genai-prices`` is imported
+guessing. A call that read or wrote cached tokens is unpriced too when the price has no rate for
+them: a cache token is never priced at the input rate. This module does no I/O of its own and imports nothing heavy; ``genai-prices`` is imported
 only when a profile has no price.
 """
 
@@ -34,7 +36,8 @@ _MILLION = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    """A model's prices in USD per million tokens. Cache prices default to the input price."""
+    """A model's prices in USD per million tokens. A cache rate that is None is unknown: usage
+    with such tokens is unpriced (``cost_usd`` returns None), never priced at the input rate."""
 
     input: float
     output: float
@@ -42,22 +45,26 @@ class Price:
     cache_write: float | None = None
     source: PriceSource = "profile"
     model: str | None = None
+    cache_write_1h: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "input": self.input, "output": self.output, "cache_read": self.cache_read,
-            "cache_write": self.cache_write, "source": self.source, "model": self.model,
+            "cache_write": self.cache_write, "cache_write_1h": self.cache_write_1h,
+            "source": self.source, "model": self.model,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts of one call. ``input_tokens`` is the whole input, cached parts included."""
+    """Token counts of one call. ``input_tokens`` is the whole input, cached parts included;
+    ``cache_write_1h_tokens`` is the part of ``cache_write_tokens`` written with a one-hour lifetime."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
     @classmethod
     def of(cls, usage: Mapping[str, Any] | None) -> Usage | None:
@@ -82,6 +89,7 @@ class Usage:
             output_tokens=tokens_out or 0,
             cache_read_tokens=count("cache_read_tokens", "cache_read_input_tokens") or 0,
             cache_write_tokens=count("cache_write_tokens", "cache_creation_input_tokens") or 0,
+            cache_write_1h_tokens=count("cache_write_1h_tokens") or 0,
         )
 
 
@@ -93,7 +101,8 @@ def price_from_profile(profile: Mapping[str, Any] | None, model: str | None = No
     if tokens_in is None or tokens_out is None:
         return None
     return Price(float(tokens_in), float(tokens_out), _optional(profile.get("cache_read_price")),
-                 _optional(profile.get("cache_write_price")), "profile", model)
+                 _optional(profile.get("cache_write_price")), "profile", model,
+                 _optional(profile.get("cache_write_1h_price")))
 
 
 def price_for(model: str | None, profiles: Mapping[str, Mapping[str, Any]] | None = None, *, known_prices: bool = True) -> Price | None:
@@ -108,20 +117,23 @@ def price_for(model: str | None, profiles: Mapping[str, Mapping[str, Any]] | Non
 
 
 def cost_usd(usage: Usage | Mapping[str, Any] | None, price: Price | None) -> float | None:
-    """What ``usage`` costs at ``price`` in USD, cache reads and writes at their own rates; None when
-    either is unknown."""
+    """What ``usage`` costs at ``price`` in USD, cache reads, 5-minute writes and 1-hour writes each
+    at their own rate; None when either is unknown, or when the usage has cache tokens of a kind the
+    price has no rate for."""
     counts = usage if isinstance(usage, Usage) else Usage.of(usage)
     if counts is None or price is None:
         return None
     cache_read = min(counts.cache_read_tokens, counts.input_tokens)
     cache_write = min(counts.cache_write_tokens, counts.input_tokens - cache_read)
+    write_1h = min(counts.cache_write_1h_tokens, cache_write)
+    write_5m = cache_write - write_1h
     plain = counts.input_tokens - cache_read - cache_write
-    total = (
-        plain * price.input
-        + cache_read * (price.cache_read if price.cache_read is not None else price.input)
-        + cache_write * (price.cache_write if price.cache_write is not None else price.input)
-        + counts.output_tokens * price.output
-    )
+    total = plain * price.input + counts.output_tokens * price.output
+    for tokens, rate in ((cache_read, price.cache_read), (write_5m, price.cache_write), (write_1h, price.cache_write_1h)):
+        if tokens:
+            if rate is None:
+                return None
+            total += tokens * rate
     return total / _MILLION
 
 
@@ -130,6 +142,16 @@ def input_cost_usd(input_tokens: int, price: Price | None) -> float | None:
     if price is None:
         return None
     return input_tokens * price.input / _MILLION
+
+
+def cache_usage_text(usage: Usage | Mapping[str, Any] | None) -> str | None:
+    """The cache part of a provider's usage in words, as every front end shows it beside the input:
+    ``cache read 2,000 · written 400 (1h 200)``; None when the provider reported no cache tokens."""
+    counts = usage if isinstance(usage, Usage) else Usage.of(usage)
+    if counts is None or not (counts.cache_read_tokens or counts.cache_write_tokens):
+        return None
+    text = f"cache read {counts.cache_read_tokens:,} · written {counts.cache_write_tokens:,}"
+    return text + (f" (1h {counts.cache_write_1h_tokens:,})" if counts.cache_write_1h_tokens else "")
 
 
 def format_usd(amount: float | None) -> str:
@@ -173,4 +195,4 @@ def _known_price(model: str) -> Price | None:
         return None
     cache_read = one_million(input_tokens=_MILLION, cache_read_tokens=_MILLION)
     cache_write = one_million(input_tokens=_MILLION, cache_write_tokens=_MILLION)
-    return Price(tokens_in, tokens_out, cache_read, cache_write, "genai-prices", model)
+    return Price(tokens_in, tokens_out, cache_read, cache_write, "genai-prices", model, None)

@@ -548,7 +548,7 @@ def _sum_usage(steps: list[dict[str, Any]]) -> dict[str, int] | None:
     reported = [s["usage"] for s in steps if isinstance(s.get("usage"), dict)]
     if not reported:
         return None
-    keys = ["input_tokens", "output_tokens", *(k for k in ("cache_read_tokens", "cache_write_tokens") if any(k in u for u in reported))]
+    keys = ["input_tokens", "output_tokens", *(k for k in ("cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens") if any(k in u for u in reported))]
     return {key: sum(u.get(key) or 0 for u in reported if isinstance(u.get(key) or 0, int)) for key in keys}
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from crux_devtools.shapes import SentRequestDict
 
+from ..plan.cache_plan import CachePolicy
 from ..plan.budget import InputBudget, ModelCapacityProfile, derive_limits, merge_input_budget
 from ..errors import Diagnostic, ReplayError
 from ..contract import ModelRequest
@@ -151,6 +152,10 @@ class RecordedPlanner(Planner):
         self.recorded_tools: dict[str, Any] = {name: RecordedTool(json.loads(texts[h])) for name, h in frame["tools"].items()}
         self.support = RecordedTool(json.loads(texts[frame["support_tool"]]))
         super().__init__(None, options)  # type: ignore[arg-type]
+
+    def static_ids(self) -> set[str]:
+        """The blocks recorded as static by construction (the source is not read again)."""
+        return set((self.frame.get("cache") or {}).get("static") or ())
 
     def _build(self) -> None:
         frame, texts, tools = self.frame, self.texts, self.recorded_tools
@@ -342,9 +347,10 @@ def plan_recorded(frame: dict[str, Any], texts: Mapping[str, str], state: dict[s
         active_tools=frame.get("active_tools"), summary_store=SummaryStore(), offload_store=OffloadStore(), namespace=frame["namespace"],
         ceilings={} if new_epoch else dict(state["ceilings"]), epoch=state["epoch"] + (1 if new_epoch else 0),
         support_required=bool(state["support_required"]),
+        cache=overrides.profile.cache if overrides.profile is not None else _recorded_cache(frame),
     )
     plan: Plan = RecordedPlanner(frame, texts, messages, prompt_at, options, forced, left_out).plan()
-    request = ModelRequest(plan.system, plan.messages, plan.tools, frame.get("max_tokens")) if plan.fits else None
+    request = ModelRequest(plan.system, plan.messages, plan.tools, frame.get("max_tokens"), plan.cache) if plan.fits else None
     return PlannedReplay(plan, request, model, limits, new_epoch, warnings + plan.warnings, left_out)
 
 
@@ -366,6 +372,15 @@ def replay_recorded(run_id: str, step: dict[str, Any], data: dict[str, Any], ove
         adaptations=plan.adaptations, candidates=plan.candidates, contributions=plan.contributions, warnings=p.warnings,
         error_code=plan.error_code, diagnostics=plan.diagnostics, left_out=sorted(p.left_out),
     )
+
+
+def _recorded_cache(frame: dict[str, Any]) -> CachePolicy | None:
+    """The cache placement the step was planned with (none for a step recorded without one)."""
+    recorded = frame.get("cache")
+    if not recorded:
+        return None
+    policy = recorded["policy"]
+    return CachePolicy(policy["mode"], policy["min_tokens"], policy["ttl"], policy["breakpoints"])
 
 
 def _recorded_profile(frame: dict[str, Any]) -> ModelCapacityProfile:

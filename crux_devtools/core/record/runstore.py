@@ -909,7 +909,7 @@ def child_runs(store: RunStore, parent: str) -> builtins.list[dict[str, Any]]:
     return out
 
 
-_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 
 
 def _is_readonly(exc: sqlite3.Error) -> bool:

@@ -395,7 +395,7 @@ async def _plan_request(run: _Run, progress: _Progress, index: int) -> _Planned:
         model=s.model, limits=s.limits, counter=s.counter, measurement=s.measurement, messages=run.history,
         turn=list(progress.conversation), active_tools=run.active_tools, summary_store=run.summary_store,
         offload_store=run.offload_store, namespace=run.namespace, ceilings=dict(session.ceilings), epoch=session.epoch,
-        support_required=progress.support_required,
+        support_required=progress.support_required, cache=s.cache,
     )
     request_id = new_request_id()
     try:
@@ -423,7 +423,7 @@ def _receipt(run: _Run, plan: Plan, request_id: str, prep_warnings: list[str]) -
         warnings=prep_warnings + plan.warnings + ([gathered.budget_warning] if gathered.budget_warning else []),
         epoch=session.epoch, previous_request_id=session.last_request_id,
         candidates=plan.candidates, contributions=plan.contributions, tools=[t.name for t in plan.tools], tier=plan.tier or "max",
-        token_budget=s.token_budget, dropped=list(gathered.dropped), tool_tokens=plan.tool_tokens,
+        token_budget=s.token_budget, dropped=list(gathered.dropped), tool_tokens=plan.tool_tokens, cache=plan.cache,
     )
 
 

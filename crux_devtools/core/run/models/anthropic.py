@@ -64,20 +64,28 @@ def parse_message(data: Any, *, model: str = "model", url: str = "<response>") -
 
 def parse_anthropic_usage(raw: Any) -> dict[str, int] | None:
     """Anthropic's usage as ``{"input_tokens" (all input, cached included), "output_tokens",
-    "cache_read_tokens", "cache_write_tokens"}``; ``None`` when absent."""
+    "cache_read_tokens", "cache_write_tokens"}``, and ``cache_write_1h_tokens`` (the part of the
+    writes made with a one-hour lifetime, ``cache_creation.ephemeral_1h_input_tokens``) when there
+    is any; ``None`` when absent."""
     if not isinstance(raw, dict):
         return None
 
-    def count(key: str) -> int:
-        value = raw.get(key)
+    def count(key: str, within: Any = raw) -> int:
+        value = within.get(key) if isinstance(within, dict) else None
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
     if not any(isinstance(raw.get(k), int) for k in ("input_tokens", "output_tokens")):
         return None
     read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+    split = raw.get("cache_creation")
+    if isinstance(split, dict) and not written:  # only the split was sent: the writes are its sum
+        written = count("ephemeral_5m_input_tokens", split) + count("ephemeral_1h_input_tokens", split)
     usage = {"input_tokens": count("input_tokens") + read + written, "output_tokens": count("output_tokens")}
     if read or written:
         usage["cache_read_tokens"], usage["cache_write_tokens"] = read, written
+    one_hour = min(count("ephemeral_1h_input_tokens", split), written)
+    if one_hour:
+        usage["cache_write_1h_tokens"] = one_hour
     return usage
 
 

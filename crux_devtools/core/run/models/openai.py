@@ -232,7 +232,10 @@ def parse_chat_completion(data: Any, *, model: str = "model", url: str = "<respo
 def parse_usage(raw: Any) -> dict[str, int] | None:
     """The provider's token usage (``prompt_tokens``/``completion_tokens``, or the ``input_tokens``/
     ``output_tokens`` spelling) as ``{"input_tokens", "output_tokens"}``, plus ``cache_read_tokens``
-    when ``prompt_tokens_details.cached_tokens`` reports any; ``None`` if absent or odd."""
+    (``cached_tokens``) and ``cache_write_tokens`` (``cache_write_tokens``, reported by models that
+    bill cache writes) when the details report any, read from ``prompt_tokens_details`` (chat
+    completions) or ``input_tokens_details`` (the Responses spelling). Both are part of
+    ``input_tokens``. ``None`` if absent or odd."""
     if not isinstance(raw, dict):
         return None
     def number(*keys: str) -> int | None:
@@ -246,10 +249,14 @@ def parse_usage(raw: Any) -> dict[str, int] | None:
     if input_tokens is None and output_tokens is None:
         return None
     usage = {"input_tokens": input_tokens or 0, "output_tokens": output_tokens or 0}
-    details = raw.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0:
-        usage["cache_read_tokens"] = cached  # part of input_tokens, priced at the cache-read rate
+    for spelling in ("prompt_tokens_details", "input_tokens_details"):
+        details = raw.get(spelling)
+        if not isinstance(details, dict):
+            continue
+        for wire, ours in (("cached_tokens", "cache_read_tokens"), ("cache_write_tokens", "cache_write_tokens")):
+            value = details.get(wire)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                usage.setdefault(ours, value)  # part of input_tokens, priced at its own rate
     return usage
 
 

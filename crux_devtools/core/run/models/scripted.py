@@ -42,6 +42,7 @@ class ScriptedModel:
             messages=copy.deepcopy(list(request.messages)),
             tools=list(request.tools),
             max_tokens=request.max_tokens,
+            cache=copy.deepcopy(request.cache),
         )
         with self._lock:
             index = len(self.requests)
