@@ -17,6 +17,7 @@ import click  # noqa: E402
 
 if TYPE_CHECKING:
     from .inspector.report_types import PromptReport, Report
+    from .inspector.session import ProjectSession
 
 TIMEOUT_HELP = "Seconds user code may run per module import or example before the worker is killed."
 
@@ -43,43 +44,58 @@ async def _inspect(
     token_budget: int | None,
     input_budget: int | None = None,
 ) -> Report:
-    from .inspector.evaluate import planned_tokens, status_of
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        loaded = session.report
-        if loaded is None:  # start() holds a report after its first load, even a failed one
-            raise click.ClickException(f"{root}: the project was not loaded")
-        report = loaded.copy()
-        prompts = report["prompts"]
-        if prompt_id is not None:
-            prompts = [p for p in prompts if p["id"] == prompt_id]
-            if not prompts and not report["errors"]:
-                known = ", ".join(p["id"] for p in report["prompts"]) or "none"
-                raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
-        if example is not None or data is not None or token_budget is not None or input_budget is not None:
-            chosen: list[PromptReport] = []
-            for prompt in prompts:
-                if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
-                    if prompt_id is None:
-                        continue
-                    known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
-                    raise click.ClickException(f"{prompt['kind']} {prompt['id']!r} has no example {example!r}; known examples: {known}")
-                names = [example] if example is not None or data is not None else [e["name"] for e in prompt["examples"]]
-                examples = [
-                    await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
-                    for name in names
-                ]
-                # status and size (the first example's planned input tokens) are of the examples shown
-                first = examples[0] if examples else None
-                chosen.append({**prompt, "examples": examples, "status": status_of(examples, checked=prompt["note"] is None), "total_tokens": planned_tokens(first)})
-            prompts = chosen
-        report["prompts"] = prompts
-        return report
+        return await select_report(session, prompt_id, example, data, token_budget, input_budget)
     finally:
         await session.stop()
+
+
+async def select_report(
+    session: ProjectSession,
+    prompt_id: str | None,
+    example: str | None,
+    data: dict[str, Any] | None,
+    token_budget: int | None,
+    input_budget: int | None = None,
+) -> Report:
+    """The report ``inspect --json`` prints, from a started session: its prompts (or the one asked
+    for) with their examples, re-evaluated in its worker for an example, input or budget. An unknown
+    id or example is a ``ClickException`` naming the known ones."""
+    from .inspector.evaluate import planned_tokens, status_of
+
+    loaded = session.report
+    if loaded is None:  # start() holds a report after its first load, even a failed one
+        raise click.ClickException(f"{session.root}: the project was not loaded")
+    report = loaded.copy()
+    prompts = report["prompts"]
+    if prompt_id is not None:
+        prompts = [p for p in prompts if p["id"] == prompt_id]
+        if not prompts and not report["errors"]:
+            known = ", ".join(p["id"] for p in report["prompts"]) or "none"
+            raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
+    if example is not None or data is not None or token_budget is not None or input_budget is not None:
+        chosen: list[PromptReport] = []
+        for prompt in prompts:
+            if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
+                if prompt_id is None:
+                    continue
+                known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
+                raise click.ClickException(f"{prompt['kind']} {prompt['id']!r} has no example {example!r}; known examples: {known}")
+            names = [example] if example is not None or data is not None else [e["name"] for e in prompt["examples"]]
+            examples = [
+                await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
+                for name in names
+            ]
+            # status and size (the first example's planned input tokens) are of the examples shown
+            first = examples[0] if examples else None
+            chosen.append({**prompt, "examples": examples, "status": status_of(examples, checked=prompt["note"] is None), "total_tokens": planned_tokens(first)})
+        prompts = chosen
+    report["prompts"] = prompts
+    return report
 
 
 @main.command()
@@ -139,7 +155,8 @@ def inspect(
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 @click.option("--strict", is_flag=True, help="Also fail on prompts that could not be checked (required inputs and no examples).")
-def check(directory: str, timeout: float, strict: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document (failures, warnings, prompts not checked) instead of lines.")
+def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
     """Resolve and plan every prompt with every example; exit 1 on any error.
 
     Fails on what generate would refuse or silently leave out: load errors, examples that do not
@@ -152,6 +169,14 @@ def check(directory: str, timeout: float, strict: bool) -> None:
     from .inspector.cli_text import failures, not_checked, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
+    if as_json:
+        from .inspector.check_document import check_document
+
+        document = check_document(report, strict=strict)
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        if not document["ok"]:
+            click.get_current_context().exit(1)
+        return
     lines = failures(report, strict=strict)
     for line in lines:
         click.echo(line)
@@ -375,3 +400,6 @@ from . import cli_diff  # noqa: E402,F401  (registers `crux-devtools diff`)
 from .cli_replay import replay as _replay  # noqa: E402  (`crux-devtools replay`)
 
 main.add_command(_replay)
+from .cli_mcp import mcp as _mcp  # noqa: E402  (`crux-devtools mcp`)
+
+main.add_command(_mcp)

@@ -1,0 +1,105 @@
+"""What a tool answers: one JSON text, compact by default, safe to hand to an agent.
+
+Recorded runs carry end users' text (and whatever their tools returned) into the agent's context, so
+an answer is data inside JSON fields and nothing else: every control character, lone surrogate and
+invisible direction mark is written as its JSON ``\\uXXXX`` escape, so the text that crosses the
+protocol holds none of them raw, and parsing it gives back the exact value.
+
+Compact answers keep the document's shape (the same keys as the CLI's ``--json``) and cut long texts
+and long lists, tighter and tighter, until the answer fits ``ANSWER_TOKENS``; what was cut is counted
+in a top-level ``"cut"`` entry, with the paths of the first cuts. ``detail="full"`` cuts nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Detail = Literal["compact", "full"]
+ANSWER_TOKENS = 2_000
+# (longest text kept, most list items kept), loosest first: the first that fits is the answer.
+CUT_LEVELS = ((800, 40), (400, 20), (200, 10), (120, 6), (60, 4), (30, 2), (12, 1))
+MAX_PATHS = 8
+FULL_HINT = 'call again with detail: "full" for everything'
+# JSON escapes C0 controls itself; these it would write raw: DEL, C1 controls, lone surrogates,
+# zero-width and direction marks (text that reads differently from what it is), the BOM.
+_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def agent_json(value: Any) -> str:
+    """``value`` as one line of JSON text with no raw control, surrogate or direction character."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+@dataclass
+class Tally:
+    """What one compacting pass cut."""
+
+    texts: int = 0
+    chars: int = 0
+    items: int = 0
+    paths: list[str] = field(default_factory=list)
+
+    def note(self, path: str) -> None:
+        if len(self.paths) < MAX_PATHS:
+            self.paths.append(path or "$")
+
+    def to_dict(self, tokens: int, full_tokens: int) -> dict[str, Any]:
+        return {
+            "texts_cut": self.texts, "chars_cut": self.chars, "list_items_cut": self.items, "first_paths": self.paths,
+            "answer_tokens": tokens, "full_tokens": full_tokens, "hint": FULL_HINT,
+        }
+
+
+def _cut(value: Any, longest: int, most: int, tally: Tally, path: str) -> Any:
+    if isinstance(value, str):
+        if len(value) <= longest:
+            return value
+        tally.texts += 1
+        tally.chars += len(value) - longest
+        tally.note(path)
+        return value[:longest] + "…"
+    if isinstance(value, dict):
+        return {k: _cut(v, longest, most, tally, f"{path}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        kept = list(value[:most])
+        if len(value) > most:
+            tally.items += len(value) - most
+            tally.note(f"{path}[{most}:]")
+        return [_cut(v, longest, most, tally, f"{path}[{i}]") for i, v in enumerate(kept)]
+    return value
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of an answer as a model reads it (cl100k, as the planner counts)."""
+    from ..core.tokens import default_counter
+
+    return default_counter().count(text)
+
+
+def answer_text(document: dict[str, Any], detail: Detail = "compact", *, budget: int = ANSWER_TOKENS) -> str:
+    """The JSON text of ``document``: whole with ``detail="full"``; else cut until it fits ``budget``
+    tokens (the loosest cut that fits), with ``"cut"`` saying what was left out."""
+    whole = agent_json(document)
+    if detail == "full":
+        return whole
+    full_tokens = count_tokens(whole)
+    if full_tokens <= budget:
+        return whole
+    text = whole
+    for longest, most in CUT_LEVELS:
+        tally = Tally()
+        cut = _cut(document, longest, most, tally, "")
+        text = agent_json({**cut, "cut": tally.to_dict(0, full_tokens)})
+        tokens = count_tokens(text)
+        if tokens <= budget:
+            break
+    return agent_json({**cut, "cut": tally.to_dict(tokens, full_tokens)})
+
+
+def error_document(message: str, **fields: Any) -> dict[str, Any]:
+    """One error as an answer: the one-line message, and the facts it names (known ids, load errors)."""
+    return {"error": {"message": message, **fields}}
