@@ -204,9 +204,10 @@ def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
 def serve(directory: str, host: str, port: int, no_open: bool) -> None:
     """Web inspector for the project in DIRECTORY, live as you save."""
+    from .mcp_server.http import http_mcp
     from .web.serve import serve as run_server
 
-    run_server(directory, host=host, port=port, open_browser=not no_open)
+    run_server(directory, host=host, port=port, open_browser=not no_open, mcp=http_mcp)
 
 
 @main.command()

@@ -79,7 +79,7 @@ async def confirmed(ctx: Context, question: str) -> bool | None:
 
 def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = "crux-devtools") -> MCPServer:
     """The MCP server over ``tools`` (started and stopped by the caller)."""
-    server = MCPServer(name, instructions=INSTRUCTIONS)
+    server = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(annotations=READ_ONLY)
     async def list_targets(detail: DetailArg = "compact") -> CallToolResult:

@@ -141,7 +141,7 @@ class ProjectTools:
     async def fresh(self) -> Report:
         """The session's report, re-evaluated first when a file it depends on changed since last asked."""
         now = snapshot(self.root)
-        before = self._seen or {}
+        before = now if self._seen is None else self._seen  # the first look: the session just loaded these
         changed = sorted({f for f in now.keys() | before.keys() if now.get(f) != before.get(f)})
         self._seen = now
         wanted = [f for f in changed if self.session.is_watched(f)]
