@@ -22,6 +22,9 @@ ANSWER_TOKENS = 2_000
 # (longest text kept, most list items kept), loosest first: the first that fits is the answer.
 CUT_LEVELS = ((800, 40), (400, 20), (200, 10), (120, 6), (60, 4), (30, 2), (12, 1))
 MAX_PATHS = 8
+# What an agent acts on is cut last: these keys' values keep every row and texts this long.
+KEPT = frozenset({"decisions", "error", "errors", "failures", "changes"})
+KEPT_LIMITS = (160, 64)
 FULL_HINT = 'call again with detail: "full" for everything'
 # JSON escapes C0 controls itself; these it would write raw: DEL, C1 controls, lone surrogates,
 # zero-width and direction marks (text that reads differently from what it is), the BOM.
@@ -54,7 +57,9 @@ class Tally:
         }
 
 
-def _cut(value: Any, longest: int, most: int, tally: Tally, path: str) -> Any:
+def _cut(value: Any, longest: int, most: int, tally: Tally, path: str, kept: tuple[int, int] | None) -> Any:
+    """``value`` with texts over ``longest`` characters and lists over ``most`` items cut; under a
+    ``KEPT`` key, ``kept`` gives looser limits (None: the same ones)."""
     if isinstance(value, str):
         if len(value) <= longest:
             return value
@@ -63,13 +68,17 @@ def _cut(value: Any, longest: int, most: int, tally: Tally, path: str) -> Any:
         tally.note(path)
         return value[:longest] + "…"
     if isinstance(value, dict):
-        return {k: _cut(v, longest, most, tally, f"{path}.{k}") for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            limits = (max(longest, kept[0]), max(most, kept[1])) if kept is not None and k in KEPT else (longest, most)
+            out[k] = _cut(v, *limits, tally, f"{path}.{k}", kept)
+        return out
     if isinstance(value, (list, tuple)):
-        kept = list(value[:most])
+        shown = list(value[:most])
         if len(value) > most:
             tally.items += len(value) - most
             tally.note(f"{path}[{most}:]")
-        return [_cut(v, longest, most, tally, f"{path}[{i}]") for i, v in enumerate(kept)]
+        return [_cut(v, longest, most, tally, f"{path}[{i}]", kept) for i, v in enumerate(shown)]
     return value
 
 
@@ -89,15 +98,27 @@ def answer_text(document: dict[str, Any], detail: Detail = "compact", *, budget:
     full_tokens = count_tokens(whole)
     if full_tokens <= budget:
         return whole
-    text = whole
-    for longest, most in CUT_LEVELS:
-        tally = Tally()
-        cut = _cut(document, longest, most, tally, "")
-        text = agent_json({**cut, "cut": tally.to_dict(0, full_tokens)})
-        tokens = count_tokens(text)
-        if tokens <= budget:
+    # first the bulk is cut and what an agent acts on kept; then, if need be, that too
+    for kept in (KEPT_LIMITS, None):
+        for longest, most in CUT_LEVELS:
+            tally = Tally()
+            cut = _cut(document, longest, most, tally, "", kept)
+            text, tokens = _counted(cut, tally, full_tokens)
+            if tokens <= budget:
+                return text
+    return text
+
+
+def _counted(cut: dict[str, Any], tally: Tally, full_tokens: int) -> tuple[str, int]:
+    """The cut answer saying its own token count (written in, counted again until the two agree)."""
+    tokens = 0
+    for _ in range(4):
+        text = agent_json({**cut, "cut": tally.to_dict(tokens, full_tokens)})
+        counted = count_tokens(text)
+        if counted == tokens:
             break
-    return agent_json({**cut, "cut": tally.to_dict(tokens, full_tokens)})
+        tokens = counted
+    return text, counted
 
 
 def error_document(message: str, **fields: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -69,11 +70,16 @@ class Agreed(BaseModel):
 
 
 async def confirmed(ctx: Context, question: str) -> bool | None:
-    """The user's answer through the client (elicitation), or ``None`` when the client cannot ask."""
+    """The user's answer through the client (elicitation), or ``None`` when the client cannot ask:
+    it declared no elicitation, or the connection has no way for the server to ask mid-call (a
+    stateless 2026-07-28 connection asks by ``InputRequiredResult`` instead; the token answers it)."""
     caps = ctx.client_capabilities
     if caps is None or caps.elicitation is None:
         return None
-    result = await ctx.elicit(question, Agreed)
+    try:
+        result = await ctx.elicit(question, Agreed)
+    except MCPError:
+        return None
     return result.action == "accept" and bool(getattr(result, "data", None) and result.data.agree)
 
 
