@@ -23,7 +23,7 @@ ANSWER_TOKENS = 2_000
 CUT_LEVELS = ((800, 40), (400, 20), (200, 10), (120, 6), (60, 4), (30, 2), (12, 1))
 MAX_PATHS = 8
 # What an agent acts on is cut last: these keys' values keep every row and texts this long.
-KEPT = frozenset({"decisions", "error", "errors", "failures", "changes"})
+KEPT = frozenset({"decisions", "changed", "error", "errors", "failures"})
 KEPT_LIMITS = (160, 64)
 FULL_HINT = 'call again with detail: "full" for everything'
 # JSON escapes C0 controls itself; these it would write raw: DEL, C1 controls, lone surrogates,

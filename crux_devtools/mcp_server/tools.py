@@ -98,6 +98,31 @@ def decisions(prompt: PromptReport, example: ExampleReport) -> dict[str, Any]:
     return found
 
 
+def changed_examples(review: dict[str, Any], report: Report | None) -> list[dict[str, Any]]:
+    """Each example the review found changed, with its changes, each naming the ``file:line`` of the
+    context it is about (from the working tree's report, when the head is the working tree)."""
+    sites: dict[str, dict[str, str | None]] = {}
+    for prompt in (report or {}).get("prompts", []):
+        own = where(prompt["file"], prompt["line"])
+        sites[prompt["id"]] = {c["id"]: where(c.get("file"), c.get("line")) or own for c in prompt["contexts"]}
+    rows = []
+    for prompt in review["prompts"]:
+        own = where(prompt.get("file"), prompt.get("line"))
+        for example in prompt["examples"]:
+            if example["status"] == "unchanged":
+                continue
+            changes = []
+            for change in example["changes"]:
+                place = where(change.get("file"), change.get("line"))
+                named = change.get("context") or change.get("id")
+                if place is None and isinstance(named, str):
+                    place = sites.get(prompt["id"], {}).get(named)
+                changes.append({**change, "where": place or own})
+            rows.append({"target": prompt["id"], "example": example["name"], "status": example["status"], "where": own,
+                         "base": example.get("base"), "head": example.get("head"), "changes": changes})
+    return rows
+
+
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     """Every project file outside hidden and tool folders: relative path -> (mtime_ns, size)."""
     found: dict[str, tuple[int, int]] = {}
@@ -194,9 +219,11 @@ class ProjectTools:
         from ..review.revisions import RevisionError
 
         try:
-            return await build_review(self.root, base, head, timeout=self.timeout)
+            review = await build_review(self.root, base, head, timeout=self.timeout)
         except (RevisionError, RedactError, click.ClickException) as exc:
             raise ToolFault(exc.message if isinstance(exc, click.ClickException) else str(exc)) from None
+        report = self.session.report if head is None else None  # the working tree's: where each context is now
+        return {"changed": changed_examples(review, report), **review}
 
     async def cache(self, target: str | None = None) -> dict[str, Any]:
         """``cache --format json``, when this version of the package has the command (the hook)."""

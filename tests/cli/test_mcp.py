@@ -88,6 +88,12 @@ async def test_the_agent_inspects_edits_and_diffs_over_stdio(tmp_path: Path) -> 
         assert rows["brand-voice"]["decision"] == "sent" and rows["brand-voice"]["priority"] == 45  # the edit is seen at once
         assert rows["tone-friendly"]["decision"] == "dropped"
 
+        failed, _text, compact = await ask(client, "diff")  # the compact answer leads with what changed, each with where
+        [row] = compact["changed"]
+        assert (row["target"], row["example"], row["where"]) == ("budgeted-reply", "with-brand-voice", "03_budgets.py:39")
+        moved = {c["id"]: c for c in row["changes"] if c["kind"] in ("context-joined", "context-left")}
+        assert moved["brand-voice"] == {"kind": "context-joined", "id": "brand-voice", "reason": "budget", "where": "shared.py:72"}
+        assert moved["tone-friendly"]["kind"] == "context-left" and moved["tone-friendly"]["where"] == "shared.py:80"
         failed, _text, review = await ask(client, "diff", detail="full")
         assert not failed and review["base"]["rev"] == "HEAD"
         changed = {(p["id"], e["name"]) for p in review["prompts"] for e in p["examples"] if e["changes"]}
