@@ -19,6 +19,8 @@ from .cli_diff import OneLineCommand, UsageFault
 
 INSTALL_HINT = "crux-devtools mcp needs the MCP SDK: pip install 'crux-devtools[mcp]' (or pip install 'mcp>=2,<3')"
 SERVER_NAME = "crux-devtools"
+# Shipped in the wheel: teaches an agent the tools, and the CLI's JSON path for agents without MCP.
+SKILL_FILE = Path(__file__).resolve().parent / "skills" / "crux-devtools" / "SKILL.md"
 
 
 def sdk_missing() -> str | None:
@@ -52,6 +54,9 @@ def client_configs(root: Path, allow_spend: bool = False) -> str:
         codex,
         "",
         "# Over HTTP instead: `crux-devtools serve " + shlex.quote(str(root)) + "` answers MCP at http://127.0.0.1:4400/mcp (streamable HTTP, local only)",
+        "",
+        f"# An agent without MCP: the skill file {SKILL_FILE} teaches it the CLI's JSON commands",
+        f"# (Claude Code: copy it to .claude/skills/crux-devtools/SKILL.md)",
     ])
 
 

@@ -12,7 +12,8 @@ Documents (no SDK here; ``server.py`` registers them):
 | ``list_targets`` | ``GET /api/prompts``'s list, with the load errors            |
 | ``inspect``    | ``inspect --json`` (``cli.select_report``), with ``decisions`` |
 | ``check``      | ``check --json`` (``inspector/check_document.py``)           |
-| ``diff``       | ``diff --format json`` (``cli_diff.build_review``)           |
+| ``diff``       | ``diff --format json``: against the working tree the page's  |
+|                | ``LiveDiff`` (base kept per commit), else ``build_review``   |
 | ``cache``      | ``cache --format json`` when the project has that command     |
 | ``runs``       | ``runs --json``                                             |
 | ``run``        | one recorded run (or one of its steps), as ``runs --json``    |
@@ -155,6 +156,9 @@ class ProjectTools:
         self.root = session.root
         self.timeout = timeout
         self._seen: dict[str, tuple[int, int]] | None = None
+        from ..inspector.diff_live import LiveDiff
+
+        self._live = LiveDiff(session, timeout=timeout)
 
     async def start(self) -> None:
         self._seen = snapshot(self.root)
@@ -218,12 +222,17 @@ class ProjectTools:
         from ..inspector.diff_redact import RedactError
         from ..review.revisions import RevisionError
 
+        if head is None:  # the working tree is the session's report: as the page's Diff, the base is kept per commit
+            report = await self.fresh()
+            review = await self._live.document(base)
+            if "error" in review:
+                raise ToolFault(str(review["error"]))
+            return {"changed": changed_examples(review, report), **review}
         try:
             review = await build_review(self.root, base, head, timeout=self.timeout)
         except (RevisionError, RedactError, click.ClickException) as exc:
             raise ToolFault(exc.message if isinstance(exc, click.ClickException) else str(exc)) from None
-        report = self.session.report if head is None else None  # the working tree's: where each context is now
-        return {"changed": changed_examples(review, report), **review}
+        return {"changed": changed_examples(review, None), **review}
 
     async def cache(self, target: str | None = None) -> dict[str, Any]:
         """``cache --format json``, when this version of the package has the command (the hook)."""

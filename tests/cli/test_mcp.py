@@ -282,3 +282,8 @@ def test_print_config_gives_each_client_a_snippet_that_parses(tmp_path: Path) ->
     assert json.loads(vscode)["servers"]["crux-devtools"] == {"type": "stdio", **expected}
     assert tomllib.loads(codex)["mcp_servers"]["crux-devtools"] == expected
     assert "http://127.0.0.1:4400/mcp" in blocks[4]
+    skill = Path(blocks[5].split("the skill file ", 1)[1].split(" teaches", 1)[0])
+    text = skill.read_text(encoding="utf-8")
+    assert skill.name == "SKILL.md" and text.startswith("---\nname: crux-devtools\n")
+    for command in ("inspect DIR --prompt ID --example NAME --token-budget N --json", "check DIR --json", "diff DIR --format json"):
+        assert f"crux-devtools {command}" in text
