@@ -43,13 +43,14 @@ async def _inspect(
     data: dict[str, Any] | None,
     token_budget: int | None,
     input_budget: int | None = None,
+    model: str | None = None,
 ) -> Report:
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        return await select_report(session, prompt_id, example, data, token_budget, input_budget)
+        return await select_report(session, prompt_id, example, data, token_budget, input_budget, model)
     finally:
         await session.stop()
 
@@ -61,10 +62,16 @@ async def select_report(
     data: dict[str, Any] | None,
     token_budget: int | None,
     input_budget: int | None = None,
+    model: str | None = None,
 ) -> Report:
     """The report ``inspect --json`` prints, from a started session: its prompts (or the one asked
-    for) with their examples, re-evaluated in its worker for an example, input or budget. An unknown
+    for) with their examples, re-evaluated in its worker for an example, input, budget or model (a
+    capacity profile's name, checked: an unknown one is an error naming the known ones). An unknown
     id or example is a ``ClickException`` naming the known ones."""
+    if model is not None:
+        from .cli_replay import model_profile
+
+        model_profile(session.root, model)
     from .inspector.evaluate import planned_tokens, status_of
 
     loaded = session.report
@@ -77,7 +84,7 @@ async def select_report(
         if not prompts and not report["errors"]:
             known = ", ".join(p["id"] for p in report["prompts"]) or "none"
             raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
-    if example is not None or data is not None or token_budget is not None or input_budget is not None:
+    if example is not None or data is not None or token_budget is not None or input_budget is not None or model is not None:
         chosen: list[PromptReport] = []
         for prompt in prompts:
             if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
@@ -87,7 +94,7 @@ async def select_report(
                 raise click.ClickException(f"{prompt['kind']} {prompt['id']!r} has no example {example!r}; known examples: {known}")
             names = [example] if example is not None or data is not None else [e["name"] for e in prompt["examples"]]
             examples = [
-                await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
+                await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget, model=model)
                 for name in names
             ]
             # status and size (the first example's planned input tokens) are of the examples shown
@@ -110,6 +117,7 @@ async def select_report(
     metavar="N",
     help="Plan each request with this input budget (max tokens): shows which ladder rungs the planner picks.",
 )
+@click.option("--model", metavar="NAME", help="Plan each request against this model's capacity profile ([tool.crux-devtools.models.NAME]) instead of the target's model.")
 @click.option("--resolved", is_flag=True, help="Show the system text as the resolver made it (every part in full, before planning) instead of the request as sent.")
 @click.option("--brief", is_flag=True, help="Cut long texts (parts, messages, tool schemas) to a few lines, saying how much was cut.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts) instead of text.")
@@ -121,6 +129,7 @@ def inspect(
     input_json: str | None,
     token_budget: int | None,
     input_budget: int | None,
+    model: str | None,
     resolved: bool,
     brief: bool,
     as_json: bool,
@@ -139,7 +148,7 @@ def inspect(
             data = parse_input(input_json)
         except InputError as exc:  # one line, exit 1: not JSON, not an object, too deep, a lone surrogate
             raise click.ClickException(f"--input: {exc}") from None
-    report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
+    report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget, model))
     from .inspector.cli_text import failures, render_report
 
     click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
@@ -401,6 +410,4 @@ from . import cli_diff  # noqa: E402,F401  (registers `crux-devtools diff`)
 from .cli_replay import replay as _replay  # noqa: E402  (`crux-devtools replay`)
 
 main.add_command(_replay)
-from .cli_mcp import mcp as _mcp  # noqa: E402  (`crux-devtools mcp`)
-
-main.add_command(_mcp)
+from . import cli_mcp  # noqa: E402,F401  (registers `crux-devtools mcp`)

@@ -1,6 +1,6 @@
 """``crux-devtools mcp``: the inspector as an MCP server over stdio, for coding agents.
 
-Registered on the ``crux-devtools`` group by one import in ``cli.py``. The MCP SDK is the optional
+Registered on the ``crux-devtools`` group by one import in ``cli.py``, after ``cli_diff``. The MCP SDK is the optional
 extra ``crux-devtools[mcp]``: without it the command says how to install it (exit 2).
 ``--print-config`` needs no SDK: it prints the snippets that make common clients start this server.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from .cli import main
 from .cli_diff import OneLineCommand, UsageFault
 
 INSTALL_HINT = "crux-devtools mcp needs the MCP SDK: pip install 'crux-devtools[mcp]' (or pip install 'mcp>=2,<3')"
@@ -74,7 +75,7 @@ async def serve_stdio(root: Path, *, allow_spend: bool, timeout: float) -> None:
         await tools.stop()
 
 
-@click.command("mcp", cls=OneLineCommand)
+@main.command("mcp", cls=OneLineCommand)
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--allow-spend", is_flag=True, help="Also offer run_target and replay_send, which call a model (a real one only after the user agrees).")
 @click.option("--print-config", is_flag=True, help="Print the snippets that make Claude Code, Cursor, VS Code and Codex start this server, and exit.")

@@ -224,8 +224,10 @@ def evaluate_example(
     inspections: dict[Any, tuple[InspectionDict, bool]] | None = None,
     defaults: PlanningDefaults | None = None,
     messages: Mapping[str, Any] | None = None,
+    model: str | None = None,
 ) -> ExampleReport:
-    """One ``ExampleReport``: the inspection and the plan, both under ``token_budget``.
+    """One ``ExampleReport``: the inspection and the plan, both under ``token_budget`` (and planned
+    against the model named ``model`` instead of the target's, when given: ``inspect --model``).
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
     prompt, resolve each distinct input once. ``messages`` (``history``, ``turn``, ``support_required``)
@@ -257,6 +259,8 @@ def evaluate_example(
         kwargs["token_budget"] = token_budget
     if input_budget is not None:
         kwargs["input_budget"] = InputBudget(max=input_budget)
+    if model is not None:
+        kwargs["model"] = model  # a name: its capacity comes from the project's profiles
     try:
         # What generate would send: the extractive summaries it would prepare are prepared here too.
         sent, done = preview_as_sent(target.obj, input=input, messages=messages, **kwargs)

@@ -97,12 +97,13 @@ def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = 
         target: str | None = None, example: str | None = None, input: dict[str, Any] | None = None,
         budget: int | None = Field(default=None, ge=1, description="system-text token budget (as --token-budget)"),
         input_budget: int | None = Field(default=None, ge=1, description="max input tokens to plan against (as --input-budget)"),
+        model: str | None = Field(default=None, description="plan against this capacity profile of pyproject.toml (as --model)"),
         detail: DetailArg = "compact",
     ) -> CallToolResult:
         """What a target sends for an example or a custom input: the literal request (system text, messages,
         tools), and "decisions": each context sent, dropped or excluded, why, and the file:line where it is defined.
         The document of `crux-devtools inspect --json`."""
-        return await answering(lambda: tools.inspect(target, example, input, budget, input_budget), detail)
+        return await answering(lambda: tools.inspect(target, example, input, budget, input_budget, model), detail)
 
     @server.tool(annotations=READ_ONLY)
     async def check(strict: bool = False, detail: DetailArg = "compact") -> CallToolResult:

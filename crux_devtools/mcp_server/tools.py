@@ -103,7 +103,7 @@ def changed_examples(review: dict[str, Any], report: Report | None) -> list[dict
     """Each example the review found changed, with its changes, each naming the ``file:line`` of the
     context it is about (from the working tree's report, when the head is the working tree)."""
     sites: dict[str, dict[str, str | None]] = {}
-    for prompt in (report or {}).get("prompts", []):
+    for prompt in report["prompts"] if report is not None else []:
         own = where(prompt["file"], prompt["line"])
         sites[prompt["id"]] = {c["id"]: where(c.get("file"), c.get("line")) or own for c in prompt["contexts"]}
     rows = []
@@ -196,7 +196,7 @@ class ProjectTools:
 
     async def inspect(
         self, target: str | None = None, example: str | None = None, input: dict[str, Any] | None = None,
-        budget: int | None = None, input_budget: int | None = None,
+        budget: int | None = None, input_budget: int | None = None, model: str | None = None,
     ) -> dict[str, Any]:
         from ..cli import select_report
 
@@ -204,7 +204,7 @@ class ProjectTools:
             raise ToolFault("use either example or input, not both")
         await self.fresh()
         try:
-            report = await select_report(self.session, target, example, input, budget, input_budget)
+            report = await select_report(self.session, target, example, input, budget, input_budget, model)
         except click.ClickException as exc:
             raise ToolFault(exc.message) from None
         if target is not None and not report["prompts"] and report["errors"]:

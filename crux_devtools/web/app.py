@@ -10,6 +10,7 @@ import jinja2
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
+from starlette.routing import Route
 
 from ..inspector.api import SessionLike
 from ..inspector.errors import further_fields
@@ -95,7 +96,7 @@ def create_app(
     app.include_router(rung_styles.router)  # /rungs.css: each rung's colour, from the vocabulary
     app.include_router(routes_otel.router)  # POST /v1/traces: OpenTelemetry spans in
     if endpoint is not None:  # MCP over streamable HTTP: the agent's view of the same session
-        app.router.add_route("/mcp", SameOriginOnly(endpoint.app, hosts), methods=["GET", "POST", "DELETE"], include_in_schema=False)
+        app.router.routes.append(Route("/mcp", SameOriginOnly(endpoint.app, hosts), methods=["GET", "POST", "DELETE"], include_in_schema=False))
     app.add_middleware(BodyLimitMiddleware)  # a body over 1 MB gets 413 before it is read
     app.add_middleware(LocalOnlyMiddleware, allowed_hosts=hosts)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: on every response, refusals included

@@ -104,9 +104,19 @@ async def test_the_agent_inspects_edits_and_diffs_over_stdio(tmp_path: Path) -> 
         assert review["summary"] == printed["summary"]
 
 
+TINY = '\n[tool.crux-devtools.models.tiny]\ncontext_window = 1200\ndefault_output_reserve = 900\ncounting_confidence = "exact"\n'
+
+
 async def test_unknown_names_are_one_error_naming_the_known_ones_and_check_is_the_cli_verdict(tmp_path: Path) -> None:
     project = sample_copy(tmp_path, repo=False)
+    with (project / "pyproject.toml").open("a") as toml:
+        toml.write(TINY)
     async with connected(project) as client:
+        failed, _text, small = await ask(client, "inspect", target="ladder-reply", example="big-catalog", model="tiny")
+        assert not failed and small["decisions"][0]["status"] == "over-limit"
+        assert small["prompts"][0]["examples"][0]["preview"]["model"] == "tiny"  # planned against the profile asked for
+        failed, _text, answer = await ask(client, "inspect", model="nope")
+        assert failed and answer["error"]["message"].endswith("known: nimbus-local, tiny")
         failed, _text, answer = await ask(client, "inspect", target="no-such")
         assert failed and "known ids: support-reply, responder, budgeted-reply" in answer["error"]["message"]
         failed, _text, answer = await ask(client, "inspect", target="budgeted-reply", example="no-such")
