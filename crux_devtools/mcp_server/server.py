@@ -10,17 +10,20 @@ carries the confirmation token the first answer gave.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
+from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPError
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from .answers import Detail, agent_json, answer_text, error_document
 from .cache_hook import cache_command_exists
+from .spending import Spending
 from .tools import ProjectTools, ToolFault
 
 INSTRUCTIONS = (
@@ -69,18 +72,38 @@ class Agreed(BaseModel):
     agree: bool = Field(description="Call the model (it is not scripted: it may cost money and run real tools)")
 
 
-async def confirmed(ctx: Context, question: str) -> bool | None:
-    """The user's answer through the client (elicitation), or ``None`` when the client cannot ask:
-    it declared no elicitation, or the connection has no way for the server to ask mid-call (a
-    stateless 2026-07-28 connection asks by ``InputRequiredResult`` instead; the token answers it)."""
+NOT_ASKED = "not asked"  # the resolver's answer when there is nothing to ask, or no way to ask it
+
+
+SPENDING: weakref.WeakKeyDictionary[Any, Spending] = weakref.WeakKeyDictionary()  # server -> its spending tools
+
+
+def asking(ctx: Context, question: str | None) -> Elicit[Agreed] | str:
+    """The resolvers' answer (the SDK's ``Resolve``): ask the user ``question`` through the client
+    before a model that is not scripted is called, mid-call on a handshake-era connection or by an
+    ``InputRequiredResult`` round on a 2026-07-28 one (the SDK picks). ``question`` is None when the
+    report shows no real model (nothing to ask); a client that declared no elicitation is not asked
+    (the confirmation token answers it)."""
     caps = ctx.client_capabilities
-    if caps is None or caps.elicitation is None:
+    if question is None or caps is None or caps.elicitation is None:
+        return NOT_ASKED
+    return Elicit(question, Agreed)
+
+
+async def ask_before_run(ctx: Context, target: str) -> Elicit[Agreed] | str:
+    return asking(ctx, SPENDING[ctx.mcp_server].run_question(target))
+
+
+async def ask_before_send(ctx: Context, run: str) -> Elicit[Agreed] | str:
+    return asking(ctx, SPENDING[ctx.mcp_server].send_question(run))
+
+
+def agreement(outcome: ElicitationResult[Any]) -> bool | None:
+    """True: the user agreed; False: declined or cancelled; None: not asked."""
+    data = getattr(outcome, "data", None)
+    if data == NOT_ASKED:
         return None
-    try:
-        result = await ctx.elicit(question, Agreed)
-    except MCPError:
-        return None
-    return result.action == "accept" and bool(getattr(result, "data", None) and result.data.agree)
+    return isinstance(data, Agreed) and data.agree
 
 
 def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = "crux-devtools") -> MCPServer:
@@ -147,23 +170,22 @@ def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = 
         return await answering(lambda: tools.replay(run, step, source=source, max=max, optimize_at=optimize_at, model=model, rungs=rung, drop=drop), detail)
 
     if allow_spend:
-        from .spending import Spending
-
-        spending = Spending(tools)
+        spending = SPENDING[server] = Spending(tools)
 
         @server.tool(annotations=SPENDS)
         async def run_target(
-            ctx: Context, target: str, example: str | None = None, input: dict[str, Any] | None = None,
-            confirm: str | None = None, detail: DetailArg = "compact",
+            target: str, agreed: Annotated[ElicitationResult[Agreed], Resolve(ask_before_run)], example: str | None = None,
+            input: dict[str, Any] | None = None, confirm: str | None = None, detail: DetailArg = "compact",
         ) -> CallToolResult:
             """Run an agent (or a prompt with a model) once and record it: CALLS ITS MODEL. A model that is not
             scripted is called only after the user agreed (asked through the client, or `confirm` = the token a
             first call answered)."""
-            return await answering(lambda: spending.run_target(ctx, target, example, input, confirm), detail)
+            return await answering(lambda: spending.run_target(agreement(agreed), target, example, input, confirm), detail)
 
         @server.tool(annotations=SPENDS)
         async def replay_send(
-            ctx: Context, run: str, step: int = 0, source: Literal["recorded", "current"] = "recorded",
+            run: str, agreed: Annotated[ElicitationResult[Agreed], Resolve(ask_before_send)], step: int = 0,
+            source: Literal["recorded", "current"] = "recorded",
             max: int | None = Field(default=None, ge=1), optimize_at: int | None = Field(default=None, ge=1),
             model: str | None = None, rung: list[str] | None = None, drop: list[str] | None = None,
             confirm: str | None = None, detail: DetailArg = "compact",
@@ -171,7 +193,7 @@ def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = 
             """Send a replayed step to the run's model and record the answer as a child run: CALLS A MODEL (asks first
             when it is not scripted)."""
             return await answering(
-                lambda: spending.replay_send(ctx, run, step, source=source, max=max, optimize_at=optimize_at, model=model, rungs=rung, drop=drop,
-                                             confirm=confirm), detail)
+                lambda: spending.replay_send(agreement(agreed), run, step, source=source, max=max, optimize_at=optimize_at, model=model,
+                                             rungs=rung, drop=drop, confirm=confirm), detail)
 
     return server

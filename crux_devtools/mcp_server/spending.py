@@ -2,41 +2,60 @@
 
 The worker decides whether the model about to run needs the user's go-ahead (``run_confirm.py``,
 ``replay_send.py``): a ``ScriptedModel`` runs at once. Otherwise the user is asked through the client
-(MCP elicitation); a client that cannot ask gets a first answer with ``needs_confirmation`` and the
-value to pass as ``confirm`` in a second call, once the user agreed. Nothing is sent on a refusal.
+(MCP elicitation, by the resolver ``server.asking`` before the tool body runs, when the report shows
+a real model); a client that cannot ask, or a model the report did not show as real, gets a first
+answer with ``needs_confirmation`` and the value to pass as ``confirm`` in a second call, once the
+user agreed. Nothing is sent on a refusal.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .tools import ProjectTools, ToolFault
-
-if TYPE_CHECKING:
-    from mcp.server.mcpserver import Context
 
 
 class Spending:
     def __init__(self, tools: ProjectTools) -> None:
         self.tools = tools
 
-    async def _agreed(self, ctx: Context, question: str, token: str, confirm: str | None) -> bool | dict[str, Any]:
-        """True to go ahead; else the answer that says how to confirm (or that the user declined)."""
-        from .server import confirmed
+    def _model_of(self, target: str) -> tuple[str | None, str | None]:
+        """(model kind, model name) of a target as the session's report shows it."""
+        from ..inspector.api import find_prompt
 
+        prompt = find_prompt(self.tools.session.report, target)
+        if prompt is None:
+            return None, None
+        return prompt.get("model_kind"), (prompt.get("plan_model") or {}).get("name")
+
+    def run_question(self, target: str) -> str | None:
+        """What the user is asked before ``run_target`` (None: the report shows no real model to ask about)."""
+        kind, name = self._model_of(target)
+        return None if kind != "real" else f"Run {target!r} with {name!r}, a real model (it may cost money and run real tools)?"
+
+    def send_question(self, run: str) -> str | None:
+        try:
+            target = str(self.tools.recorded(run).get("target"))
+        except ToolFault:
+            return None  # the tool answers the unknown run
+        kind, name = self._model_of(target)
+        return None if kind != "real" else f"Send a replayed step of run {run!r} to {name!r}, a real model (it may cost money)?"
+
+    def _agreed(self, agreed: bool | None, question: str, token: str, confirm: str | None) -> bool | dict[str, Any]:
+        """True to go ahead; else the answer that says how to confirm (or that the user declined).
+        ``agreed``: the user's answer through the client, None when not asked."""
+        if agreed is False:
+            return {"sent": False, "declined": question}
+        if agreed is True:
+            return True
         if confirm is not None:
             if confirm == token:
                 return True
             raise ToolFault(f"confirm {confirm!r} is not this model's confirmation; ask again without confirm")
-        answer = await confirmed(ctx, question)
-        if answer is True:
-            return True
-        if answer is False:
-            return {"sent": False, "declined": question}
         return {"needs_confirmation": True, "question": question, "confirm": token,
                 "how": "ask the user; if they agree, call again with this confirm value"}
 
-    async def run_target(self, ctx: Context, target: str, example: str | None, input: dict[str, Any] | None, confirm: str | None) -> dict[str, Any]:
+    async def run_target(self, agreed: bool | None, target: str, example: str | None, input: dict[str, Any] | None, confirm: str | None) -> dict[str, Any]:
         from ..inspector.api import find_prompt
         from ..inspector.run_confirm import asks_confirmation
 
@@ -54,15 +73,14 @@ class Spending:
         session = self.tools.session
         result = await session.run(target, example=example, input=input, confirm=confirm)
         if asks_confirmation(result):
-            agreed = await self._agreed(ctx, f"Run {target!r} with {result.get('model')!r}, a real model (it may cost money and run real tools)?",
-                                        str(result["confirm"]), confirm)
-            if agreed is not True:
-                return agreed  # type: ignore[return-value]
+            go = self._agreed(agreed, f"Run {target!r} with {result.get('model')!r}, a real model (it may cost money and run real tools)?",
+                              str(result["confirm"]), confirm)
+            if go is not True:
+                return go  # type: ignore[return-value]
             result = await session.run(target, example=example, input=input, confirm=str(result["confirm"]))
         return dict(result)
 
-    async def replay_send(self, ctx: Context, run: str, step: int, *, confirm: str | None, **replay: Any) -> dict[str, Any]:
-        from ..core.record.runstore import RunStoreError
+    async def replay_send(self, agreed: bool | None, run: str, step: int, *, confirm: str | None, **replay: Any) -> dict[str, Any]:
         from ..inspector.replaying import send_request
 
         document = await self.tools.replay(run, step, **replay)
@@ -75,9 +93,9 @@ class Spending:
         answer = await session.replay_send(target, {**request, "confirmed": False})
         if answer.get("ok") and "confirm" in answer["result"]:
             model = str(answer["result"]["confirm"].get("model"))
-            agreed = await self._agreed(ctx, f"Send the replayed step {step} of run {run!r} to {model!r}, a real model (it may cost money)?", model, confirm)
-            if agreed is not True:
-                return agreed  # type: ignore[return-value]
+            go = self._agreed(agreed, f"Send the replayed step {step} of run {run!r} to {model!r}, a real model (it may cost money)?", model, confirm)
+            if go is not True:
+                return go  # type: ignore[return-value]
             answer = await session.replay_send(target, {**request, "confirmed": True})
         if not answer.get("ok"):
             error = answer.get("error") or {}
@@ -85,8 +103,5 @@ class Spending:
         child = dict(answer["result"])
         if "id" not in child:
             raise ToolFault(str(child.get("error")))
-        try:
-            self.tools._read(lambda store: store.write(child))
-        except RunStoreError as exc:  # pragma: no cover - _read turns it into a ToolFault already
-            raise ToolFault(str(exc)) from None
+        self.tools._read(lambda store: store.write(child))  # a store fault is a ToolFault
         return {"replay": document, "sent": child}

@@ -218,7 +218,8 @@ async def test_without_allow_spend_no_tool_calls_the_model(chat_project: Any) ->
     assert server.received == []  # 0 model calls
 
 
-async def test_allow_spend_asks_the_user_through_the_client_before_a_real_model(chat_project: Any) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28 (asked by an input-required round), 2025-11-25 (asked mid-call)
+async def test_allow_spend_asks_the_user_through_the_client_before_a_real_model(chat_project: Any, mode: str) -> None:
     project, server, env = chat_project
     asked: list[str] = []
     answers = ["decline", "accept"]
@@ -229,8 +230,7 @@ async def test_allow_spend_asks_the_user_through_the_client_before_a_real_model(
         return ElicitResult(action=action, content={"agree": True} if action == "accept" else None)
 
     server.reply_text("Because.")
-    # a client of the handshake era (2025-11-25): the server asks it mid-call
-    async with connected(project, "--allow-spend", env=env, elicitation_callback=elicit, mode="legacy") as client:
+    async with connected(project, "--allow-spend", env=env, elicitation_callback=elicit, mode=mode) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"run_target", "replay_send"} <= names
         failed, _text, declined = await ask(client, "run_target", target="helper", example="why")
