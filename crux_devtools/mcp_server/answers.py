@@ -20,11 +20,16 @@ from typing import Any, Literal
 Detail = Literal["compact", "full"]
 ANSWER_TOKENS = 2_000
 # (longest text kept, most list items kept), loosest first: the first that fits is the answer.
-CUT_LEVELS = ((800, 40), (400, 20), (200, 10), (120, 6), (60, 4), (30, 2), (12, 1))
+CUT_LEVELS = ((800, 40), (400, 20), (200, 10), (120, 6), (60, 4), (40, 2), (40, 1))
+# Names are never cut: an agent must be able to ask again with them, or open the file they name.
+NAMES = frozenset({"id", "name", "target", "example", "file", "where", "kind", "status", "decision", "reason", "rev", "sha"})
 MAX_PATHS = 8
-# What an agent acts on is cut last: these keys' values keep every row and texts this long.
-KEPT = frozenset({"decisions", "changed", "error", "errors", "failures"})
-KEPT_LIMITS = (160, 64)
+# What an agent acts on is cut last: under these keys a first pass keeps at least this much (the
+# literal request, ``sent``, whole); only when that cannot fit is everything cut alike.
+ROWS = (160, 64)
+KEPT: dict[str, tuple[int, int]] = {
+    "decisions": ROWS, "changed": ROWS, "error": ROWS, "errors": ROWS, "failures": ROWS, "sent": (10**9, 10**9),
+}
 FULL_HINT = 'call again with detail: "full" for everything'
 # JSON escapes C0 controls itself; these it would write raw: DEL, C1 controls, lone surrogates,
 # zero-width and direction marks (text that reads differently from what it is), the BOM.
@@ -57,9 +62,9 @@ class Tally:
         }
 
 
-def _cut(value: Any, longest: int, most: int, tally: Tally, path: str, kept: tuple[int, int] | None) -> Any:
+def _cut(value: Any, longest: int, most: int, tally: Tally, path: str, kept: dict[str, tuple[int, int]] | None) -> Any:
     """``value`` with texts over ``longest`` characters and lists over ``most`` items cut; under a
-    ``KEPT`` key, ``kept`` gives looser limits (None: the same ones)."""
+    key of ``kept``, at least its limits (None: the same limits everywhere)."""
     if isinstance(value, str):
         if len(value) <= longest:
             return value
@@ -70,7 +75,10 @@ def _cut(value: Any, longest: int, most: int, tally: Tally, path: str, kept: tup
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            limits = (max(longest, kept[0]), max(most, kept[1])) if kept is not None and k in KEPT else (longest, most)
+            if k in NAMES and isinstance(v, str):
+                out[k] = v
+                continue
+            limits = (max(longest, kept[k][0]), max(most, kept[k][1])) if kept is not None and k in kept else (longest, most)
             out[k] = _cut(v, *limits, tally, f"{path}.{k}", kept)
         return out
     if isinstance(value, (list, tuple)):
@@ -99,7 +107,7 @@ def answer_text(document: dict[str, Any], detail: Detail = "compact", *, budget:
     if full_tokens <= budget:
         return whole
     # first the bulk is cut and what an agent acts on kept; then, if need be, that too
-    for kept in (KEPT_LIMITS, None):
+    for kept in (KEPT, None):
         for longest, most in CUT_LEVELS:
             tally = Tally()
             cut = _cut(document, longest, most, tally, "", kept)
