@@ -67,3 +67,12 @@ def test_each_decision_names_the_file_and_line_to_edit() -> None:
     assert made["contexts"][2]["detail"] == "its when(...) returned False"
     assert made["rungs"] == [{"contributor": "voice", "rung": "summary", "tokens": 7, "where": "shared.py:4"}]
     assert where("a.py", None) == "a.py" and where(None, 3) is None
+
+
+def test_names_and_the_literal_request_outlast_everything_else() -> None:
+    document = {"prompts": [{"id": "p" * 300, "file": "deep/" * 60, "sent": {"system": "You are Ari. " * 60}, "noise": ["filler text " * 300] * 30}]}
+    answer = json.loads(answer_text(document, budget=1_000))
+    [prompt] = answer["prompts"]
+    assert prompt["id"] == "p" * 300 and prompt["file"] == "deep/" * 60
+    assert prompt["sent"]["system"] == "You are Ari. " * 60  # whole, while the noise was cut
+    assert len(prompt["noise"]) < 30 and answer["cut"]["answer_tokens"] <= 1_000
