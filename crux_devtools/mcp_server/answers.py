@@ -30,6 +30,9 @@ ROWS = (160, 64)
 KEPT: dict[str, tuple[int, int]] = {
     "decisions": ROWS, "changed": ROWS, "error": ROWS, "errors": ROWS, "failures": ROWS, "sent": (10**9, 10**9),
 }
+# More characters than this per token is rare (cl100k averages about 4 on English and JSON): a cut
+# longer than budget times this is skipped uncounted. Only which cut is chosen depends on it.
+CHARS_PER_TOKEN_AT_MOST = 12
 FULL_HINT = 'call again with detail: "full" for everything'
 # JSON escapes C0 controls itself; these it would write raw: DEL, C1 controls, lone surrogates,
 # zero-width and direction marks (text that reads differently from what it is), the BOM.
@@ -111,10 +114,12 @@ def answer_text(document: dict[str, Any], detail: Detail = "compact", *, budget:
         for longest, most in CUT_LEVELS:
             tally = Tally()
             cut = _cut(document, longest, most, tally, "", kept)
+            if len(agent_json(cut)) > budget * CHARS_PER_TOKEN_AT_MOST:
+                continue  # cannot fit: not worth counting (the answer chosen is always counted)
             text, tokens = _counted(cut, tally, full_tokens)
             if tokens <= budget:
                 return text
-    return text
+    return _counted(cut, tally, full_tokens)[0]  # the tightest cut, over the budget: still counted
 
 
 def _counted(cut: dict[str, Any], tally: Tally, full_tokens: int) -> tuple[str, int]:
