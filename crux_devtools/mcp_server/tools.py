@@ -300,8 +300,7 @@ class ProjectTools:
 
         if source not in SOURCES:
             raise ToolFault(f"source {source!r} is not one of {', '.join(SOURCES)}", known=list(SOURCES))
-        recorded = self.run(run, step)  # unknown run or step: the error names the known ones
-        del recorded
+        self.run(run, step)  # an unknown run or step: the error names the known ones
         try:
             overrides = build_overrides(self.root, max, optimize_at, model, tuple(rungs or ()), tuple(drop or ()))
         except click.ClickException as exc:
