@@ -149,12 +149,14 @@ def inspect(
         except InputError as exc:  # one line, exit 1: not JSON, not an object, too deep, a lone surrogate
             raise click.ClickException(f"--input: {exc}") from None
     report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget, model))
-    from .inspector.cli_text import failures, render_report
+    from .inspector.cli_text import expectation_failures, failures, render_report
 
     click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
     if report.get("imported_note") and not as_json:  # which files ran, and why (on stderr: not the report)
         click.echo(report["imported_note"], err=True)
     failed = failures(report)
+    if token_budget is None and input_budget is None:  # claims are about the example as written, not a what-if budget
+        failed += expectation_failures(report)
     if failed:  # exit 1 when anything printed failed (the same failures `check` reports)
         click.echo(f"{len(failed)} failure(s)", err=True)
         click.get_current_context().exit(1)
@@ -164,18 +166,19 @@ def inspect(
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 @click.option("--strict", is_flag=True, help="Also fail on prompts that could not be checked (required inputs and no examples).")
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document (failures, warnings, prompts not checked) instead of lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document (failures, every expectation's result, warnings, prompts not checked) instead of lines.")
 def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
     """Resolve and plan every prompt with every example; exit 1 on any error.
 
     Fails on what generate would refuse or silently leave out: load errors, examples that do not
     resolve, plans over their input limit, system text over the prompt's token_budget even after
-    drops, and match(...) keys with no case. Each failure is printed to stdout as
+    drops, and match(...) keys with no case; and on every expectation of an example (example(...,
+    expect=...)) that does not hold, at the line that wrote it. Each failure is printed to stdout as
     FILE:LINE: ErrorType: message, for editors and CI; warnings that do not fail go to stderr, and so
     does each prompt that could not be checked (required inputs and no examples): with --strict,
     those fail too.
     """
-    from .inspector.cli_text import failures, not_checked, warnings
+    from .inspector.cli_text import expectation_failures, expectation_results, failures, not_checked, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
     if as_json:
@@ -186,7 +189,9 @@ def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
         if not document["ok"]:
             click.get_current_context().exit(1)
         return
-    lines = failures(report, strict=strict)
+    lines = failures(report, strict=strict) + expectation_failures(report)
+    results = expectation_results(report)
+    examples = sum(len(p["examples"]) for p in report["prompts"])
     for line in lines:
         click.echo(line)
     for line in warnings(report):
@@ -195,7 +200,6 @@ def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
     if not strict:
         for line in unchecked:
             click.echo(line, err=True)
-    examples = sum(len(p["examples"]) for p in report["prompts"])
     if lines:
         click.echo(f"{len(lines)} failure(s) in {len(report['prompts'])} prompt(s)", err=True)
         click.get_current_context().exit(1)
@@ -203,7 +207,8 @@ def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
         click.echo(report["notice"], err=True)
     checked = len(report["prompts"]) - len(unchecked)
     skipped = f"; {len(unchecked)} not checked (no examples; --strict fails on them)" if unchecked else ""
-    click.echo(f"ok: {checked} prompt(s), {examples} example(s), no failures{skipped}")
+    held = f", {len(results)} expectation(s) held" if results else ""
+    click.echo(f"ok: {checked} prompt(s), {examples} example(s){held}, no failures{skipped}")
 
 
 @main.command()
@@ -366,7 +371,7 @@ def run_command(directory: str, prompt_id: str, example: str | None, input_json:
     if as_json:
         click.echo(json_text(run, indent=2))
     elif run.get("text") is not None:
-        click.echo(run["text"])
+        click.echo(visible(run["text"], lines=True))  # an answer's escape sequences are shown, never obeyed
     error = run.get("error")
     if isinstance(error, dict):
         where = f"{error['file']}:{error['line']}: " if error.get("file") and error.get("line") else ""

@@ -8,10 +8,11 @@ tree, an unknown revision, a bad option: one line, no traceback).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,91 +37,131 @@ class OneLineCommand(click.Command):
             raise UsageFault(exc.format_message()) from None
 
 
-def _run_inputs(root: Path, limit: int, redact: str | None = None, timeout: float = 10.0) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+RUN_STORE = ".crux/runs.sqlite3"
+
+
+def _run_inputs(
+    root: Path, limit: int, redact: str | None = None, timeout: float = 10.0
+) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
     """The inputs of the newest ``limit`` recorded runs of each target, named ``run:<id>`` (each run
-    through the project's ``redact`` hook first, when it names one)."""
+    through the project's ``redact`` hook first, when it names one), and what was asked for and
+    cannot be planned (``not_compared`` entries: a run without a recorded input, a target with
+    fewer runs than asked)."""
     from .core.record.runstore import RunStore, RunStoreError
     from .inspector.diff_redact import redact_runs
 
     store = RunStore.for_project(root, create=False)
+    skipped: list[dict[str, Any]] = []
     try:
-        runs = [run for target in store.targets() for run in store.list(target=target, limit=limit)]
+        targets = list(store.targets())
+        runs = []
+        for target in targets:
+            found = store.list(target=target, limit=limit)
+            runs += found
+            if len(found) < limit:
+                skipped.append({"id": f"runs of {target}", "file": RUN_STORE,
+                                "reason": f"{len(found)} recorded run{'s' if len(found) != 1 else ''} (asked for {limit})"})
     except RunStoreError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
+    if not targets:
+        skipped.append({"id": "runs", "file": RUN_STORE, "reason": f"no recorded runs (asked for {limit} of each target)"})
     if redact is not None:
         runs = redact_runs(root, redact, runs, timeout)
     inputs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for run in runs:
         data = run.get("input")
-        inputs.setdefault(str(run.get("target")), []).append((f"run:{run['id']}", data if isinstance(data, dict) else {}))
-    return inputs
+        if not isinstance(data, dict):
+            skipped.append({"id": f"run:{run['id']}", "file": RUN_STORE, "reason": "its input was not recorded"})
+            continue
+        inputs.setdefault(str(run.get("target")), []).append((f"run:{run['id']}", data))
+    return inputs, skipped
+
+
+def _runs_left_out(document: dict[str, Any], inputs: dict[str, list[tuple[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """The runs of ``inputs`` that are examples of no prompt in ``document``, with the reason."""
+    compared = {(p["id"], e["name"]) for p in document["prompts"] for e in p["examples"]}
+    listed = {p["id"] for p in document["prompts"]} | {i["id"] for i in document["not_compared"]}
+    left = []
+    for target, named in inputs.items():
+        for name, _ in named:
+            if (target, name) in compared:
+                continue
+            reason = f"its target {target} is at neither revision" if target not in listed else f"{target} was not planned with it"
+            left.append({"id": name, "file": RUN_STORE, "reason": reason})
+    return left
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM stops the command as Ctrl-C does (the running task is cancelled, so every ``finally``
+    runs: the workers stop and the base export is removed), then exits 128 + the signal."""
+    import signal
+
+    def stop(number: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(number)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        number = exc.args[0] if exc.args and isinstance(exc.args[0], int) else int(signal.SIGINT)
+        click.echo(f"stopped by {signal.Signals(number).name}; the base export was removed", err=True)
+        raise SystemExit(128 + number) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 async def build_review(
     directory: Path, base: str, head: str | None, *, timeout: float = 10.0, runs: int = 0
 ) -> dict[str, Any]:
     """The review document of ``base`` -> ``head`` (None: the working tree) for the project in ``directory``."""
-    from .core.record.pricing import price_for
-    from .inspector.discovery import read_model_config
+    from .inspector.diff_evaluate import as_compared, evaluate_project, export_side, review_document
+    from .inspector.diff_redact import redact_setting
     from .review.changes import default_counter
-    from .review.compare import review
-    from .inspector.diff_evaluate import evaluate_in_turn, evaluate_project, export_side
-    from .review.revisions import changed_files, has_ignored_files, work_tree
-
-    from .inspector.diff_redact import redact_document, redact_setting
+    from .review.revisions import work_tree
 
     started = time.perf_counter()
     tree = work_tree(directory)
     redact = redact_setting(directory)
-    inputs = _run_inputs(directory, runs, redact, timeout) if runs else None
+    inputs, skipped = _run_inputs(directory, runs, redact, timeout) if runs else (None, [])
     with tempfile.TemporaryDirectory(prefix="crux-diff-") as scratch:
         sides = [export_side(tree, rev, directory, Path(scratch) / name) for rev, name in ((base, "base"), (head, "head"))]
         seconds: dict[str, Any] = {}
 
-        async def evaluate(name: str, root: Path | None, files: Sequence[str] = (), watched: list[str] | None = None) -> dict[str, Any] | None:
+        async def evaluate(name: str, root: Path | None) -> dict[str, Any] | None:
             if root is None:
                 return None
             began = time.perf_counter()
-            report = await evaluate_project(root, timeout=timeout, inputs=inputs, files=files, watched=watched)
+            report = await evaluate_project(root, timeout=timeout, inputs=inputs)
             seconds[f"{name}_s"] = round(time.perf_counter() - began, 3)
             return report
 
-        # Only what can differ is evaluated twice: when no module, pyproject.toml or file that user
-        # code reads differs between the revisions, the base's report is the head's.
-        # the token counter's tables load in a thread while the workers evaluate
+        # Both sides are fresh loads, in parallel, as the live page's base is: no report is carried
+        # over from one revision to the other, so nothing a worker did not see can make them agree.
+        # The token counter's tables load in a thread meanwhile.
         warm = asyncio.ensure_future(asyncio.to_thread(lambda: default_counter().count("")))
-        differ = changed_files(tree, sides[0].sha or "", sides[1].sha) if sides[0].sha and sides[0].root and sides[1].root else None
-        base_report: dict[str, Any] | None
-        if differ is not None and not any(f == "pyproject.toml" or f.endswith(".py") for f in differ):
-            watched: list[str] = []
-            head_report = await evaluate("head", sides[1].root, differ, watched)
-            base_report = head_report if not watched else await evaluate("base", sides[0].root)
-            seconds["base_reused"] = not watched
-        elif differ is not None and head is None and sides[0].root is not None and has_ignored_files(tree) is False:
-            # the working tree differs from the base only in files git knows: the base is loaded,
-            # then the differing files are applied to it as a save (only what they reach is evaluated)
-            began = time.perf_counter()
-            base_report, head_report, seconds["head_load"] = await evaluate_in_turn(
-                sides[0].root, directory, differ, timeout=timeout, inputs=inputs)
-            seconds["both_s"] = round(time.perf_counter() - began, 3)
-        else:
-            base_report, head_report = await asyncio.gather(*(evaluate(n, s.root) for n, s in zip(("base", "head"), sides)))
+        base_side, head_side = sides
+        base_report, head_report = await asyncio.gather(*(evaluate(n, s.root) for n, s in zip(("base", "head"), sides)))
         await warm
-        profile_root = sides[1].root or directory
-        profiles = read_model_config(profile_root)[0]["models"]
-        document = review(
-            base_report, head_report,
-            base_info={"rev": sides[0].rev, "sha": sides[0].sha}, head_info={"rev": sides[1].rev, "sha": sides[1].sha},
-            scrub=[str(s.root) for s in sides if s.root is not None and s.rev is not None] + [scratch],
-            pricer=lambda model: price_for(model, profiles),
-            timing={**seconds, "total_s": round(time.perf_counter() - started, 3)},
-        )
-    if redact is not None:
-        timing = document.pop("timing")
-        document = {**redact_document(directory, redact, document, timeout), "timing": timing}
+        compared_base = as_compared(base_report, base_side, tree)
+        compared_head = as_compared(head_report, head_side, tree)
+        document = review_document(directory, base_side, head_side, compared_base, compared_head, timeout=timeout,
+                                   timing={**seconds, "total_s": round(time.perf_counter() - started, 3)})
+    if inputs is not None:
+        document["not_compared"] = list(document["not_compared"]) + skipped + _runs_left_out(document, inputs)
     return document
+
+
+def ran_line(document: dict[str, Any]) -> str:
+    """Which revisions' code the review ran (each in isolated workers; no model is called)."""
+    def code(side: dict[str, Any]) -> str:
+        if side.get("rev") is None:
+            return "the working tree"
+        return f"{side['rev']} ({str(side.get('sha'))[:12]}, exported, with the working tree's ignored files)"
+
+    return f"ran the code of {code(document['base'])} and of {code(document['head'])}; no model was called"
 
 
 @main.command("diff", cls=OneLineCommand)
@@ -128,7 +169,7 @@ async def build_review(
 @click.option("--base", default="HEAD", show_default=True, metavar="REV", help="The git revision to compare against.")
 @click.option("--head", metavar="REV", help="The revision to review (default: the working tree, uncommitted edits included).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True, help="text for a terminal, markdown for a pull-request comment, json for scripts.")
-@click.option("--fail-on", "fail_on", multiple=True, metavar="POLICY", help="Exit 1 when met: error, any, tokens:+P%, dropped, context-left:ID, tool-removed, cache-prefix:N (repeatable).")
+@click.option("--fail-on", "fail_on", multiple=True, metavar="POLICY", help="Exit 1 when met: error, any, tokens:+P%, dropped, context-left:ID, tool-removed, cache-prefix:N, expect (repeatable).")
 @click.option("--runs", type=click.IntRange(min=0), default=0, metavar="N", help="Also plan the inputs of the newest N recorded runs of each target, as examples run:<id>.")
 @click.option("--output", type=click.Path(dir_okay=False, writable=True), metavar="FILE", help="Write the review to FILE instead of standard output.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
@@ -142,7 +183,7 @@ def diff(directory: str, base: str, head: str | None, fmt: str, fail_on: tuple[s
     from .review.policies import PolicyError, met, parse
     from .review.render import render_markdown, render_text
     from .inspector.diff_redact import RedactError
-    from .review.revisions import RevisionError
+    from .review.revisions import RevisionError, check_revision
 
     root = Path(directory)
     if not root.is_dir():
@@ -152,7 +193,11 @@ def diff(directory: str, base: str, head: str | None, fmt: str, fail_on: tuple[s
     except PolicyError as exc:
         raise UsageFault(str(exc)) from None
     try:
-        document = asyncio.run(build_review(root.resolve(), base, head, timeout=timeout, runs=runs))
+        check_revision(base)
+        if head is not None:
+            check_revision(head)
+        with _stopped_by_signals():
+            document = asyncio.run(build_review(root.resolve(), base, head, timeout=timeout, runs=runs))
     except (RevisionError, RedactError) as exc:
         raise UsageFault(str(exc)) from None
     if fmt == "json":
@@ -160,7 +205,7 @@ def diff(directory: str, base: str, head: str | None, fmt: str, fail_on: tuple[s
     elif fmt == "markdown":
         text = render_markdown(document)
     else:
-        text = render_text(document) + "\n"
+        text = ran_line(document) + "\n" + render_text(document) + "\n"
     if output:
         Path(output).write_text(text, encoding="utf-8")
     else:

@@ -5,7 +5,6 @@ Heavy modules (the planner, the change engine) are imported inside the command, 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +89,13 @@ def replay(
     request would have been with a bigger budget, another model's capacity, another rung, or a
     context left out. No model is called, unless --send.
     """
-    from .core.record.runstore import RunStore
+    from .core.record.runstore import RunStore, json_text
     from .inspector.replaying import render_replay
+    from .inspector.visible import visible
+
+    def say(text: str) -> None:
+        """A line of the text output: recorded texts' escape sequences are shown, never obeyed."""
+        click.echo(visible(text, lines=True))
 
     if send and continue_:
         raise click.UsageError("use either --send (one request) or --continue (the agent runs on), not both")
@@ -118,11 +122,11 @@ def replay(
         child = continue_replay(root, run, step, overrides.to_dict(), live_tools=live_tools, yes=yes)
         document["continued"] = {"run": child["id"], "status": child["status"], "text": child["text"], "error": child["error"], "steps": len(child["steps"])}
         if as_json:
-            click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+            click.echo(json_text(document, indent=2))
         else:
-            click.echo(render_replay(document, brief=brief, request=False))
-            click.echo(f"  continued: {child['text']}" if child["text"] is not None else f"  continued: {(child['error'] or {}).get('type')}: {(child['error'] or {}).get('message')}")
-            click.echo(f"  recorded as run {child['id']} (child of {run_id}, from step {step}): {run_summary(child)}")
+            say(render_replay(document, brief=brief, request=False))
+            say(f"  continued: {child['text']}" if child["text"] is not None else f"  continued: {(child['error'] or {}).get('type')}: {(child['error'] or {}).get('message')}")
+            say(f"  recorded as run {child['id']} (child of {run_id}, from step {step}): {run_summary(child)}")
         if child["status"] != "ok":
             click.get_current_context().exit(1)
         return
@@ -132,16 +136,16 @@ def replay(
 
         child = send_replay(root, run, document, yes=yes)
         document["sent"] = {"run": child["id"], "status": child["status"], "text": child["text"], "usage": child["usage"],
-                            "latency_ms": child["duration_ms"], "error": child["error"], "step": child["steps"][0]}
+                            "latency_ms": child["duration_ms"], "error": child["error"], "step": child["steps"][0] if child["steps"] else None}
     if as_json:
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(json_text(document, indent=2))
     else:
-        click.echo(render_replay(document, brief=brief, request=not send))
+        say(render_replay(document, brief=brief, request=not send))
         if send:
             sent = document["sent"]
             answer = sent["text"] if sent["text"] is not None else f"tool calls: {', '.join(c['name'] for c in sent['step']['tool_calls']) or 'none'}"
-            click.echo(f"  sent: {answer}" if sent["error"] is None else f"  sent: {sent['error']['type']}: {sent['error']['message']}")
-            click.echo(f"  recorded as run {sent['run']} (child of {run_id}, step {step}): {run_summary(child)}")
+            say(f"  sent: {answer}" if sent["error"] is None else f"  sent: {sent['error']['type']}: {sent['error']['message']}")
+            say(f"  recorded as run {sent['run']} (child of {run_id}, step {step}): {run_summary(child)}")
     if send and document["sent"]["status"] != "ok":
         click.get_current_context().exit(1)
 

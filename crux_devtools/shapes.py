@@ -242,6 +242,22 @@ class SummaryState(TypedDict):
     note: NotRequired[str | None]  # one sentence saying so, for every view
 
 
+class ExpectationResultDict(TypedDict):
+    """``ExpectationResult.to_dict()``: one expectation of an example, evaluated against its plan.
+
+    ``state``: ``held``, ``failed`` (``held`` says what held instead, ``reason`` the planner's why),
+    ``invalid`` (it names a context, contributor, rung or tool the prompt does not have) or
+    ``unplanned`` (the example did not plan). ``file`` and ``line``: where it was written."""
+
+    expect: str
+    kind: str
+    file: str | None
+    line: int | None
+    state: Literal["held", "failed", "invalid", "unplanned"]
+    held: str | None
+    reason: str | None
+
+
 class ExampleReport(TypedDict):
     name: str
     input: dict[str, Any]
@@ -252,6 +268,7 @@ class ExampleReport(TypedDict):
     truncated: bool
     status: Status
     summaries: list[SummaryState]
+    expectations: NotRequired[list[ExpectationResultDict]]  # only on an example written with example(..., expect=...)
 
 
 class ContextEntry(TypedDict):

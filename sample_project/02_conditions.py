@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 from shared import brand_voice, formal_tone, friendly_tone, house_rules, triage_mode
 
-from crux_devtools import context, match, prompt, when
+from crux_devtools import context, example, expect, match, prompt, when
 
 DEBUG = False
 
@@ -43,12 +43,17 @@ responder = prompt(
     ],
     prompt=lambda i: i.message,
     examples={
-        "reply-chat": {"message": "My phone stopped syncing photos.", "mode": "reply"},
-        "triage": {"message": "Refund please, the app deleted my folder!", "mode": "triage"},
-        "email-with-brand": {
-            "message": "Can I share a folder with my accountant?",
-            "channel": "email",
-            "brand_voice": "Calm, competent, never cute.",
-        },
+        "reply-chat": example(
+            {"message": "My phone stopped syncing photos.", "mode": "reply"},
+            expect=expect().includes("reply-mode", "tone-friendly").excludes("triage-mode", "tone-formal", "brand-voice"),
+        ),
+        "triage": example(
+            {"message": "Refund please, the app deleted my folder!", "mode": "triage"},
+            expect=expect().includes("triage-mode").excludes("reply-mode", "tone-friendly"),
+        ),
+        "email-with-brand": example(
+            {"message": "Can I share a folder with my accountant?", "channel": "email", "brand_voice": "Calm, competent, never cute."},
+            expect=expect().includes("tone-formal", "brand-voice").excludes("triage-mode"),
+        ),
     },
 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 from shared import billing, brand_voice, friendly_tone, house_rules
 
-from crux_devtools import context, prompt
+from crux_devtools import context, example, expect, prompt
 
 style_examples = context(
     "style-examples",
@@ -44,8 +44,14 @@ budgeted_reply = prompt(
     prompt=lambda i: i.question,
     token_budget=150,
     examples={
-        "with-brand-voice": {"question": "How do I restore a file?", "brand_voice": "Calm and exact."},
-        "no-brand-voice": {"question": "Why is my upload slow?"},
+        "with-brand-voice": example(
+            {"question": "How do I restore a file?", "brand_voice": "Calm and exact."},
+            expect=expect().dropped("style-examples", reason="budget").includes("brand-voice", "tone-friendly", "billing"),
+        ),
+        "no-brand-voice": example(
+            {"question": "Why is my upload slow?"},
+            expect=expect().dropped("style-examples", reason="budget").excludes("brand-voice"),
+        ),
     },
 )
 

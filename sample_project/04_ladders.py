@@ -34,7 +34,7 @@ from nimbus_data import CATALOG_INDEX, EXAMPLE_REPLIES, full_catalog, sync_log
 from pydantic import BaseModel, Field
 from shared import house_rules
 
-from crux_devtools import context, droppable, offloadable, prefer, prompt, summarizable, tool
+from crux_devtools import context, droppable, example, expect, offloadable, prefer, prompt, summarizable, tool
 
 
 class SkuQuery(BaseModel):
@@ -75,8 +75,18 @@ ladder_reply = prompt(
     use=[house_rules, catalog, log, examples],
     prompt=lambda i: i.question,
     examples={
-        "quiet-day": {"question": "Which plan gives me 2 TB?", "log_hours": 1},
-        "busy-day": {"question": "Why did my laptop stop syncing?", "log_hours": 24},
-        "big-catalog": {"question": "Is Business Plus available in ap-south?", "log_hours": 6, "catalog_detail": 4},
+        "quiet-day": example(
+            {"question": "Which plan gives me 2 TB?", "log_hours": 1},
+            expect=expect().rung("catalog", "full").rung("sync-log", "full").rung("example-replies", "full")
+            .tokens(min=1_900, max=2_300).tool("lookup_sku").no_tool("read_offload"),
+        ),
+        "busy-day": example(
+            {"question": "Why did my laptop stop syncing?", "log_hours": 24},
+            expect=expect().rung("sync-log", "summary").rung("catalog", "full").no_tool("read_offload").tokens(max=5_702),
+        ),
+        "big-catalog": example(
+            {"question": "Is Business Plus available in ap-south?", "log_hours": 6, "catalog_detail": 4},
+            expect=expect().rung("catalog", "authored").tool("lookup_sku"),
+        ),
     },
 )

@@ -36,6 +36,8 @@ from crux_devtools import (
     agent,
     context,
     droppable,
+    example,
+    expect,
     generate,
     inspect_request,
     offload,
@@ -121,8 +123,15 @@ agent_reply = prompt(
     tools=[fetch_sync_history, device_report],
     prompt=lambda i: i.question,
     examples={
-        "stalled-sync": {"question": "My laptop stopped syncing last night. What happened?", "log_hours": 24},
-        "quiet-day": {"question": "Which plan keeps 30 days of versions?", "log_hours": 1},
+        "stalled-sync": example(
+            {"question": "My laptop stopped syncing last night. What happened?", "log_hours": 24},
+            expect=expect().rung("catalog", "full").rung("sync-log", "summary").rung("example-replies", "full")
+            .tokens(max=2_800).tool("fetch_sync_history").tool("device_report").tool("lookup_sku"),
+        ),
+        "quiet-day": example(
+            {"question": "Which plan keeps 30 days of versions?", "log_hours": 1},
+            expect=expect().rung("catalog", "full").rung("sync-log", "full").rung("example-replies", "full"),
+        ),
     },
 )
 

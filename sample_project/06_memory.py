@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from seed_memory import TEAM, ensure_seeded
 
-from crux_devtools import MemoryStore, context, facts, memory, prompt, recent_messages, skill
+from crux_devtools import MemoryStore, context, example, expect, facts, memory, prompt, recent_messages, skill
 
 HERE = Path(__file__).resolve().parent
 store = MemoryStore(ensure_seeded())
@@ -79,8 +79,17 @@ support_with_memory = prompt(
     use=[team_knowledge, personalized_support],
     prompt=lambda i: i.message,
     examples={
-        "double-charge": {"user_id": "dana", "message": "I was charged twice for my renewal, please refund one."},
-        "photo-sync": {"user_id": "lee", "message": "My photos are stuck syncing on the iPhone."},
-        "new-customer": {"user_id": "sam", "message": "How do I export my files as CSV?"},
+        "double-charge": example(
+            {"user_id": "dana", "message": "I was charged twice for my renewal, please refund one."},
+            expect=expect().includes("team-knowledge", "customer-memory", "skill:escalation").tool("remember_fact").tool("load_skill"),
+        ),
+        "photo-sync": example(
+            {"user_id": "lee", "message": "My photos are stuck syncing on the iPhone."},
+            expect=expect().includes("team-knowledge", "customer-memory").tool("load_skill"),
+        ),
+        "new-customer": example(
+            {"user_id": "sam", "message": "How do I export my files as CSV?"},
+            expect=expect().includes("team-knowledge", "customer-memory").tool("remember_fact"),
+        ),
     },
 )

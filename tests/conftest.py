@@ -39,7 +39,7 @@ SLOW_MODULES = frozenset({
     "test_report_contract.py", "test_report_sent.py", "test_orphans.py", "test_web_sse.py", "test_web_hostile_input.py",
     # the crux-devtools command in a subprocess
     "test_cli.py", "test_cli_sent.py", "test_cli_runs.py", "test_check.py", "test_load_errors.py", "test_record_demo.py",
-    "test_history_unavailable.py", "test_mcp.py", "test_mcp_http.py",
+    "test_history_unavailable.py", "test_expectations_cli.py", "test_pytest_plugin.py", "test_mcp.py", "test_mcp_http.py",
     # the Textual app under a pilot (some over a real session)
     "test_tui.py", "test_tui_markup.py", "test_tui_nav.py", "test_tui_request.py", "test_tui_runs.py",
     "test_tui_runs_layout.py", "test_tui_snapshots.py", "test_tui_real_session.py",
@@ -52,6 +52,7 @@ SLOW_TESTS = frozenset({
     "test_memory_store.py::test_two_processes_writing_a_thousand_entries_each_lose_nothing",
     "test_memory_scoring.py::test_get_context_on_two_connections_while_another_process_writes",
     "test_sample_project.py::test_crux_devtools_check_passes_on_the_sample_project",
+    "test_sample_project.py::test_the_tour_cannot_drift_from_the_code",
     "test_sample_project.py::test_the_sample_examples_show_each_case_the_readme_tour_promises",
     "test_tokens.py::test_a_damaged_or_stale_cache_is_rebuilt_and_an_unwritable_one_is_skipped",
     "test_history.py::test_a_session_answers_the_previous_version_from_the_file_after_edits_back_and_forth",

@@ -285,7 +285,7 @@ def example_report(
     inspection = p.inspect(input, token_budget=token_budget).to_dict()
     budget = InputBudget(max=input_budget) if input_budget is not None else None
     plan = preview(p, input=input, token_budget=token_budget, input_budget=budget, summary_store=store or SummaryStore()).to_dict()
-    return {
+    report = {
         "name": name,
         "input": input,
         "error": None,
@@ -296,6 +296,11 @@ def example_report(
         "truncated": False,
         "summaries": summary_states(plan),
     }
+    if name in p.expectations:  # judged by the engine's evaluator, as the worker judges them
+        from crux_devtools.inspector.expectations import expectation_results
+
+        report["expectations"] = expectation_results(None, p, p.expectations[name], {"file": "support.py", "line": 1, "contexts": []}, report)
+    return report
 
 
 def plan_model(p: Prompt) -> dict[str, Any]:

@@ -36,7 +36,7 @@ def free_port() -> int:
 class LiveServer:
     """uvicorn serving ``app`` in a background thread (its own event loop) until ``stop``."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, host: str = "127.0.0.1") -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -45,7 +45,7 @@ class LiveServer:
             self.loop = asyncio.get_running_loop()
             await app(scope, receive, send)
 
-        config = uvicorn.Config(remember_loop, host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")
+        config = uvicorn.Config(remember_loop, host=host, port=self.port, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from .record.recording import RunRecorder as RunRecorder, record_runs as record_runs
     from .record.redaction import redact_values as redact_values
     from .plan.agents import Agent as Agent, agent as agent
+    from .compose.examples import Example as Example
+    from .plan.expectations import Expect as Expect, ExpectationResult as ExpectationResult, example as example, expect as expect
     from .run.runtime import GenerateResult as GenerateResult, Step as Step, ToolResult as ToolResult, agenerate as agenerate, generate as generate
     from .plan.summaries import SummaryStore as SummaryStore, summarize as summarize
     from .compose.contexts import Conditional as Conditional, Context as Context, Match as Match, context as context, match as match, when as when
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from .errors import (
         CallbackError as CallbackError,
         CruxError as CruxError,
+        DamagedRunError as DamagedRunError,
         Diagnostic as Diagnostic,
         ErrorInfo as ErrorInfo,
         MemoryStoreError as MemoryStoreError,
@@ -95,6 +98,8 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "plan.preparing": ("PreparedSummary", "aprepare_summaries", "prepare_summaries",),
     "plan.receipts": ("Adaptation", "Candidate", "Contribution", "Receipt", "RequestInspection", "RequestPreview", "inspect_request",),
     "plan.agents": ("Agent", "agent",),
+    "compose.examples": ("Example",),
+    "plan.expectations": ("Expect", "ExpectationResult", "example", "expect",),
     "run.runtime": ("GenerateResult", "Step", "ToolResult", "agenerate", "generate",),
     "record.recording": ("RunRecorder", "record_runs",),
     "record.redaction": ("redact_values",),
@@ -103,7 +108,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "memory": ("ContextAssembly", "Evidence", "Memory", "MemoryStore", "SectionSummary", "facts", "memory", "recent_messages",),
     "compose.skills": ("Skill", "skill",),
     "errors": (
-        "CallbackError", "CruxError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
+        "CallbackError", "CruxError", "DamagedRunError", "Diagnostic", "ErrorInfo", "MemoryStoreError", "ModelError", "OffloadError",
         "ReplayError", "RequestCompositionError", "RunError", "RunStoreError", "SummaryError",
     ),
     "run.record_call": ("RecordedCall", "record_call",),

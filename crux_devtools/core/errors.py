@@ -7,6 +7,7 @@ raise. Catch ``CruxError`` for all of them, or one branch of the tree::
     ├── RequestCompositionError      code: INVALID_COMPOSITION | REQUEST_TOO_LARGE | REPRESENTATION_UNAVAILABLE
     ├── RunError                     a generate run failed: its model, a tool, or max_steps
     ├── ReplayError                  a recorded step cannot be replayed as asked (also a ValueError)
+    │   └── DamagedRunError          a text the step's recording refers to is missing from the file
     ├── CallbackError                a user callback raised or returned the wrong type
     ├── ModelError                   kind: transport | http | timeout | malformed | exhausted
     ├── SummaryError                 a summary model failed or answered without text
@@ -271,6 +272,16 @@ class MemoryStoreError(CruxError):
 
 class RunStoreError(CruxError):
     """The runs database cannot be used: corrupt, locked, unwritable or from a newer release."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"runs store {path!r}: {message}")
+        self.path = path
+
+
+class DamagedRunError(ReplayError):
+    """A recorded run's data is incomplete in the store (a text its step's plan inputs refer to is
+    missing): names the file, the run and the step, so the one damaged run is known and the others
+    still replay."""
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"runs store {path!r}: {message}")

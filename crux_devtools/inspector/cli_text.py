@@ -9,6 +9,7 @@ import textwrap
 from typing import Any
 
 from .errors import LoadError, further_fields
+from .expectation_view import expectation_count, expectation_rows
 from .cli_text_sent import body, candidate_tokens, render_sent_example, status_words
 from .report_types import ExampleReport, LoadErrorDict, PromptReport, Report
 from ..statuses import fails, term, word
@@ -45,6 +46,34 @@ def failures(report: Report, *, strict: bool = False) -> list[str]:
                 lines.extend(_example_failures(prompt, example))
         if strict and prompt["status"] == "not-checked":
             lines.append(_not_checked_line(prompt, "NotChecked: "))
+    return lines
+
+
+EXPECTATION_TYPES = {"failed": "ExpectationFailed", "invalid": "InvalidExpectation", "unplanned": "ExpectationNotChecked"}
+
+
+def expectation_results(report: Report) -> list[dict[str, Any]]:
+    """Every expectation result of the report, each with its ``prompt`` and ``example`` (``check --json``)."""
+    return [
+        {"prompt": prompt["id"], "example": example["name"], **result}
+        for prompt in report["prompts"]
+        for example in prompt["examples"]
+        for result in example.get("expectations", [])
+    ]
+
+
+def expectation_failures(report: Report) -> list[str]:
+    """One ``FILE:LINE: Type: message`` line per expectation that does not hold, at the line that wrote it."""
+    lines = []
+    for result in expectation_results(report):
+        if result["state"] == "held":
+            continue
+        message = f"{result['prompt']!r} example {result['example']!r}: expect().{result['expect']}"
+        if result["held"]:
+            message += f": {result['held']}"
+        if result["reason"]:
+            message += f"; {result['reason']}"
+        lines.append(f"{result['file'] or '?'}:{result['line'] or 0}: {EXPECTATION_TYPES[result['state']]}: {message}")
     return lines
 
 
@@ -198,7 +227,21 @@ def render_prompt(prompt: PromptReport, *, resolved: bool = False, brief: bool =
     for example in prompt["examples"]:
         sent = None if resolved else render_sent_example(prompt, example, brief)
         out.append(sent if sent is not None else render_example(example, brief))
+        out.extend(expectation_lines(example))
     return "\n".join(out)
+
+
+def expectation_lines(example: ExampleReport) -> list[str]:
+    """The example's expectations under it in ``inspect``: the count, then one line per claim (the rows the page and the TUI show)."""
+    rows = expectation_rows(example)
+    if not rows:
+        return []
+    out = [f"    expectations: {expectation_count(example)}"]
+    for r in rows:
+        line = f"      {r.mark} {r.expect} {r.word} ({r.where})"
+        why = "; ".join(x for x in (r.held, r.reason) if x)
+        out.append(line + (f": {why}" if why else ""))
+    return out
 
 
 def render_report(report: Report, *, resolved: bool = False, brief: bool = False) -> str:

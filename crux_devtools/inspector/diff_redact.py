@@ -19,6 +19,10 @@ the web server's process), with the project folder first on ``sys.path``:
 
 It fails closed: a hook that cannot be imported, raises, or returns something else than the dict
 it was given (with ``texts`` of the same length) is a ``RedactError`` (one line), and nothing is shown.
+
+The worker also records the inspector's own runs (the Run button, ``run``, a replay sent) through the
+same hook (``project_redact``): there it is loaded in the worker process, which runs the project's
+code anyway.
 """
 
 from __future__ import annotations
@@ -136,6 +140,26 @@ def _load(root: str, spec: str) -> Callable[[dict[str, Any]], Any]:
     if not callable(target):
         raise TypeError(f"{spec} is a {type(target).__name__}, not a function run -> run")
     return target  # type: ignore[no-any-return]
+
+
+def project_redact(root: Path) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+    """The ``[tool.crux-devtools] redact`` hook, loaded in this process, for the runs the inspector
+    records itself (the Run button, ``run``, a replay sent): called only in the worker, which runs
+    the project's code anyway. ``None`` when the project names none. It fails closed: a setting or
+    a hook that cannot be loaded becomes a hook that raises, so the recorder stores nothing."""
+    try:
+        spec = redact_setting(root)
+        if spec is None:
+            return None
+        hook = _load(str(root), spec)
+    except Exception as exc:  # noqa: BLE001 - the reason reaches the user when the first run is recorded
+        reason = str(exc) if isinstance(exc, RedactError) else f"redact hook cannot be loaded: {type(exc).__name__}: {exc}"
+
+        def refuse(run: dict[str, Any]) -> dict[str, Any]:
+            raise RedactError(reason)
+
+        return refuse
+    return hook
 
 
 def _checked(result: Any) -> dict[str, Any]:

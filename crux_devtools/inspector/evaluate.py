@@ -224,13 +224,16 @@ def evaluate_example(
     inspections: dict[Any, tuple[InspectionDict, bool]] | None = None,
     defaults: PlanningDefaults | None = None,
     messages: Mapping[str, Any] | None = None,
-    model: str | None = None,
+    model: Any = None,
+    keep_preview: list[Any] | None = None,
 ) -> ExampleReport:
     """One ``ExampleReport``: the inspection and the plan, both under ``token_budget`` (and planned
     against the model named ``model`` instead of the target's, when given: ``inspect --model``).
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
-    prompt, resolve each distinct input once. ``messages`` (``history``, ``turn``, ``support_required``)
+    prompt, resolve each distinct input once. ``model`` plans against that model (a name, a profile or an
+    adapter) instead of the target's; ``keep_preview``, when given, receives the ``RequestPreview`` itself
+    (the pytest plugin's ``.sent``). ``messages`` (``history``, ``turn``, ``support_required``)
     plans the request as at a later step of a run (``preview_as_sent``'s ``messages``). The planner's refusal (``RequestCompositionError``)
     is the ``preview_error``; any other exception while planning is a fault of user code (a
     callback), so it is the example's ``error``.
@@ -249,7 +252,7 @@ def evaluate_example(
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - user callbacks may raise anything
             report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.example_lines.get(name, target.line)).to_dict()
             report["status"] = example_status(report)
-            return report
+            return with_expectations(root, target, name, input, report)
         inspected, report["truncated"] = inspection_dict(inspection)
         report["inspection"] = inspected
         if key is not None and inspections is not None:
@@ -260,10 +263,12 @@ def evaluate_example(
     if input_budget is not None:
         kwargs["input_budget"] = InputBudget(max=input_budget)
     if model is not None:
-        kwargs["model"] = model  # a name: its capacity comes from the project's profiles
+        kwargs["model"] = model
     try:
         # What generate would send: the extractive summaries it would prepare are prepared here too.
         sent, done = preview_as_sent(target.obj, input=input, messages=messages, **kwargs)
+        if keep_preview is not None:
+            keep_preview.append(sent)
         planned, cut = preview_dict(sent)
         report["preview"] = planned
         report["truncated"] = report["truncated"] or cut
@@ -273,6 +278,17 @@ def evaluate_example(
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the planner runs user callbacks too
         report["error"] = LoadError.from_exception(root, exc, file=target.file, line=target.line).to_dict()
     report["status"] = example_status(report)
+    return with_expectations(root, target, name, input, report)
+
+
+def with_expectations(root: Path, target: Target, name: str, input: dict[str, Any], report: ExampleReport) -> ExampleReport:
+    """``report`` with the results of the example's expectations, when it was written with
+    ``example(..., expect=...)`` and is evaluated with its own input (a custom input has none)."""
+    expect = target.prompt.expectations.get(name)
+    if expect is not None and (target.prompt.examples or {}).get(name) == input:
+        from .expectations import expectation_results
+
+        report["expectations"] = expectation_results(root, target.prompt, expect, {"file": target.file, "line": target.line, "contexts": []}, report)
     return report
 
 

@@ -45,6 +45,7 @@ PANELS: tuple[Panel, ...] = (
     Panel("planning", "Planning", "the limits the plan was made against, each ladder's candidate rungs and the choice", "side", True),
     Panel("diff", "Since the previous version", "what the last save changed in this example's system text", "main", False),
     Panel("runs", "Runs", "the recorded runs of this prompt", None, True),
+    Panel("expectations", "Expectations", "the example's expectations (example(..., expect=...)): whether each holds, and why not", "side", True),
     Panel("errors", "Errors", "load errors of the project and this example's own, with tracebacks", "top", True),
 )
 

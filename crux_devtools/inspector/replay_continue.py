@@ -56,6 +56,8 @@ def continue_from(root: Any, target: Any, request: dict[str, Any], defaults: Any
         run = store.get(str(request["run"]))
         index = int(request.get("step") or 0)
         data = read_step_plan(store, str(request["run"]), index) if run is not None else None
+    except ReplayError as exc:  # a damaged run: say which
+        return {"error": str(exc)}
     finally:
         store.close()
     if run is None or data is None:

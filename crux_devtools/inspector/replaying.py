@@ -110,12 +110,16 @@ def split_messages(step: Mapping[str, Any], state: Mapping[str, Any] | None) -> 
 def step_messages(store: Any, run: Mapping[str, Any] | None, index: int) -> dict[str, Any] | None:
     """``split_messages`` of recorded step ``index`` of ``run`` (its plan inputs read from ``store``,
     when given), so the prompt view shows the request as that step sent it; ``None`` for no such step."""
+    from ..core.errors import DamagedRunError
     from ..core.record.runstore import read_step_plan
 
     step = next((s for s in (run or {}).get("steps") or [] if isinstance(s, Mapping) and s.get("index") == index), None)
     if run is None or step is None:
         return None
-    kept = read_step_plan(store, str(run.get("id")), index) if store is not None else None
+    try:
+        kept = read_step_plan(store, str(run.get("id")), index) if store is not None else None
+    except DamagedRunError:
+        kept = None  # the messages are split from the request as sent; replaying the step says what is damaged
     return split_messages(step, kept["state"] if kept else None)
 
 

@@ -1,5 +1,12 @@
 """Recorded runs out of the store: JSON Lines (whole runs, steps included) and CSV (one row per run),
 for ``crux-devtools runs --format``. Both carry each run's ``cost_usd`` (``null``/empty: unpriced).
+
+A CSV file is opened in spreadsheets, which run a cell that starts like a formula. A text cell comes
+from the application, its model and its tools, so it is made inert as the OWASP guidance on CSV
+injection says: a cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a
+single quote in front (``'=HYPERLINK(...)``), and every control character but the newline (a tab
+and a carriage return included, wherever they are) is written as its escape (``\\x1b``, ``\\t``,
+``\\r``), as the terminal output shows it. Numbers are left as they are.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.record.runstore import json_text
+from .visible import visible_csv
 
 CSV_COLUMNS = (
     "id", "started_at", "target", "kind", "status", "origin", "model", "steps", "input_tokens",
@@ -41,7 +49,24 @@ def csv_row(run: Mapping[str, Any]) -> list[Any]:
         "error_type": error.get("type"),
         "error_message": error.get("message"),
     }
-    return ["" if values[c] is None else values[c] for c in CSV_COLUMNS]
+    return [cell(values[c]) for c in CSV_COLUMNS]
+
+
+def cell(value: Any) -> Any:
+    """One CSV cell: empty for an unknown value, a text made ``inert``, a number as it is."""
+    if value is None:
+        return ""
+    return inert(value) if isinstance(value, str) else value
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert(cell: str) -> str:
+    """A text cell a spreadsheet shows and never runs: control characters escaped, a formula's
+    first character behind a single quote."""
+    cell = visible_csv(cell)
+    return "'" + cell if cell.startswith(FORMULA_STARTS) else cell
 
 
 def csv_lines(runs: list[Mapping[str, Any]], *, header: bool = True) -> str:

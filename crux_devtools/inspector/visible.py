@@ -23,6 +23,7 @@ def _table(keep: str) -> dict[int, str]:
 
 
 LINES = _table("\n\t")  # a text shown on several lines
+CSV_CELL = _table("\n")  # a CSV cell: quoted, so it may hold newlines; a tab would be taken for a separator
 ONE_LINE = _table("")  # a table cell or a one-line summary
 _ANY = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _ANY_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -33,6 +34,11 @@ def visible(text: str, *, lines: bool = False) -> str:
     if (_ANY_BUT_LINES if lines else _ANY).search(text) is None:
         return text  # the usual case, found at regex speed
     return text.translate(LINES if lines else ONE_LINE)
+
+
+def visible_csv(text: str) -> str:
+    """``text`` as a CSV cell shows it: every control character but the newline made visible."""
+    return text.translate(CSV_CELL)
 
 
 def visible_tree(value: Any, *, lines: bool = True) -> Any:

@@ -585,7 +585,9 @@ class Worker:
         if self.recorder is None:
             from crux_devtools.core.record.recording import RunRecorder
 
-            self.recorder = RunRecorder(self.project.root)
+            from .diff_redact import project_redact
+
+            self.recorder = RunRecorder(self.project.root, redact=project_redact(self.project.root))  # the project's redact hook
         return run_target(self.project.root, target, data, self.recorder)
 
     def prepare(self, request: dict[str, Any]) -> Any:
@@ -611,13 +613,35 @@ class Worker:
         """The agent forked at a recorded step and run on; answers the child run (``replay_continue.py``)."""
         from .replay_continue import continue_from
 
-        return continue_from(self.project.root, self._run_target(request["prompt_id"]), request, self.defaults)
+        return self._redacted_child(continue_from(self.project.root, self._run_target(request["prompt_id"]), request, self.defaults))
 
     def replay_send(self, request: dict[str, Any]) -> Any:
         """A replayed request sent to the target's model; answers the child run (``replay_send.py``)."""
         from .replay_send import send_replayed
 
-        return send_replayed(self.project.root, self._run_target(request["prompt_id"]), request)
+        return self._redacted_child(send_replayed(self.project.root, self._run_target(request["prompt_id"]), request))
+
+    def _redacted_child(self, answer: Any) -> Any:
+        """A child run (it has an ``id``) through the project's redact hook before it leaves the
+        worker to be stored and shown; a hook that fails keeps only what ``withheld`` keeps."""
+        if not isinstance(answer, dict) or "id" not in answer:
+            return answer
+        from crux_devtools.core.record.recording import withheld
+
+        from .diff_redact import project_redact
+
+        hook = project_redact(self.project.root)
+        if hook is None:
+            return answer
+        try:
+            done = hook(answer)
+            if not isinstance(done, dict):
+                raise TypeError(f"redact returned {type(done).__name__}; it must return the run dict")
+        except Exception as exc:  # noqa: BLE001 - user code: the run is withheld, the reason shown
+            out = withheld(answer)
+            out["error"]["message"] += f" ({type(exc).__name__}: {exc})"
+            return out
+        return done
 
     def _run_target(self, target_id: str) -> Any:
         """The recorded run's target, or a ``LookupError`` that says it is gone from the source."""

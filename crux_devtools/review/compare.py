@@ -6,7 +6,8 @@
      "summary": {"prompts": {added, removed, changed, unchanged}, "examples": {...}},
      "prompts": [{"id", "kind", "file", "line", "status", "note", "examples": [
          {"name", "status", "base": {"input_tokens", "status"} | None, "head": ... | None,
-          "changes": [...], "cache_prefix": {...} | None (None: the same plan at both), "cost": {"model", "delta_usd_per_1000"}}]}],
+          "changes": [...], "cache_prefix": {...} | None (None: the same plan at both), "cost": {"model", "delta_usd_per_1000"},
+          "expectations": [...] (only with example(..., expect=...): ``expectations.expectations_at``)}]}],
      "not_compared": [{"id", "file", "reason"}], "failures": [{"revision", "file", "line", "type", "message"}],
      "timing": {...}}
 
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .changes import Counter, compare, snapshot_from_example
+from .expectations import expectations_at
 
 SCHEMA = 1
 Pricer = Callable[[str | None], Any]  # model name -> a core.record.pricing.Price, or None (unpriced)
@@ -68,6 +70,9 @@ def _compare_example(
     name = (head or base or {}).get("name")
     entry: dict[str, Any] = {"name": name, "status": "unchanged", "base": _side(base), "head": _side(head),
                              "changes": [], "cache_prefix": None}
+    expectations = expectations_at(base, head)
+    if expectations is not None:  # only examples written with example(..., expect=...)
+        entry["expectations"] = expectations
     prompt = prompt_head or prompt_base or {}
     if base is None or head is None or prompt_base is None or prompt_head is None:
         entry["status"] = "added" if base is None else "removed"

@@ -7,6 +7,7 @@
     context-left:ID  context ID left a request (for any reason)
     tool-removed     a tool is no longer offered
     cache-prefix:N   a changed request's cacheable prefix is under N tokens
+    expect           an expectation (example(..., expect=...)) that held at base does not hold at head
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..statuses import fails, word
+from .expectations import broken
 
-NAMES = ("error", "any", "tokens:+P%", "dropped", "context-left:ID", "tool-removed", "cache-prefix:N")
+NAMES = ("error", "any", "tokens:+P%", "dropped", "context-left:ID", "tool-removed", "cache-prefix:N", "expect")
 _TOKENS = re.compile(r"^tokens:\+?(\d+(?:\.\d+)?)%$")
 _PREFIX = re.compile(r"^cache-prefix:(\d+)$")
 
@@ -29,7 +31,7 @@ class PolicyError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    name: str  # error, any, tokens, dropped, context-left, tool-removed, cache-prefix
+    name: str  # error, any, tokens, dropped, context-left, tool-removed, cache-prefix, expect
     text: str  # as written
     number: float = 0.0
     id: str = ""
@@ -38,7 +40,7 @@ class Policy:
 def parse(text: str) -> Policy:
     """A policy from its ``--fail-on`` text (a ``PolicyError`` naming the legal ones otherwise)."""
     value = text.strip()
-    if value in ("error", "any", "dropped", "tool-removed"):
+    if value in ("error", "any", "dropped", "tool-removed", "expect"):
         return Policy(value, value)
     if m := _TOKENS.match(value):
         return Policy("tokens", value, float(m.group(1)))
@@ -85,6 +87,12 @@ def met(policy: Policy, document: Mapping[str, Any]) -> list[str]:
     for prompt in document["prompts"]:
         for example in prompt["examples"]:
             where = _where(prompt, example)
+            if policy.name == "expect":
+                for row in broken(example.get("expectations")):
+                    found.append(
+                        f"{row['file']}:{row['line']}: {where}: expect().{row['expect']} held at base, {row['head']} at head"
+                        + (f": {row['held']}" if row["held"] else "") + (f"; {row['reason']}" if row["reason"] else "")
+                    )
             if policy.name == "any" and example["status"] != "unchanged":
                 found.append(f"{where}: {example['status']}")
             prefix = example.get("cache_prefix")

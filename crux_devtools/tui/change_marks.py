@@ -3,8 +3,9 @@
 The same review as the web list's marks and the Diff screen (``d``): the session's one ``LiveDiff``
 (the base revision evaluated once per commit) compares the report on screen with ``HEAD``, and
 ``review_view`` lists the prompts with a changed example. It is asked again after each report, in a
-worker (the UI never waits for it); answers may come back out of order, and an older report's answer
-never replaces a newer one's. Outside a git work tree, or when the comparison fails, there are no
+worker (the UI never waits for it), and again when the commit ``HEAD`` names moves (a commit, a
+checkout: the working tree may not change at all), which is looked at every ``HEAD_CHECK_SECONDS``;
+answers may come back out of order, and an older report's answer never replaces a newer one's. Outside a git work tree, or when the comparison fails, there are no
 marks: the reason is the tree's tooltip, nothing more.
 """
 
@@ -27,6 +28,7 @@ class ChangeMarks:
     base: str
     changed: frozenset[str]
     note: str | None = None
+    sha: str | None = None  # the commit ``base`` named when they were worked out
 
     def legend(self) -> str:
         """What the header says of them (nothing when no prompt differs)."""
@@ -45,12 +47,14 @@ async def change_marks(session: Any, base: str = BASE) -> ChangeMarks:
     from .screens.diff import live_diff
 
     try:
-        view = review_view(await live_diff(session).document(base))
+        document = await live_diff(session).document(base)
+        view = review_view(document)
     except Exception as exc:  # the comparison failed (e.g. the base revision did not load): no marks
         return ChangeMarks(base, frozenset(), f"{type(exc).__name__}: {exc}")
+    sha = (document.get("base") or {}).get("sha")
     if view.error:
-        return ChangeMarks(base, frozenset(), view.error)
-    return ChangeMarks(base, frozenset(view.changed_ids))
+        return ChangeMarks(base, frozenset(), view.error, sha)
+    return ChangeMarks(base, frozenset(view.changed_ids), None, sha)
 
 
 @dataclass
@@ -64,6 +68,7 @@ class ChangeMarksComputed(Message):
 class ChangeMarksApp:
     """The app's side (a mixin of ``CruxTui``): ``request_change_marks`` after each report shown."""
 
+    HEAD_CHECK_SECONDS = 2.0  # how often the commit HEAD names is looked at (one git call)
     _marks_asked = 0  # requests made so far
     _marks_shown = 0  # the request whose answer is on screen
     change_marks: ChangeMarks | None = None  # on screen (None: no answer yet)
@@ -72,6 +77,21 @@ class ChangeMarksApp:
         """Ask for the marks of the report just shown, once it is drawn (they are not in its way)."""
         self._marks_asked += 1
         self.call_after_refresh(self.compute_change_marks, self._marks_asked)
+
+    def watch_head_moves(self: Any) -> None:
+        """Ask for the marks again whenever the commit the base names moves."""
+        self.set_interval(self.HEAD_CHECK_SECONDS, self.check_head_moved)
+
+    @work(group="change-marks-head", exclusive=True, exit_on_error=False)
+    async def check_head_moved(self: Any) -> None:
+        from .screens.diff import live_diff
+
+        marks = self.change_marks
+        if marks is None or self._marks_shown != self._marks_asked:
+            return  # no answer yet, or one is on its way
+        sha = await live_diff(self.session).sha(marks.base)
+        if sha != marks.sha and sha is not None:
+            self.request_change_marks()
 
     @work(group="change-marks", exit_on_error=False)
     async def compute_change_marks(self: Any, ticket: int) -> None:

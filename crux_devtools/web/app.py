@@ -98,6 +98,7 @@ def create_app(
     if endpoint is not None:  # MCP over streamable HTTP: the agent's view of the same session
         app.router.routes.append(Route("/mcp", SameOriginOnly(endpoint.app, hosts), methods=["GET", "POST", "DELETE"], include_in_schema=False))
     app.add_middleware(BodyLimitMiddleware)  # a body over 1 MB gets 413 before it is read
+    app.state.allowed_hosts = hosts  # routes that need an Origin check it too
     app.add_middleware(LocalOnlyMiddleware, allowed_hosts=hosts)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: on every response, refusals included
     return app

@@ -6,10 +6,12 @@ its GenAI spans appear on ``/runs`` (origin ``otel``) like any recorded run. Con
 
 - Who may send: by default only this machine (a loopback client address). With the environment
   variable ``CRUX_DEVTOOLS_OTLP_TOKEN`` set when ``serve`` starts, every sender must present it as
-  ``Authorization: Bearer <token>`` (and then any address may send).
+  ``Authorization: Bearer <token>`` (and then any address may send, under any ``Host`` it names the
+  server by: ``security.remote_ingest`` lets this one route past the Host check).
 - Bad input is a 4xx with a reason, never a 500: 415 for another content type (or protobuf without
   ``opentelemetry-proto``), 413 past ``MAX_BODY`` bytes (after gzip too), 400 for a body that is not
-  an export (truncated protobuf, broken JSON); spans that cannot become runs are a partial success
+  an export (truncated protobuf, broken JSON, a gzip body cut short). A gzip body of several members
+  (concatenated, as RFC 1952 allows) is read member by member, each an export of its own; spans that cannot become runs are a partial success
   (OTLP's ``partial_success``) and the rest are stored.
 - Runs are written in a worker thread, ``BATCH`` to a transaction, never pruning: a stored run is
   never lost to an export.
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import itertools
 import logging
-import os
 import zlib
 from typing import Any
 
@@ -29,12 +31,11 @@ from fastapi.responses import Response
 
 from ..core.record.runstore import RunStore, RunStoreError
 from ..inspector.otel_ingest import OtlpError, decode, export_response, ingest
-from .security import OTLP_MAX_BODY_BYTES
+from .security import OTLP_MAX_BODY_BYTES, TOKEN_ENV, otlp_token
 
 router = APIRouter()
 log = logging.getLogger(__name__)
 
-TOKEN_ENV = "CRUX_DEVTOOLS_OTLP_TOKEN"
 MAX_BODY = OTLP_MAX_BODY_BYTES  # bytes of one export, after decompression
 MAX_RUNS = 20_000  # GenAI spans taken from one export; the rest are rejected (partial success)
 BATCH = 200  # runs written per transaction
@@ -46,7 +47,7 @@ def _refuse(status: int, message: str) -> Response:
 
 
 def _allowed(request: Request) -> Response | None:
-    token = os.environ.get(TOKEN_ENV, "").strip()
+    token = otlp_token()
     if token:
         sent = request.headers.get("authorization", "")
         if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
@@ -58,7 +59,9 @@ def _allowed(request: Request) -> Response | None:
     return None
 
 
-async def _body(request: Request) -> bytes:
+async def _body(request: Request) -> list[bytes]:
+    """The export's body, one entry per gzip member (a gzip body may be several members one after
+    the other, each a whole export: every one is read), or the plain body as the one entry."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_BODY:
         raise OtlpError(413, f"the export is {int(declared):,} bytes; at most {MAX_BODY:,} are taken: send smaller batches")
@@ -71,16 +74,33 @@ async def _body(request: Request) -> bytes:
     body = b"".join(chunks)
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding == "gzip":
+        return gzip_members(body)
+    if encoding not in ("identity", ""):
+        raise OtlpError(415, f"content encoding {encoding!r} is not supported: send gzip or none")
+    return [body]
+
+
+def gzip_members(body: bytes) -> list[bytes]:
+    """Every member of a gzip body, decompressed (``MAX_BODY`` bytes in all at most): ``OtlpError``
+    400 for a body that is not gzip or ends inside a member, 413 past the limit."""
+    members: list[bytes] = []
+    total, rest = 0, body
+    while True:
         inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
-            body = inflate.decompress(body, MAX_BODY + 1)
+            member = inflate.decompress(rest, MAX_BODY + 1 - total)
         except zlib.error as exc:
-            raise OtlpError(400, f"the gzip body cannot be decompressed: {exc}") from None
-        if len(body) > MAX_BODY or inflate.unconsumed_tail:
+            where = f" (member {len(members) + 1})" if members else ""
+            raise OtlpError(400, f"the gzip body cannot be decompressed{where}: {exc}") from None
+        total += len(member)
+        if total > MAX_BODY or inflate.unconsumed_tail:
             raise OtlpError(413, f"the export is over {MAX_BODY:,} bytes once decompressed: send smaller batches")
-    elif encoding not in ("identity", ""):
-        raise OtlpError(415, f"content encoding {encoding!r} is not supported: send gzip or none")
-    return body
+        if not inflate.eof:
+            raise OtlpError(400, f"the gzip body ends inside member {len(members) + 1}: it was cut short; send the whole body")
+        members.append(member)
+        rest = inflate.unused_data
+        if not rest:
+            return members
 
 
 def _writer(request: Request) -> RunStore:
@@ -110,8 +130,7 @@ async def receive_traces(request: Request) -> Response:
         return refused
     content_type = request.headers.get("content-type", "")
     try:
-        body = await _body(request)
-        spans = decode(body, content_type)
+        spans = itertools.chain.from_iterable([decode(body, content_type) for body in await _body(request)])
         result = await asyncio.to_thread(lambda: ingest(spans, max_runs=MAX_RUNS))
         if result.runs:
             await asyncio.to_thread(_write, _writer(request), result.runs)

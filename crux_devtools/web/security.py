@@ -2,10 +2,16 @@
 
 A DNS-rebinding page reaches us with a foreign ``Host``; a cross-site form or fetch carries a foreign
 ``Origin``. Both are refused before any route runs.
+
+One request is let through with a foreign ``Host``: an OpenTelemetry export (``POST /v1/traces``)
+while ``CRUX_DEVTOOLS_OTLP_TOKEN`` is set, since a remote exporter names the server by the address it
+reaches it at. Its route then takes it only with that token as a Bearer token. The pages, ``/api``
+and every other path still refuse a foreign ``Host``, token or not.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -14,6 +20,19 @@ from starlette.exceptions import HTTPException
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+TOKEN_ENV = "CRUX_DEVTOOLS_OTLP_TOKEN"
+OTLP_PATH = "/v1/traces"
+
+
+def otlp_token() -> str:
+    """The token remote OpenTelemetry exporters must present (``""``: only this machine may send)."""
+    return os.environ.get(TOKEN_ENV, "").strip()
+
+
+def remote_ingest(scope: dict[str, Any]) -> bool:
+    """Whether the request is an OpenTelemetry export the token opens to other machines (its route
+    checks the token): ``POST /v1/traces`` while ``CRUX_DEVTOOLS_OTLP_TOKEN`` is set."""
+    return scope.get("path") == OTLP_PATH and str(scope.get("method", "")).upper() == "POST" and bool(otlp_token())
 
 
 def host_name(value: str) -> str:
@@ -49,7 +68,7 @@ class LocalOnlyMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         host = headers.get("host", "")
-        if host_name(host) not in self.allowed_hosts:
+        if host_name(host) not in self.allowed_hosts and not remote_ingest(scope):
             await _plain(send, 400, f"Host {host!r} is not allowed: open the inspector at http://127.0.0.1 or http://localhost.")
             return
         method = scope.get("method", "GET").upper()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..inspector.expectation_view import ExpectationRow, expectation_count, expectation_rows
 from ..inspector.api import default_budget_target, find_prompt, is_stale
 from ..inspector.report_types import ExampleReport, InspectionDict, LoadErrorDict, PromptReport, Report
 from ..statuses import term
@@ -255,6 +256,15 @@ class PromptView:
     def href(self) -> str:
         """This prompt's page, its id quoted whole (an id may hold "/" or "?")."""
         return prompt_href(self.prompt["id"])
+
+    @property
+    def expectations(self) -> list[ExpectationRow]:
+        """The example's expectations, one row each (``inspector/expectation_view.py``)."""
+        return expectation_rows(self.example_report)
+
+    @property
+    def expectation_count(self) -> str | None:
+        return expectation_count(self.example_report)
 
     @property
     def active(self) -> list[PartView]:

@@ -64,3 +64,23 @@ async def test_the_changes_page_opens_from_the_header_and_follows_a_save(tmp_pat
             shared.write_text(shared.read_text().replace("\\n- Say <script>alert(1)</script> never.", ""))
             await until(page, "() => document.querySelector('#diff-badge')?.dataset.changed === '0'", timeout=60)
             await until(page, "() => document.querySelectorAll('.diff-mark').length === 0", timeout=60)
+
+
+async def test_a_link_to_another_base_asks_first_and_the_button_compares(tmp_path: Path) -> None:
+    from diff_helpers import commit_all, git
+
+    require_browser()
+    root = make_project(tmp_path)
+    git(root, "branch", "older")
+    (root / "other.py").write_text((root / "other.py").read_text().replace("Sort the ticket.", "Sort it."))
+    commit_all(root, "second")
+    app = create_app(ProjectSession(root, history=False))
+    with live_server(app) as server:
+        async with chromium_page() as page:
+            await page.goto(server.url + "/diff?base=older")  # as a link from anywhere would open it
+            await until(page, "() => !!document.querySelector('#diff-confirm-button')", timeout=60)
+            assert app.state.live_diff.base_evaluations == 0 and not await page.locator("tr.diff-row").count()
+            await page.screenshot(path=str(tmp_path / "confirm.png"))
+            await page.click("#diff-confirm-button")  # a POST from the page itself, with its Origin
+            await until(page, "() => document.querySelector('tr.diff-row')?.dataset.prompt === 'triage'", timeout=60)
+            assert "older" in await page.inner_text("#review") and app.state.live_diff.base_evaluations == 1

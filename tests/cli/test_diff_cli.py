@@ -215,32 +215,7 @@ def test_markdown_of_a_large_review_is_cut_under_60000_characters_and_says_so(tm
     assert "**184 of 184 example(s) changed" in markdown and markdown.count("| <code>prompt-number-") == 180
 
 
-def test_recorded_inputs_of_a_prompt_nothing_reaches_are_planned_once(project: Path, tmp_path: Path) -> None:
-    from crux_devtools.core.record.runstore import RunStore
-
-    log = tmp_path / "plans.log"
-    (project / "counted.py").write_text(
-        "from pydantic import BaseModel\n\nfrom crux_devtools import prompt\n\n\nclass Q(BaseModel):\n    question: str\n\n\n"
-        f"def text(i):\n    with open({str(log)!r}, 'a') as f:\n        f.write(i.question + '\\n')\n    return i.question\n\n\n"
-        "counted = prompt('counted', system='Count.', input=Q, prompt=text, examples={'ex': {'question': 'from an example'}})\n"
-    )
-    commit_all(project, "a prompt that logs each plan")
-    store = RunStore.for_project(project)
-    store.write({"id": "r0", "target": "counted", "kind": "prompt", "status": "ok", "input": {"question": "from a run"},
-                 "started_at": "2026-01-01T00:00:00+00:00", "steps": []})
-    store.close()
-    (project / "other.py").write_text(OTHER.replace("Sort the ticket.", "Sort it."))  # counted.py does not import it
-    log.write_text("")
-    document = as_json(project, "--runs", "1")
-    assert document["timing"]["head_load"] == "incremental"
-    counted = next(p for p in document["prompts"] if p["id"] == "counted")
-    assert [(e["name"], e["status"]) for e in counted["examples"]] == [("ex", "unchanged"), ("run:r0", "unchanged")]
-    lines = log.read_text().splitlines()
-    # the example and the recorded input were each planned for one revision only: the report is shared
-    assert lines.count("from a run") == lines.count("from an example") >= 1, lines
-
-
-def test_only_what_can_differ_is_evaluated_twice(project: Path) -> None:
+def test_an_edit_to_a_file_no_prompt_reads_changes_nothing_and_one_read_by_user_code_does(project: Path) -> None:
     (project / "rules.txt").write_text("- Reply in English.")
     (project / "notes.md").write_text("team notes\n")
     (project / "read.py").write_text(
@@ -250,10 +225,9 @@ def test_only_what_can_differ_is_evaluated_twice(project: Path) -> None:
     commit_all(project, "a prompt that reads a data file")
     (project / "notes.md").write_text("team notes, edited\n")  # no prompt reads it
     document = as_json(project)
-    assert document["summary"]["examples"]["changed"] == 0 and document["timing"]["base_reused"] is True
+    assert document["summary"]["examples"]["changed"] == 0
     (project / "rules.txt").write_text("- Reply in English or French.")  # read by user code at import
     document = as_json(project)
-    assert document["timing"]["base_reused"] is False
     [example] = next(p for p in document["prompts"] if p["id"] == "rules")["examples"]
     assert [c["context"] for c in example["changes"] if c["kind"] == "text"] == ["prompt"]
 
@@ -289,7 +263,7 @@ def test_a_shallow_clone_without_the_base_says_so(project: Path, tmp_path: Path)
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_the_head_as_an_incremental_save_of_the_base_gives_the_same_review_as_two_fresh_loads(project: Path) -> None:
+def test_added_removed_and_changed_prompts_each_get_their_status(project: Path) -> None:
     for n in range(3):
         (project / f"mod{n}.py").write_text(
             f"from shared import house_rules\n\nfrom crux_devtools import prompt\n\np{n} = prompt('p{n}', system='Module {n}.', use=[house_rules], examples={{'a': {{}}}})\n"
@@ -299,17 +273,14 @@ def test_the_head_as_an_incremental_save_of_the_base_gives_the_same_review_as_tw
     (project / "new.py").write_text("from crux_devtools import prompt\n\nnew = prompt('new', system='New.', examples={'a': {}})\n")
     (project / "other.py").unlink()
     in_turn = as_json(project)
-    assert in_turn["timing"]["head_load"] in ("incremental", "full")
     statuses = {p["id"]: p["status"] for p in in_turn["prompts"]}
     assert statuses == {"reply": "unchanged", "p0": "unchanged", "p1": "changed", "p2": "unchanged", "new": "added",
                         "triage": "removed", "notes": "removed"}
-    # a file git ignores in the project (an export lacks it) makes both sides load from scratch
+    # a file git ignores is the same at both revisions: it changes no status
     (project / ".gitignore").write_text("local.txt\n")
     (project / "local.txt").write_text("kept out of git\n")
-    fresh = as_json(project)
-    assert "head_load" not in fresh["timing"] and "head_s" in fresh["timing"]
-    in_turn.pop("timing"), fresh.pop("timing")
-    assert in_turn == fresh
+    again = as_json(project)
+    assert {p["id"]: p["status"] for p in again["prompts"]} == statuses
 
 
 SECRET = "sk-live-0123456789"

@@ -20,6 +20,7 @@ from crux_devtools.core.errors import (
     MODEL_ERROR_KINDS,
     CallbackError,
     CruxError,
+    DamagedRunError,
     Diagnostic,
     ErrorInfo,
     MemoryStoreError,
@@ -152,6 +153,7 @@ EXAMPLES = [
     RunStoreError("/tmp/runs.sqlite3", "file is not a database"),
     RunError(ErrorInfo("ModelError", "model 'm' failed: ModelError: connection refused")),
     ReplayError("run 'r1' has no step 4"),
+    DamagedRunError("/tmp/runs.sqlite3", "run 'r1' is damaged: step 0's plan inputs refer to a stored text that is missing"),
 ]
 
 

@@ -5,6 +5,7 @@ on the bytes of a real runs database."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -86,12 +87,63 @@ def test_a_secret_input_appears_nowhere_in_the_stored_runs(tmp_path: Path) -> No
     assert failed["error"]["type"] == "PermissionError" and "need a supervisor" in failed["error"]["message"]
 
 
-def test_scrub_masks_whole_short_values_only_and_keeps_the_recorders_identifiers() -> None:
+def test_scrub_masks_short_values_as_words_and_keeps_the_recorders_identifiers() -> None:
     run = {"id": "run-4111", "input": {"pin": "41", "note": "pin 41 is 4111"}, "steps": [{"request": {"id": "req_4111"}, "text": "41"}]}
     out = scrub(run, ["41", "4111"], replacement="[redacted]")
-    assert out == {"id": "run-4111", "input": {"pin": "[redacted]", "note": "pin 41 is [redacted]"},
+    assert out == {"id": "run-4111", "input": {"pin": "[redacted]", "note": "pin [redacted] is [redacted]"},
                    "steps": [{"request": {"id": "req_4111"}, "text": "[redacted]"}]}
     with pytest.raises(TypeError, match="non-empty string"):
         redact_values("")
     with pytest.raises(TypeError, match="input_fields"):
         redact_values(input_fields="card_number")
+
+
+class Card(BaseModel):
+    cvc: str
+    pin: str
+    digit: int
+    question: str = "Is my card blocked?"
+
+
+class Verify(BaseModel):
+    cvc: str
+    digit: int
+
+
+def _verify(args: Verify) -> dict:
+    return {"checked": {"cvc": args.cvc, "digit": args.digit}, "note": f"CVC {args.cvc} and digit {args.digit} match card v7371"}
+
+
+verify = tool("verify", description="Check a card's CVC.", parameters=Verify, execute=_verify)
+card_check = context("card-check", priority=50, input=Card, system=lambda i: f"## Card\nCVC {i.cvc}, PIN {i.pin}, digit {i.digit}; ref 7371-a737")
+card_prompt = prompt("card", system="You check cards.", input=Card, use=[card_check], tools=[verify],
+                     prompt=lambda i: f"{i.question} CVC {i.cvc} (pin {i.pin}, digit {i.digit})")
+
+
+def test_short_field_values_are_masked_as_words_everywhere_in_a_stored_run(tmp_path: Path) -> None:
+    """A 3-, 2- and 1-character field value (the last an int) is masked in the system text, the
+    messages, the tool call's arguments, its result and the answer; "7371" and "a737" keep theirs."""
+    model = ScriptedModel([[tool_call("verify", {"cvc": "737", "digit": 7})], "CVC 737 matches; digit 7 too."], capacity=CAPACITY)
+    with record_runs(tmp_path, redact=redact_values(input_fields=["cvc", "pin", "digit"])) as recorder:
+        generate(agent("card-agent", prompt=card_prompt, model=model), input={"cvc": "737", "pin": "42", "digit": 7})
+    assert recorder.written == 1 and recorder.failure is None
+    assert "CVC 737" in model.requests[0].system and '"cvc":"737"' in model.requests[1].messages[-1]["content"]  # it went everywhere
+    store = RunStore.for_project(tmp_path)
+    try:
+        run = store.get(store.list()[0]["id"])
+    finally:
+        store.close()
+    assert run is not None
+    first, second = run["steps"]
+    assert first["sent"]["system"].endswith("## Card\nCVC ***, PIN **, digit *; ref 7371-a737")  # bounded: words containing it stay
+    assert "CVC *** (pin **, digit *)" in first["sent"]["messages"][0]["content"]
+    assert first["tool_calls"][0]["arguments"] == {"cvc": "***", "digit": "*"}
+    result = first["tool_results"][0]
+    assert result["output"] == {"checked": {"cvc": "***", "digit": "*"}, "note": "CVC *** and digit * match card v7371"}
+    assert second["sent"]["messages"][-1]["content"] == '{"checked":{"cvc":"***","digit":*},"note":"CVC *** and digit * match card v7371"}'  # as shown to the model
+    assert second["response_text"] == run["text"] == "CVC *** matches; digit * too."
+    assert run["input"] == {"cvc": "***", "pin": "**", "digit": "*", "question": "Is my card blocked?"}
+    text = json.dumps(run)
+    for word in ("737", "42"):
+        assert re.search(rf"(?<![\w]){word}(?![\w])", text) is None, word
+    assert first["index"] == 0 and isinstance(first["request"]["input_tokens"], int)  # the recorder's own numbers are kept

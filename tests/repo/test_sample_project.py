@@ -65,6 +65,35 @@ def test_crux_devtools_check_passes_on_the_sample_project():
     exe = Path(sys.executable).with_name("crux-devtools")
     out = subprocess.run([str(exe), "check", str(SAMPLE)], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stdout + out.stderr
+    # Every lesson's claims are expectations, and check judged each of them.
+    written = sum(len(re.findall(r"\.(?:includes|excludes|dropped|tokens|rung|tool|no_tool|cacheable_prefix|status)\(", text))
+                  for name, text in sample_sources().items() if name.startswith("0"))
+    held = re.search(r"(\d+) expectation\(s\) held", out.stdout)
+    assert held is not None and written >= 30, out.stdout
+    assert int(held.group(1)) >= written  # an example shared by a prompt and its agent is judged for both
+
+
+@pytest.mark.parametrize("lesson", ["01_contexts.py", "02_conditions.py", "03_budgets.py", "04_ladders.py", "05_agent.py", "06_memory.py"])
+def test_every_lesson_states_its_claims_as_expectations(lesson):
+    assert "expect=expect()" in (SAMPLE / lesson).read_text(), f"{lesson}: write the docstring's claims as example(..., expect=...)"
+
+
+def test_the_tour_cannot_drift_from_the_code(tmp_path):
+    """An edit that makes a lesson's claim false fails check, at the line of the claim."""
+    import shutil
+
+    sample = tmp_path / "sample_project"
+    shutil.copytree(SAMPLE, sample, ignore=shutil.ignore_patterns(".crux", "__pycache__", "data"))
+    lesson = sample / "03_budgets.py"
+    lesson.write_text(lesson.read_text().replace("token_budget=150", "token_budget=400"))
+    exe = Path(sys.executable).with_name("crux-devtools")
+    out = subprocess.run([str(exe), "check", str(sample)], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 1
+    claim = next(i for i, line in enumerate(lesson.read_text().splitlines(), 1) if 'dropped("style-examples", reason="budget").includes' in line)
+    assert out.stdout.splitlines()[0] == (
+        f"03_budgets.py:{claim}: ExpectationFailed: 'budgeted-reply' example 'with-brand-voice': "
+        "expect().dropped('style-examples', reason='budget'): `style-examples` is in the request"
+    )
 
 
 def test_the_sample_examples_show_each_case_the_readme_tour_promises(tmp_path):

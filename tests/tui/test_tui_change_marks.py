@@ -128,3 +128,21 @@ async def test_the_reason_for_no_marks_is_shown_literally() -> None:
         await settle(pilot)
         tree = app.query_one(PromptTree)
         assert visualize(tree, tree.tooltip).plain == f"No change marks: {note}"
+
+
+async def test_a_commit_moves_the_base_and_the_marks_follow_it(tmp_path: Path) -> None:
+    from diff_helpers import commit_all
+
+    root = make_project(tmp_path)
+    session = ProjectSession(root, history=False)
+    app = make_tui(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot_until(pilot, lambda: started(app) and answered(app, session), "the first marks are worked out")
+        other = root / "other.py"
+        other.write_text(other.read_text().replace("Sort the ticket.", "Sort the ticket by urgency."))
+        await pilot_until(pilot, lambda: marked(app) == {"triage"}, "triage is marked")
+        first = app.change_marks.sha
+        commit_all(root, "the edit, committed")  # HEAD moves; no file of the working tree changes
+        await pilot_until(pilot, lambda: app.change_marks.sha != first and marked(app) == set(), "the marks follow the commit")
+        assert app.change_marks.changed == frozenset() and "differ from HEAD" not in screen_lines(app)[0]
+        assert live_diff(session).base_evaluations == 2  # each commit HEAD named, once

@@ -20,6 +20,7 @@ from .contexts import (
     normalize_use,
 )
 from .entries import Ladder
+from .examples import Example
 
 if TYPE_CHECKING:
     from .contexts import UseEntry
@@ -98,6 +99,7 @@ class Prompt:
     token_budget: int | None = None
     model: Any = None
     defined_at: tuple[str, int] | None = field(default=None, repr=False)  # (file, line) of the prompt(...) call
+    expectations: dict[str, Any] = field(default_factory=dict, repr=False)  # example name -> Expect (example(..., expect=...))
 
     def __repr__(self) -> str:
         return f"<Prompt {self.id!r}>"
@@ -195,19 +197,26 @@ def _collect(prompt_id: str, own_input: type[BaseModel] | None, own_tools: tuple
     return decls, tools
 
 
-def _check_examples(prompt_id: str, examples: Any) -> dict[str, dict[str, Any]] | None:
+def _check_examples(prompt_id: str, examples: Any) -> tuple[dict[str, dict[str, Any]] | None, dict[str, Any]]:
+    """The examples as input dicts, and the expectations of those written with ``example(...)``."""
     if examples is None:
-        return None
+        return None, {}
     if not isinstance(examples, Mapping):
         raise TypeError(f"prompt {prompt_id!r}: examples must be a dict {{name: input dict}}, got {type(examples).__name__}")
     out: dict[str, dict[str, Any]] = {}
+    expectations: dict[str, Any] = {}
     for name, value in examples.items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"prompt {prompt_id!r}: example names must be non-empty strings, got {name!r}")
+        if isinstance(value, Example):
+            out[name] = dict(value.input)
+            if value.expect.items:
+                expectations[name] = value.expect
+            continue
         if not isinstance(value, Mapping):
             raise TypeError(f"prompt {prompt_id!r}: example {name!r} must be an input dict, got {type(value).__name__}")
         out[name] = dict(value)
-    return out
+    return out, expectations
 
 
 def prompt(
@@ -218,7 +227,7 @@ def prompt(
     input: type[BaseModel] | None = None,
     use: Sequence[UseEntry] = (),
     tools: Iterable[Tool] | Mapping[str, Tool] = (),
-    examples: Mapping[str, Mapping[str, Any]] | None = None,
+    examples: Mapping[str, Mapping[str, Any] | Example] | None = None,
     token_budget: int | None = None,
     model: Any = None,
 ) -> Prompt:
@@ -235,6 +244,7 @@ def prompt(
     own_tools = normalize_tools(id, tools)
     entries = normalize_use(id, use)
     decls, all_tools = _collect(id, own_input, own_tools, entries)
+    checked_examples, expectations = _check_examples(id, examples)
     return Prompt(
         id=id,
         system=check_text_source(id, "system", system),
@@ -242,10 +252,11 @@ def prompt(
         own_input=own_input,
         use=entries,
         tools=own_tools,
-        examples=_check_examples(id, examples),
+        examples=checked_examples,
         input_model=merge_fields(id, decls),
         all_tools=all_tools,
         token_budget=check_token_budget(token_budget),
         model=check_planning_model(id, model),
         defined_at=definition_site(),
+        expectations=expectations,
     )

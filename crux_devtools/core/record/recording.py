@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import copy
 import logging
 import os
 import threading
@@ -92,6 +91,9 @@ class RunRecorder:
         if self._pending and self._pid == os.getpid():
             self.flush(self.busy_timeout)
         _deactivate(self)
+        with _lock:
+            if self in _redacting:
+                _redacting.remove(self)
         with self._lock:
             self.enabled = False
             if self._store is not None and self._pid == os.getpid():
@@ -102,16 +104,28 @@ class RunRecorder:
         """Redact and write one run; returns what was written (``None`` if nothing was). Never raises."""
         if not self.enabled:
             return None
+        redacted = self.redacted(run)
+        return None if redacted is None else self.store(redacted)
+
+    def redacted(self, run: dict[str, Any]) -> dict[str, Any] | None:
+        """``run`` through this recorder's ``redact`` (``run`` itself when it has none); ``None``
+        when the hook failed, which turns this recorder off. Never raises."""
+        if self.redact is None:
+            return run
+        try:
+            redacted = self.redact(run)
+            if not isinstance(redacted, dict):
+                raise TypeError(f"redact returned {type(redacted).__name__}; it must return the run dict")
+        except Exception as exc:  # noqa: BLE001 - user code: recording stops, the application never sees it
+            self.disable(f"redact raised {type(exc).__name__}: {exc}" + (WITHHELD if self in _redacting else ""))
+            return None
+        return redacted
+
+    def store(self, run: dict[str, Any]) -> dict[str, Any] | None:
+        """Write one run that is already redacted; returns what was written. Never raises."""
+        if not self.enabled:
+            return None
         run = relative_file(run, self.dir)
-        if self.redact is not None:
-            try:
-                redacted = self.redact(run)
-                if not isinstance(redacted, dict):
-                    raise TypeError(f"redact returned {type(redacted).__name__}; it must return the run dict")
-            except Exception as exc:  # noqa: BLE001 - user code: recording stops, the application never sees it
-                self.disable(f"redact raised {type(exc).__name__}: {exc}")
-                return None
-            run = redacted
         try:
             with self._lock:
                 if not self.enabled:
@@ -262,12 +276,18 @@ def record_runs(dir: str | os.PathLike[str] = ".", *, redact: Redact | None = No
     recorder = RunRecorder(dir, redact=redact, keep=keep)
     with _lock:
         _active.append(recorder)
+        if redact is not None:
+            _redacting.append(recorder)
     return recorder
 
 
 # -- process-wide state: the recorders that are on, and the scope of the inspector's own runs ------
 _lock = threading.Lock()
 _active: list[RunRecorder] = []
+# The recorders whose ``redact`` is in force for every run of the process, until ``close()``: a
+# recorder a failing hook turned off stays here, so its runs are withheld rather than sent unmasked.
+_redacting: list[RunRecorder] = []
+WITHHELD = "; until it is closed, no run of this process is stored or exported (they would leave unmasked)"
 _env_checked = False
 
 
@@ -278,7 +298,7 @@ def _deactivate(recorder: RunRecorder) -> None:
 
 
 # Listeners take each run after every recorder has written it (the OpenTelemetry export): they see
-# the run as the last recorder left it, and must not block (``listener.write(run)``).
+# the same redacted run the recorders wrote, and must not block (``listener.write(run)``).
 _listeners: list[Any] = []
 
 
@@ -323,7 +343,8 @@ _scope: ContextVar[Scope | None] = ContextVar("crux_devtools_recording_scope", d
 @contextlib.contextmanager
 def recording_scope(*, origin: str = "inspector", recorder: RunRecorder | None = None) -> Iterator[Scope]:
     """For the devtools' own runs: runs made inside get ``origin``, also go to ``recorder`` (not
-    turned on process-wide) and are collected in ``scope.runs`` as built (before any redact)."""
+    turned on process-wide) and are collected in ``scope.runs`` as redacted for the stores (only
+    identity and status when a ``redact`` failed)."""
     scope = Scope(origin, recorder)
     token = _scope.set(scope)
     try:
@@ -383,13 +404,15 @@ class RunCapture:
             scope = self.scope
             if scope is not None and scope.recorder is not None and scope.recorder.enabled and scope.recorder not in consumers:
                 consumers.append(scope.recorder)
-            if scope is not None:
-                scope.runs.append({k: v for k, v in run.items() if k != "plan_inputs"})
-            for i, recorder in enumerate(consumers):
-                last = scope is None and i == len(consumers) - 1
-                recorder.write(run if last or recorder.redact is None else copy.deepcopy(run))  # each redact gets its own copy
+            shared = redacted(run, consumers)
+            if scope is not None:  # what the devtools show of their own run: as redacted, never more
+                scope.runs.append(withheld(run) if shared is None else {k: v for k, v in shared.items() if k != "plan_inputs"})
+            if shared is None:
+                return run
+            for recorder in consumers:
+                recorder.store(shared)
             for listener in list(_listeners):
-                listener.write(run)
+                listener.write(shared)
             return run
         except Exception as exc2:  # noqa: BLE001 - a recording fault never reaches the application
             _internal_failure(exc2)
@@ -440,6 +463,34 @@ class RunCapture:
             "steps": step_dicts,
             "plan_inputs": _built(self.plan_inputs),
         }
+
+
+def redacted(run: dict[str, Any], consumers: list[RunRecorder]) -> dict[str, Any] | None:
+    """``run`` redacted once for everything it goes to (every store, every exporter): through the
+    ``redact`` of each recorder that ``record_runs`` turned on and of each of ``consumers``, in turn
+    (each takes what the one before returned; ``run`` itself is built for this call alone, so a hook
+    may change it in place). ``None`` (the run goes nowhere, with a warning) when a hook fails: a
+    run is never sent on with a value one of them was there to mask."""
+    with _lock:
+        hooks = list(_redacting)
+    hooks += [r for r in consumers if r.redact is not None and r not in hooks]
+    if not hooks:
+        return run
+    out = run
+    for recorder in hooks:
+        done = recorder.redacted(out)
+        if done is None:
+            return None
+        out = done
+    return out
+
+
+def withheld(run: dict[str, Any]) -> dict[str, Any]:
+    """What is shown of a run a failing ``redact`` kept from every store: its identity, status and
+    counts, none of its texts."""
+    kept = {k: run.get(k) for k in ("id", "target", "kind", "file", "line", "origin", "started_at", "duration_ms", "model", "usage")}
+    message = f"the run ended {run.get('status')!r}, but its texts are not shown: the redact hook failed, so it was neither stored nor exported"
+    return {**kept, "status": "error", "error": {"type": "RedactError", "message": message, "traceback": None}, "input": None, "text": None, "steps": []}
 
 
 def _step_dict(step: Any) -> dict[str, Any]:

@@ -7,7 +7,8 @@ nothing. The schema is versioned with ``PRAGMA user_version`` like the memory st
 A run is a JSON object: ``id, target, kind, file, line, origin, started_at, duration_ms, status,
 error, model, input, text, usage, steps`` (each step ``Step.to_dict()``). ``write`` never trusts it: any value that is not JSON
 (an object, a set, bytes, NaN, a non-string key) is stored as its ``repr``, and a string longer
-than ``TEXT_CAP`` characters is cut, ending with a marker that names its true size. Every SQLite
+than ``TEXT_CAP`` characters is cut, ending with a marker that names its true size (but in a
+step's ``sent`` request, kept whole: it is what the model received). Every SQLite
 failure is translated once, here, into a ``RunStoreError`` that names the file and says what to do.
 
 This module imports only the standard library (and ``errors``), so the inspector's light session
@@ -23,6 +24,7 @@ import math
 import os
 import re
 import sqlite3
+import sys
 import threading
 import time
 import uuid
@@ -32,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import RunStoreError
+from ..errors import DamagedRunError, RunStoreError
 from ..migrations import apply_migrations, split_script, use_wal
 
 RUNS_FILE = Path(".crux") / "runs.sqlite3"
@@ -239,10 +241,15 @@ def _utf8(text: str) -> str:
     return text
 
 
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def json_text(value: Any, *, indent: int | None = None) -> str:
     """``value`` (a run read back from the store) as JSON text any UTF-8 output can take: a lone
-    surrogate the store kept (a reply with broken bytes) is written as its ``\\udcXX`` escape."""
-    return _utf8(json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False))
+    surrogate the store kept (a reply with broken bytes) is written as its ``\\udcXX`` escape, and
+    DEL and the C1 controls (which JSON leaves raw, and a terminal obeys) as ``\\u009b``."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
+    return _utf8(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _C1.search(text) else text)
 
 
 def stored_json(value: Any) -> str:
@@ -254,6 +261,21 @@ def stored_json(value: Any) -> str:
         text = None
     if text is None or len(text) > TEXT_CAP:
         text = _dumps(storable(value))
+    return _utf8(text)
+
+
+def stored_step(step: Any) -> str:
+    """A step as ``write`` stores it: like ``stored_json``, but its ``sent`` request is kept whole
+    however long its texts are (the record of what the model received, which replay compares
+    with); the step's other strings are capped at ``TEXT_CAP``."""
+    if not isinstance(step, Mapping) or not isinstance(step.get("sent"), Mapping):
+        return stored_json(step)
+    try:
+        text = _dumps(step)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is None or len(text) > TEXT_CAP:
+        text = _dumps({(k if type(k) is str else _key(k)): storable(v, sys.maxsize) if k == "sent" else storable(v) for k, v in step.items()})
     return _utf8(text)
 
 
@@ -556,7 +578,7 @@ class RunStore:
         data["target"], data["status"], data["origin"] = target, status, origin
         step_count, input_tokens = len(steps), _input_tokens(steps)
         summary = _utf8(_dumps(data))  # already made storable above
-        step_rows = [stored_json(step) for step in steps]
+        step_rows = [stored_step(step) for step in steps]
         search = tuple(_utf8(t) for t in (target, _search_text(data.get("model")), _search_text(data.get("input")), _search_text(data.get("text")), _error_text(data.get("error"))))
         with self._writing("write a run") as conn:
             old = conn.execute("SELECT seq FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -823,7 +845,8 @@ def _drop_unreferenced(conn: sqlite3.Connection, frames: set[str]) -> None:
 def read_step_plan(store: RunStore, run_id: str, index: int) -> dict[str, Any] | None:
     """What step ``index`` of run ``run_id`` was planned from: ``{"frame", "state", "texts"}`` (every
     text the frame refers to, by hash), or ``None`` when the step kept none (a run recorded before
-    plan inputs were kept, or an unknown run or step)."""
+    plan inputs were kept, or an unknown run or step). Raises ``DamagedRunError`` when a text the
+    step's plan inputs refer to is missing from the file."""
     with store._reading("read a step's plan inputs") as conn:
         if conn is None or int(conn.execute("PRAGMA user_version").fetchone()[0]) < 2:
             return None
@@ -834,7 +857,7 @@ def read_step_plan(store: RunStore, run_id: str, index: int) -> dict[str, Any] |
             return None
         found = conn.execute("SELECT text FROM blobs WHERE hash = ?", (row[0],)).fetchone()
         if found is None:
-            return None
+            raise _damaged(store, run_id, index, [row[0]])
         frame = json.loads(found[0])
         wanted = sorted(_text_refs(frame))
         texts: dict[str, str] = {}
@@ -842,7 +865,18 @@ def read_step_plan(store: RunStore, run_id: str, index: int) -> dict[str, Any] |
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
             texts.update(conn.execute(f"SELECT hash, text FROM blobs WHERE hash IN ({marks})", chunk).fetchall())
+    missing = [h for h in wanted if h not in texts]
+    if missing:
+        raise _damaged(store, run_id, index, missing)
     return {"frame": frame, "state": json.loads(row[1]), "texts": texts}
+
+
+def _damaged(store: RunStore, run_id: str, index: int, missing: builtins.list[str]) -> DamagedRunError:
+    more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+    return DamagedRunError(
+        str(store.path), f"run {run_id!r} is damaged: step {index}'s plan inputs refer to a stored text that is missing "
+        f"(blob {missing[0]}{more}), so it cannot be replayed from its recording; --source current plans it from the project's source",
+    )
 
 
 def _text_refs(frame: Mapping[str, Any]) -> set[str]:

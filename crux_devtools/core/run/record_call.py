@@ -15,7 +15,8 @@ answer as ``provider_response``. An exception inside the block is recorded as th
 goes on to the application; recording itself never raises into it.
 
 Where it goes: ``dir`` when given, else every recorder that ``record_runs``/``CRUX_DEVTOOLS_RECORD``
-turned on, else ``./.crux/runs.sqlite3``.
+turned on, else ``./.crux/runs.sqlite3``. A ``dir`` that ``record_runs`` already records into is
+written once, by that recorder; every run is redacted by every ``redact`` in force, once.
 """
 
 from __future__ import annotations
@@ -172,6 +173,9 @@ def _recorder_for(dir: str | os.PathLike[str] | None) -> RunRecorder | None:
             return None
         dir = "."
     key = os.path.abspath(os.fspath(dir))
+    for active in recording._active_now():
+        if str(active.dir) == key:
+            return active  # record_runs(dir, redact=...) already records there: one write, redacted by it
     with _recorders_lock:
         recorder = _recorders.get(key)
         if recorder is None or not recorder.enabled:
