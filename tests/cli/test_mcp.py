@@ -34,11 +34,12 @@ READ_TOOLS = {"list_targets", "inspect", "check", "diff", "runs", "run", "replay
 LONGER_VOICE = "Calm and exact. Name the screen and the button the customer should press, in the words the app itself uses."
 
 
-def sample_copy(tmp_path: Path, *, repo: bool = True) -> Path:
+def sample_copy(tmp_path: Path, *, repo: bool = True, longer_voice: bool = False) -> Path:
     project = tmp_path / "sample"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    budgets = project / "03_budgets.py"
-    budgets.write_text(budgets.read_text().replace('"brand_voice": "Calm and exact."', f'"brand_voice": "{LONGER_VOICE}"'))
+    if longer_voice:
+        budgets = project / "03_budgets.py"
+        budgets.write_text(budgets.read_text().replace('"brand_voice": "Calm and exact."', f'"brand_voice": "{LONGER_VOICE}"'))
     if repo:
         git(project, "init", "-q")
         commit_all(project, "sample")
@@ -60,7 +61,7 @@ async def ask(client: Client, tool: str, **arguments: Any) -> tuple[bool, str, A
 
 
 async def test_the_agent_inspects_edits_and_diffs_over_stdio(tmp_path: Path) -> None:
-    project = sample_copy(tmp_path)
+    project = sample_copy(tmp_path, longer_voice=True)
     async with connected(project) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert READ_TOOLS <= names and not names & {"run_target", "replay_send"}
@@ -125,9 +126,12 @@ async def test_unknown_names_are_one_error_naming_the_known_ones_and_check_is_th
         assert failed and answer["error"]["known"] == []
         failed, _text, answer = await ask(client, "diff")
         assert failed and "git" in answer["error"]["message"]  # not a repository: said, not crashed
-        failed, _text, verdict = await ask(client, "check")
+        failed, _text, verdict = await ask(client, "check", detail="full")
         cli = subprocess.run([CLI, "check", str(project), "--json"], capture_output=True, text=True, timeout=300)
-        assert not failed and verdict == json.loads(cli.stdout) and verdict["ok"] is True and cli.returncode == 0
+        printed = json.loads(cli.stdout)
+        assert not failed and verdict == printed and verdict["ok"] is True and cli.returncode == 0
+        failed, _text, compact = await ask(client, "check")
+        assert not failed and compact["ok"] is True and compact["failures"] == []
 
 
 async def test_a_compact_answer_fits_and_counts_what_it_cut_and_full_cuts_nothing(tmp_path: Path) -> None:
