@@ -124,7 +124,8 @@ def main() -> None:
         if len(wheels) != 1:
             fail("python -m build", f"expected one wheel in {dist}, found {wheels}")
         names = set(zipfile.ZipFile(wheels[0]).namelist())
-        for needed in ("crux_devtools/py.typed", "crux_devtools/templates/base.html", "crux_devtools/static/app.js", *VENDORED):
+        for needed in ("crux_devtools/py.typed", "crux_devtools/templates/base.html", "crux_devtools/static/app.js", *VENDORED,
+                       "crux_devtools/skills/crux-devtools/SKILL.md"):  # the agent skill, beside the MCP server
             if needed not in names:
                 fail("the wheel's contents", f"{wheels[0].name} lacks {needed}")
         venv.EnvBuilder(with_pip=True).create(env_dir)

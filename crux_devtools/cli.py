@@ -17,6 +17,7 @@ import click  # noqa: E402
 
 if TYPE_CHECKING:
     from .inspector.report_types import PromptReport, Report
+    from .inspector.session import ProjectSession
 
 TIMEOUT_HELP = "Seconds user code may run per module import or example before the worker is killed."
 
@@ -42,44 +43,66 @@ async def _inspect(
     data: dict[str, Any] | None,
     token_budget: int | None,
     input_budget: int | None = None,
+    model: str | None = None,
 ) -> Report:
-    from .inspector.evaluate import planned_tokens, status_of
     from .inspector.session import ProjectSession
 
     session = ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, fork=False)
     try:
         await session.start()
-        loaded = session.report
-        if loaded is None:  # start() holds a report after its first load, even a failed one
-            raise click.ClickException(f"{root}: the project was not loaded")
-        report = loaded.copy()
-        prompts = report["prompts"]
-        if prompt_id is not None:
-            prompts = [p for p in prompts if p["id"] == prompt_id]
-            if not prompts and not report["errors"]:
-                known = ", ".join(p["id"] for p in report["prompts"]) or "none"
-                raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
-        if example is not None or data is not None or token_budget is not None or input_budget is not None:
-            chosen: list[PromptReport] = []
-            for prompt in prompts:
-                if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
-                    if prompt_id is None:
-                        continue
-                    known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
-                    raise click.ClickException(f"{prompt['kind']} {prompt['id']!r} has no example {example!r}; known examples: {known}")
-                names = [example] if example is not None or data is not None else [e["name"] for e in prompt["examples"]]
-                examples = [
-                    await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget)
-                    for name in names
-                ]
-                # status and size (the first example's planned input tokens) are of the examples shown
-                first = examples[0] if examples else None
-                chosen.append({**prompt, "examples": examples, "status": status_of(examples, checked=prompt["note"] is None), "total_tokens": planned_tokens(first)})
-            prompts = chosen
-        report["prompts"] = prompts
-        return report
+        return await select_report(session, prompt_id, example, data, token_budget, input_budget, model)
     finally:
         await session.stop()
+
+
+async def select_report(
+    session: ProjectSession,
+    prompt_id: str | None,
+    example: str | None,
+    data: dict[str, Any] | None,
+    token_budget: int | None,
+    input_budget: int | None = None,
+    model: str | None = None,
+) -> Report:
+    """The report ``inspect --json`` prints, from a started session: its prompts (or the one asked
+    for) with their examples, re-evaluated in its worker for an example, input, budget or model (a
+    capacity profile's name, checked: an unknown one is an error naming the known ones). An unknown
+    id or example is a ``ClickException`` naming the known ones."""
+    if model is not None:
+        from .cli_replay import model_profile
+
+        model_profile(session.root, model)
+    from .inspector.evaluate import planned_tokens, status_of
+
+    loaded = session.report
+    if loaded is None:  # start() holds a report after its first load, even a failed one
+        raise click.ClickException(f"{session.root}: the project was not loaded")
+    report = loaded.copy()
+    prompts = report["prompts"]
+    if prompt_id is not None:
+        prompts = [p for p in prompts if p["id"] == prompt_id]
+        if not prompts and not report["errors"]:
+            known = ", ".join(p["id"] for p in report["prompts"]) or "none"
+            raise click.ClickException(f"no prompt or agent with id {prompt_id!r}; known ids: {known}")
+    if example is not None or data is not None or token_budget is not None or input_budget is not None or model is not None:
+        chosen: list[PromptReport] = []
+        for prompt in prompts:
+            if example is not None and data is None and example not in {e["name"] for e in prompt["examples"]}:
+                if prompt_id is None:
+                    continue
+                known = ", ".join(e["name"] for e in prompt["examples"]) or "none"
+                raise click.ClickException(f"{prompt['kind']} {prompt['id']!r} has no example {example!r}; known examples: {known}")
+            names = [example] if example is not None or data is not None else [e["name"] for e in prompt["examples"]]
+            examples = [
+                await session.evaluate(prompt["id"], example=name, input=data, token_budget=token_budget, input_budget=input_budget, model=model)
+                for name in names
+            ]
+            # status and size (the first example's planned input tokens) are of the examples shown
+            first = examples[0] if examples else None
+            chosen.append({**prompt, "examples": examples, "status": status_of(examples, checked=prompt["note"] is None), "total_tokens": planned_tokens(first)})
+        prompts = chosen
+    report["prompts"] = prompts
+    return report
 
 
 @main.command()
@@ -94,6 +117,7 @@ async def _inspect(
     metavar="N",
     help="Plan each request with this input budget (max tokens): shows which ladder rungs the planner picks.",
 )
+@click.option("--model", metavar="NAME", help="Plan each request against this model's capacity profile ([tool.crux-devtools.models.NAME]) instead of the target's model.")
 @click.option("--resolved", is_flag=True, help="Show the system text as the resolver made it (every part in full, before planning) instead of the request as sent.")
 @click.option("--brief", is_flag=True, help="Cut long texts (parts, messages, tool schemas) to a few lines, saying how much was cut.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts) instead of text.")
@@ -105,6 +129,7 @@ def inspect(
     input_json: str | None,
     token_budget: int | None,
     input_budget: int | None,
+    model: str | None,
     resolved: bool,
     brief: bool,
     as_json: bool,
@@ -123,7 +148,7 @@ def inspect(
             data = parse_input(input_json)
         except InputError as exc:  # one line, exit 1: not JSON, not an object, too deep, a lone surrogate
             raise click.ClickException(f"--input: {exc}") from None
-    report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget))
+    report = asyncio.run(_inspect(_project(directory), timeout, prompt_id, example, data, token_budget, input_budget, model))
     from .inspector.cli_text import expectation_failures, failures, render_report
 
     click.echo(json.dumps(report, indent=2) if as_json else render_report(report, resolved=resolved, brief=brief))
@@ -141,7 +166,7 @@ def inspect(
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 @click.option("--strict", is_flag=True, help="Also fail on prompts that could not be checked (required inputs and no examples).")
-@click.option("--json", "as_json", is_flag=True, help="Print the failures and every expectation's result as JSON instead of lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document (failures, every expectation's result, warnings, prompts not checked) instead of lines.")
 def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
     """Resolve and plan every prompt with every example; exit 1 on any error.
 
@@ -156,17 +181,17 @@ def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
     from .inspector.cli_text import expectation_failures, expectation_results, failures, not_checked, warnings
 
     report = asyncio.run(_inspect(_project(directory), timeout, None, None, None, None))
+    if as_json:
+        from .inspector.check_document import check_document
+
+        document = check_document(report, strict=strict)
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        if not document["ok"]:
+            click.get_current_context().exit(1)
+        return
     lines = failures(report, strict=strict) + expectation_failures(report)
     results = expectation_results(report)
     examples = sum(len(p["examples"]) for p in report["prompts"])
-    if as_json:
-        click.echo(json.dumps({
-            "ok": not lines, "prompts": len(report["prompts"]), "examples": examples, "failures": lines,
-            "expectations": results, "held": sum(r["state"] == "held" for r in results),
-        }, indent=2))
-        if lines:
-            click.get_current_context().exit(1)
-        return
     for line in lines:
         click.echo(line)
     for line in warnings(report):
@@ -193,9 +218,10 @@ def check(directory: str, timeout: float, strict: bool, as_json: bool) -> None:
 @click.option("--no-open", is_flag=True, help="Do not open a browser.")
 def serve(directory: str, host: str, port: int, no_open: bool) -> None:
     """Web inspector for the project in DIRECTORY, live as you save."""
+    from .mcp_server.http import http_mcp
     from .web.serve import serve as run_server
 
-    run_server(directory, host=host, port=port, open_browser=not no_open)
+    run_server(directory, host=host, port=port, open_browser=not no_open, mcp=http_mcp)
 
 
 @main.command()
@@ -392,3 +418,4 @@ from .cli_replay import replay as _replay  # noqa: E402  (`crux-devtools replay`
 
 main.add_command(_replay)
 from . import cli_cache  # noqa: E402,F401  (registers `crux-devtools cache`)
+from . import cli_mcp  # noqa: E402,F401  (registers `crux-devtools mcp`)

@@ -39,7 +39,7 @@ SLOW_MODULES = frozenset({
     "test_report_contract.py", "test_report_sent.py", "test_orphans.py", "test_web_sse.py", "test_web_hostile_input.py",
     # the crux-devtools command in a subprocess
     "test_cli.py", "test_cli_sent.py", "test_cli_runs.py", "test_check.py", "test_load_errors.py", "test_record_demo.py",
-    "test_history_unavailable.py", "test_expectations_cli.py", "test_pytest_plugin.py",
+    "test_history_unavailable.py", "test_expectations_cli.py", "test_pytest_plugin.py", "test_mcp.py", "test_mcp_http.py",
     # the Textual app under a pilot (some over a real session)
     "test_tui.py", "test_tui_markup.py", "test_tui_nav.py", "test_tui_request.py", "test_tui_runs.py",
     "test_tui_runs_layout.py", "test_tui_snapshots.py", "test_tui_real_session.py",

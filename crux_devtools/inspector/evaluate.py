@@ -234,7 +234,8 @@ def evaluate_example(
     model: Any = None,
     keep_preview: list[Any] | None = None,
 ) -> ExampleReport:
-    """One ``ExampleReport``: the inspection and the plan, both under ``token_budget``.
+    """One ``ExampleReport``: the inspection and the plan, both under ``token_budget`` (and planned
+    against the model named ``model`` instead of the target's, when given: ``inspect --model``).
 
     ``inspections`` (one report's memo) lets targets sharing a prompt, such as an agent and its
     prompt, resolve each distinct input once. ``model`` plans against that model (a name, a profile or an

@@ -790,12 +790,14 @@ class ProjectSession:
         token_budget: int | None = None,
         input_budget: int | None = None,
         messages: dict[str, Any] | None = None,
+        model: str | None = None,
     ) -> ExampleReport:
         """One example (or custom input) re-evaluated in the worker; returns an ``ExampleReport``.
-        ``messages`` (``replaying.step_messages``): plan the request as at a later step of a run."""
+        ``messages`` (``replaying.step_messages``): plan the request as at a later step of a run;
+        ``model``: plan it against the model of that name (a capacity profile) instead of the target's."""
         answer = await self._job(
             {"op": "evaluate", "prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget, "input_budget": input_budget,
-             "messages": messages}
+             "messages": messages, "model": model}
         )
         if answer["ok"]:
             return answer["result"]

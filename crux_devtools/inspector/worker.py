@@ -595,6 +595,7 @@ class Worker:
             input_budget=request.get("input_budget"),
             defaults=self.defaults,
             messages=request.get("messages"),
+            model=request.get("model"),
         )
 
     def run(self, request: dict[str, Any]) -> Any:

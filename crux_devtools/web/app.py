@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import jinja2
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
+from starlette.routing import Route
 
 from ..inspector.count_labels import COUNT_LABELS
 from ..inspector.api import SessionLike
@@ -18,7 +20,7 @@ from . import routes_api, routes_cache, routes_diff, routes_events, routes_otel,
 from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
-from .security import BodyLimitMiddleware, LocalOnlyMiddleware, SecurityHeadersMiddleware, allowed_host_set
+from .security import BodyLimitMiddleware, LocalOnlyMiddleware, SameOriginOnly, SecurityHeadersMiddleware, allowed_host_set
 from .slow_clients import BodyDeadline
 from .views import prompt_href
 from .views_list import marked
@@ -55,10 +57,15 @@ def create_app(
     bound_host: str | None = None,
     allowed_hosts: Iterable[str] = (),
     manage_session: bool = True,
+    mcp: Callable[[SessionLike], Any] | None = None,
 ) -> FastAPI:
     """Build the app. With ``manage_session`` the app starts the session before it answers anything
-    (so the first page shows the first report) and stops it on shutdown."""
+    (so the first page shows the first report) and stops it on shutdown. ``mcp(session)``, when given
+    and not None, answers MCP at ``/mcp`` (an ASGI ``app`` and its ``running()`` lifespan), under the
+    same Host checks and with no foreign Origin on any method."""
     hub = EventHub()
+    hosts = allowed_host_set(bound_host, allowed_hosts)
+    endpoint = mcp(session) if mcp is not None else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -66,7 +73,10 @@ def create_app(
             await session.start()
         hub.attach(session)
         try:
-            yield
+            async with AsyncExitStack() as running:
+                if endpoint is not None:
+                    await running.enter_async_context(endpoint.running())
+                yield
         finally:
             hub.detach()
             if manage_session:
@@ -75,6 +85,7 @@ def create_app(
     app = FastAPI(title="crux-devtools inspector", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.session = session
     app.state.hub = hub
+    app.state.mcp = endpoint is not None
     app.state.templates = make_templates()
     app.mount("/static", StaticFiles(directory=str(asset_dir("static"))), name="static")
     app.include_router(routes_pages.router)
@@ -87,8 +98,10 @@ def create_app(
     app.include_router(routes_cache.router)  # GET /prompt/cache: the Cache panel, fetched by the page
     app.include_router(rung_styles.router)  # /rungs.css: each rung's colour, from the vocabulary
     app.include_router(routes_otel.router)  # POST /v1/traces: OpenTelemetry spans in
+    if endpoint is not None:  # MCP over streamable HTTP: the agent's view of the same session
+        app.router.routes.append(Route("/mcp", SameOriginOnly(endpoint.app, hosts), methods=["GET", "POST", "DELETE"], include_in_schema=False))
     app.add_middleware(BodyLimitMiddleware)  # a body over 1 MB gets 413 before it is read
-    app.state.allowed_hosts = allowed_host_set(bound_host, allowed_hosts)  # routes that need an Origin check it too
-    app.add_middleware(LocalOnlyMiddleware, allowed_hosts=app.state.allowed_hosts)
+    app.state.allowed_hosts = hosts  # routes that need an Origin check it too
+    app.add_middleware(LocalOnlyMiddleware, allowed_hosts=hosts)
     app.add_middleware(SecurityHeadersMiddleware)  # outermost: on every response, refusals included
     return app

@@ -215,3 +215,21 @@ async def _plain(send: Any, status: int, text: str, *, close: bool = False) -> N
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+class SameOriginOnly:
+    """Every request to the wrapped app, whatever its method, must name no foreign origin (the rule
+    ``LocalOnlyMiddleware`` applies to state-changing requests): for an endpoint whose every call
+    runs the project's code, such as MCP at ``/mcp``. A refusal is 403."""
+
+    def __init__(self, app: Any, allowed_hosts: frozenset[str]) -> None:
+        self.app = app
+        self.local = LocalOnlyMiddleware(app, allowed_hosts)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            if not self.local.same_origin(headers):
+                await _plain(send, 403, "Cross-origin request refused: only a local client may talk to /mcp.")
+                return
+        await self.app(scope, receive, send)

@@ -57,8 +57,9 @@ def choose_binding(host: str, port: int) -> Binding:
     )
 
 
-def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, open_browser: bool = True) -> None:
-    """Load the project, then serve the inspector until Ctrl-C; prints the URL (and a moved port)."""
+def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, open_browser: bool = True, mcp: Any = None) -> None:
+    """Load the project, then serve the inspector until Ctrl-C; prints the URL (and a moved port).
+    ``mcp``: ``create_app``'s factory of the ``/mcp`` endpoint (None: no MCP)."""
     from ..inspector.session import ProjectSession
     from .app import create_app
 
@@ -70,11 +71,13 @@ def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, o
         raise click.ClickException(vendor_missing_message(missing))
     binding = choose_binding(host, port)
     session = ProjectSession(root)
-    app = create_app(session, bound_host=host)
+    app = create_app(session, bound_host=host, mcp=mcp)
     if binding.moved_from is not None:
         click.echo(f"Port {binding.moved_from} is busy; using {binding.port} instead.")
     click.echo(f"crux-devtools inspector for {session.root}")
     click.echo(f"Serving at {binding.url}  (Ctrl-C to stop)")
+    if app.state.mcp:
+        click.echo(f"MCP (streamable HTTP) at {binding.url}mcp")
     server = InspectorServer(server_config(app, binding))
     if open_browser and not can_open_browser():
         click.echo("No graphical display here: open the URL above in your browser (or pass --no-open).")
