@@ -96,17 +96,28 @@ def _runs_left_out(document: dict[str, Any], inputs: dict[str, list[tuple[str, d
 @contextlib.contextmanager
 def _stopped_by_signals() -> Iterator[None]:
     """SIGTERM stops the command as Ctrl-C does (the running task is cancelled, so every ``finally``
-    runs: the workers stop and the base export is removed), then exits 128 + the signal."""
+    runs: the workers stop and the base export is removed), then exits 128 + the signal.
+
+    The SIGTERM handler hands over to whatever answers Ctrl-C at that moment (``asyncio.run``'s own
+    handler cancels the main task); raising from the handler instead would land in whichever task
+    or thread start happened to be running, and asyncio would print its traceback."""
     import signal
 
-    def stop(number: int, _frame: Any) -> None:
-        raise KeyboardInterrupt(number)
+    causes: list[int] = []
+
+    def stop(number: int, frame: Any) -> None:
+        causes.append(number)
+        on_interrupt = signal.getsignal(signal.SIGINT)
+        if callable(on_interrupt) and on_interrupt is not stop:
+            on_interrupt(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt(number)
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         yield
-    except KeyboardInterrupt as exc:
-        number = exc.args[0] if exc.args and isinstance(exc.args[0], int) else int(signal.SIGINT)
+    except KeyboardInterrupt:
+        number = causes[0] if causes else int(signal.SIGINT)
         click.echo(f"stopped by {signal.Signals(number).name}; the base export was removed", err=True)
         raise SystemExit(128 + number) from None
     finally:
