@@ -234,6 +234,10 @@ class WorkerProcess:
                 if not raw:  # outside the step's deadline: learning how it ended takes up to a second
                     raise await self._exit_failure()
                 answer = self._parse(raw.decode("utf-8", errors="replace"))
+                if answer.get("id") != payload["id"] and isinstance(answer.get("id"), int):
+                    # an answer (or event) of an earlier request whose caller was cancelled after
+                    # sending it: it is not this request's, however it arrives in the pipe
+                    continue
                 if "event" not in answer:
                     return check_answer(str(message.get("op")), answer)
                 if answer.get("event") == "exit":

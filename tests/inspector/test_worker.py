@@ -121,6 +121,32 @@ async def test_evaluate_uses_the_loaded_project_with_a_budget_and_custom_input()
     assert not unknown["ok"] and "known examples: basic, expert" in unknown["error"]["message"]
 
 
+async def test_an_answer_to_a_cancelled_request_is_never_taken_for_the_next_ones() -> None:
+    """A caller cancelled after its request was sent (a newer budget replaces an evaluation in
+    flight) leaves that answer in the pipe: the next request must get its own answer, not that one."""
+    worker, _ = await load(PROJECTS / "good")
+    try:
+        sent = asyncio.Event()
+        write = worker.writer.write
+
+        def noting(data: bytes) -> None:
+            write(data)
+            sent.set()
+
+        worker.writer.write = noting  # type: ignore[method-assign]
+        first = asyncio.ensure_future(worker.request({"op": "evaluate", "prompt_id": "support", "example": "expert", "token_budget": 12}, WAIT))
+        await sent.wait()  # the request is in the worker's input: its answer will come
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        worker.writer.write = write  # type: ignore[method-assign]
+        custom = await worker.request({"op": "evaluate", "prompt_id": "support", "input": {"question": "hi", "tone": "dry"}}, WAIT)
+    finally:
+        await worker.close()
+    assert custom["ok"] and custom["result"]["name"] == "custom", custom
+    assert "Answer in a dry tone." in custom["result"]["inspection"]["system"]
+
+
 async def test_a_worker_loads_one_project_version_only() -> None:
     worker, _ = await load(PROJECTS / "good")
     again = await worker.request({"op": "load", "root": str(PROJECTS / "good"), "modules": []}, 10)
