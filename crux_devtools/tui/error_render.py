@@ -31,9 +31,11 @@ def where(error: Any) -> str:
 
 
 def error_line(error: Any) -> Text:
-    """``KeyError: 'x'`` from an ``{type, message}`` error (or whatever else was recorded)."""
+    """``KeyError: 'x'`` from an ``{type, message}`` error (or whatever else was recorded), after
+    ``tools.py:7: `` when the error says where."""
     if isinstance(error, Mapping):
-        return Text.assemble((f"{_kind(error)}: ", "bold red"), (str(error.get("message") or ""), "red"))
+        site = f"{where(error)}: " if error.get("file") else ""
+        return Text.assemble((site, "bold"), (f"{_kind(error)}: ", "bold red"), (str(error.get("message") or ""), "red"))
     return Text(str(error), style="red")
 
 
