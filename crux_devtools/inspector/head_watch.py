@@ -73,34 +73,32 @@ class HeadWatcher:
         def keep_ref(path: str) -> bool:
             return not path.endswith(".lock")
 
+        def post(callback: Callable[[], Any]) -> None:
+            try:
+                loop.call_soon_threadsafe(callback)
+            except RuntimeError:  # the event loop is closed: nobody is listening any more
+                stop.set()
+
         def moved() -> None:
-            loop.call_soon_threadsafe(lambda: loop.create_task(self._look(tree)))
+            post(lambda: loop.create_task(self._look(tree)))
 
-        started = threading.Barrier(3)
+        waiting = [2]  # the watches not yet in place
 
-        def ready() -> None:
-            started.wait()
+        def in_place() -> None:
+            waiting[0] -= 1
+            if waiting[0] == 0:  # both watches are in place: every later move is compared with the sha read now
+                loop.create_task(self._first_look(tree))
 
-        def on_ready() -> None:
-            # both watches are in place: the sha read now is the one every later move is compared with
-            loop.create_task(self._first_look(tree))
+        def watching(paths: list[Path], keep: Callable[[str], bool], recursive: bool) -> None:
+            try:
+                follow(paths, keep, moved, stop, recursive=recursive, ready=lambda: post(in_place))
+            except Exception:  # the folder went away: no more marks follow HEAD, the rest keeps working
+                stop.set()
+                post(self.ready.set)
 
-        def waiter() -> None:
-            started.wait()
-            loop.call_soon_threadsafe(on_ready)
-
-        tops = sorted({git_dir, common})
-        threads = [
-            asyncio.to_thread(follow, tops, keep_top, moved, stop, recursive=False, ready=ready),
-            asyncio.to_thread(follow, [refs], keep_ref, moved, stop, recursive=True, ready=ready),
-            asyncio.to_thread(waiter),
-        ]
-        try:
-            await asyncio.gather(*threads)
-        except Exception:  # the folder went away: no more marks follow HEAD, the rest keeps working
-            started.abort()
-            stop.set()
-            self.ready.set()
+        # own threads, not the event loop's executor: they live as long as the watch
+        for paths, keep, recursive in (([*sorted({git_dir, common})], keep_top, False), ([refs], keep_ref, True)):
+            threading.Thread(target=watching, args=(paths, keep, recursive), name="crux-head-watch", daemon=True).start()
 
     async def _first_look(self, tree: Any) -> None:
         self.sha = await self._resolve(tree)
