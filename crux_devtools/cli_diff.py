@@ -42,11 +42,11 @@ RUN_STORE = ".crux/runs.sqlite3"
 
 def _run_inputs(
     root: Path, limit: int, redact: str | None = None, timeout: float = 10.0
-) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]:
+) -> tuple[dict[str, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]], dict[tuple[str, str], Any]]:
     """The inputs of the newest ``limit`` recorded runs of each target, named ``run:<id>`` (each run
-    through the project's ``redact`` hook first, when it names one), and what was asked for and
+    through the project's ``redact`` hook first, when it names one), what was asked for and
     cannot be planned (``not_compared`` entries: a run without a recorded input, a target with
-    fewer runs than asked)."""
+    fewer runs than asked), and each planned run's recorded usage by ``(target, name)``."""
     from .core.record.runstore import RunStore, RunStoreError
     from .inspector.diff_redact import redact_runs
 
@@ -70,13 +70,27 @@ def _run_inputs(
     if redact is not None:
         runs = redact_runs(root, redact, runs, timeout)
     inputs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    usage: dict[tuple[str, str], Any] = {}
     for run in runs:
         data = run.get("input")
         if not isinstance(data, dict):
             skipped.append({"id": f"run:{run['id']}", "file": RUN_STORE, "reason": "its input was not recorded"})
             continue
         inputs.setdefault(str(run.get("target")), []).append((f"run:{run['id']}", data))
-    return inputs, skipped
+        usage[(str(run.get("target")), f"run:{run['id']}")] = run.get("usage")
+    return inputs, skipped, usage
+
+
+def _with_recorded_cache(document: dict[str, Any], usage: dict[tuple[str, str], Any]) -> None:
+    """Each ``run:<id>`` example gets ``recorded_cache``: the cache reads and writes its run's
+    provider reported (None: it reported no usage), beside the projected ``cache_prefix``."""
+    from .review.render import recorded_cache
+
+    for prompt in document["prompts"]:
+        for example in prompt["examples"]:
+            key = (prompt["id"], example["name"])
+            if key in usage:
+                example["recorded_cache"] = recorded_cache(usage[key])
 
 
 def _runs_left_out(document: dict[str, Any], inputs: dict[str, list[tuple[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
@@ -136,7 +150,7 @@ async def build_review(
     started = time.perf_counter()
     tree = work_tree(directory)
     redact = redact_setting(directory)
-    inputs, skipped = _run_inputs(directory, runs, redact, timeout) if runs else (None, [])
+    inputs, skipped, usage = _run_inputs(directory, runs, redact, timeout) if runs else (None, [], {})
     with tempfile.TemporaryDirectory(prefix="crux-diff-") as scratch:
         sides = [export_side(tree, rev, directory, Path(scratch) / name) for rev, name in ((base, "base"), (head, "head"))]
         seconds: dict[str, Any] = {}
@@ -162,6 +176,7 @@ async def build_review(
                                    timing={**seconds, "total_s": round(time.perf_counter() - started, 3)})
     if inputs is not None:
         document["not_compared"] = list(document["not_compared"]) + skipped + _runs_left_out(document, inputs)
+        _with_recorded_cache(document, usage)
     return document
 
 

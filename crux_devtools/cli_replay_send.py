@@ -89,7 +89,8 @@ def continue_replay(root: Path, run: dict[str, Any], step: int, overrides: dict[
     """Fork the agent at ``step`` (with ``overrides``), run it on in a worker, write the child run; returns it."""
 
     def ask(confirm: dict[str, Any]) -> bool:
-        question = f"continue the run with {confirm.get('model')!r}, a real model (each step is a paid call; {estimate_line(root, confirm.get('model'), 0).split(' (')[0]} per step before output)?"
+        estimate = estimate_line(root, confirm.get("model"), confirm.get("input_tokens"))  # the send confirmation's pricing
+        question = f"continue the run with {confirm.get('model')!r}, a real model (each step is a paid call; first step: {estimate})?"
         return yes or click.confirm(question, default=False, err=True)
 
     request = {"step": step, "overrides": overrides, "live_tools": live_tools}

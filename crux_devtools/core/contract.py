@@ -92,9 +92,12 @@ class ModelRequest:
         """This request as an OpenAI chat-completions body (``client.chat.completions.create(**...)``):
         the system text as the first message, tools as ``{"type": "function", "function": ...}``, the
         ``tools`` and ``max_tokens`` keys only when there are any, ``model`` only when given, and
-        ``prompt_cache_key`` (the cache plan's key) only when a cache placement was planned."""
+        ``prompt_cache_key`` (the cache plan's key) only when a cache placement was planned. When the
+        plan names a ``breakpoint_field`` (the model's profile says it takes one), the system message's
+        content is text parts cut at the system breakpoints, the part before each cut carrying
+        ``{field: {"mode": "explicit"}}``; joined, the parts are the system text exactly."""
         body: dict[str, Any] = {} if model is None else {"model": model}
-        body["messages"] = [{"role": "system", "content": self.system}, *(jsonable_message(m) for m in self.messages)]
+        body["messages"] = [{"role": "system", "content": self._openai_system()}, *(jsonable_message(m) for m in self.messages)]
         if self.tools:
             body["tools"] = [t.json_schema() for t in self.tools]
         if self.max_tokens is not None:
@@ -102,6 +105,13 @@ class ModelRequest:
         if self.cache is not None and self.cache.get("key"):
             body["prompt_cache_key"] = self.cache["key"]
         return body
+
+    def _openai_system(self) -> str | list[dict[str, Any]]:
+        field = (self.cache or {}).get("breakpoint_field")
+        points = [b for b in (self.cache or {}).get("breakpoints") or () if b.get("after") == "system"]
+        if not (field and points and self.system):
+            return self.system
+        return _text_parts(self.system, points, lambda _point: {field: {"mode": "explicit"}})
 
     def to_anthropic(self, model: str | None = None, *, default_max_tokens: int = 4096) -> dict[str, Any]:
         """This request as an Anthropic Messages body (``client.messages.create(**...)``): ``system``
@@ -156,12 +166,18 @@ def _cache_control(breakpoint: Mapping[str, Any]) -> dict[str, Any]:
 def _system_blocks(system: str, breakpoints: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The system text as text blocks cut at each breakpoint's offset, the block before each cut
     carrying ``cache_control``; joined, the blocks are the system text exactly."""
+    return _text_parts(system, breakpoints, lambda point: {"cache_control": _cache_control(point)})
+
+
+def _text_parts(system: str, breakpoints: Any, mark: Any) -> list[dict[str, Any]]:
+    """``system`` as ``{"type": "text"}`` parts cut at each breakpoint's offset, the part before each
+    cut carrying ``mark(breakpoint)`` (both providers' wire shapes mark a cut this way)."""
     blocks: list[dict[str, Any]] = []
     start = 0
     for point in sorted(breakpoints, key=lambda b: int(b.get("offset") or 0)):
         offset = min(max(int(point.get("offset") or 0), start), len(system))
         if offset > start:
-            blocks.append({"type": "text", "text": system[start:offset], "cache_control": _cache_control(point)})
+            blocks.append({"type": "text", "text": system[start:offset], **mark(point)})
             start = offset
     if start < len(system):
         blocks.append({"type": "text", "text": system[start:]})

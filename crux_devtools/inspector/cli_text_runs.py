@@ -171,21 +171,36 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
 _NOT_USER = tuple(f"{os.sep}{name}{os.sep}" for name in ("site-packages", ".venv", "venv", "node_modules"))
 
 
-def user_site(error: Any, root: str | os.PathLike[str]) -> str | None:
-    """Where in the project's own code an error was raised, ``app.py:12``: the error's ``file`` and
-    ``line`` when it has them, else the innermost frame of its traceback in a project file (a tool
+def user_frame(error: Any, root: str | os.PathLike[str]) -> tuple[str, int] | None:
+    """Where in the project's own code an error was raised, ``("app.py", 12)``: the error's ``file``
+    and ``line`` when it has them, else the innermost frame of its traceback in a project file (a tool
     that raised, a model adapter of the project's); None when no frame is the project's."""
     if not isinstance(error, dict):
         return None
     if error.get("file") and error.get("line"):
-        return f"{error['file']}:{error['line']}"
+        return str(error["file"]), int(error["line"])
     base = os.path.join(os.path.realpath(root), "")
     found = None
     for frame in _FRAME.finditer(str(error.get("traceback") or "")):
         path = os.path.realpath(frame.group("file"))
         if path.startswith(base) and not any(part in path for part in _NOT_USER):
-            found = f"{os.path.relpath(path, base)}:{frame.group('line')}"
+            found = (os.path.relpath(path, base), int(frame.group("line")))
     return found
+
+
+def user_site(error: Any, root: str | os.PathLike[str]) -> str | None:
+    """``user_frame`` as ``app.py:12`` (what ``run`` prints before the error)."""
+    found = user_frame(error, root)
+    return f"{found[0]}:{found[1]}" if found else None
+
+
+def located(error: Any, root: str | os.PathLike[str] | None) -> Any:
+    """``error`` with ``file`` and ``line`` set to its ``user_frame``: the run views (web and TUI)
+    show the project's line up front, as ``run`` prints it. Anything else is returned as it is."""
+    found = user_frame(error, root) if root is not None else None
+    if found is None or (error.get("file"), error.get("line")) == found:
+        return error
+    return {**error, "file": found[0], "line": found[1]}
 
 
 def run_summary(run: dict[str, Any]) -> str:

@@ -229,7 +229,9 @@ _CONFIDENCES = ("exact", "estimated", "conservative")
 PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price", "cache_write_1h_price")
 # Prompt-cache placement (core/plan/cache_plan.py): cache = "auto", the provider's minimum prefix,
 # the lifetime asked for, and whether the provider takes explicit breakpoints.
-CACHE_KEYS = ("cache", "cache_min_tokens", "cache_ttl", "cache_breakpoints")
+# cache_breakpoint_field: the explicit breakpoint field the model takes in a chat-completions body.
+CACHE_KEYS = ("cache", "cache_min_tokens", "cache_ttl", "cache_breakpoints", "cache_breakpoint_field")
+BREAKPOINT_FIELDS = ("prompt_cache_breakpoint",)  # core.plan.cache_plan.BREAKPOINT_FIELDS (the server never imports the core)
 _PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence", *PRICE_KEYS, *CACHE_KEYS)
 # Every key of [tool.crux-devtools]; any other is a load error (a typo must not be silently ignored).
 TOOL_KEYS = ("modules", "default_model", "models", "watch_ignore", "allow_network", "history_keep", "history_max_mb", "redact")
@@ -277,7 +279,8 @@ def read_model_config(root: str | os.PathLike[str]) -> tuple[dict[str, Any], lis
         {"default_model": str | None, "default_model_line": int | None,
          "models": {name: {"context_window", "default_output_reserve", "counting_confidence", "line",
                            and any of "input_price", "output_price", "cache_read_price", "cache_write_price",
-                           "cache_write_1h_price", "cache", "cache_min_tokens", "cache_ttl", "cache_breakpoints"}}}
+                           "cache_write_1h_price", "cache", "cache_min_tokens", "cache_ttl", "cache_breakpoints",
+                           "cache_breakpoint_field"}}}
 
     Each bad value is a load error at ``pyproject.toml:LINE`` and is left out; an unreadable file is
     reported by ``read_configured_modules`` already, so it gives no second error here.
@@ -416,6 +419,9 @@ def _cache_keys(table: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, str] 
         return {}, ("cache_ttl", f'cache_ttl must be "5m" or "1h", got {out["cache_ttl"]!r}')
     if "cache_breakpoints" in out and not isinstance(out["cache_breakpoints"], bool):
         return {}, ("cache_breakpoints", f"cache_breakpoints must be true or false (whether the provider takes explicit breakpoints), got {out['cache_breakpoints']!r}")
+    if "cache_breakpoint_field" in out and out["cache_breakpoint_field"] not in BREAKPOINT_FIELDS:
+        return {}, ("cache_breakpoint_field", f"cache_breakpoint_field must be {' or '.join(repr(f) for f in BREAKPOINT_FIELDS)} "
+                    f"(the explicit breakpoint field the model takes; leave it out when it takes none), got {out['cache_breakpoint_field']!r}")
     return out, None
 
 

@@ -137,4 +137,5 @@ def cache_policy(profile: dict[str, Any]) -> CachePolicy | None:
     """The cache placement a checked pyproject profile asks for (``cache = "auto"``), else None."""
     if profile.get("cache") != "auto":
         return None
-    return CachePolicy("auto", profile.get("cache_min_tokens"), profile.get("cache_ttl", "5m"), profile.get("cache_breakpoints", True))
+    return CachePolicy("auto", profile.get("cache_min_tokens"), profile.get("cache_ttl", "5m"), profile.get("cache_breakpoints", True),
+                       profile.get("cache_breakpoint_field"))

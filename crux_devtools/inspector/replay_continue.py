@@ -50,9 +50,6 @@ def continue_from(root: Any, target: Any, request: dict[str, Any], defaults: Any
     model = runnable_model(target)
     if model is None:
         return {"error": f"{target.kind} {target.id!r} has no model adapter to continue with"}
-    asked = check_call(target, request.get("confirmed"))  # the token of the model about to be called, as a Run
-    if asked is not None:
-        return {"confirm": asked}
     store = RunStore.for_project(root, create=False)
     try:
         run = store.get(str(request["run"]))
@@ -66,9 +63,22 @@ def continue_from(root: Any, target: Any, request: dict[str, Any], defaults: Any
         return {"error": f"run {request['run']!r} step {request.get('step')} has no plan inputs to continue from"}
     try:
         overrides = overrides_of(request.get("overrides") or {}, defaults)
+        # the token of the model about to be called, as a Run; the question is priced at the first
+        # request the continuation would send (planned as the loop plans it)
+        asked = check_call(target, request.get("confirmed"), lambda: first_request_tokens(run, index, data, overrides))
+        if asked is not None:
+            return {"confirm": asked}
         return asyncio.run(_loop(root, target, fresh_model(model), run, index, data, overrides, bool(request.get("live_tools"))))
     except ReplayError as exc:
         return {"error": str(exc)}
+
+
+def first_request_tokens(run: dict[str, Any], index: int, data: dict[str, Any], overrides: Any) -> int | None:
+    """The input tokens of the first request a continuation from step ``index`` sends (None: it fits nothing)."""
+    step = next(s for s in run["steps"] if s.get("index") == index)
+    messages = list((step.get("sent") or {}).get("messages") or [])
+    planned = plan_recorded(data["frame"], data["texts"], dict(data["state"]), messages, overrides)
+    return planned.plan.input_tokens if planned.request is not None else None
 
 
 async def _loop(root: Any, target: Any, model: Any, run: dict[str, Any], index: int, data: dict[str, Any], overrides: Any, live_tools: bool) -> dict[str, Any]:

@@ -157,3 +157,23 @@ async def _call(on_change: Callable[[list[str]], Awaitable[Any] | Any], files: l
     result = on_change(files)
     if asyncio.iscoroutine(result):
         await result
+
+
+def follow(paths: list[Path], keep: Callable[[str], bool], on_batch: Callable[[], Any], stop: Any, *,
+           recursive: bool, ready: Callable[[], Any] | None = None) -> None:
+    """Call ``on_batch()`` for each batch of changes to a path ``keep`` accepts, until ``stop.is_set()``.
+
+    Blocking (run it in a thread). Unlike ``watch`` the paths may be anywhere (a git folder), and
+    ``ready()`` is called once the watches are in place: a change after it is never missed.
+    """
+    from watchfiles._rust_notify import RustNotify
+
+    with RustNotify([str(p) for p in paths], False, False, 50, recursive, False) as notify:
+        if ready is not None:
+            ready()
+        while True:
+            changes = notify.watch(1600, STEP_MS, 0, stop)
+            if changes == "stop":
+                return
+            if isinstance(changes, set) and any(keep(path) for _, path in changes):
+                on_batch()

@@ -22,7 +22,6 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from .answers import Detail, agent_json, answer_text, error_document
-from .cache_hook import cache_command_exists
 from .spending import Spending
 from .tools import ProjectTools, ToolFault
 
@@ -139,12 +138,11 @@ def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = 
         included) do to every request, each change with its context and file:line. `crux-devtools diff --format json`."""
         return await answering(lambda: tools.diff(base, head), detail)
 
-    if cache_command_exists():
-
-        @server.tool(annotations=READ_ONLY)
-        async def cache(target: str | None = None, detail: DetailArg = "compact") -> CallToolResult:
-            """Which blocks of each request are cacheable, what breaks the prefix, and where it is defined."""
-            return await answering(lambda: tools.cache(target), detail)
+    @server.tool(annotations=READ_ONLY)
+    async def cache(target: str | None = None, detail: DetailArg = "compact") -> CallToolResult:
+        """Which blocks of each request are cacheable, what breaks the prefix, and where it is defined:
+        `crux-devtools cache --format json`."""
+        return await answering(lambda: tools.cache(target), detail)
 
     @server.tool(annotations=READ_ONLY)
     async def runs(

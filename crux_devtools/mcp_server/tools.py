@@ -235,10 +235,13 @@ class ProjectTools:
         return {"changed": changed_examples(review, None), **review}
 
     async def cache(self, target: str | None = None) -> dict[str, Any]:
-        """``cache --format json``, when this version of the package has the command (the hook)."""
-        from . import cache_hook
+        """``cache --format json``: the command's own document function."""
+        from ..cli_cache import cache_document
 
-        return await cache_hook.cache_document(self, target)
+        try:
+            return dict(await cache_document(self.root, self.timeout, target, 0, None))
+        except click.ClickException as exc:
+            raise ToolFault(exc.message) from None
 
     # -- recorded runs ---------------------------------------------------------------------------
     def _store(self) -> Any:

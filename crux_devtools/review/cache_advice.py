@@ -27,10 +27,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..core.plan.cache_prefix import prefix_text, shared_prefix
+from ..core.plan.cache_prefix import shared_prefix
 from ..core.plan.cache_plan import Boundary, CachePolicy, choose
 from ..core.record.pricing import price_from_profile
-from .changes import MESSAGES, PROMPT, TOOLS, Counter, RequestSnapshot, default_counter, segments, snapshot_from_example
+from .changes import MESSAGES, PROMPT, TOOLS, Counter, RequestSnapshot, default_counter, segments, snapshot_from_example, tokens_before
 
 BlockClass = Literal["static", "per-input", "per-request"]
 CLASSES: tuple[BlockClass, ...] = ("static", "per-input", "per-request")
@@ -107,7 +107,8 @@ def advise(prompt: Mapping[str, Any], planned: Sequence[Planned], *, profiles: M
     again = [(_block_texts(a) if a is not None else None) for _p, _s, a in usable]
     inputs = [p.input for p, _s, _a in usable]
     # the tools cost what the planner counts (its compact JSON schemas), so every figure agrees with the plan's
-    planned_tool_tokens = sum(((usable[0][0].example.get("preview") or {}).get("tool_tokens") or {}).values())
+    first_pieces = segments(snapshots[0])
+    planned_tool_tokens = tokens_before(snapshots[0], first_pieces, sum(len(t) for o, t in first_pieces if o == TOOLS), counter)
     blocks: list[dict[str, Any]] = []
     for block in _order(snapshots):
         seen = [t.get(block, "") for t in texts]
@@ -130,11 +131,7 @@ def advise(prompt: Mapping[str, Any], planned: Sequence[Planned], *, profiles: M
     requests = [[piece for piece in segments(s) if piece[0] != MESSAGES] for s in snapshots]
     requests += [[piece for piece in segments(a) if piece[0] != MESSAGES] for _p, _s, a in usable if a is not None]
     shared = shared_prefix(requests)
-    tools_chars = sum(len(text) for owner, text in requests[0] if owner == TOOLS)
-    if tools_chars and shared.block_chars >= tools_chars:
-        prefix = planned_tool_tokens + counter.count(prefix_text(requests[0], shared.block_chars)[tools_chars:])
-    else:
-        prefix = counter.count(prefix_text(requests[0], shared.block_chars))
+    prefix = tokens_before(snapshots[0], requests[0], shared.block_chars, counter)
     target.update(blocks=blocks, prefix_tokens=prefix, suggestion=_suggestion(blocks, prefix, counter, texts[0]))
     for b in blocks:  # what only the suggestion's sentence needed
         b.pop("by", None)

@@ -60,7 +60,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..core.plan.cache_prefix import shared_prefix
+from ..core.plan.cache_prefix import prefix_tokens, shared_prefix
 
 Change = dict[str, Any]
 
@@ -121,6 +121,7 @@ class RequestSnapshot:
     settings: Mapping[str, Any] = field(default_factory=dict)  # the BUDGET_FIELDS the request was planned with
     full_tokens: Mapping[str, int] = field(default_factory=dict)  # ladder contributor -> tokens of its full text
     available: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ladder contributor -> its available rungs
+    tool_tokens: tuple[int | None, ...] = ()  # the planner's count of each tool schema, in ``tools`` order (None: not counted)
 
     def text_of(self, part_id: str) -> str:
         """The system text produced by ``part_id`` (its parts joined)."""
@@ -158,6 +159,7 @@ def snapshot_from_request(
     where: Mapping[str, tuple[str | None, int | None]] | None = None,
     settings: Mapping[str, Any] | None = None,
     candidates: Iterable[Mapping[str, Any]] = (),
+    tool_tokens: Mapping[str, Any] | None = None,
 ) -> RequestSnapshot:
     """A snapshot from a planned request: ``sent`` (``{"system", "messages", "tools", "max_tokens"}``)
     and the planner's ``contributions`` (each ``{"contributor", "kind", "representation", "tokens",
@@ -165,7 +167,8 @@ def snapshot_from_request(
     to the contributions of kind ``context`` and the ladder contributors the planner did not omit; an
     omitted one is out for the ``budget``, as are ``dropped`` entries (``{"id", "reason"}``).
     ``settings``: the request's planning settings (``BUDGET_FIELDS``); ``candidates``: the planner's
-    rungs considered per ladder contributor (``{"contributor", "representation", "available", "tokens"}``)."""
+    rungs considered per ladder contributor (``{"contributor", "representation", "available", "tokens"}``);
+    ``tool_tokens``: the planner's count of each tool schema by name (a preview's or receipt's ``tool_tokens``)."""
     parts: list[Part] = []
     rungs: dict[str, str] = {}
     in_request: list[str] = []
@@ -196,10 +199,12 @@ def snapshot_from_request(
         if c.get("available"):
             available.setdefault(name, []).append(str(c.get("representation")))
     max_tokens = sent.get("max_tokens") if sent else None
+    tools = tuple(sent.get("tools") or ()) if sent else ()
+    counted = tool_tokens or {}
     return RequestSnapshot(
         system=str(sent.get("system") or "") if sent else "",
         messages=tuple(sent.get("messages") or ()) if sent else (),
-        tools=tuple(sent.get("tools") or ()) if sent else (),
+        tools=tools,
         input_tokens=input_tokens,
         status=status,
         sent=sent is not None,
@@ -213,7 +218,13 @@ def snapshot_from_request(
         settings=dict(settings or {}),
         full_tokens={k: sum(v) for k, v in full.items()},
         available={k: tuple(sorted(v)) for k, v in available.items()},
+        tool_tokens=tuple(_planned_count(counted, t) for t in tools),
     )
+
+
+def _planned_count(counted: Mapping[str, Any], tool: Mapping[str, Any]) -> int | None:
+    tokens = counted.get(str(tool.get("name")))
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
 
 
 def _problem(error: Mapping[str, Any] | None) -> Problem | None:
@@ -266,6 +277,7 @@ def snapshot_from_example(
         where=where,
         settings=settings_of(preview, inspection) if preview else {},
         candidates=preview.get("candidates") or (),
+        tool_tokens=preview.get("tool_tokens"),
     )
 
 
@@ -299,6 +311,7 @@ def snapshot_from_step(
         errors=[error] if error is not None else [],
         where=where,
         settings=settings_of({**receipt, "sent": step.get("sent")}),
+        tool_tokens=receipt.get("tool_tokens"),
     )
 
 
@@ -335,6 +348,13 @@ def segments(snapshot: RequestSnapshot) -> list[tuple[str, str]]:
     return [(owner, text) for owner, text in pieces if text]
 
 
+def tokens_before(snapshot: RequestSnapshot, pieces: Sequence[tuple[str, str]], chars: int, counter: Counter | None = None) -> int:
+    """Tokens of the first ``chars`` characters of ``snapshot``'s ``segments`` (``pieces``): the tools
+    at the planner's count, the rest counted (``core.plan.cache_prefix.prefix_tokens``). ``diff``'s
+    ``cache_prefix``, ``expect().cacheable_prefix`` and ``cache`` all count a prefix this way."""
+    return prefix_tokens(pieces, chars, (counter or default_counter()).count, snapshot.tool_tokens)
+
+
 def cache_prefix(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | None = None) -> dict[str, Any] | None:
     """The prompt-cache lens (see the module docstring); None when either side sent nothing. The
     prefix itself is ``core.plan.cache_prefix.shared_prefix``, the one computation ``cache`` uses too."""
@@ -342,11 +362,11 @@ def cache_prefix(base: RequestSnapshot, head: RequestSnapshot, counter: Counter 
         return None
     counter = counter or default_counter()
     base_pieces, head_pieces = segments(base), segments(head)
-    head_text = "".join(t for _, t in head_pieces)
+    head_chars = sum(len(t) for _, t in head_pieces)
+    head_total = tokens_before(head, head_pieces, head_chars, counter)
     shared = shared_prefix([base_pieces, head_pieces])
     if shared.equal:
-        total = counter.count(head_text)
-        return {"common_tokens": total, "base_tokens": total, "head_tokens": total, "broken_by": None}
+        return {"common_tokens": head_total, "base_tokens": head_total, "head_tokens": head_total, "broken_by": None}
     base_owner, head_owner = shared.owners
     # where one side still offers tools and the other does not, the tools broke it; where one side's
     # system text ends there (a trailing block left or joined), that block did; else head's owner
@@ -358,9 +378,9 @@ def cache_prefix(base: RequestSnapshot, head: RequestSnapshot, counter: Counter 
     else:
         broken_by = head_owner or base_owner
     return {
-        "common_tokens": counter.count(head_text[: shared.chars]),
-        "base_tokens": counter.count("".join(t for _, t in base_pieces)),
-        "head_tokens": counter.count(head_text),
+        "common_tokens": tokens_before(head, head_pieces, shared.chars, counter),
+        "base_tokens": tokens_before(base, base_pieces, sum(len(t) for _, t in base_pieces), counter),
+        "head_tokens": head_total,
         "broken_by": broken_by,
     }
 
@@ -563,6 +583,6 @@ def compare(base: RequestSnapshot, head: RequestSnapshot, counter: Counter | Non
 
 __all__ = [
     "BUDGET_FIELDS", "KIND_ORDER", "MESSAGES", "PROMPT", "TOOLS", "Change", "Counter", "Part", "Problem", "RequestSnapshot",
-    "cache_prefix", "compare", "default_counter", "part_id", "segments", "snapshot_from_example", "snapshot_from_request",
+    "cache_prefix", "compare", "default_counter", "tokens_before", "part_id", "segments", "snapshot_from_example", "snapshot_from_request",
     "snapshot_from_step", "settings_of", "text_diff",
 ]

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .changes import MESSAGES, Counter, RequestSnapshot, default_counter, segments
+from .changes import MESSAGES, Counter, RequestSnapshot, segments, tokens_before
 
 
 def cacheable_prefix_tokens(snapshot: RequestSnapshot, static: Collection[str], counter: Counter | None = None) -> int | None:
     """Tokens of ``snapshot`` before its first piece whose owner is not in ``static`` (``"tools"``,
-    ``"prompt"`` and context ids); None when nothing would be sent."""
+    ``"prompt"`` and context ids), counted as ``diff`` and ``cache`` count a prefix (the tools at
+    the planner's count: ``changes.tokens_before``); None when nothing would be sent."""
     if not snapshot.sent:
         return None
-    prefix: list[str] = []
-    for owner, text in segments(snapshot):
+    pieces = segments(snapshot)
+    chars = 0
+    for owner, text in pieces:
         if owner == MESSAGES or owner not in static:
             break
-        prefix.append(text)
-    return (counter or default_counter()).count("".join(prefix)) if prefix else 0
+        chars += len(text)
+    return tokens_before(snapshot, pieces, chars, counter) if chars else 0

@@ -10,7 +10,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.record.pricing import format_usd
+from ..core.record.pricing import Usage, cache_usage_text, format_usd
 from .compare import changed
 
 MARKDOWN_LIMIT = 60_000
@@ -109,6 +109,33 @@ def prefix_line(prefix: Mapping[str, Any] | None) -> str | None:
     return f"cacheable prefix {thousands(prefix['base_tokens'])} -> {thousands(prefix['common_tokens'])} tokens, broken by {prefix['broken_by']}"
 
 
+def recorded_cache(usage: Mapping[str, Any] | None) -> dict[str, int] | None:
+    """A recorded run's cache reads and writes (``recorded_cache`` of a ``run:<id>`` example):
+    ``{"cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens"}``, None when the run
+    recorded no provider usage."""
+    counts = Usage.of(usage)
+    if counts is None:
+        return None
+    return {"cache_read_tokens": counts.cache_read_tokens, "cache_write_tokens": counts.cache_write_tokens,
+            "cache_write_1h_tokens": counts.cache_write_1h_tokens}
+
+
+def recorded_cache_line(example: Mapping[str, Any]) -> str | None:
+    """``recorded run: cache read 2,000 · written 400``, what the provider counted when the run
+    was made, shown beside the projected prefix (None for an example that is no recorded run)."""
+    if "recorded_cache" not in example:
+        return None
+    counts = example["recorded_cache"]
+    if counts is None:
+        return "recorded run: no provider usage recorded (cache reads and writes unknown)"
+    return "recorded run: " + (cache_usage_text(Usage(0, 0, **counts)) or "cache read 0 · written 0")
+
+
+def _cache_lines(example: Mapping[str, Any]) -> list[str]:
+    """The projected cacheable prefix and, for a recorded run, what the provider counted."""
+    return [line for line in (prefix_line(example.get("cache_prefix")), recorded_cache_line(example)) if line]
+
+
 def _usd(value: float | None) -> str:
     if value is None:
         return "unpriced"
@@ -187,8 +214,7 @@ def render_text(document: Mapping[str, Any]) -> str:
             if change["kind"] != "tokens":
                 lines.append(f"    {describe(change)}")
                 lines += [f"      {line}" for line in diff_lines(change)]
-        if line := prefix_line(example.get("cache_prefix")):
-            lines.append(f"    {line}")
+        lines += [f"    {line}" for line in _cache_lines(example)]
     for item in document["not_compared"]:
         lines.append(f"not compared: {item['id']} ({item['file']}): {item['reason']}")
     for f in document["failures"]:
@@ -226,8 +252,7 @@ def _details(prompt: Mapping[str, Any], example: Mapping[str, Any]) -> str:
         body.append(f"- {_arrow(_cell(describe(change)))}")
         if lines := diff_lines(change):  # a <pre> block: escaped, and blank lines do not end it
             body += ["", '<pre lang="diff">' + html.escape("\n".join(lines)) + "</pre>", ""]
-    if line := prefix_line(example.get("cache_prefix")):
-        body.append(f"- {_arrow(_cell(line))}")
+    body += [f"- {_arrow(_cell(line))}" for line in _cache_lines(example)]
     where = f"{prompt['file']}:{prompt['line']}" if prompt.get("line") else str(prompt.get("file"))
     body.append(f"- defined at {_code(where)}")
     return "\n".join([f"<details><summary>{title}</summary>", "", *body, "", "</details>"])

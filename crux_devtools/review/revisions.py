@@ -70,6 +70,16 @@ def work_tree(directory: Path) -> WorkTree:
     return WorkTree(top, "" if sub == "." else sub)
 
 
+def git_dirs(tree: WorkTree) -> tuple[Path, Path]:
+    """The work tree's git folder (its ``HEAD``) and the common one (``refs``, ``packed-refs``):
+    the same folder except in a linked work tree."""
+    done = _git(tree.top, "rev-parse", "--absolute-git-dir", "--git-common-dir")
+    if done.returncode != 0:
+        raise RevisionError(f"{tree.top}: git rev-parse failed: {done.stderr.decode(errors='replace').strip()}")
+    git_dir, common = (os.fsdecode(line) for line in done.stdout.splitlines()[:2])
+    return Path(git_dir), (tree.top / common).resolve()
+
+
 def check_revision(rev: str) -> None:
     """A ``RevisionError`` for a revision no git command may be given: empty, an option, or
     holding a control character (NUL, a newline...)."""

@@ -146,6 +146,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, R
         self.post_message(SessionChanged(None))
 
     async def on_unmount(self) -> None:
+        self.stop_watching_head()
         if self._unsubscribe is not None:
             self._unsubscribe()
         if not self._stopped:

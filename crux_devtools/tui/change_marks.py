@@ -4,7 +4,7 @@ The same review as the web list's marks and the Diff screen (``d``): the session
 (the base revision evaluated once per commit) compares the report on screen with ``HEAD``, and
 ``review_view`` lists the prompts with a changed example. It is asked again after each report, in a
 worker (the UI never waits for it), and again when the commit ``HEAD`` names moves (a commit, a
-checkout: the working tree may not change at all), which is looked at every ``HEAD_CHECK_SECONDS``;
+checkout: the working tree may not change at all), which the session's ``HeadWatcher`` reports;
 answers may come back out of order, and an older report's answer never replaces a newer one's. Outside a git work tree, or when the comparison fails, there are no
 marks: the reason is the tree's tooltip, nothing more.
 """
@@ -17,6 +17,8 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.message import Message
+
+from ..inspector.head_watch import head_watcher
 
 BASE = "HEAD"
 
@@ -68,7 +70,6 @@ class ChangeMarksComputed(Message):
 class ChangeMarksApp:
     """The app's side (a mixin of ``CruxTui``): ``request_change_marks`` after each report shown."""
 
-    HEAD_CHECK_SECONDS = 2.0  # how often the commit HEAD names is looked at (one git call)
     _marks_asked = 0  # requests made so far
     _marks_shown = 0  # the request whose answer is on screen
     change_marks: ChangeMarks | None = None  # on screen (None: no answer yet)
@@ -79,18 +80,21 @@ class ChangeMarksApp:
         self.call_after_refresh(self.compute_change_marks, self._marks_asked)
 
     def watch_head_moves(self: Any) -> None:
-        """Ask for the marks again whenever the commit the base names moves."""
-        self.set_interval(self.HEAD_CHECK_SECONDS, self.check_head_moved)
+        """Ask for the marks again whenever the commit HEAD names moves (the session's one
+        ``HeadWatcher``, which the web list's marks follow too)."""
+        if getattr(self.session, "root", None) is None:
+            return
+        self._stop_head_watch = head_watcher(self.session).subscribe(self.head_moved)
 
-    @work(group="change-marks-head", exclusive=True, exit_on_error=False)
-    async def check_head_moved(self: Any) -> None:
-        from .screens.diff import live_diff
+    def stop_watching_head(self: Any) -> None:
+        stop = getattr(self, "_stop_head_watch", None)
+        if stop is not None:
+            self._stop_head_watch = None
+            stop()
 
+    def head_moved(self: Any, sha: str) -> None:
         marks = self.change_marks
-        if marks is None or self._marks_shown != self._marks_asked:
-            return  # no answer yet, or one is on its way
-        sha = await live_diff(self.session).sha(marks.base)
-        if sha != marks.sha and sha is not None:
+        if marks is None or marks.sha != sha:
             self.request_change_marks()
 
     @work(group="change-marks", exit_on_error=False)

@@ -30,14 +30,16 @@ def where(error: Any) -> str:
     return str(error["file"]) + (f":{error['line']}" if error.get("line") else "")
 
 
-def error_line(error: Any) -> Text:
-    """``KeyError: 'x'`` from an ``{type, message}`` error (or whatever else was recorded)."""
+def error_line(error: Any, *, site: bool = False) -> Text:
+    """``KeyError: 'x'`` from an ``{type, message}`` error (or whatever else was recorded); with
+    ``site``, after ``tools.py:7: `` when the error says where (a run's error, as ``run`` prints it)."""
     if isinstance(error, Mapping):
-        return Text.assemble((f"{_kind(error)}: ", "bold red"), (str(error.get("message") or ""), "red"))
+        at = f"{where(error)}: " if site and error.get("file") else ""
+        return Text.assemble((at, "bold"), (f"{_kind(error)}: ", "bold red"), (str(error.get("message") or ""), "red"))
     return Text(str(error), style="red")
 
 
-def render_error(error: Any, *, block: bool = True, indent: int = 0) -> list[RenderableType]:
+def render_error(error: Any, *, block: bool = True, indent: int = 0, site: bool = False) -> list[RenderableType]:
     """An error's renderables: as a ``block`` (a red rule ``file:line  Type``, then the message in
     bold), or as one ``error_line``; then its traceback, dim, indented by ``indent``."""
     if block:
@@ -46,7 +48,7 @@ def render_error(error: Any, *, block: bool = True, indent: int = 0) -> list[Ren
             Text(str(error.get("message") or "") if isinstance(error, Mapping) else str(error), style="bold"),
         ]
     else:
-        items = [error_line(error)]
+        items = [error_line(error, site=site)]
     items.extend(Text.assemble((f"{label}: ", "dim"), text) for label, text in further_fields(error))
     trace = error.get("traceback") if isinstance(error, Mapping) else None
     if trace:

@@ -246,7 +246,7 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
         # the traceback is shown with the step that failed; a run that failed before any step
         # was dispatched (planning raised) shows it here
         failed_step = any(s.get("error") for s in steps)
-        items.extend(render_error(error, block=False, indent=2) if not failed_step else [error_line(error)])
+        items.extend(render_error(error, block=False, indent=2, site=True) if not failed_step else [error_line(error, site=True)])
     if run.get("text") is not None:
         items.append(Text.assemble(("answer ", "bold green"), Text(str(run["text"]))))
     return Group(*items)

@@ -19,6 +19,7 @@ from textual.widgets import TabbedContent
 from ..inspector.api import SessionLike
 from ..inspector.report_types import PromptReport
 from ..inspector.run_costs import prices_for
+from ..inspector.cli_text_runs import located
 from ..inspector.visible import visible
 from .messages import RunsChanged
 from .selection import CustomInput
@@ -133,8 +134,10 @@ class RunsTabApp(App[None]):
         from .screens import RunDetailScreen
 
         steps = run.get("steps") or []
-        prices = prices_for(getattr(self.session, "root", None))
+        root = getattr(self.session, "root", None)
+        prices = prices_for(root)
         run["cost_usd"] = prices.run_cost(run)
+        run["error"] = located(run.get("error"), root)  # the project's line up front, as ``run`` prints it
         for step in steps:
             if isinstance(step, dict) and isinstance(step.get("usage"), dict):
                 step["cost_usd"] = prices.step_cost(step, run.get("model"))

@@ -15,6 +15,7 @@ from starlette.routing import Route
 from ..inspector.count_labels import COUNT_LABELS
 from ..inspector.api import SessionLike
 from ..inspector.errors import further_fields
+from ..inspector.head_watch import head_watcher
 from ..inspector.panels import Panel, web_panels
 from . import routes_api, routes_cache, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs, rung_styles
 from .display import finalize, url_quote
@@ -72,12 +73,16 @@ def create_app(
         if manage_session:
             await session.start()
         hub.attach(session)
+        # a commit moves HEAD without a save: the list's change marks are fetched again ("head")
+        stop_head = head_watcher(session).subscribe(hub.head_moved) if getattr(session, "root", None) is not None else None
         try:
             async with AsyncExitStack() as running:
                 if endpoint is not None:
                     await running.enter_async_context(endpoint.running())
                 yield
         finally:
+            if stop_head is not None:
+                stop_head()
             hub.detach()
             if manage_session:
                 await session.stop()

@@ -9,18 +9,30 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
 
 from ..inspector.api import SessionEvent, SessionLike
 
 PING_SECONDS = 15.0
 
 
+@dataclass(frozen=True, slots=True)
+class HeadMoved:
+    """The commit git ``HEAD`` names moved (a commit, a checkout): pages fetch their change marks again."""
+
+    sha: str
+    kind: Literal["head"] = "head"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class EventHub:
     """Subscribes once to the session and hands each event to every listening stream."""
 
     def __init__(self) -> None:
-        self._queues: set[asyncio.Queue[SessionEvent | None]] = set()
+        self._queues: set[asyncio.Queue[SessionEvent | HeadMoved | None]] = set()
         self._unsubscribe: Callable[[], None] | None = None
 
     def attach(self, session: SessionLike) -> None:
@@ -38,13 +50,16 @@ class EventHub:
     def listeners(self) -> int:
         return len(self._queues)
 
-    def publish(self, event: SessionEvent) -> None:
+    def head_moved(self, sha: str) -> None:
+        self.publish(HeadMoved(sha))
+
+    def publish(self, event: SessionEvent | HeadMoved) -> None:
         for queue in list(self._queues):
             queue.put_nowait(event)
 
     async def stream(self, hello: dict[str, Any]) -> AsyncIterator[str]:
         """Server-sent event lines: a ``hello`` first, then one message per session event."""
-        queue: asyncio.Queue[SessionEvent | None] = asyncio.Queue()
+        queue: asyncio.Queue[SessionEvent | HeadMoved | None] = asyncio.Queue()
         self._queues.add(queue)
         try:
             yield format_sse("hello", hello)

@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 
 from ..core.plan.rungs import rung_rank
 from ..core.record.pricing import cache_usage_text
+from ..inspector.cli_text_runs import located
 from ..inspector.run_costs import Prices, format_usd
 from ..inspector.sent import cut_system
 from .views import Chip, ReportHeader, prompt_href
@@ -475,7 +476,7 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         input_is_object=isinstance(run_input, dict),
         replay_href=replay_href(target, run_input),
         text=_text(run.get("text"), None),
-        error=_dict(run.get("error")),
+        error=located(_dict(run.get("error")), root),  # the project's line up front, as ``run`` prints it
         usage_in=got_in,
         usage_out=got_out,
         input_tokens=sum(s.input_tokens or 0 for s in steps),

@@ -27,7 +27,7 @@ from diff_helpers import commit_all, git  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
-READ_TOOLS = {"list_targets", "inspect", "check", "diff", "runs", "run", "replay"}
+READ_TOOLS = {"list_targets", "inspect", "check", "diff", "cache", "runs", "run", "replay"}
 
 
 # The brand voice of one example grew: under its prompt's 150-token budget, brand-voice is now dropped.
@@ -103,6 +103,14 @@ async def test_the_agent_inspects_edits_and_diffs_over_stdio(tmp_path: Path) -> 
         printed = json.loads(cli.stdout)
         assert [p["id"] for p in review["prompts"]] == [p["id"] for p in printed["prompts"]]
         assert review["summary"] == printed["summary"]
+
+        # the cache tool answers the document `cache --format json` prints
+        cached = json.loads((await client.call_tool("cache", {"target": "budgeted-reply", "detail": "full"})).content[0].text)
+        cli = subprocess.run([CLI, "cache", str(project), "--target", "budgeted-reply", "--format", "json"],
+                             capture_output=True, text=True, timeout=300)
+        printed = json.loads(cli.stdout)
+        assert cached["targets"] == printed["targets"] and [t["id"] for t in cached["targets"]] == ["budgeted-reply"]
+        assert cached["targets"][0]["blocks"] and all("file" in b and "class" in b for b in cached["targets"][0]["blocks"])
 
 
 TINY = '\n[tool.crux-devtools.models.tiny]\ncontext_window = 1200\ndefault_output_reserve = 900\ncounting_confidence = "exact"\n'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -139,3 +140,21 @@ def test_a_tool_call_never_recorded_stops_the_fork_unless_live_tools(chat_projec
     assert '"found": "ABC"' in json.dumps(server.received[-1].body) or "ABC" in json.dumps(server.received[-1].body)  # the live result went back
     children = child_runs(RunStore.for_project(project), run_id)
     assert [c["status"] for c in children] == ["error", "ok"]
+
+
+def test_continue_asks_first_priced_at_the_first_request_it_sends(chat_project: tuple[Path, ChatServer, dict[str, str], str]) -> None:
+    from crux_devtools.inspector.run_costs import format_usd
+
+    project, server, env, run_id = chat_project
+    before = len(server.received)
+    refused = replay(project, "--run", run_id, "--continue", input="n\n", env=env)
+    assert refused.returncode != 0 and len(server.received) == before  # nothing went over the wire
+    found = re.search(r"estimated input cost (\S+) \(([\d,]+) input tokens, output extra\)", refused.stderr)
+    assert found is not None, refused.stderr
+    tokens = int(found.group(2).replace(",", ""))
+    assert tokens > 0 and found.group(1) == format_usd(tokens * 2.5 / 1_000_000)  # input_price 2.5 per million
+    server.reply_text("Because, again.")
+    sent = replay(project, "--run", run_id, "--continue", "--yes", "--json", env=env)
+    assert sent.returncode == 0, sent.stderr
+    child = RunStore.for_project(project).get(json.loads(sent.stdout)["continued"]["run"])
+    assert child is not None and child["steps"][0]["request"]["input_tokens"] == tokens  # the request priced is the one sent

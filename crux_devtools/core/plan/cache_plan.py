@@ -15,7 +15,8 @@ They depend only on the request's own blocks, so a request planned again is plac
 (stable from request to request: a breakpoint that moved would read nothing). The plan is a plain
 value, ``{"breakpoints": [{"after", "offset", "tokens", "ttl"}], "key"}``, carried by
 ``ModelRequest.cache`` and the receipt and lowered by the adapters (``contract.messages_body``:
-system text blocks with ``cache_control``; ``to_openai``: ``prompt_cache_key``). Without a policy
+system text blocks with ``cache_control``; ``to_openai``: ``prompt_cache_key``, and the system text as
+text parts marked with the profile's ``breakpoint_field`` when it names one). Without a policy
 nothing is planned and the request is what it always was. Anything that keeps a breakpoint out is a
 warning in plain words, never a request a provider would refuse.
 """
@@ -33,6 +34,9 @@ from ..tokens import TokenCounter
 CacheTTL = Literal["5m", "1h"]
 CACHE_TTLS: tuple[str, ...] = ("5m", "1h")
 MAX_BREAKPOINTS = 4
+# The explicit breakpoint fields a chat-completions body can carry on a text content part (OpenAI's
+# GPT-5.6 family: ``"prompt_cache_breakpoint": {"mode": "explicit"}``); a profile names the one its model takes.
+BREAKPOINT_FIELDS: tuple[str, ...] = ("prompt_cache_breakpoint",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +44,15 @@ class CachePolicy:
     """How a model's requests are cached: ``cache = "auto"`` on a ``[tool.crux-devtools.models.NAME]``
     profile. ``min_tokens``: the provider's minimum cacheable prefix (None: unknown, never guessed);
     ``ttl``: the lifetime asked for; ``breakpoints``: whether the provider takes explicit breakpoints
-    (False: only the ``prompt_cache_key`` is sent)."""
+    (False: only the ``prompt_cache_key`` is sent); ``breakpoint_field``: the explicit breakpoint
+    field the model takes in a chat-completions body (one of ``BREAKPOINT_FIELDS``; None: the body
+    carries only ``prompt_cache_key``)."""
 
     mode: Literal["auto"] = "auto"
     min_tokens: int | None = None
     ttl: CacheTTL = "5m"
     breakpoints: bool = True
+    breakpoint_field: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode != "auto":
@@ -54,9 +61,14 @@ class CachePolicy:
             raise TypeError(f"CachePolicy.min_tokens must be a positive int or None, got {self.min_tokens!r}")
         if self.ttl not in CACHE_TTLS:
             raise ValueError(f"CachePolicy.ttl must be one of {', '.join(CACHE_TTLS)}, got {self.ttl!r}")
+        if self.breakpoint_field is not None and self.breakpoint_field not in BREAKPOINT_FIELDS:
+            raise ValueError(f"CachePolicy.breakpoint_field must be one of {', '.join(BREAKPOINT_FIELDS)} or None, got {self.breakpoint_field!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "min_tokens": self.min_tokens, "ttl": self.ttl, "breakpoints": self.breakpoints}
+        out: dict[str, Any] = {"mode": self.mode, "min_tokens": self.min_tokens, "ttl": self.ttl, "breakpoints": self.breakpoints}
+        if self.breakpoint_field is not None:  # only when named: a policy without it is what it always was
+            out["breakpoint_field"] = self.breakpoint_field
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +161,10 @@ def place_breakpoints(
             warnings.append("cache: this model takes no breakpoints; only prompt_cache_key is sent")
         kept = []
     breakpoints = [{"after": b.after, "offset": b.offset, "tokens": b.tokens, "ttl": policy.ttl} for b in kept]
-    return {"breakpoints": breakpoints, "key": key}, warnings
+    plan: dict[str, Any] = {"breakpoints": breakpoints, "key": key}
+    if policy.breakpoint_field is not None and policy.breakpoints:
+        plan["breakpoint_field"] = policy.breakpoint_field  # to_openai marks the system breakpoints with it
+    return plan, warnings
 
 
-__all__ = ["CACHE_TTLS", "MAX_BREAKPOINTS", "Boundary", "CachePolicy", "SystemBlock", "boundaries", "cache_key", "choose", "place_breakpoints", "static_prefix_end"]
+__all__ = ["BREAKPOINT_FIELDS", "CACHE_TTLS", "MAX_BREAKPOINTS", "Boundary", "CachePolicy", "SystemBlock", "boundaries", "cache_key", "choose", "place_breakpoints", "static_prefix_end"]

@@ -9,7 +9,7 @@ where they part ways, in each request. Standard library only: the server process
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 Pieces = Sequence[tuple[str, str]]
@@ -71,4 +71,27 @@ def prefix_text(pieces: Pieces, chars: int) -> str:
     return "".join(text for _, text in pieces)[:chars]
 
 
-__all__ = ["Pieces", "SharedPrefix", "owner_at", "piece_start", "prefix_text", "shared_prefix"]
+def prefix_tokens(pieces: Pieces, chars: int, count: Callable[[str], int], tool_tokens: Sequence[int | None] = ()) -> int:
+    """Tokens of the first ``chars`` characters of ``pieces``: the one count of a cacheable prefix.
+
+    The leading ``"tools"`` pieces count what the planner counted for each schema
+    (``tool_tokens[i]``, the receipt's ``tool_tokens``, the figure ``cache = "auto"`` places by), a
+    whole schema or nothing: a tool cut partway caches none of it. A tool without a planner's count,
+    and the rest of the prefix (system text, messages) as one text, are given to ``count``."""
+    position = 0
+    tokens = 0
+    index = 0
+    for owner, text in pieces:
+        if owner != "tools" or position >= chars:
+            break
+        if position + len(text) > chars:
+            return tokens
+        known = tool_tokens[index] if index < len(tool_tokens) else None
+        tokens += known if known is not None else count(text)
+        position += len(text)
+        index += 1
+    rest = prefix_text(pieces, chars)[position:]
+    return tokens + (count(rest) if rest else 0)
+
+
+__all__ = ["Pieces", "SharedPrefix", "owner_at", "piece_start", "prefix_text", "prefix_tokens", "shared_prefix"]

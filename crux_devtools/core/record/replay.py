@@ -380,7 +380,7 @@ def _recorded_cache(frame: dict[str, Any]) -> CachePolicy | None:
     if not recorded:
         return None
     policy = recorded["policy"]
-    return CachePolicy(policy["mode"], policy["min_tokens"], policy["ttl"], policy["breakpoints"])
+    return CachePolicy(policy["mode"], policy["min_tokens"], policy["ttl"], policy["breakpoints"], policy.get("breakpoint_field"))
 
 
 def _recorded_profile(frame: dict[str, Any]) -> ModelCapacityProfile:
