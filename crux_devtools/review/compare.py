@@ -30,14 +30,6 @@ SCHEMA = 1
 Pricer = Callable[[str | None], Any]  # model name -> a core.record.pricing.Price, or None (unpriced)
 
 
-def _scrub(text: Any, roots: list[str]) -> Any:
-    if not isinstance(text, str):
-        return text
-    for root in roots:
-        text = text.replace(root + "/", "").replace(root, ".")
-    return text
-
-
 def _errors_by_file(report: Mapping[str, Any] | None) -> dict[str | None, list[Mapping[str, Any]]]:
     found: dict[str | None, list[Mapping[str, Any]]] = {}
     for error in (report or {}).get("errors") or ():
@@ -134,7 +126,6 @@ def review(
     *,
     base_info: Mapping[str, Any],
     head_info: Mapping[str, Any],
-    scrub: list[str] = [],  # noqa: B006 - read only
     counter: Counter | None = None,
     pricer: Pricer | None = None,
     timing: Mapping[str, Any] | None = None,
@@ -176,7 +167,7 @@ def review(
                         "note": note, "examples": entries})
     failures = [
         {"revision": side, "file": e.get("file"), "line": e.get("line"), "type": e.get("type"),
-         "message": _scrub(e.get("message"), scrub)}
+         "message": e.get("message")}
         for side, report in (("base", base), ("head", head))
         for e in (report or {}).get("errors") or ()
     ]
@@ -184,12 +175,6 @@ def review(
         if report is None:
             failures.append({"revision": side, "file": None, "line": None, "type": "ProjectMissing",
                              "message": "the project folder did not exist at this revision"})
-    for entry in prompts:
-        for example in entry["examples"]:
-            for change in example["changes"]:
-                if change["kind"] == "error":
-                    change["message"] = _scrub(change["message"], scrub)
-
     def count(items: list[str]) -> dict[str, int]:
         return {k: items.count(k) for k in ("added", "removed", "changed", "unchanged")}
 
