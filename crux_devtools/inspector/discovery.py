@@ -231,7 +231,10 @@ PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_pr
 # the lifetime asked for, and whether the provider takes explicit breakpoints.
 # cache_breakpoint_field: the explicit breakpoint field the model takes in a chat-completions body.
 CACHE_KEYS = ("cache", "cache_min_tokens", "cache_ttl", "cache_breakpoints", "cache_breakpoint_field")
-BREAKPOINT_FIELDS = ("prompt_cache_breakpoint",)  # core.plan.cache_plan.BREAKPOINT_FIELDS (the server never imports the core)
+# The planner's own tables (core/plan/cache_plan.py), kept equal by tests/inspector/test_cache_profile.py:
+# the server reads profiles without importing the core.
+BREAKPOINT_FIELDS = ("prompt_cache_breakpoint",)
+CACHE_TTLS = ("5m", "1h")
 _PROFILE_KEYS = ("context_window", "default_output_reserve", "counting_confidence", *PRICE_KEYS, *CACHE_KEYS)
 # Every key of [tool.crux-devtools]; any other is a load error (a typo must not be silently ignored).
 TOOL_KEYS = ("modules", "default_model", "models", "watch_ignore", "allow_network", "history_keep", "history_max_mb", "redact")
@@ -415,7 +418,7 @@ def _cache_keys(table: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, str] 
     minimum = out.get("cache_min_tokens")
     if minimum is not None and (isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1):
         return {}, ("cache_min_tokens", f"cache_min_tokens must be a positive whole number of tokens (the provider's minimum cacheable prefix, e.g. 1024), got {minimum!r}")
-    if "cache_ttl" in out and out["cache_ttl"] not in ("5m", "1h"):
+    if "cache_ttl" in out and out["cache_ttl"] not in CACHE_TTLS:
         return {}, ("cache_ttl", f'cache_ttl must be "5m" or "1h", got {out["cache_ttl"]!r}')
     if "cache_breakpoints" in out and not isinstance(out["cache_breakpoints"], bool):
         return {}, ("cache_breakpoints", f"cache_breakpoints must be true or false (whether the provider takes explicit breakpoints), got {out['cache_breakpoints']!r}")

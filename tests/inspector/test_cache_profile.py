@@ -3,7 +3,9 @@ error at their line, and turned into the planner's ``CachePolicy``."""
 
 from __future__ import annotations
 
+from crux_devtools.core.plan import cache_plan
 from crux_devtools.core.plan.cache_plan import CachePolicy
+from crux_devtools.inspector import discovery
 from crux_devtools.inspector.discovery import read_model_config
 from crux_devtools.inspector.planning import PlanningDefaults, cache_policy
 
@@ -36,3 +38,9 @@ def test_bad_cache_keys_are_config_errors_at_their_line(tmp_path):
     assert [(e["line"], e["message"].split("] ", 1)[1][:30]) for e in errors] == [
         (3, 'cache must be "auto" (place pr'), (6, "cache_min_tokens must be a pos"), (9, 'cache_ttl must be "5m" or "1h"'),
     ]
+
+
+def test_the_servers_copy_of_the_planners_cache_tables_is_the_planners():
+    """The server checks a profile without importing the core: its copies must not drift."""
+    assert discovery.BREAKPOINT_FIELDS == cache_plan.BREAKPOINT_FIELDS
+    assert discovery.CACHE_TTLS == cache_plan.CACHE_TTLS
