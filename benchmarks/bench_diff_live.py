@@ -61,8 +61,8 @@ def rss_mb() -> float:
 
 
 async def memory(project: Path, commits: int) -> None:
-    from crux_devtools.inspector.diff_live import MAX_BASES, LiveDiff
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.features.diff.live import MAX_BASES, LiveDiff
+    from crux_devtools.inspector.session.service import ProjectSession
     from crux_devtools.review.changes import default_counter
 
     shared = project / "shared.py"

@@ -23,10 +23,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from crux_devtools.inspector.api import SessionEvent  # noqa: E402
-from crux_devtools.inspector.discovery import discover  # noqa: E402
-from crux_devtools.inspector.forkserver import ForkServer  # noqa: E402
-from crux_devtools.inspector.process import SpawnedWorker  # noqa: E402
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.discovery import discover  # noqa: E402
+from crux_devtools.inspector.transport.forkserver import ForkServer  # noqa: E402
+from crux_devtools.inspector.transport.process import SpawnedWorker  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 
 SAVES = 20
 EDITED = "01_contexts.py"

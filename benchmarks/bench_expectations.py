@@ -132,7 +132,7 @@ def determinism(claimed: Path) -> None:
 
 def model_calls(claimed: Path) -> None:
     from crux_devtools.core.run.models import AnthropicModel, OpenAICompatibleModel, ScriptedModel
-    from crux_devtools.inspector.planned import Project
+    from crux_devtools.inspector.worker.planned import Project
 
     calls = 0
     for cls in (ScriptedModel, AnthropicModel, OpenAICompatibleModel):

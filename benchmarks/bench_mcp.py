@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from mcp import Client  # noqa: E402
 
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.mcp_server.server import build_server  # noqa: E402
 from crux_devtools.mcp_server.tools import ProjectTools  # noqa: E402
 

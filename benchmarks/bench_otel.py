@@ -44,7 +44,7 @@ from web_conftest_helpers import chromium, free_port, live_server, new_page  # n
 from crux_devtools import ScriptedModel, agent, emit_otel, generate, prompt, record_runs, tool, tool_call  # noqa: E402
 from crux_devtools.core.record import otel_semconv as sc  # noqa: E402
 from crux_devtools.core.record.runstore import RunStore  # noqa: E402
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 
 MESSAGES = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Was INV-1042 charged twice? " * 5}]}])

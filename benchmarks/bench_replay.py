@@ -82,7 +82,7 @@ def load_agent(project: Path) -> Any:
 async def web_panel(project: Path, run_id: str, repeat: int = 30) -> float:
     import httpx
 
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
     from crux_devtools.web.app import create_app
 
     session = ProjectSession(project, history=False, watch=False)

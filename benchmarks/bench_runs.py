@@ -203,7 +203,7 @@ def listing_scale() -> None:
 
 
 async def event_latency(count: int = 30) -> None:
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     with tempfile.TemporaryDirectory() as root:
         shutil.copy(REPO / "tests" / "projects" / "runs" / "agents.py", root)

@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from scale_project import make_project, touch_module  # noqa: E402
 
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 
 PAGE_TARGET = 1.5

@@ -154,10 +154,10 @@ def traced(project: str, trace: str) -> None:
                 sys.meta_path.remove(self)
             return None
 
-    after("crux_devtools.inspector.session", patch_session)
-    after("crux_devtools.inspector.early_start", patch_early)
-    after("crux_devtools.inspector.pool", patch_pool)
-    after("crux_devtools.inspector.forkserver", patch_forkserver)
+    after("crux_devtools.inspector.session.service", patch_session)
+    after("crux_devtools.inspector.transport.early_start", patch_early)
+    after("crux_devtools.inspector.transport.pool", patch_pool)
+    after("crux_devtools.inspector.transport.forkserver", patch_forkserver)
     after("crux_devtools.tui.app", patch_app)
     after("textual.drivers.linux_driver", patch_driver)
     sys.meta_path.insert(0, TextualBegins())

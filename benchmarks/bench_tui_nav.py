@@ -49,7 +49,7 @@ def ms(values: list[float]) -> str:
 async def headless(project: Path, rounds: int) -> dict[str, list[float]]:
     from textual import events
 
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
     from crux_devtools.tui.app import make_tui
     from crux_devtools.tui.widgets import PromptTree
     from crux_devtools.tui.search import find_matches

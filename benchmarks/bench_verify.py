@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 from scale_project import make_project, touch_module  # noqa: E402
 
 from crux_devtools.inspector.api import SessionEvent  # noqa: E402
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 
 BIG = '''\
 from pydantic import BaseModel

@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from web_conftest_helpers import chromium, live_server, new_page  # noqa: E402
 
 from crux_devtools.core.record.runstore import RunStore  # noqa: E402
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 
 RATIO_TARGET = 2.0

@@ -28,7 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _project(config: pytest.Config) -> Any:
     project = config.stash.get(_PROJECT, None)
     if project is None:
-        from crux_devtools.inspector.planned import Project
+        from crux_devtools.inspector.worker.planned import Project
 
         project = config.stash[_PROJECT] = Project(config.rootpath)
     return project

@@ -6,7 +6,7 @@ run time: they are made in the worker (by the core's ``to_dict()`` methods and t
 CLI. Each shape is defined here once, as a ``TypedDict``:
 
 - the core's ``to_dict()`` methods are annotated to return these types, so mypy checks the producer;
-- ``inspector/wire.py`` derives the check of each worker message from these types (``check``
+- ``inspector/transport/wire.py`` derives the check of each worker message from these types (``check``
   walks the annotations), so a message missing a field is refused at the boundary, naming the op,
   the path of the field and what was expected;
 - the readers index what a type says is always there (``d["field"]``) and use ``.get`` only for
@@ -519,7 +519,7 @@ class Answered(TypedDict):
     duration_ms: float
 
 
-# -- progress events of a load or update (see ``inspector/wire.py``) -------------------------------
+# -- progress events of a load or update (see ``inspector/transport/wire.py``) -------------------------------
 class ImportEvent(TypedDict):
     event: Literal["import"]
     module: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from crux_devtools.inspector.api import find_prompt
-from crux_devtools.inspector.run_confirm import confirmation_request
+from crux_devtools.inspector.worker.run_confirm import confirmation_request
 
 FAKE_TOKEN = "fake-model-token"
 

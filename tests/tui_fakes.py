@@ -272,7 +272,7 @@ def summary_states(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 def example_status(error: Any, inspection: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
     """``ExampleReport["status"]``, decided by the engine's own function."""
-    from crux_devtools.inspector.evaluate import example_status as decide
+    from crux_devtools.inspector.worker.evaluate import example_status as decide
 
     return decide({"error": error, "preview_error": None, "preview": plan, "inspection": inspection})  # type: ignore[typeddict-item]
 
@@ -297,7 +297,7 @@ def example_report(
         "summaries": summary_states(plan),
     }
     if name in p.expectations:  # judged by the engine's evaluator, as the worker judges them
-        from crux_devtools.inspector.expectations import expectation_results
+        from crux_devtools.inspector.worker.expectations import expectation_results
 
         report["expectations"] = expectation_results(None, p, p.expectations[name], {"file": "support.py", "line": 1, "contexts": []}, report)
     return report

@@ -87,7 +87,7 @@ def project_server(root: Path) -> Iterator[LiveServer]:
     """The inspector of the project in ``root`` (a real ``ProjectSession``: worker, watcher) on a live
     server, for a browser to open."""
     require_browser()
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
     from crux_devtools.web.app import create_app
 
     with live_server(create_app(ProjectSession(root, history=False))) as srv:

@@ -103,7 +103,7 @@ class FakeSession:
         self.run_calls: list[dict[str, Any]] = []
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._report: dict[str, Any] | None = None
-        from crux_devtools.inspector.planning import PlanningDefaults
+        from crux_devtools.inspector.worker.planning import PlanningDefaults
 
         self.defaults = PlanningDefaults()  # no pyproject profiles; summaries in memory (a test may set a store)
         self._rebuild()
@@ -139,7 +139,7 @@ class FakeSession:
     async def prepare_summaries(self, prompt_id: str, *, example: str | None = None, input: dict[str, Any] | None = None,
                                 contributor: str | None = None, allow_models: bool = False, token_budget: int | None = None) -> dict[str, Any]:
         """Prepares into this session's own store with the worker's code, then "reloads"."""
-        from crux_devtools.inspector.evaluate import prepare
+        from crux_devtools.inspector.worker.evaluate import prepare
 
         p = self.prompts[prompt_id]
         name = example or next(iter(p.examples or {"": {}}))
@@ -208,19 +208,19 @@ class FakeSession:
             callback(event)
 
     def _target(self, p: Any) -> Any:
-        from crux_devtools.inspector.worker_import import Target
+        from crux_devtools.inspector.worker.imports import Target
 
         line = 10 + list(self.prompts).index(p.id)
         return Target(p.id, "prompt", p, "prompts", "prompts.py", line)  # an "agent" here is a prompt said to have a model
 
     def _example(self, p: Any, name: str, data: dict[str, Any], budget: int | None, input_budget: int | None = None) -> dict[str, Any]:
         """What the worker answers: the real inspection and plan (``evaluate_example``), in process."""
-        from crux_devtools.inspector.evaluate import evaluate_example
+        from crux_devtools.inspector.worker.evaluate import evaluate_example
 
         return evaluate_example(self.root, self._target(p), name, data, token_budget=budget, input_budget=input_budget, defaults=self.defaults)
 
     def _rebuild(self) -> None:
-        from crux_devtools.inspector.evaluate import planned_tokens, status_of
+        from crux_devtools.inspector.worker.evaluate import planned_tokens, status_of
 
         self.version += 1
         prompts = []

@@ -57,7 +57,7 @@ class Spending:
 
     async def run_target(self, agreed: bool | None, target: str, example: str | None, input: dict[str, Any] | None, confirm: str | None) -> dict[str, Any]:
         from ..inspector.api import find_prompt
-        from ..inspector.run_confirm import asks_confirmation
+        from ..inspector.worker.run_confirm import asks_confirmation
 
         report = await self.tools.fresh()
         prompt = find_prompt(report, target)
@@ -81,7 +81,7 @@ class Spending:
         return dict(result)
 
     async def replay_send(self, agreed: bool | None, run: str, step: int, *, confirm: str | None, **replay: Any) -> dict[str, Any]:
-        from ..inspector.replaying import send_request
+        from ..inspector.features.replay.document import send_request
 
         document = await self.tools.replay(run, step, **replay)
         if document["replayed"]["sent"] is None:

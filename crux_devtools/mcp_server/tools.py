@@ -11,7 +11,7 @@ Documents (no SDK here; ``server.py`` registers them):
 |----------------|--------------------------------------------------------------|
 | ``list_targets`` | ``GET /api/prompts``'s list, with the load errors            |
 | ``inspect``    | ``inspect --json`` (``cli.select_report``), with ``decisions`` |
-| ``check``      | ``check --json`` (``inspector/check_document.py``)           |
+| ``check``      | ``check --json`` (``inspector/features/text/check_document.py``)           |
 | ``diff``       | ``diff --format json``: against the working tree the page's  |
 |                | ``LiveDiff`` (base kept per commit), else ``build_review``   |
 | ``cache``      | ``cache --format json`` when the project has that command     |
@@ -34,7 +34,7 @@ import click
 
 if TYPE_CHECKING:
     from ..inspector.report_types import ExampleReport, PromptReport, Report
-    from ..inspector.session import ProjectSession
+    from ..inspector.session.service import ProjectSession
 
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "venv", "env"})
 KNOWN_RUNS_SHOWN = 20  # an unknown run's error names the newest this many
@@ -156,7 +156,7 @@ class ProjectTools:
         self.root = session.root
         self.timeout = timeout
         self._seen: dict[str, tuple[int, int]] | None = None
-        from ..inspector.diff_live import LiveDiff
+        from ..inspector.features.diff.live import LiveDiff
 
         self._live = LiveDiff(session, timeout=timeout)
 
@@ -184,7 +184,7 @@ class ProjectTools:
     # -- the project ---------------------------------------------------------------------------
     async def list_targets(self) -> dict[str, Any]:
         from ..inspector.api import is_stale
-        from ..web.routes_api import summary
+        from ..web.routes.api import summary
 
         report = await self.fresh()
         return {
@@ -213,13 +213,13 @@ class ProjectTools:
         return {"decisions": made, **report}
 
     async def check(self, strict: bool = False) -> dict[str, Any]:
-        from ..inspector.check_document import check_document
+        from ..inspector.features.text.check_document import check_document
 
         return check_document(await self.fresh(), strict=strict)
 
     async def diff(self, base: str = "HEAD", head: str | None = None) -> dict[str, Any]:
-        from ..cli_diff import build_review
-        from ..inspector.diff_redact import RedactError
+        from ..cli.diff import build_review
+        from ..inspector.features.diff.redact import RedactError
         from ..review.revisions import RevisionError
 
         if head is None:  # the working tree is the session's report: as the page's Diff, the base is kept per commit
@@ -236,7 +236,7 @@ class ProjectTools:
 
     async def cache(self, target: str | None = None) -> dict[str, Any]:
         """``cache --format json``: the command's own document function."""
-        from ..cli_cache import cache_document
+        from ..cli.cache import cache_document
 
         try:
             return dict(await cache_document(self.root, self.timeout, target, 0, None))
@@ -298,8 +298,8 @@ class ProjectTools:
         self, run: str, step: int = 0, *, source: str = "recorded", max: int | None = None, optimize_at: int | None = None,
         model: str | None = None, rungs: list[str] | None = None, drop: list[str] | None = None,
     ) -> dict[str, Any]:
-        from ..cli_replay import build_overrides
-        from ..inspector.replay_source import SOURCES, replay_variant
+        from ..cli.replay import build_overrides
+        from ..inspector.features.replay.source import SOURCES, replay_variant
 
         if source not in SOURCES:
             raise ToolFault(f"source {source!r} is not one of {', '.join(SOURCES)}", known=list(SOURCES))

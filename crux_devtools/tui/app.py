@@ -26,7 +26,7 @@ from textual.widgets import Header, Input
 from ..inspector.api import SessionEvent, SessionLike, failed_run
 from ..inspector.errors import LoadError
 from ..inspector.report_types import ExampleReport
-from ..inspector.visible import visible
+from ..inspector.features.shown.visible import visible
 from . import report as rp
 from .change_marks import ChangeMarksApp
 from .editor import editor_command

@@ -18,7 +18,7 @@ from rich.text import Text
 from textual import work
 from textual.message import Message
 
-from ..inspector.head_watch import head_watcher
+from ..inspector.session.head_watch import head_watcher
 
 BASE = "HEAD"
 

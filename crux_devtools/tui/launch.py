@@ -2,7 +2,7 @@
 
 The first report waits for the worker process to import the library and load the token encoding
 (most of a second), then for the user's modules. So the fork server's interpreter is started before
-anything else is imported (by the CLI module itself, ``inspector/early_start.py``; else here, by the
+anything else is imported (by the CLI module itself, ``inspector/transport/early_start.py``; else here, by the
 worker pool), and the worker warms up and loads while this process imports the rest (the session's
 modules, Textual, in a thread so the event loop keeps serving the worker) and draws the first frame,
 on the machine's other core.
@@ -25,13 +25,13 @@ async def run_tui_async(root: Path) -> None:
     # what is there then is moved out of its reach (``gc.freeze``), so no later collection walks it
     # (with the collector on, full collections took 30-80 ms of the first frames).
     gc.disable()
-    from ..inspector.pool import WorkerPool
+    from ..inspector.transport.pool import WorkerPool
 
     pool = WorkerPool(root.resolve())
     pool.start_warming()  # a failure is the session's to report: its own ``warm()`` joins this one
     await pool.spawned()
 
-    from ..inspector.session import ProjectSession
+    from ..inspector.session.service import ProjectSession
 
     session = ProjectSession(root, pool=pool)
     starting = asyncio.ensure_future(session.start())  # joins the warm-up; loads once the worker is ready

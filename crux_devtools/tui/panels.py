@@ -1,4 +1,4 @@
-"""The TUI's side of the panel registry (``inspector/panels.py``): each panel's widget, the tab table
+"""The TUI's side of the panel registry (``inspector/features/shown/panels.py``): each panel's widget, the tab table
 the app composes, and the panels beyond the tab bar.
 
 The tab bar has room for seven tabs, at 100 columns as at 160, and the number keys 1-7 select them.
@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..inspector import panels as registry
+from ..inspector.features.shown import panels as registry
 from . import widgets as widget_package
 from .widgets.panel_tabs import BAR_TABS as BAR_TABS
 from .widgets.panel_tabs import PanelTabs, split_bar

@@ -15,8 +15,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from ..inspector.replaying import overrides_text
-from ..inspector.sent import system_parts
+from ..inspector.features.replay.document import overrides_text
+from ..inspector.features.shown.sent import system_parts
 from ..review.render import describe, prefix_line
 from .error_render import error_line
 

@@ -14,7 +14,7 @@ from textual import work
 
 from ..inspector.errors import LoadError
 from ..inspector.report_types import PrepareResult
-from ..inspector.run_confirm import asks_confirmation
+from ..inspector.worker.run_confirm import asks_confirmation
 from .messages import SummariesPrepared
 from .widgets.prompt_detail import PromptDetail
 
@@ -74,7 +74,7 @@ class RequestActions:
         again with the token of the model the worker named, so a model changed meanwhile asks again."""
         if not asks_confirmation(result):
             return False
-        from ..inspector.run_costs import prices_for
+        from ..inspector.features.runs.costs import prices_for
         from .screens import ConfirmRun
 
         self.detail.busy = None

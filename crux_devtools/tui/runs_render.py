@@ -22,11 +22,11 @@ from rich.text import Text
 
 from ..core.plan.rungs import label
 from ..core.record.pricing import cache_usage_text
-from ..inspector.run_costs import format_usd
-from ..inspector.cli_text_runs import input_tokens as sent_tokens
-from ..inspector.cli_text_runs import local_datetime, step_count
-from ..inspector.sent import SentPart, cut_system
-from ..inspector.visible import visible_tree
+from ..inspector.features.runs.costs import format_usd
+from ..inspector.features.runs.text import input_tokens as sent_tokens
+from ..inspector.features.runs.text import local_datetime, step_count
+from ..inspector.features.shown.sent import SentPart, cut_system
+from ..inspector.features.shown.visible import visible_tree
 from .error_render import error_line as error_line  # re-exported: the run views read it here
 from .error_render import render_error
 from .report import RUNG_STYLE

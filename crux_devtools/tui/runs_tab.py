@@ -18,9 +18,9 @@ from textual.widgets import TabbedContent
 
 from ..inspector.api import SessionLike
 from ..inspector.report_types import PromptReport
-from ..inspector.run_costs import prices_for
-from ..inspector.cli_text_runs import located
-from ..inspector.visible import visible
+from ..inspector.features.runs.costs import prices_for
+from ..inspector.features.runs.text import located
+from ..inspector.features.shown.visible import visible
 from .messages import RunsChanged
 from .selection import CustomInput
 from .widgets.prompt_browser import PromptBrowser

@@ -12,19 +12,29 @@ from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.routing import Route
 
-from ..inspector.count_labels import COUNT_LABELS
+from ..inspector.features.shown.count_labels import COUNT_LABELS
 from ..inspector.api import SessionLike
 from ..inspector.errors import further_fields
-from ..inspector.head_watch import head_watcher
-from ..inspector.panels import Panel, web_panels
-from . import routes_api, routes_cache, routes_diff, routes_events, routes_otel, routes_pages, routes_replay, routes_runs, rung_styles
+from ..inspector.session.head_watch import head_watcher
+from ..inspector.features.shown.panels import Panel, web_panels
+from .routes import (
+    api as routes_api,
+    cache as routes_cache,
+    diff as routes_diff,
+    events as routes_events,
+    otel as routes_otel,
+    pages as routes_pages,
+    replay as routes_replay,
+    runs as routes_runs,
+)
+from . import rung_styles
 from .display import finalize, url_quote
 from .events import EventHub
 from .paths import asset_dir
 from .security import BodyLimitMiddleware, LocalOnlyMiddleware, SameOriginOnly, SecurityHeadersMiddleware, allowed_host_set
 from .slow_clients import BodyDeadline
-from .views import prompt_href
-from .views_list import marked
+from .views.prompt import prompt_href
+from .views.list import marked
 
 
 def panel_template(panel: Panel) -> str:
@@ -47,7 +57,7 @@ def make_templates() -> Jinja2Blocks:
     env.globals["further_fields"] = further_fields  # a load error's fields beyond where, what and message
     env.globals["web_panels"] = web_panels  # the prompt page's panels, in the registry's order
     env.globals["panel_template"] = panel_template
-    env.globals["counts"] = COUNT_LABELS  # what each token figure of a contributor counts (inspector/count_labels.py)
+    env.globals["counts"] = COUNT_LABELS  # what each token figure of a contributor counts (inspector/features/shown/count_labels.py)
     rung_styles.register(env.globals)  # the words for a rung or a rejection reason (core/plan/rungs.py)
     return Jinja2Blocks(env=env)
 

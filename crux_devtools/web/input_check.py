@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..inspector.custom_input import InputError, parse_input
+from ..inspector.features.shown.custom_input import InputError, parse_input
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),

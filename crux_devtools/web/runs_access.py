@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.record.runstore import RunStore, RunStoreError
 from ..inspector.api import find_prompt
-from .views_runs import RECENT, RecentRuns, RunFilters, run_row
+from .views.runs import RECENT, RecentRuns, RunFilters, run_row
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def open_store(session: Any) -> tuple[RunStore | None, str | None]:
 async def messages_at_step(session: Any, at_step: str) -> tuple[dict[str, Any] | None, str]:
     """The messages of a recorded step (``RUN:K``) for the prompt page (``replaying.step_messages``),
     and a sentence saying what the page shows (or why the step's messages cannot be used)."""
-    from ..inspector.replaying import step_messages
+    from ..inspector.features.replay.document import step_messages
 
     run_id, _sep, index = at_step.rpartition(":")
     if not run_id or not index.isdigit():

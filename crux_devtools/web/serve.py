@@ -60,7 +60,7 @@ def choose_binding(host: str, port: int) -> Binding:
 def serve(directory: str | Path, *, host: str = "127.0.0.1", port: int = 4400, open_browser: bool = True, mcp: Any = None) -> None:
     """Load the project, then serve the inspector until Ctrl-C; prints the URL (and a moved port).
     ``mcp``: ``create_app``'s factory of the ``/mcp`` endpoint (None: no MCP)."""
-    from ..inspector.session import ProjectSession
+    from ..inspector.session.service import ProjectSession
     from .app import create_app
 
     root = Path(directory)

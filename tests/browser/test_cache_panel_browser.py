@@ -13,7 +13,7 @@ from test_diff_browser import until as until_within
 from waits import WAIT
 from web_conftest_helpers import chromium_page, live_server, require_browser
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 
 pytestmark = [pytest.mark.browser]

@@ -11,7 +11,7 @@ import pytest
 from diff_helpers import make_project
 from web_conftest_helpers import chromium_page, live_server, require_browser
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 
 pytestmark = [pytest.mark.browser]

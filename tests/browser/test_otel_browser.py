@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LiveServer]:
     require_browser()
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     project = tmp_path / "sample"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("data", "__pycache__", ".crux"))

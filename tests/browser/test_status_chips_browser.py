@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from web_conftest_helpers import chromium, live_server, new_page, require_browser
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.statuses import word
 from crux_devtools.web.app import create_app
 

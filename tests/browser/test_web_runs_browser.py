@@ -115,7 +115,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def server(project: Path, chat: ChatServer) -> Iterator[LiveServer]:
     require_browser()
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     os.environ["CHAT_BASE_URL"] = chat.base_url  # the worker (a child) inherits it: its Run reaches the chat server
     os.environ["ORDER_NOTE"] = XSS

@@ -145,7 +145,7 @@ def test_json_is_still_the_whole_report() -> None:
 async def test_a_prepared_summary_is_printed_as_the_summary_rung_that_is_sent(tmp_path: Path) -> None:
     import shutil
 
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     project = tmp_path / "sample_project"
     shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns("__pycache__", ".crux*"))

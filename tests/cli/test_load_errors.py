@@ -50,7 +50,7 @@ def mixed_check(tmp_path_factory: pytest.TempPathFactory) -> subprocess.Complete
     )
     (root / "bom.py").write_bytes(b"\xef\xbb\xbf" + GOOD.encode("utf-8"))
     (root / "b_patch.py").write_text(
-        "import crux_devtools.inspector.evaluate as evaluate\nfrom crux_devtools import prompt\n\n"
+        "import crux_devtools.inspector.worker.evaluate as evaluate\nfrom crux_devtools import prompt\n\n"
         "real = evaluate.prompt_report\n\n\n"
         "def patched(root, target, *args, **kwargs):\n"
         "    report = real(root, target, *args, **kwargs)\n"
@@ -111,7 +111,7 @@ def test_a_load_broken_by_monkeypatching_the_worker_is_a_load_error_not_a_traceb
 
 def test_a_prompt_report_replaced_by_none_is_a_load_error(tmp_path: Path) -> None:
     (tmp_path / "patch.py").write_text(
-        "import crux_devtools.inspector.evaluate as evaluate\nfrom crux_devtools import prompt\n\n"
+        "import crux_devtools.inspector.worker.evaluate as evaluate\nfrom crux_devtools import prompt\n\n"
         "evaluate.prompt_report = lambda *args, **kwargs: None\nhidden = prompt('hidden', system='x')\n",
         encoding="utf-8",
     )

@@ -143,7 +143,7 @@ def test_a_tool_call_never_recorded_stops_the_fork_unless_live_tools(chat_projec
 
 
 def test_continue_asks_first_priced_at_the_first_request_it_sends(chat_project: tuple[Path, ChatServer, dict[str, str], str]) -> None:
-    from crux_devtools.inspector.run_costs import format_usd
+    from crux_devtools.inspector.features.runs.costs import format_usd
 
     project, server, env, run_id = chat_project
     before = len(server.received)

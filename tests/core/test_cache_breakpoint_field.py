@@ -11,8 +11,8 @@ from pydantic import BaseModel
 
 from crux_devtools import ModelCapacityProfile, OpenAICompatibleModel, ScriptedModel, context, generate, preview, prompt
 from crux_devtools.core.plan.cache_plan import CachePolicy
-from crux_devtools.inspector.discovery import read_model_config
-from crux_devtools.inspector.planning import cache_policy
+from crux_devtools.inspector.session.discovery import read_model_config
+from crux_devtools.inspector.worker.planning import cache_policy
 from cache_provider import CacheProvider
 
 CATALOG = "## Catalog\n" + "\n".join(f"- SKU{i:04d}: plan {i}, {i * 10} GB" for i in range(300))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crux_devtools.core.record.pricing import Price, Usage, cost_usd, format_usd, input_cost_usd, price_for, price_from_profile
-from crux_devtools.inspector.discovery import read_model_config
+from crux_devtools.inspector.session.discovery import read_model_config
 
 
 def test_cost_prices_cache_reads_and_writes_at_their_own_rates():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from crux_devtools.core.plan import cache_plan
 from crux_devtools.core.plan.cache_plan import CachePolicy
-from crux_devtools.inspector import discovery
-from crux_devtools.inspector.discovery import read_model_config
-from crux_devtools.inspector.planning import PlanningDefaults, cache_policy
+from crux_devtools.inspector.session.service import discovery
+from crux_devtools.inspector.session.discovery import read_model_config
+from crux_devtools.inspector.worker.planning import PlanningDefaults, cache_policy
 
 
 def test_cache_auto_with_its_minimum_and_ttl_becomes_the_profiles_policy(tmp_path):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from crux_devtools.core.record.pricing import cache_usage_text
-from crux_devtools.inspector.cli_text_runs import usage
+from crux_devtools.inspector.features.runs.text import usage
 from crux_devtools.tui.runs_render import fmt_usage
 
 CACHED = {"input_tokens": 3_000, "output_tokens": 20, "cache_read_tokens": 2_000, "cache_write_tokens": 400, "cache_write_1h_tokens": 100}

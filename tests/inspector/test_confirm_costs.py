@@ -20,8 +20,8 @@ from test_run_confirm import AGENTS, called, token_of
 from waits import pilot_until
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
-from crux_devtools.inspector.run_costs import Prices
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.features.runs.costs import Prices
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.tui import make_tui
 from crux_devtools.tui.screens.replay import ConfirmSend, ReplayScreen
 from crux_devtools.web.app import create_app

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from diff_helpers import commit_all, make_project
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.screens.diff import DiffScreen, live_diff
 from crux_devtools.web.app import create_app

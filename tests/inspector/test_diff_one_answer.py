@@ -19,8 +19,8 @@ from diff_helpers import commit_all, git, make_project  # noqa: E402
 from test_diff_cli import as_json  # noqa: E402
 from test_diff_repositories import with_memory_store  # noqa: E402
 
-from crux_devtools.inspector.diff_live import LiveDiff  # noqa: E402
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.features.diff.live import LiveDiff  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 
 ORIGIN = "http://127.0.0.1:4400"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from crux_devtools.inspector.discovery import discover, file_ref
+from crux_devtools.inspector.session.discovery import discover, file_ref
 
 PROJECTS = Path(__file__).parents[1] / "projects"
 USES = "from crux_devtools import prompt\n"

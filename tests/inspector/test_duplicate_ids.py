@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 
 ORIGINAL = 'from crux_devtools import prompt\n\nsecond = prompt("x", system="from b", examples={"one": {}})\n'
 NEWER = 'from crux_devtools import prompt\n\n\nfirst = prompt("x", system="from a", examples={"one": {}})\n'

@@ -11,7 +11,7 @@ import pytest
 from crux_devtools import context, example, expect, prompt
 from crux_devtools import shapes
 from crux_devtools.core.plan.expectations import ExpectationResult, PlanFacts, Vocabulary, evaluate
-from crux_devtools.inspector.wire import MalformedReport, check
+from crux_devtools.inspector.transport.wire import MalformedReport, check
 
 STYLE = context("style-examples", system="Example one. " * 20, priority=45)
 BRAND = context("brand-voice", system="Calm and exact. " * 20, priority=30)
@@ -42,8 +42,8 @@ def test_real_results_pass_the_check_of_an_example_report_and_a_malformed_one_is
 
 
 def test_an_example_report_carries_its_results_through_json_and_the_check_reads_them(tmp_path) -> None:
-    from crux_devtools.inspector.evaluate import evaluate_example
-    from crux_devtools.inspector.worker_import import Target
+    from crux_devtools.inspector.worker.evaluate import evaluate_example
+    from crux_devtools.inspector.worker.imports import Target
 
     p = prompt("b", system="You help.", use=[STYLE, BRAND], token_budget=150, prompt="hi",
                examples={"x": example({}, expect=expect().includes("brand-voice")), "plain": {}})

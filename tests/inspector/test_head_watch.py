@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from diff_helpers import commit_all, git, make_project  # noqa: E402
 from waits import WAIT  # noqa: E402
 
-from crux_devtools.inspector.head_watch import HeadWatcher, head_watcher  # noqa: E402
+from crux_devtools.inspector.session.head_watch import HeadWatcher, head_watcher  # noqa: E402
 
 
 class Root:

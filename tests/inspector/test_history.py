@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crux_devtools.inspector.history import (
+from crux_devtools.inspector.session.history import (
     DEFAULT_KEEP,
     DEFAULT_MAX_MB,
     SCHEMA_VERSION,
@@ -226,7 +226,7 @@ def test_a_bad_retention_setting_names_its_line_and_turns_history_off_with_one_w
     with pytest.raises(HistoryUnavailable) as raised:
         read_retention(tmp_path)
     assert str(raised.value) == expected
-    with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.history"):
+    with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.session.history"):
         history, warning = open_history(tmp_path)
     assert history is None
     assert warning == f"history is off: {expected}; diffs against earlier versions are unavailable"
@@ -346,7 +346,7 @@ def test_a_file_from_a_newer_release_is_refused_and_left_as_it_was(tmp_path: Pat
     path = tmp_path / ".crux" / "devtools.sqlite3"
     with sqlite3.connect(path) as db:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.history"):
+    with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.session.history"):
         history, warning = open_history(tmp_path)
     assert history is None and warning is not None
     assert warning.startswith(f"history is off: {path} was written by a newer release of crux_devtools (schema version {SCHEMA_VERSION + 1}; ")
@@ -359,7 +359,7 @@ def test_a_file_from_a_newer_release_is_refused_and_left_as_it_was(tmp_path: Pat
 def test_a_damaged_file_is_history_off_with_one_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     (tmp_path / ".crux").mkdir()
     (tmp_path / ".crux" / "devtools.sqlite3").write_bytes(b"not a database, one flipped page" * 200)
-    with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.history"):
+    with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.session.history"):
         history, warning = open_history(tmp_path)
     assert history is None and warning is not None
     assert "move the damaged file away to start a new history" in warning
@@ -371,7 +371,7 @@ def test_a_damaged_file_is_history_off_with_one_warning(tmp_path: Path, caplog: 
 async def test_a_session_answers_the_previous_version_from_the_file_after_edits_back_and_forth(tmp_path: Path) -> None:
     import asyncio
 
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     source = tmp_path / "hello_prompts.py"
     module = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r}, examples={{'e': {{}}}})\nother = prompt('other', system='Same.', examples={{'e': {{}}}})\n"
@@ -413,7 +413,7 @@ def test_a_text_with_a_lone_surrogate_is_stored_as_it_is_and_later_writes_go_on(
 
 
 async def test_an_old_file_holding_a_lone_surrogate_is_migrated_and_the_session_starts(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     (tmp_path / ".crux").mkdir()
     with sqlite3.connect(tmp_path / ".crux" / "devtools.sqlite3") as db:

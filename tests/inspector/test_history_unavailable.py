@@ -25,7 +25,7 @@ from child_signals import INTERRUPTIBLE
 from waits import WAIT
 from web_conftest_helpers import free_port
 
-from crux_devtools.inspector.history import History, open_history
+from crux_devtools.inspector.session.history import History, open_history
 
 REPO = Path(__file__).resolve().parents[2]
 COMMAND = Path(sys.executable).parent / "crux-devtools"
@@ -77,7 +77,7 @@ def writable_again(project: Path) -> Iterator[None]:
 
 def test_a_damaged_history_file_is_no_history_and_one_warning(project: Path, caplog: pytest.LogCaptureFixture) -> None:
     corrupt(project)
-    with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.history"):
+    with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.session.history"):
         history, warning = open_history(project)
     assert history is None
     assert warning is not None and warning.startswith(f"history is off: cannot use {project / '.crux' / 'devtools.sqlite3'} (file is not a database)")
@@ -91,7 +91,7 @@ def test_a_history_that_fails_later_turns_itself_off_with_one_warning(project: P
     other = sqlite3.connect(project / ".crux" / "devtools.sqlite3")
     other.execute("BEGIN EXCLUSIVE")  # another process holds the file: every write and read fails
     try:
-        with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.history"):
+        with caplog.at_level(logging.WARNING, logger="crux_devtools.inspector.session.history"):
             history.record(report("b", "new"), ok=True, errors=[])  # no exception
             history.record(report("c", "newer"), ok=True, errors=[])
             assert history.previous_system("p", "e", "newer") is None

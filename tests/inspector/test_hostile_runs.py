@@ -22,7 +22,7 @@ from rich.console import Console
 from web_runs_fakes import RecordingSession, run_record
 
 from crux_devtools.core.record.runstore import RunStore
-from crux_devtools.inspector.visible import visible
+from crux_devtools.inspector.features.shown.visible import visible
 from crux_devtools.tui.runs_render import render_run_detail, render_run_header, render_run_preview, run_row
 from crux_devtools.web.app import create_app
 

@@ -13,8 +13,8 @@ import pytest
 from waits import WAIT
 
 from crux_devtools.inspector.api import SessionEvent
-from crux_devtools.inspector.process import SpawnedWorker
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.transport.process import SpawnedWorker
+from crux_devtools.inspector.session.service import ProjectSession
 
 LOGGED = "from pathlib import Path\n\nwith open(Path(__file__).with_name('imports.log'), 'a', encoding='utf-8') as _log:\n    _log.write({name!r} + '\\n')\n\n"
 

@@ -117,7 +117,7 @@ async def front_ends_mark_only(session: Any, stale_id: str) -> None:
 
 
 async def test_a_broken_module_keeps_its_last_good_prompts_stale_while_edits_to_the_others_show(tmp_path: Path) -> None:
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     (tmp_path / "a.py").write_text(greeting("alpha", "Alpha one."), encoding="utf-8")
     (tmp_path / "b.py").write_text(greeting("beta", "Beta one."), encoding="utf-8")
@@ -148,7 +148,7 @@ async def test_a_broken_module_keeps_its_last_good_prompts_stale_while_edits_to_
 
 async def test_a_module_that_kills_forked_workers_is_isolated_in_a_live_session(tmp_path: Path) -> None:
     """The same faults through the fork server (what `serve` and `tui` use): noisy, fd-closing, exiting."""
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     (tmp_path / "a.py").write_text(GOOD_A, encoding="utf-8")
     faults = [
@@ -172,7 +172,7 @@ async def test_a_module_that_kills_forked_workers_is_isolated_in_a_live_session(
 
 async def test_a_library_outside_the_project_is_shown_as_it_is_now_after_one_save(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The primed spare pre-imports the libraries the last load used; one that changed since is not reused."""
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     lib = tmp_path / "lib"
     lib.mkdir()

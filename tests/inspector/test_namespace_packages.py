@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 

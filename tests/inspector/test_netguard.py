@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 
 
 class Counter(socketserver.ThreadingTCPServer):

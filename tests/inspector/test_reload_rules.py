@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from crux_devtools.inspector.reload_rules import (
+from crux_devtools.inspector.session.reload_rules import (
     Change,
     Changes,
     Decision,

@@ -8,8 +8,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from crux_devtools.inspector.discovery import read_model_config
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.discovery import read_model_config
+from crux_devtools.inspector.session.service import ProjectSession
 
 LADDERS = '''
 from pydantic import BaseModel

@@ -17,7 +17,7 @@ import pytest
 from web_fakes import FakeSession
 
 from crux_devtools import InputBudget, RequestCompositionError, ScriptedModel, agenerate, context, generate, offloadable, preview, prompt, summarizable
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 
 PROJECT = Path(__file__).parents[1] / "projects" / "summaries"

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from test_tui import screen_text, settle  # noqa: E402
 
 from crux_devtools.core.record.runstore import RunStore  # noqa: E402
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui.screens import ConfirmRun, RunDetailScreen  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402

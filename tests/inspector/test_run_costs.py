@@ -15,7 +15,7 @@ from web_runs_fakes import RecordingSession, run_record
 
 from crux_devtools.core.record.pricing import Price, cost_usd
 from crux_devtools.core.record.runstore import RunStore
-from crux_devtools.inspector.run_costs import Prices
+from crux_devtools.inspector.features.runs.costs import Prices
 from crux_devtools.web.app import create_app
 
 PYPROJECT = """

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "tui"))
 from test_cli_run_errors import CLI, RAISES  # noqa: E402
 from waits import WAIT, pilot_until  # noqa: E402
 
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import make_tui  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
 

@@ -13,8 +13,8 @@ import pytest
 from waits import WAIT
 
 from crux_devtools.inspector.api import SessionEvent
-from crux_devtools.inspector.session import ProjectSession
-from crux_devtools.inspector.watcher import is_relevant
+from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.session.watcher import is_relevant
 
 PROJECTS = Path(__file__).parents[1] / "projects"
 GOOD = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r})\n"
@@ -216,7 +216,7 @@ def test_the_session_process_does_not_load_the_core_and_the_package_still_export
     import sys
 
     code = (
-        "import sys, crux_devtools.inspector.session, crux_devtools.cli\n"
+        "import sys, crux_devtools.inspector.session.service, crux_devtools.cli\n"
         "assert 'crux_devtools.core' not in sys.modules and 'pydantic' not in sys.modules, sorted(sys.modules)\n"
         "import crux_devtools, crux_devtools.core as core\n"
         "assert crux_devtools.__all__ == core.__all__\n"

@@ -17,9 +17,9 @@ import pytest
 from waits import WAIT
 
 from crux_devtools.core.record.runstore import RunStore
-from crux_devtools.inspector import runs_watch
+from crux_devtools.inspector.features.runs import watch as runs_watch
 from crux_devtools.inspector.api import SessionEvent
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 
 REPO = Path(__file__).resolve().parents[2]
 

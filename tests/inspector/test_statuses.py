@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.statuses import fails, term, word
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.widgets import ErrorsView, PromptTree, StatusLine

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from crux_devtools.inspector.report_types import Report
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 
 BOUND = 60.0  # seconds: only a failure bound, never a wait
 
@@ -352,7 +352,7 @@ async def test_files_the_projects_own_code_writes_at_import_or_later_never_verif
 
 
 def test_hidden_files_and_env_folders_are_watched_but_not_hidden_folders_or_virtual_environments(tmp_path: Path) -> None:
-    from crux_devtools.inspector.watcher import is_relevant
+    from crux_devtools.inspector.session.watcher import is_relevant
 
     write(tmp_path, {"venvlike/pyvenv.cfg": "home = /usr\n", ".idea/workspace.xml": "<x/>"})
     for relevant in (".env", ".env.local", "env/settings.txt", "data/.hidden.md", "MAINTENANCE"):

@@ -13,7 +13,7 @@ from waits import until_async
 
 from crux_devtools import MemoryStore
 from crux_devtools.inspector.report_types import Report
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 
 PROJECT = '''
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""One rung vocabulary (core/plan/rungs.py) and one limits panel (inspector/limits.py), read by every surface.
+"""One rung vocabulary (core/plan/rungs.py) and one limits panel (inspector/features/shown/limits.py), read by every surface.
 
 The planner is run on real cases that produce every rung and every rejection reason; the web page
 (the real template through the real app) and the TUI (the real app through ``run_test``) show each
@@ -39,12 +39,12 @@ from crux_devtools import (  # noqa: E402
 )
 from crux_devtools.core.plan import rungs  # noqa: E402
 from crux_devtools.core.plan.summaries import artifact_key, summarize  # noqa: E402
-from crux_devtools.inspector.limits import LIMITS, MISSING, limit_rows  # noqa: E402
+from crux_devtools.inspector.features.shown.limits import LIMITS, MISSING, limit_rows  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.planning import render_planning  # noqa: E402
 from crux_devtools.web.app import create_app, make_templates  # noqa: E402
-from crux_devtools.web.views_planning import planning_view  # noqa: E402
+from crux_devtools.web.views.prompt.planning import planning_view  # noqa: E402
 
 
 class Sku(BaseModel):

@@ -1,5 +1,5 @@
 """Every value that crosses the worker boundary has one type (``crux_devtools/shapes.py``), and the
-check of every worker message is derived from it (``inspector/wire.py``).
+check of every worker message is derived from it (``inspector/transport/wire.py``).
 
 Real values pass: the core's own ``to_dict()`` of a real preview, inspection, receipt and refusal,
 and a real worker's answers. A message missing a field is refused where it arrives, with an error
@@ -23,9 +23,9 @@ from crux_devtools.core.errors import Diagnostic, ErrorInfo
 from crux_devtools.core.plan.receipts import Adaptation, Candidate, Contribution, Receipt, RequestPreview
 from crux_devtools.core.compose.results import Drop, Exclusion, Inspection, Part
 from crux_devtools.inspector.errors import LoadError
-from crux_devtools.inspector.session import ProjectSession
-from crux_devtools.inspector.wire import MalformedReport, check, check_answer, parse_event
-from crux_devtools.inspector.worker import Worker
+from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.wire import MalformedReport, check, check_answer, parse_event
+from crux_devtools.inspector.worker.main import Worker
 from test_sent import laddered
 
 TICKET = {"message": "Where is my invoice?"}
@@ -172,7 +172,7 @@ def test_a_progress_event_missing_a_field_is_refused_by_its_type() -> None:
 
 # -- a real worker whose answers user code broke -----------------------------------------------------
 BREAKS_ANSWERS = '''\
-import crux_devtools.inspector.evaluate as evaluate
+import crux_devtools.inspector.worker.evaluate as evaluate
 from crux_devtools import ScriptedModel, prompt
 
 # The worker's ops call these by their module's name: user code replacing them breaks the answers.

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from waits import WAIT
 
-from crux_devtools.inspector.discovery import discover
-from crux_devtools.inspector.evaluate import MAX_TEXT
-from crux_devtools.inspector.process import SpawnedWorker, WorkerError, WorkerProcess
+from crux_devtools.inspector.session.discovery import discover
+from crux_devtools.inspector.worker.evaluate import MAX_TEXT
+from crux_devtools.inspector.transport.process import SpawnedWorker, WorkerError, WorkerProcess
 
 PROJECTS = Path(__file__).parents[1] / "projects"
 
@@ -155,7 +155,7 @@ async def test_a_worker_loads_one_project_version_only() -> None:
 
 
 async def test_forked_workers_are_fresh_interpreters_for_user_code(tmp_path: Path) -> None:
-    from crux_devtools.inspector.forkserver import ForkServer
+    from crux_devtools.inspector.transport.forkserver import ForkServer
 
     (tmp_path / "counter_prompts.py").write_text(
         "import builtins\nfrom crux_devtools import prompt\n"
@@ -185,7 +185,7 @@ async def test_forked_workers_are_fresh_interpreters_for_user_code(tmp_path: Pat
 
 
 async def test_a_hang_in_a_forked_worker_is_located_and_killed(tmp_path: Path) -> None:
-    from crux_devtools.inspector.forkserver import ForkServer
+    from crux_devtools.inspector.transport.forkserver import ForkServer
 
     shutil.copy(PROJECTS / "infinite_loop" / "prompts.py", tmp_path / "prompts.py")
     server = ForkServer(tmp_path)
@@ -230,7 +230,7 @@ async def test_a_primed_worker_compiles_only_the_files_changed_since_and_counts_
 
 
 def test_compiled_sources_are_reused_only_for_identical_bytes(tmp_path: Path) -> None:
-    from crux_devtools.inspector.worker_import import assignment_lines, compile_source
+    from crux_devtools.inspector.worker.imports import assignment_lines, compile_source
 
     path = str(tmp_path / "m.py")
     one = compile_source(path, b"a = 1\n")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from waits import WAIT
 
-from crux_devtools.inspector.discovery import discover
-from crux_devtools.inspector.pool import WorkerPool
+from crux_devtools.inspector.session.discovery import discover
+from crux_devtools.inspector.transport.pool import WorkerPool
 
 MARKER_PROMPTS = (
     "import sys\nfrom crux_devtools import prompt\n"
@@ -117,7 +117,7 @@ async def test_the_first_forked_worker_starts_on_a_frozen_heap_no_full_collectio
 START_SCRIPT = """
 import asyncio, gc, importlib.abc, importlib.util, json, sys, threading, time
 from pathlib import Path
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 
 seen = {}
 
@@ -196,7 +196,7 @@ async def spawned(*args, **kwargs):
 
 
 process.SpawnedWorker.start = spawned
-from crux_devtools.inspector.pool import WorkerPool
+from crux_devtools.inspector.transport.pool import WorkerPool
 
 
 async def main():
@@ -232,7 +232,7 @@ def test_the_tui_command_starts_the_fork_server_before_the_cli_imports_and_the_p
 
 
 def test_only_the_tui_command_on_a_folder_starts_the_fork_server_early(tmp_path: Path) -> None:
-    from crux_devtools.inspector.early_start import tui_folder
+    from crux_devtools.inspector.transport.early_start import tui_folder
 
     folder = str(tmp_path.resolve())
     assert tui_folder(["/venv/bin/crux-devtools", "tui", str(tmp_path)]) == folder
@@ -249,7 +249,7 @@ def test_only_the_tui_command_on_a_folder_starts_the_fork_server_early(tmp_path:
 
 
 def test_an_early_fork_server_for_another_folder_is_stopped_not_adopted(tmp_path: Path) -> None:
-    from crux_devtools.inspector import early_start
+    from crux_devtools.inspector.transport import early_start
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -263,7 +263,7 @@ def test_an_early_fork_server_for_another_folder_is_stopped_not_adopted(tmp_path
 async def test_the_fork_server_forks_its_first_child_once_warm_without_waiting_for_the_loop(tmp_path: Path) -> None:
     """The first fork request goes with the server's start: a TUI whose event loop is busy drawing its
     first frame when the server becomes warm no longer delays the first worker by a round trip."""
-    from crux_devtools.inspector.forkserver import ForkServer
+    from crux_devtools.inspector.transport.forkserver import ForkServer
 
     server = ForkServer(tmp_path)
     try:

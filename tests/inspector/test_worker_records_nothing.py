@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crux_devtools.core.record.runstore import RunStore
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 
 APP = """
 from opentelemetry.sdk.trace import TracerProvider

@@ -1,4 +1,4 @@
-"""The panel registry (inspector/panels.py): both front ends iterate it, every panel has a renderer
+"""The panel registry (inspector/features/shown/panels.py): both front ends iterate it, every panel has a renderer
 in each front end that shows it, and an eighth TUI panel neither pushes a tab off the bar nor hides
 Errors (it is reached with ``m``).
 """
@@ -22,7 +22,7 @@ from tui_fakes import FakeSession as TuiSession  # noqa: E402
 from web_fakes import FakeSession as WebSession  # noqa: E402
 from web_fakes import app_client, load_error  # noqa: E402
 
-from crux_devtools.inspector import panels as registry  # noqa: E402
+from crux_devtools.inspector.features.shown import panels as registry  # noqa: E402
 from crux_devtools.tui import app as tui_app  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui import panels as tui_panels  # noqa: E402

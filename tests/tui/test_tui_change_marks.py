@@ -21,7 +21,7 @@ from test_tui import settle  # noqa: E402
 from tui_fakes import FakeSession  # noqa: E402
 from waits import pilot_until  # noqa: E402
 
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import make_tui  # noqa: E402
 from crux_devtools.tui.change_marks import ChangeMarks, ChangeMarksComputed  # noqa: E402
 from crux_devtools.tui.screens.diff import live_diff  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from waits import pilot_until
 
-from crux_devtools.inspector.session import ProjectSession, SessionEvent
+from crux_devtools.inspector.session.service import ProjectSession, SessionEvent
 from crux_devtools.tui.app import make_tui
 
 PROMPT = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r}, examples={{'one': {{}}}})\n"

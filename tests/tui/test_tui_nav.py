@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from scale_project import make_project  # noqa: E402
 from test_tui_markup import AGENT_ID, MarkupSession  # noqa: E402
 
-from crux_devtools.inspector.session import ProjectSession  # noqa: E402
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import CruxTui, make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree, StatusLine  # noqa: E402
 from crux_devtools.tui.widgets.prompt_search import PromptSearch, SearchInput, SearchResults  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 from waits import pilot_until
 from rich.console import Console
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.widgets import PromptTree, StatusLine
 from crux_devtools.tui.widgets.prompt_tree import NodeRef

@@ -16,7 +16,7 @@ from rich.console import Console
 from test_replay_send import chat_project  # noqa: F401 - the fixture
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.replay_render import render_variants
 

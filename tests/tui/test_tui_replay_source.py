@@ -12,7 +12,7 @@ from typing import Any
 from test_tui_replay import newest_run, old_and_gone, open_replay, record_sample, wait_for
 
 from crux_devtools.core.record.runstore import RunStore
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.review.render import describe
 from crux_devtools.tui.app import make_tui
 

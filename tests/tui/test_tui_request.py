@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from test_tui import Recorder, detail_lines, notifications, screen_text, settle  # noqa: E402
 from tui_fakes import FakeSession, build_prompts, ladder_prompt  # noqa: E402
 
-from crux_devtools.inspector.limits import LIMITS  # noqa: E402
+from crux_devtools.inspector.features.shown.limits import LIMITS  # noqa: E402
 from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui.request_actions import SummariesPrepared  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402

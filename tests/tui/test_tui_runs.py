@@ -452,7 +452,7 @@ async def test_a_huge_tool_result_opens_quickly_cut_for_display_with_its_true_si
 async def test_over_the_real_session_r_records_the_run_and_the_runs_tab_lists_it(tmp_path: Path) -> None:
     import shutil
 
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     project = tmp_path / "sample_project"
     shutil.copytree(Path(__file__).resolve().parents[2] / "sample_project", project, ignore=shutil.ignore_patterns("__pycache__", ".crux*", "data"))

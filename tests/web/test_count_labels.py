@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from crux_devtools.inspector.count_labels import AS_SENT, FULL_TEXT, WHOLE_REQUEST, WITH_TOOLS
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.features.shown.count_labels import AS_SENT, FULL_TEXT, WHOLE_REQUEST, WITH_TOOLS
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]

@@ -97,7 +97,7 @@ async def test_a_field_added_to_the_load_error_shape_reaches_every_front_end(
     """A load error's fields beyond where, what, message and traceback are not known to any front end:
     each shows whatever ``further_fields`` lists, so adding a field to the shape is enough."""
     from crux_devtools.inspector import errors
-    from crux_devtools.inspector.cli_text import render_error as cli_error
+    from crux_devtools.inspector.features.text.report import render_error as cli_error
     from crux_devtools.shapes import LoadErrorDict
 
     assert set(errors.FURTHER_FIELDS) == set(LoadErrorDict.__annotations__) - errors.PLACED_FIELDS

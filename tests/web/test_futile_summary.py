@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 
 PROJECT = '''

@@ -27,7 +27,7 @@ from chat_server import ChatServer, completion
 from crux_devtools.core.record import otel_semconv as sc
 from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.web.app import create_app
-from crux_devtools.web.routes_otel import MAX_BODY, TOKEN_ENV
+from crux_devtools.web.routes.otel import MAX_BODY, TOKEN_ENV
 
 
 @pytest.fixture

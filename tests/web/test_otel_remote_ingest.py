@@ -16,7 +16,7 @@ from web_conftest_helpers import LiveServer
 from web_runs_fakes import RecordingSession
 
 from crux_devtools.web.app import create_app
-from crux_devtools.web.routes_otel import TOKEN_ENV
+from crux_devtools.web.routes.otel import TOKEN_ENV
 
 FOREIGN = "192.0.2.10"  # how a machine on the network names this one (TEST-NET-1: never a real host)
 

@@ -38,7 +38,7 @@ def non_utf8_project(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     root = non_utf8_project(tmp_path_factory.mktemp("nonutf8") / "project")
     with live_server(create_app(ProjectSession(root, history=False, watch=False))) as server:
@@ -128,7 +128,7 @@ def test_inspect_with_unusable_input_prints_one_line_and_exits_1(payload: str, m
 
 
 def test_the_input_error_names_the_field_that_holds_the_problem() -> None:
-    from crux_devtools.inspector.custom_input import InputError, parse_input
+    from crux_devtools.inspector.features.shown.custom_input import InputError, parse_input
 
     with pytest.raises(InputError) as caught:
         parse_input(json.dumps({"a": {"b": ["ok", "bad \ud800"]}}))
@@ -142,7 +142,7 @@ async def test_a_change_under_a_non_utf8_name_does_not_stop_watching(tmp_path: P
     import asyncio
 
     from crux_devtools.inspector.api import SessionEvent
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     root = tmp_path / "project"
     root.mkdir()

@@ -19,8 +19,8 @@ from markupsafe import escape
 from test_tui_replay import newest_run, record_sample
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
-from crux_devtools.inspector.replaying import step_messages
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.features.replay.document import step_messages
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
-from crux_devtools.inspector.sent import system_parts
-from crux_devtools.inspector.session import ProjectSession
+from crux_devtools.inspector.features.shown.sent import system_parts
+from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.review.render import describe
 from crux_devtools.web.app import create_app
 

@@ -75,7 +75,7 @@ async def test_a_closed_stream_unsubscribes_its_queue(tmp_path: Path) -> None:
 
 
 async def test_saving_a_real_project_file_pushes_a_report_event(tmp_path: Path) -> None:
-    from crux_devtools.inspector.session import ProjectSession
+    from crux_devtools.inspector.session.service import ProjectSession
 
     project = tmp_path / "sample"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("data", "__pycache__"))

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
-from ...inspector.diff_live import LiveDiff
+from ...inspector.features.diff.live import LiveDiff
 from ...review.view import ReviewView, review_view
 from ..widgets.footer import KeysFooter
 

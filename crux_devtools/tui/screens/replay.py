@@ -22,9 +22,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from ...inspector.replay_source import current_command, replay_variant
-from ...inspector.replaying import send_request, write_child_run
-from ...inspector.run_costs import prices_for
+from ...inspector.features.replay.source import current_command, replay_variant
+from ...inspector.features.replay.document import send_request, write_child_run
+from ...inspector.features.runs.costs import prices_for
 from ..replay_render import render_sent, render_variants, variant_label
 from ..widgets.footer import KeysFooter
 from .confirm_run import ConfirmRun

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...inspector.visible import visible
+from ...inspector.features.shown.visible import visible
 from ..runs_render import no_steps_text, render_run_header, render_step_outcome, render_step_sent, step_label
 from ..widgets.footer import KeysFooter
 
@@ -117,7 +117,7 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
         self.dismiss(None)
 
     def action_open_in_prompt(self) -> None:
-        from ...inspector.replaying import step_messages
+        from ...inspector.features.replay.document import step_messages
 
         label = f"run {str(self.run.get('id', '?'))[:12]}"
         messages = None

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import work
 
-from ...inspector.cache_view import bar, target_advice
+from ...inspector.features.shown.cache_view import bar, target_advice
 from .pane import ReportPane
 
 CLASS_STYLE = {"static": "green", "per-input": "yellow", "per-request": "red"}
@@ -70,7 +70,7 @@ def render_cache(target: Mapping[str, Any] | None, note: str | None = None) -> R
 class CacheView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``; the advice is fetched for its prompt."""
 
-    PANEL = "cache"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "cache"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable
 
-from ...inspector.count_labels import FULL_TEXT
+from ...inspector.features.shown.count_labels import FULL_TEXT
 from ...inspector.report_types import ExampleReport, PartDict
 
 STATUS = {"active": ("● active", "green"), "excluded": ("○ excluded", "dim"), "dropped": ("✂ dropped", "red")}
@@ -27,7 +27,7 @@ def reason_text(part: PartDict) -> str:
 class ContributorsTable(DataTable[Any]):
     """One row per part of ``data`` (an ``ExampleReport``); highlighting a row posts ``PartHighlighted``."""
 
-    PANEL = "contributors"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "contributors"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     data: reactive[ExampleReport | None] = reactive(None, always_update=True)
 

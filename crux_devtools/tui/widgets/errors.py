@@ -49,7 +49,7 @@ def render_errors(errors: list[LoadErrorDict], stale: bool, notes: list[str] | N
 class ErrorsView(ReportPane):
     """``data`` is ``(errors, stale, notes)``."""
 
-    PANEL = "errors"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "errors"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     def render_data(self) -> RenderableType:
         errors, stale, shown_notes = self.data or ([], False, [])

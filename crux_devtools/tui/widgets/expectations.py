@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ...inspector.expectation_view import expectation_count, expectation_rows
+from ...inspector.features.shown.expectation_view import expectation_count, expectation_rows
 from ...inspector.report_types import ExampleReport, PromptReport
 from .pane import ReportPane
 
@@ -33,7 +33,7 @@ def render_expectations(prompt: PromptReport | None, example: ExampleReport | No
 class ExpectationsView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``."""
 
-    PANEL = "expectations"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "expectations"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     def render_data(self) -> RenderableType:
         prompt, example = self.data or (None, None)

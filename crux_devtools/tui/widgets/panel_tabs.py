@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import TabbedContent, TabPane
 
-from ...inspector import panels as registry
+from ...inspector.features.shown import panels as registry
 
 BAR_TABS = 7  # tabs on the bar: the number keys 1-7
 

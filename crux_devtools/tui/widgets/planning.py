@@ -16,10 +16,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ...core.plan.rungs import label
-from ...inspector.count_labels import AS_SENT, WHOLE_REQUEST, WITH_TOOLS
-from ...inspector.limits import limit_rows
+from ...inspector.features.shown.count_labels import AS_SENT, WHOLE_REQUEST, WITH_TOOLS
+from ...inspector.features.shown.limits import limit_rows
 from ...inspector.report_types import ContributionDict, ExampleReport, PlanErrorDict, PromptReport
-from ...inspector.sent import model_words, rung_text
+from ...inspector.features.shown.sent import model_words, rung_text
 from .pane import ReportPane
 from ..report import RUNG_STYLE, status_badge
 
@@ -124,7 +124,7 @@ def render_planning(example: ExampleReport | None, prompt: PromptReport | None =
 class PlanningView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``."""
 
-    PANEL = "planning"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "planning"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     def render_data(self) -> RenderableType:
         prompt, example = self.data or (None, None)

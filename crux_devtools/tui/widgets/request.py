@@ -20,7 +20,7 @@ from textual.reactive import reactive
 
 from ...core.plan.rungs import in_place, rung_term, sent_as
 from ...inspector.report_types import ExampleReport, PromptReport
-from ...inspector.sent import (
+from ...inspector.features.shown.sent import (
     MESSAGE_KINDS,
     TOOLS_KIND,
     SentPart,
@@ -217,7 +217,7 @@ class RequestView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``; ``selected_part`` is highlighted, and the view
     scrolls to it (a part may sit below a long one)."""
 
-    PANEL = "request"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "request"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     selected_part: reactive[str | None] = reactive(None)
 

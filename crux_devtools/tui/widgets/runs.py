@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
-from ...inspector.run_costs import prices_for
+from ...inspector.features.runs.costs import prices_for
 from ..messages import PaneTitled
 from ..runs_render import RUN_COLUMNS, render_run_preview, run_row
 
@@ -69,7 +69,7 @@ class RunsTable(DataTable[Any]):
 class RunsPanel(Vertical):
     """A line saying what is listed, the table of runs, and the highlighted run's error or answer."""
 
-    PANEL = "runs"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "runs"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     BINDINGS = [
         Binding("f", "filter_runs", "Filter runs"),

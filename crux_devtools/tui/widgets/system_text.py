@@ -96,7 +96,7 @@ def render_system(example: ExampleReport | None, selected_part: str | None) -> R
 class SystemTextView(ReportPane):
     """Shows ``data`` (an ``ExampleReport``), highlighting ``selected_part``."""
 
-    PANEL = "system"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "system"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     selected_part: reactive[str | None] = reactive(None)
 

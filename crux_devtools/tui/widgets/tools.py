@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ...inspector.report_types import ExampleReport, PromptReport
-from ...inspector.sent import TOOLS_KIND, tokens_of
+from ...inspector.features.shown.sent import TOOLS_KIND, tokens_of
 from .pane import ReportPane
 from .request import tool_block
 
@@ -76,7 +76,7 @@ def render_tools(prompt: PromptReport | None, example: ExampleReport | None) -> 
 class ToolsView(ReportPane):
     """``data`` is ``(PromptReport, ExampleReport)``."""
 
-    PANEL = "tools"  # the registry's panel this widget renders (inspector/panels.py)
+    PANEL = "tools"  # the registry's panel this widget renders (inspector/features/shown/panels.py)
 
     def render_data(self) -> RenderableType:
         prompt, example = self.data or (None, None)

@@ -1,0 +1,155 @@
+"""``crux-devtools replay``: plan a recorded step again, as it was or with one thing changed.
+
+Heavy modules (the planner, the change engine) are imported inside the command, never at import.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def _project(directory: str) -> Path:
+    path = Path(directory).resolve()
+    if not path.is_dir():
+        raise click.ClickException(f"project folder {directory!r} does not exist or is not a folder")
+    return path
+
+
+def model_profile(root: Path, name: str) -> Any:
+    """The capacity profile named ``name`` in the project's ``[tool.crux-devtools.models.NAME]``."""
+    from ..core.plan.budget import ModelCapacityProfile
+    from ..inspector.session.discovery import read_model_config
+
+    config, _errors = read_model_config(root)
+    models = config.get("models") or {}
+    profile = models.get(name)
+    if profile is None:
+        known = ", ".join(sorted(models)) or "none (add [tool.crux-devtools.models.NAME] with context_window = N to pyproject.toml)"
+        raise click.ClickException(f"--model {name!r}: no capacity profile of that name in {root / 'pyproject.toml'}; known: {known}")
+    from ..inspector.worker.planning import cache_policy
+
+    return ModelCapacityProfile(profile["context_window"], profile["default_output_reserve"], profile["counting_confidence"], cache_policy(profile))
+
+
+def build_overrides(root: Path, max_: int | None, optimize_at: int | None, model: str | None, rungs: tuple[str, ...], drop: tuple[str, ...]) -> Any:
+    from ..core.record.replay import Overrides, ReplayError, parse_rungs
+
+    try:
+        pairs = parse_rungs(rungs)
+    except ReplayError as exc:
+        raise click.BadParameter(str(exc), param_hint="--rung") from None
+    profile = model_profile(root, model) if model is not None else None
+    return Overrides(max=max_, optimize_at=optimize_at, model=model, profile=profile, rungs=pairs, drop=tuple(drop))
+
+
+def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> dict[str, Any]:
+    """The replay document of step ``step`` of run ``run_id`` planned from its recording."""
+    from ..core.record.replay import ReplayError, replay_step
+    from ..core.record.runstore import RunStore, RunStoreError
+    from ..inspector.features.replay.document import replay_document
+
+    store = RunStore.for_project(root, create=False)
+    try:
+        run = store.get(run_id)
+        replayed = replay_step(store, run_id, step, overrides)
+    except (ReplayError, RunStoreError) as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    return replay_document(replayed, run)
+
+
+@click.command("replay")
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--run", "run_id", required=True, metavar="ID", help="The recorded run (its id, as `crux-devtools runs` lists it).")
+@click.option("--step", type=click.IntRange(min=0), default=0, show_default=True, metavar="K", help="The step's recorded index.")
+@click.option(
+    "--source", type=click.Choice(["recorded", "current"]), default="recorded", show_default=True,
+    help="recorded: plan from what the step was planned from; current: from the project's source as it is now.",
+)
+@click.option("--max", "max_", type=click.IntRange(min=1), metavar="N", help="Plan with this max input budget (tokens).")
+@click.option("--optimize-at", type=click.IntRange(min=1), metavar="N", help="Plan with this optimize_at input budget (tokens).")
+@click.option("--model", metavar="NAME", help="Plan against this capacity profile of [tool.crux-devtools.models.NAME].")
+@click.option("--rung", "rungs", multiple=True, metavar="CONTRIBUTOR=RUNG", help="Force a ladder contributor to one rung its ladder allows (repeatable).")
+@click.option("--drop", multiple=True, metavar="CONTEXT", help="Leave this context out, with what it owns and its tools (repeatable).")
+@click.option("--brief", is_flag=True, help="Cut long texts of the replayed request to a few lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print the replay as JSON: recorded and replayed requests, changes, cache prefix.")
+@click.option("--send", is_flag=True, help="Send the replayed request to the run's model and record the answer as a child run.")
+@click.option("--yes", is_flag=True, help="With --send or --continue: do not ask before calling a model that is not scripted.")
+@click.option("--continue", "continue_", is_flag=True, help="Fork the agent at this step and run on; tool calls are answered from the run's recorded results.")
+@click.option("--live-tools", is_flag=True, help="With --continue: run a tool call that was never recorded (else the fork stops there).")
+def replay(
+    directory: str, run_id: str, step: int, source: str, max_: int | None, optimize_at: int | None, model: str | None,
+    rungs: tuple[str, ...], drop: tuple[str, ...], brief: bool, as_json: bool, send: bool, yes: bool, continue_: bool, live_tools: bool,
+) -> None:
+    """Plan step K of a recorded run again and show how the request compares with the one sent.
+
+    With no overrides the replayed request equals the recorded one; each override shows what the
+    request would have been with a bigger budget, another model's capacity, another rung, or a
+    context left out. No model is called, unless --send.
+    """
+    from ..core.record.runstore import RunStore, json_text
+    from ..inspector.features.replay.document import render_replay
+    from ..inspector.features.shown.visible import visible
+
+    def say(text: str) -> None:
+        """A line of the text output: recorded texts' escape sequences are shown, never obeyed."""
+        click.echo(visible(text, lines=True))
+
+    if send and continue_:
+        raise click.UsageError("use either --send (one request) or --continue (the agent runs on), not both")
+    if live_tools and not continue_:
+        raise click.UsageError("--live-tools goes with --continue")
+    root = _project(directory)
+    overrides = build_overrides(root, max_, optimize_at, model, rungs, drop)
+    if source == "current":
+        from .replay_current import replay_current_step
+
+        document = replay_current_step(root, run_id, step, overrides)
+    else:
+        document = replay_recorded_step(root, run_id, step, overrides)
+    if send or continue_:
+        store = RunStore.for_project(root, create=False)
+        try:
+            run = store.get(run_id) or {}
+        finally:
+            store.close()
+    if continue_:
+        from .replay_send import continue_replay
+        from ..inspector.features.runs.text import run_summary
+
+        child = continue_replay(root, run, step, overrides.to_dict(), live_tools=live_tools, yes=yes)
+        document["continued"] = {"run": child["id"], "status": child["status"], "text": child["text"], "error": child["error"], "steps": len(child["steps"])}
+        if as_json:
+            click.echo(json_text(document, indent=2))
+        else:
+            say(render_replay(document, brief=brief, request=False))
+            say(f"  continued: {child['text']}" if child["text"] is not None else f"  continued: {(child['error'] or {}).get('type')}: {(child['error'] or {}).get('message')}")
+            say(f"  recorded as run {child['id']} (child of {run_id}, from step {step}): {run_summary(child)}")
+        if child["status"] != "ok":
+            click.get_current_context().exit(1)
+        return
+    if send:
+        from .replay_send import send_replay
+        from ..inspector.features.runs.text import run_summary
+
+        child = send_replay(root, run, document, yes=yes)
+        document["sent"] = {"run": child["id"], "status": child["status"], "text": child["text"], "usage": child["usage"],
+                            "latency_ms": child["duration_ms"], "error": child["error"], "step": child["steps"][0] if child["steps"] else None}
+    if as_json:
+        click.echo(json_text(document, indent=2))
+    else:
+        say(render_replay(document, brief=brief, request=not send))
+        if send:
+            sent = document["sent"]
+            answer = sent["text"] if sent["text"] is not None else f"tool calls: {', '.join(c['name'] for c in sent['step']['tool_calls']) or 'none'}"
+            say(f"  sent: {answer}" if sent["error"] is None else f"  sent: {sent['error']['type']}: {sent['error']['message']}")
+            say(f"  recorded as run {sent['run']} (child of {run_id}, step {step}): {run_summary(child)}")
+    if send and document["sent"]["status"] != "ok":
+        click.get_current_context().exit(1)
+
+
+__all__ = ["replay"]

@@ -1,0 +1,174 @@
+"""Recorded runs (the run shape: ``core/record/runstore.py``): ``/runs``, ``/runs/{id}``, a prompt's recent runs, and the JSON mirrors.
+
+The store is read through ``runs_access`` (in a thread; a store that cannot be opened is a banner,
+never a 500).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from ...core.record.runstore import RunStore, RunStoreError, json_text
+from ...inspector.features.runs.costs import prices_for
+from .pages import render, wants_block
+from ..runs_access import open_store, recent_runs
+from ..views.prompt import report_header, shown_report
+from ..views.run import RunMissing, run_detail, with_costs
+from ..views.runs import ORIGINS, PAGE_SIZE, STATUSES, parse_filters, runs_list_view
+
+router = APIRouter()
+T = TypeVar("T")
+API_MAX_LIMIT = 1000
+API_MAX_OFFSET = 10**12  # past any store; a bigger number is a mistake, answered 400
+
+
+class RunJSONResponse(JSONResponse):
+    """JSON of recorded runs: a lone surrogate the store kept (a reply with broken bytes) is sent as
+    its ``\\udcXX`` escape, which is valid JSON, instead of failing to encode (a 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return json_text(content).encode("utf-8")
+
+
+async def read(store: RunStore, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await asyncio.to_thread(call, *args, **kwargs)
+
+
+def known_targets(request: Request) -> list[str]:
+    report = shown_report(request.app.state.session)
+    return [p["id"] for p in report["prompts"]]
+
+
+@router.get("/runs", response_class=HTMLResponse)
+async def runs_page(
+    request: Request,
+    target: str | None = Query(None),
+    status: str | None = Query(None),
+    origin: str | None = Query(None),
+    q: str | None = Query(None),
+    text: str | None = Query(None, description="the same as q"),
+    page: str | None = Query(None),
+) -> Response:
+    report = shown_report(request.app.state.session)
+    header = report_header(report)
+    filters, problems = parse_filters(target, status, origin, q or text, page)
+    store, unavailable = open_store(request.app.state.session)
+    summaries: list[dict[str, Any]] = []
+    usage: list[dict[str, Any]] = []
+    total = 0
+    targets = known_targets(request)
+    if store is not None:
+        try:
+            total, stored_targets = await asyncio.to_thread(lambda: (store.count(**filters.store_args()), store.targets()))
+            last_page = max(1, -(-total // PAGE_SIZE))
+            if filters.page > last_page:
+                problems.append(f"page {filters.page} is past the last page ({last_page}); showing page {last_page}")
+                filters = parse_filters(filters.target, filters.status, filters.origin, filters.text, str(last_page))[0]
+            summaries = await read(store, store.list, limit=PAGE_SIZE, offset=(filters.page - 1) * PAGE_SIZE, **filters.store_args())
+            usage = await read(store, store.usage_by_model, **filters.store_args())
+            targets += [t for t in stored_targets if t not in targets]
+        except RunStoreError as exc:
+            unavailable = str(exc)
+    prices = prices_for(getattr(request.app.state.session, "root", None))
+    view = runs_list_view(header, filters, summaries, total, targets, problems, prices)
+    view.unavailable = unavailable
+    view.cost_total = prices.total(usage).label
+    return render(request, "runs.html", {"view": view}, block="runs_list" if wants_block(request) else None)
+
+
+@router.get("/runs/recent", response_class=HTMLResponse)
+async def recent_runs_panel(request: Request, target: str = Query(...)) -> Response:
+    """The prompt page's "Recent runs" line (an htmx fragment, refetched on every ``runs`` event)."""
+    recent = await recent_runs(request.app.state.session, target)
+    return render(request, "_recent_runs.html", {"recent": recent})
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+async def run_page(request: Request, run_id: str) -> Response:
+    report = shown_report(request.app.state.session)
+    header = report_header(report)
+    store, unavailable = open_store(request.app.state.session)
+    run = None
+    if store is not None:
+        try:
+            run = await read(store, store.get, run_id)
+        except RunStoreError as exc:
+            unavailable = str(exc)
+    if run is None:
+        context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
+        return render(request, "run.html", context, status=404 if unavailable is None else 503)
+    root = getattr(request.app.state.session, "root", None)
+    view = with_costs(run_detail(header, run, set(known_targets(request)), root), run, prices_for(root))
+    return render(request, "run.html", {"view": view, "missing": None})
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def bad_request(message: str) -> JSONResponse:
+    return JSONResponse({"detail": message}, status_code=400)
+
+
+def parse_count(raw: str | None, name: str, default: int, low: int, high: int | None) -> tuple[int, str | None]:
+    if raw is None or raw.strip() == "":
+        return default, None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if value < low or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        return default, f"{name} must be a whole number {span}, got {raw!r}"
+    return value, None
+
+
+@router.get("/api/runs")
+async def api_runs(
+    request: Request,
+    target: str | None = Query(None),
+    status: str | None = Query(None),
+    origin: str | None = Query(None),
+    q: str | None = Query(None),
+    text: str | None = Query(None, description="the same as q"),
+    limit: str | None = Query(None),
+    offset: str | None = Query(None),
+) -> Response:
+    """Run summaries, newest first (no ``steps``); ``X-Total-Count`` says how many match."""
+    if status and status not in STATUSES:
+        return bad_request(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    if origin and origin not in ORIGINS:
+        return bad_request(f"origin must be one of {', '.join(ORIGINS)}, got {origin!r}")
+    how_many, problem = parse_count(limit, "limit", PAGE_SIZE, 1, API_MAX_LIMIT)
+    if problem:
+        return bad_request(problem)
+    skip, problem = parse_count(offset, "offset", 0, 0, API_MAX_OFFSET)
+    if problem:
+        return bad_request(problem)
+    store, unavailable = open_store(request.app.state.session)
+    if store is None:
+        return JSONResponse({"detail": unavailable}, status_code=503)
+    filters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or text or None}
+    try:
+        runs, total = await asyncio.to_thread(lambda: (store.list(limit=how_many, offset=skip, **filters), store.count(**filters)))
+    except RunStoreError as exc:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+    return RunJSONResponse(runs, headers={"X-Total-Count": str(total)})
+
+
+@router.get("/api/runs/{run_id}")
+async def api_run(request: Request, run_id: str) -> Response:
+    store, unavailable = open_store(request.app.state.session)
+    if store is None:
+        return JSONResponse({"detail": unavailable}, status_code=503)
+    try:
+        run = await read(store, store.get, run_id)
+    except RunStoreError as exc:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+    if run is None:
+        return RunJSONResponse({"detail": f"no recorded run with id {run_id!r}; GET /api/runs lists them"}, status_code=404)
+    return RunJSONResponse(run)
