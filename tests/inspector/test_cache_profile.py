@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crux_devtools.core.plan import cache_plan
 from crux_devtools.core.plan.cache_plan import CachePolicy
-from crux_devtools.inspector.session.service import discovery
+from crux_devtools.inspector.session import discovery
 from crux_devtools.inspector.session.discovery import read_model_config
 from crux_devtools.inspector.worker.planning import PlanningDefaults, cache_policy
 
