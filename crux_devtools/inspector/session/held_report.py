@@ -2,8 +2,8 @@
 
 One frozen value (``HeldReport``) and pure methods: no processes, no files, no clock (the caller
 hands in the time). The session keeps one ``HeldReport``, and after each load replaces it with
-``held.merge(outcome, modules)`` made into ``shown(...)`` (a new report) or ``confirmed(...)`` (a
-verification that agrees). The rules, in the order a load meets them:
+``held.merge(outcome, modules)`` made into ``Merged.shown(...)`` (a new report) or
+``Merged.confirmed(...)`` (a verification that agrees). The rules, in the order a load meets them:
 
 1. A healthy module's prompts are this load's, each a copy marked ``"stale": false``; a broken
    module shows its last good prompts marked ``"stale": true`` (``reload_rules.last_good`` picks
