@@ -63,3 +63,20 @@ async def pilot_until(pilot: Any, predicate: Callable[[], object], what: str = "
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
         await pilot.pause(0.05)
+
+
+async def watcher_caught_up(session: Any, mark: str) -> None:
+    """Wait until a session's watcher has passed on every change made before this call, and the
+    session has finished what they caused (``settled``).
+
+    ``mark`` is a file the project's ``watch_ignore`` names: it is written now, and once the watcher
+    hands it to the session (``on_batch``), every earlier change has reached the session too (the
+    watcher keeps their order), while the mark itself changes nothing. A test that says a change
+    caused nothing awaits this instead of a pause.
+    """
+    seen: set[str] = set()
+    session.on_batch = seen.update
+    (session.root / mark).write_text(f"written after every change before it ({time.monotonic_ns()})\n", encoding="utf-8")
+    await until_async(lambda: mark in seen, f"the watcher passed on {mark}, written after every change before it")
+    session.on_batch = None
+    await asyncio.wait_for(session.settled(), WAIT)  # a reload loop never settles

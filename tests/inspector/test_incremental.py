@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from waits import WAIT
+from waits import WAIT, watcher_caught_up
 
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.transport.process import SpawnedWorker
@@ -70,9 +70,10 @@ class Live:
         while not self.events.empty():
             self.events.get_nowait()
 
-    async def quiet(self, seconds: float = 1.0) -> None:
-        """Assert no report or error event arrives for ``seconds``."""
-        await asyncio.sleep(seconds)
+    async def quiet(self) -> None:
+        """Assert no report or error event came of any change made so far, once the watcher passed
+        them all on and the session settled (``watcher_caught_up``; the mark matches ``*.cache.txt``)."""
+        await watcher_caught_up(self.session, "watch-mark.cache.txt")
         assert self.events.empty(), self.events.get_nowait().summary
 
 
@@ -158,7 +159,7 @@ async def test_writing_logs_databases_tool_state_and_ignored_or_unread_files_rel
     for name, text in writes.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
-    await live.quiet(1.5)
+    await live.quiet()
     await live.settled()
     assert live.session.evaluations == evaluations
     assert live.session.report is not None and live.session.report["version"] == version
@@ -345,7 +346,7 @@ async def test_a_file_a_module_reads_and_writes_at_import_is_not_watched(tmp_pat
         live = Live(session)
         await live.settled()
         assert not session.is_watched("cache.json") and session.is_watched("notes/guide.md")
-        await live.quiet(1.5)
+        await live.quiet()
         assert (root / "cache.json").read_text() == "1"  # imported once
 
 

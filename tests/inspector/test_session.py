@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from waits import WAIT
+from waits import WAIT, watcher_caught_up
 
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.session.service import ProjectSession
@@ -18,6 +18,7 @@ from crux_devtools.inspector.session.watcher import is_relevant
 
 PROJECTS = Path(__file__).parents[1] / "projects"
 GOOD = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r})\n"
+MARK = "watch-mark.txt"  # written last, named in watch_ignore: see ``waits.watcher_caught_up``
 
 
 async def until(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
@@ -83,12 +84,13 @@ async def test_saving_a_watched_file_produces_a_new_report_without_a_manual_relo
 
 async def test_a_burst_of_200_saves_gives_at_most_a_few_evaluations_and_ends_on_the_last_text(tmp_path: Path) -> None:
     root = project(tmp_path)
+    (root / "pyproject.toml").write_text(f'[tool.crux-devtools]\nwatch_ignore = ["{MARK}"]\n', encoding="utf-8")
     async with ProjectSession(root, debounce=0.05, history=False) as session:
         before = session.evaluations
         for i in range(200):
             (root / "hello_prompts.py").write_text(GOOD.format(text=f"Save {i}."), encoding="utf-8")
         await until(lambda: system(session) == "Save 199.")
-        await asyncio.sleep(0.5)  # let any straggling event arrive
+        await watcher_caught_up(session, MARK)  # every save's events reached the session, and their evaluations are done
         assert session.evaluations - before <= 3
 
 

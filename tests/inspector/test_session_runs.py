@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from waits import WAIT
+from waits import WAIT, watcher_caught_up
 
 from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.features.runs import watch as runs_watch
@@ -131,6 +131,7 @@ with record_runs(sys.argv[1]):
 
 async def test_a_run_written_by_another_process_arrives_as_a_runs_event_without_a_reload(tmp_path: Path, polled: set[int]) -> None:
     root = make_project(tmp_path)
+    (root / "pyproject.toml").write_text('[tool.crux-devtools]\nwatch_ignore = ["watch-mark.txt"]\n', encoding="utf-8")
     events: list[SessionEvent] = []
     async with ProjectSession(root, watch=True, history=True, prewarm=False) as session:
         session.subscribe(events.append)
@@ -145,7 +146,7 @@ async def test_a_run_written_by_another_process_arrives_as_a_runs_event_without_
         proc = await asyncio.create_subprocess_exec(sys.executable, "-c", WRITER, str(root), "3", cwd=REPO)
         assert await proc.wait() == 0
         await until(lambda: sum(len(e.runs) for e in events if e.kind == "runs") == 4)
-        await asyncio.sleep(0.5)  # a reload, had the write triggered one, would have begun by now
+        await watcher_caught_up(session, "watch-mark.txt")  # the watcher saw the writes, and a reload they caused is done
         assert session.evaluations == evaluations
         assert [e.kind for e in events if e.kind != "runs"] == []
     assert event.version >= 1

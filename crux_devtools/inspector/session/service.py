@@ -9,9 +9,10 @@ Staleness is per module: a module that fails to load keeps its last good prompts
 each marked ``"stale": true`` and still answered (budget, custom input) by the worker that loaded
 them; the other modules' prompts are current. What a change calls for (a full load, an update, or
 nothing but a verification later) and what stays shown stale are decided by the pure functions of
-``reload_rules.py``; this class applies their answers, and owns the life cycle, the workers and the
-events. The history of shown reports is ``report_history.py``'s, the recorded runs' poller
-``runs_watch.py``'s.
+``reload_rules.py``; this class applies their answers, and owns the life cycle, the runner and the
+events. The report held and its merge rules are ``held_report.py``'s (one frozen value), the
+verification schedule ``verify.py``'s, which workers are held, kept or retired ``workers.py``'s, the
+history of shown reports ``report_history.py``'s, the recorded runs' poller ``features/runs/watch.py``'s.
 
 Incremental evaluation. The first load is full: every module is imported in a fresh
 worker, which records the import graph and the files user code read (``graph.py``). The session
@@ -44,9 +45,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
 import inspect
-import json
 import logging
 import os
 import time
@@ -61,67 +60,19 @@ from ..errors import FailedExample, LoadError
 from .history import History
 from ..transport.pool import WorkerPool
 from ..transport.process import WorkerError, WorkerProcess
-from .reload_rules import Change, Held, Incremental, VerifyOnly, concerns, decide, last_good, sort_changes
+from .held_report import HeldReport, Merged, report_texts
+from .reload_rules import Change, Held, Incremental, VerifyOnly, concerns, decide, sort_changes
 from .report_history import ReportHistory
-from ..report_types import ExampleReport, LoadErrorDict, PrepareResult, PromptReport, Report
+from ..report_types import ExampleReport, LoadErrorDict, PrepareResult, Report
 from ..features.runs.watch import RunsWatcher
 from .watcher import file_state, is_relevant
 from .load import LoadOutcome, load_project, update_project
+from .verify import Verifier
+from .workers import Workers, holding_stale
 
 log = logging.getLogger(__name__)
 MISSING_PAUSE = 0.05  # seconds before the first look for a removed project folder; doubled after each
 MISSING_PAUSE_MAX = 2.0  # the longest pause between two looks
-
-EMPTY_NOTICE = (
-    "No prompts found in {root}. Add a .py file that imports crux_devtools and defines a prompt at module "
-    "level, e.g. `from crux_devtools import prompt` then `greeter = prompt(\"greeter\", system=\"You are kind.\")`, "
-    "or list your modules in pyproject.toml under [tool.crux-devtools] modules = [\"my_prompts\"]."
-)
-
-
-def prompt_hashes(prompts: list[PromptReport], cache: dict[int, tuple[PromptReport, str]] | None = None) -> dict[str, str]:
-    """A content hash per prompt report: what changed between two reports.
-
-    ``cache`` (``id(report) -> (report, hash)``) skips the reports hashed before: an incremental
-    load hands the unchanged prompts' reports on as the same objects (reports are never changed).
-    """
-    hashes: dict[str, str] = {}
-    for p in prompts:
-        known = cache.get(id(p)) if cache is not None else None
-        if known is not None and known[0] is p:
-            hashes[p["id"]] = known[1]
-            continue
-        digest = hashlib.sha256(json.dumps(p, sort_keys=True, default=repr).encode()).hexdigest()
-        if cache is not None:
-            cache[id(p)] = (p, digest)
-        hashes[p["id"]] = digest
-    return hashes
-
-
-def content_hash(hashes: dict[str, str], errors: list[LoadErrorDict]) -> str:
-    """Hash of what a report says (not when or how fast): the history key."""
-    blob = json.dumps({"prompts": list(hashes.items()), "errors": errors}, sort_keys=True, default=repr)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
-
-
-def report_texts(report: Report | None, limit: int = 2_000) -> list[str]:
-    """The distinct full texts of a report (parts, user prompts), to prime the next worker's token cache."""
-    if report is None:
-        return []
-    texts: dict[str, None] = {}
-    for prompt in report["prompts"]:
-        for example in prompt["examples"]:
-            inspection = example.get("inspection")
-            if not inspection or example.get("truncated"):
-                continue
-            for part in inspection["parts"]:
-                if part["text"]:
-                    texts[part["text"]] = None
-            for text in (inspection["system"], inspection["prompt"]):
-                if text:
-                    texts[text] = None
-    return list(texts)[:limit]
-
 
 class ProjectSession:
     """The inspector's one service: the latest report of the project in ``root``, kept live.
@@ -134,26 +85,26 @@ class ProjectSession:
     The session asks ``reload_rules`` what a change calls for and applies the answer; what it holds
     between two loads, and what always holds of it:
 
-    - ``_worker``: the held worker: it imported every healthy module of ``_refs`` and answers jobs for
-      their prompts; ``None`` (or dead) means the next change is a full load.
-    - ``_owners``: stale prompt id -> the worker holding that prompt's last good version (the held
-      worker, or an older one kept alive for it). Every live worker is ``_worker``, in ``_owners``,
-      the pool's spare, or retiring (closed once its job in flight is answered).
-    - ``_known``: module name -> its last good prompts: a healthy module's current ones, a broken
-      module's as it last loaded well (``reload_rules.last_good`` is its only writer).
-    - ``_broken``: modules whose last import or evaluation failed; each shows its ``_known`` prompts
+    - ``_workers`` (``workers.Workers``): ``held``, the held worker: it imported every healthy module
+      of ``_refs`` and answers jobs for their prompts; ``None`` (or dead) means the next change is a
+      full load; ``owners``: stale prompt id -> the worker holding that prompt's last good version
+      (the held worker, or an older one kept alive for it). Every live worker is held, an owner, the
+      pool's spare, or retiring (closed once its job in flight is answered).
+    - ``_held`` (``held_report.HeldReport``, one frozen value, replaced after each load): the report
+      shown, its version and prompt hashes, and ``known``: module name -> its last good prompts (a
+      healthy module's current ones, a broken module's as it last loaded well). Its version grows by
+      one per report shown (a verification that agrees keeps it), its hash only with its content.
+    - ``_broken``: modules whose last import or evaluation failed; each shows its ``known`` prompts
       marked stale, and keeps its error until a load imports it again.
     - ``_faulted``: modules that hung or ended a worker in the last full load: every change is a full
       load until one loads without them faulting.
     - ``_refs``: the module list the held worker loaded (set by full loads; another list: full load).
     - ``_imported`` and ``_watched``: the project files the held worker imported, and the files it read
       and folders it listed (``"dir/"``) -> the modules that did; a change to one is an update.
-    - ``_echoes``: files the held worker's own code wrote: their change is not a change.
-    - ``_needs_verify``, ``_unseen``, ``_since_verified``: the report shown is not yet verified (an
-      update's, or one a change skipped), the changed files no module read, and every change since
-      the last verified report; a fresh full load at rest clears them.
-    - ``_report`` (``_version``, ``_hashes``): the report shown; its version grows by one per report
-      that says something new (a verification that agrees keeps it).
+    - ``_verify`` (``verify.Verifier``): ``echoes``, files the held worker's own code wrote (their
+      change is not a change); ``needed``, ``unseen``, ``since``: the report shown is not yet
+      verified (an update's, or one a change skipped), the changed files no module read, and every
+      change since the last verified report; a fresh full load at rest clears them.
     """
 
     def __init__(
@@ -180,14 +131,12 @@ class ProjectSession:
         # a damaged file or a read-only .crux: no history, one warning (the UIs show it too)
         self._reports = ReportHistory(self.root, history)
         self.history_warning = self._reports.warning
-        self._report: Report | None = None
-        self._version = 0
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
         self._pool = pool or WorkerPool(self.root, prewarm=prewarm, fork=fork)  # ``pool``: one already warming (the TUI's launch)
+        self._tasks: set[asyncio.Task[Any]] = set()
         # What is held between two loads: see the class docstring.
-        self._worker: WorkerProcess | None = None
-        self._owners: dict[str, WorkerProcess] = {}
-        self._known: dict[str, list[PromptReport]] = {}
+        self._held = HeldReport()
+        self._workers = Workers(self._spawn)
         self._refs: list[ModuleRef] | None = None
         self._broken: frozenset[str] = frozenset()
         self._faulted: frozenset[str] = frozenset()
@@ -202,36 +151,46 @@ class ProjectSession:
         self._runner: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._watch_task: asyncio.Task[None] | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._retiring: set[WorkerProcess] = set()
         self._preload: list[str] = []
         self._imported_note: str | None = None  # discovery.imported_note of the last load
         self._counted: dict[str, list[Any]] | None = None  # texts the last load counted (see ``_prime``)
         self._files: list[str] = []  # the project's module files, compiled ahead by the spare
-        self._hashes: dict[str, str] = {}
-        self._copies: dict[int, tuple[PromptReport, PromptReport]] = {}  # see ``_merge``
-        self._hash_cache: dict[int, tuple[PromptReport, str]] = {}  # see ``prompt_hashes``
         self.evaluations = 0
         self._runs = RunsWatcher(self.root, self._emit, lambda: bool(self._subscribers), runs_poll)
         # Verification (see "At rest, the truth" in the module docstring).
-        self.verify_after = verify_after
-        self._needs_verify = False
-        self._unseen: set[str] = set()
-        self._verify_next = False  # the runner's next job is a verification
-        self._verifier: asyncio.Task[None] | None = None  # waits for the saves to settle, then verifies
-        self._since_verified: set[str] = set()
-        self._echoes: set[str] = set()
-        self.verifications = 0  # verification loads run (tests, benchmarks)
+        self._verify = Verifier(self.root, verify_after, lambda: self._schedule(verify=True))
+        # Called with each batch of changed files the watcher passed on, once the session has acted on
+        # it (tests: a file written last and seen here means every earlier change was seen too).
+        self.on_batch: Callable[[list[str]], object] | None = None
         # The project folder removed (a temporary checkout cleaned up): said once, then looked for
         # with a growing pause until it is back (``_await_folder``), never reloaded meanwhile.
         self._missing: asyncio.Task[None] | None = None
         self.missing_checks = 0  # looks at a missing folder so far (tests)
-        self.disagreements = 0  # prompts (and error lists) a verification corrected, in total
 
     # -- reading -------------------------------------------------------------------------------
     @property
     def report(self) -> Report | None:
-        return self._report
+        return self._held.report
+
+    @property
+    def verify_after(self) -> float:
+        """Seconds with no change before a verification."""
+        return self._verify.after
+
+    @property
+    def verifications(self) -> int:
+        """Verification loads run (tests, benchmarks)."""
+        return self._verify.verifications
+
+    @property
+    def disagreements(self) -> int:
+        """Prompts (and error lists) a verification corrected, in total."""
+        return self._verify.disagreements
+
+    @property
+    def _worker(self) -> WorkerProcess | None:
+        """The held worker (``Workers.held``)."""
+        return self._workers.held
 
     @property
     def history(self) -> History | None:
@@ -295,8 +254,7 @@ class ProjectSession:
     async def stop(self) -> None:
         if self._stop is not None:
             self._stop.set()
-        if self._verifier is not None:
-            self._verifier.cancel()
+        self._verify.cancel()
         if self._missing is not None:
             self._missing.cancel()
         if self._watch_task is not None:
@@ -312,14 +270,8 @@ class ProjectSession:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
-        for worker in {id(w): w for w in [self._worker, *self._owners.values()] if w is not None}.values():
-            await worker.close()
-        self._worker = None
-        self._owners = {}
+        await self._workers.close()
         await self._pool.close()
-        for worker in list(self._retiring):
-            await worker.close()
-        self._retiring.clear()
         await self._reports.close()
 
     async def __aenter__(self) -> ProjectSession:
@@ -335,8 +287,8 @@ class ProjectSession:
         while True:
             if self._runner is not None and not self._runner.done():
                 await asyncio.shield(self._runner)
-            elif self._verifier is not None and not self._verifier.done():
-                await asyncio.wait({self._verifier})
+            elif self._verify.timer is not None and not self._verify.timer.done():
+                await asyncio.wait({self._verify.timer})
             else:
                 break
         await self._pool.ready()
@@ -354,33 +306,20 @@ class ProjectSession:
                 self._schedule()
             return
         log.error("watching %s stopped: %r", self.root, exc)
-        self._emit(SessionEvent("error", self._version, f"Watching files stopped ({type(exc).__name__}: {exc}); reload by hand"))
+        self._emit(SessionEvent("error", self._held.version, f"Watching files stopped ({type(exc).__name__}: {exc}); reload by hand"))
 
     def _changed(self, files: list[str]) -> None:
         """Watcher callback: schedule a re-evaluation of the files that can change the report, and a
         verification after any other change (not one the worker's own code wrote, nor ``watch_ignore``)."""
-        changes = sort_changes(files, watched=self._watched, ignore=self._ignore, echoes=self._echoes)
+        changes = sort_changes(files, watched=self._watched, ignore=self._ignore, echoes=self._verify.echoes)
         if changes.wanted:
             self._schedule(changes.wanted)
         if changes.unseen:
-            # No module imported or read it, but user code may look at it in ways the import graph
-            # does not see (a new module behind ``try: import``, ``Path(...).exists()``, a symlink).
-            self._since_verified.update(changes.unseen)
-            self._unseen.update(changes.unseen)
+            self._verify.saw(changes.unseen)
         if changes.wanted or changes.unseen:
-            self._arm_verification()
-
-    def _arm_verification(self) -> None:
-        """(Re)start the wait for the saves to settle; the verification runs ``verify_after`` seconds
-        after the last change, once no evaluation is running."""
-        if self._verifier is not None:
-            self._verifier.cancel()
-        self._verifier = asyncio.ensure_future(self._verify_later())
-
-    async def _verify_later(self) -> None:
-        await asyncio.sleep(self.verify_after)
-        if self._needs_verify or self._unseen:
-            self._schedule(verify=True)
+            self._verify.arm()
+        if self.on_batch is not None:
+            self.on_batch(files)
 
     def _reads_store(self, relative: str) -> bool:
         """Whether the held worker saw user code read this file (a SQLite store or its ``-wal``: the
@@ -403,7 +342,7 @@ class ProjectSession:
     def _schedule(self, files: list[str] | tuple[str, ...] = (), *, verify: bool = False) -> asyncio.Future[None]:
         self._pending_files.update(files)
         if verify:
-            self._verify_next = True
+            self._verify.asked = True
         else:
             self._full = self._full or not files
         self._dirty = True
@@ -421,17 +360,14 @@ class ProjectSession:
             files = sorted(self._pending_files)
             self._pending_files.clear()
             full, self._full = self._full, False
-            verify, self._verify_next = self._verify_next, False
-            verifying = verify and not files and not full  # a change to a module first: it is verified later
-            if verify and not verifying:
-                self._needs_verify = True
-            if verifying and not self._needs_verify and not await self._unexplained():
+            verifying = self._verify.take(files, full)  # a change to a module first: it is verified later
+            if verifying and not self._verify.needed and not await self._unexplained():
                 continue  # only files the worker's own code wrote changed: nothing to verify
             if verifying:
                 self._reports.release()  # in the background: see ``ReportHistory.remember``
             await self._load(files, full=full or verifying, verifying=verifying)
-        if self._needs_verify or self._unseen:
-            self._arm_verification()
+        if self._verify.pending:
+            self._verify.arm()
 
     async def _await_folder(self) -> None:
         """Look for the removed project folder with a growing pause (``MISSING_PAUSE``, up to
@@ -455,6 +391,7 @@ class ProjectSession:
         """Whether a changed file that no module read is not one the held worker's code wrote (a thread
         it started may write at any time): asks the worker what it wrote."""
         worker = self._worker
+        written: list[str] = []
         if worker is not None and worker.alive and not worker.lock.locked():  # busy (a Run): verify rather than wait
             try:
                 answer = await worker.request({"op": "written"}, self.timeout)
@@ -462,14 +399,13 @@ class ProjectSession:
                 log.info("asking the worker which files its code wrote failed: %s", exc)
             else:
                 if answer.get("ok") and isinstance(answer.get("result"), dict):
-                    self._echoes |= {f for f in answer["result"].get("written", []) if isinstance(f, str)}
-        self._unseen -= self._echoes
-        return bool(self._unseen)
+                    written = [f for f in answer["result"].get("written", []) if isinstance(f, str)]
+        return self._verify.explained(written)
 
     # -- loading -------------------------------------------------------------------------------
     async def _load(self, files: list[str], *, full: bool = True, verifying: bool = False) -> None:
         started = time.perf_counter()
-        self._since_verified.update(files)
+        self._verify.since.update(files)
         try:
             discovery, models, config_errors, ignore = await asyncio.to_thread(self._read_project)
             self._imported_note = imported_note(discovery)  # the report says which files run, and why
@@ -478,33 +414,33 @@ class ProjectSession:
             if gone and self._missing is not None:
                 return  # said already: ``_await_folder`` reloads when it is back
             self.evaluations += 1
-            self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
-            self._needs_verify = False  # nothing can be loaded: the next change tries again
+            self._emit(SessionEvent("loading", self._held.version, "Re-evaluating the project…", changed_files=files))
+            self._verify.needed = False  # nothing can be loaded: the next change tries again
             said = f"cannot read the project folder: {exc}"
             if gone:
-                self._unseen.clear()  # nothing to verify against until it is back
+                self._verify.unseen.clear()  # nothing to verify against until it is back
                 self._missing = asyncio.ensure_future(self._await_folder())
                 said += "; waiting for it to come back, then it is loaded again"
             error = LoadError.plain(type(exc).__name__, said).to_dict()
-            failed = LoadOutcome([], [error], {}, frozenset(self._known), None)
-            self._hold(failed, list(self._known), [], files, time.perf_counter() - started, False)
+            failed = LoadOutcome([], [error], {}, frozenset(self._held.known), None)
+            self._hold(failed, list(self._held.known), [], files, time.perf_counter() - started, False)
             return
         names = [m.name for m in discovery.modules]
         errors = list(discovery.errors) + config_errors
         outcome: LoadOutcome | None = None
-        decision = decide(Change(tuple(files), full), self._held(discovery.modules))
+        decision = decide(Change(tuple(files), full), self._holding(discovery.modules))
         if isinstance(decision, VerifyOnly):
             # Nothing the held worker imported or read changed: no update, no event; a fresh load
             # verifies it (a new module behind ``try: import``, a file looked at but not opened).
             log.debug("%s: %s; verifying in the background", self.root, decision.reason)
-            self._needs_verify = True
+            self._verify.needed = True
             return
         if isinstance(decision, Incremental):
             self.evaluations += 1
-            self._emit(SessionEvent("loading", self._version, "Re-evaluating the changed modules…", changed_files=files))
+            self._emit(SessionEvent("loading", self._held.version, "Re-evaluating the changed modules…", changed_files=files))
             # The prompts of the modules that are not kept stale are current: a target the update does
             # not evaluate again keeps its report.
-            previous = {p["id"]: p for name, ps in self._known.items() if name not in decision.keep_stale for p in ps}
+            previous = {p["id"]: p for name, ps in self._held.known.items() if name not in decision.keep_stale for p in ps}
             assert self._worker is not None
             update = await update_project(
                 self._worker, discovery.modules, files, self.timeout, retry=decision.retry, previous=previous, protect=decision.protect
@@ -514,14 +450,13 @@ class ProjectSession:
                 log.info("incremental update of %s fell back to a full load: %s", self.root, update)
             else:
                 outcome = self._keep_broken(update, decision, discovery.modules)
-                self._needs_verify = True
+                self._verify.needed = True
         elif not verifying:  # a verification runs in the background: the report shown stays until it is done
             self.evaluations += 1
-            self._emit(SessionEvent("loading", self._version, "Re-evaluating the project…", changed_files=files))
+            self._emit(SessionEvent("loading", self._held.version, "Re-evaluating the project…", changed_files=files))
         self._ignore = ignore
         if outcome is None:
-            self._needs_verify = False  # a change from here on is verified by another load
-            self._unseen.clear()
+            self._verify.fresh_load()  # a change from here on is verified by another load
             self._files = [m.path for m in discovery.modules if m.path and not m.package]
             outcome = await load_project(self._pool, self.root, discovery.modules, self.timeout, models)
             if outcome.worker is not None:
@@ -531,7 +466,7 @@ class ProjectSession:
         self._watched, self._imported = outcome.watched, set(outcome.imported)
         # what the stores the project reads held as this load read them: a later event that leaves them so is no change
         self._store_states = {f: file_state(self.root / f) for f in self._watched if not f.endswith("/") and not is_relevant(self.root, str(self.root / f))}
-        self._echoes = set(outcome.written)
+        self._verify.echoes = set(outcome.written)
         self._hold(outcome, names, errors, files, time.perf_counter() - started, bool(discovery.modules), verifying=verifying)
         if outcome.kind == "incremental":
             return  # the spare made after the last full load still waits for the next one
@@ -540,7 +475,7 @@ class ProjectSession:
         # and the project's files compiled as they are now (an unchanged file is not compiled again).
         spare = await self._pool.warm()
         if spare is not None:
-            counted = self._counted or {"texts": report_texts(self._report), "separated": []}
+            counted = self._counted or {"texts": report_texts(self.report), "separated": []}
             message = {"op": "prime", "root": str(self.root), "modules": self._preload, "files": self._files, **counted}
             self._spawn(self._prime(spare, message))
 
@@ -551,62 +486,29 @@ class ProjectSession:
         ignore, ignore_errors = read_watch_ignore(self.root)
         return discovery, models, read_tool_keys(self.root) + model_errors + ignore_errors, ignore
 
-    def _held(self, modules: list[ModuleRef]) -> Held:
+    def _holding(self, modules: list[ModuleRef]) -> Held:
         """What this session holds, for ``reload_rules.decide``."""
-        worker = self._worker
         return Held(
-            worker_alive=self._worker is not None and self._worker.alive,
+            worker_alive=self._workers.alive,
             same_modules=self._refs == modules,
-            has_report=self._report is not None,
+            has_report=self.report is not None,
             module_files=frozenset(os.path.relpath(m.path, self.root) for m in modules if m.path),
             imported=frozenset(self._imported),
             watched=self._watched,
             broken=self._broken,
             faulted=self._faulted,
-            holds_stale=frozenset(
-                name for name, ps in self._known.items()
-                if name in self._broken and worker is not None and any(self._owners.get(p["id"]) is worker for p in ps)
-            ),
+            holds_stale=holding_stale(self._held.known, self._broken, self._workers.owners, self._workers.held),
         )
 
     def _keep_broken(self, update: LoadOutcome, decision: Incremental, modules: list[ModuleRef]) -> LoadOutcome:
         """The broken modules this update did not import again stay broken (``Incremental.still_broken``):
-        their errors stay, and so do their last good prompts (stale, see ``_merge``)."""
+        their errors stay, and so do their last good prompts (stale, see ``HeldReport.merge``)."""
         still = decision.still_broken(update.reimported)
-        if not still or self._report is None:
+        if not still or self.report is None:
             return update
         files = {os.path.relpath(m.path, self.root) for m in modules if m.name in still and m.path}
-        kept = [e for e in self._report["errors"] if e["file"] in files]
+        kept = [e for e in self.report["errors"] if e["file"] in files]
         return dataclasses.replace(update, broken=update.broken | still, errors=[*kept, *update.errors])
-
-    def _merge(self, outcome: LoadOutcome, names: list[str]) -> tuple[list[PromptReport], dict[str, WorkerProcess]]:
-        """This load's prompts, plus the last good prompts of its broken modules (marked stale).
-
-        Returns the prompts in module order and, for each stale one, the worker that holds it.
-        """
-        kept = last_good(names, outcome.broken, self._known, outcome.prompts, outcome.owners)
-        module_of = dict(outcome.owners)
-        stale: list[PromptReport] = []
-        owners: dict[str, WorkerProcess] = {}
-        for name, prompt in kept.stale:
-            holder = self._owners.get(prompt["id"], self._worker)
-            stale.append({**prompt, "stale": True})
-            module_of[prompt["id"]] = name
-            if holder is not None:
-                owners[prompt["id"]] = holder
-        self._known = kept.known
-        rank = {name: i for i, name in enumerate(names)}
-        # A prompt report handed on unchanged by an incremental load keeps its copy (and so its hash).
-        copies: dict[int, tuple[PromptReport, PromptReport]] = {}
-        fresh: list[PromptReport] = []
-        for p in outcome.prompts:
-            known_copy = self._copies.get(id(p))
-            copy = known_copy[1] if known_copy is not None and known_copy[0] is p else {**p, "stale": False}
-            copies[id(p)] = (p, copy)
-            fresh.append(copy)
-        self._copies = copies
-        prompts = sorted([*fresh, *stale], key=lambda p: (rank.get(module_of.get(p["id"], ""), len(rank)), p["line"] or 0))
-        return prompts, owners
 
     def _hold(
         self,
@@ -619,129 +521,59 @@ class ProjectSession:
         *,
         verifying: bool = False,
     ) -> None:
-        before = self._hashes
-        errors = [*errors, *outcome.errors]
-        good = not errors
-        prompts, owners = self._merge(outcome, names)
-        cache = self._hash_cache
-        hashes = prompt_hashes(prompts, cache)
-        self._hash_cache = {id(p): cache[id(p)] for p in prompts if id(p) in cache}
-        # Shown as the truth at rest: a fresh load of every module, with no change since it started.
-        verified = outcome.kind == "full" and not self._needs_verify and not self._unseen and not self._dirty
+        """Show a load: merged into the held report (``HeldReport.merge``), compared with the report
+        shown when it verifies it (``Verifier.compare``), its workers held (``Workers.swap``), remembered
+        and written to the history, and said in one event."""
+        merged = self._held.merge(outcome, names, errors)
+        errors = merged.errors
+        shown = self._held.report
+        verified = self._verify.is_verified(outcome.kind, self._dirty)
         disagreements = 0
         if verifying:
-            disagreements = self._compare(before, hashes, errors)
-            if not disagreements and self._report is not None:
-                self._confirm(outcome, prompts, owners, hashes, verified, files)
+            disagreements = self._verify.compare(self._held.hashes, merged.hashes, shown["errors"] if shown is not None else None, errors)
+            if not disagreements and shown is not None:
+                self._confirm(outcome, merged, shown, verified, files)
                 return
-        self._version += 1
-        report: Report = {
-            "version": self._version,
-            "project": str(self.root),
-            "generated_at": datetime.now(UTC).isoformat(),
-            "duration_ms": outcome.duration_ms,
-            "stale": any(p["stale"] for p in prompts),
-            "errors": errors,
-            "prompts": prompts,
-            "hash": content_hash(hashes, errors),
-            "notice": None if prompts or errors else EMPTY_NOTICE.format(root=self.root),
-            "modules_found": found_modules,
-            "load": outcome.kind,
-            "reevaluated": list(outcome.reevaluated),
-            "verified": verified,
-            "disagreements": disagreements,
-            "imported_note": self._imported_note,
-        }
-        self._swap_workers(outcome.worker, owners)
-        self._hashes = hashes
+        self._held = merged.shown(
+            outcome, project=str(self.root), generated_at=datetime.now(UTC).isoformat(), found_modules=found_modules, verified=verified,
+            disagreements=disagreements, imported_note=self._imported_note,
+        )
+        report = self._held.report
+        assert report is not None
+        self._workers.swap(outcome.worker, merged.stale)
         self._reports.remember(report)
-        self._report = report
         self._reports.record(report, files)
-        after = self._hashes
-        changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
+        version, prompts, changed = self._held.version, merged.prompts, merged.changed
         extra: dict[str, Any] = {"load": outcome.kind, "reevaluated": list(outcome.reevaluated), "verification": "corrected" if disagreements else ""}
-        if good:
-            summary = f"Report {self._version}: {len(prompts)} prompt(s) in {elapsed * 1000:.0f} ms"
+        if not errors:
+            summary = f"Report {version}: {len(prompts)} prompt(s) in {elapsed * 1000:.0f} ms"
             if disagreements:
                 summary += f", verified: a fresh load corrected {len(changed)} prompt(s)"
             if files:
                 summary += f" after changes to {', '.join(files[:3])}{'…' if len(files) > 3 else ''}"
             if outcome.kind == "incremental":
                 summary += f" ({len(outcome.reevaluated)} re-evaluated)"
-            self._emit(SessionEvent("report", self._version, summary, changed_files=files, changed_prompts=changed, **extra))
+            self._emit(SessionEvent("report", version, summary, changed_files=files, changed_prompts=changed, **extra))
         else:
             first = errors[0]
             where = f"{first['file']}:{first['line']}: " if first.get("file") else ""
             summary = f"{where}{first['type']}: {first['message']}".splitlines()[0][:300]
             if report["stale"]:
                 summary += " (its module's last good prompts are shown, marked stale)"
-            self._emit(SessionEvent("error", self._version, summary, changed_files=files, changed_prompts=changed, **extra))
+            self._emit(SessionEvent("error", version, summary, changed_files=files, changed_prompts=changed, **extra))
 
-    def _compare(self, before: dict[str, str], after: dict[str, str], errors: list[LoadErrorDict]) -> int:
-        """How many prompts (and the error list, as one) a fresh load shows differently from the report
-        shown, logged: each is a change the incremental evaluation did not see."""
-        shown = self._report
-        changed = sorted(k for k in after.keys() | before.keys() if before.get(k) != after.get(k))
-        where = lambda errs: [(e["file"], e["line"], e["type"], e["message"]) for e in errs]  # noqa: E731 - not the traceback: its frames differ
-        errors_differ = shown is not None and where(shown["errors"]) != where(errors)
-        count = len(changed) + int(errors_differ)
-        self.verifications += 1
-        self.disagreements += count
-        files = ", ".join(sorted(self._since_verified)[:10]) or "none"
-        if count:
-            what = ", ".join(changed[:10]) + ("…" if len(changed) > 10 else "")
-            log.warning(
-                "verifying %s: a fresh load disagreed with the report shown on %d prompt(s)%s: %s (changes since the last "
-                "verified report: %s); the fresh load is shown",
-                self.root, len(changed), " and the load errors" if errors_differ else "", what or "none", files,
-            )
-        else:
-            log.info("verifying %s: a fresh load agrees with the report shown (changes since the last verified report: %s)", self.root, files)
-        self._since_verified = set()
-        return count
-
-    def _confirm(
-        self, outcome: LoadOutcome, prompts: list[PromptReport], owners: dict[str, WorkerProcess], hashes: dict[str, str], verified: bool,
-        files: list[str],
-    ) -> None:
+    def _confirm(self, outcome: LoadOutcome, merged: Merged, shown: Report, verified: bool, files: list[str]) -> None:
         """A verification that agrees: hold its fresh worker; the report keeps its version and says it is
-        verified (one "report" event when that changed, so the front ends show it). Its prompts are the
-        fresh load's (equal): the next update hands those on, and the history reuses their digests."""
-        shown = self._report
-        assert shown is not None
-        self._swap_workers(outcome.worker, owners)
-        self._hashes = hashes
-        report: Report = {
-            **shown, "prompts": prompts, "verified": verified, "disagreements": 0, "load": "full", "imported_note": self._imported_note,
-            "reevaluated": list(outcome.reevaluated), "duration_ms": outcome.duration_ms,
-        }
-        self._report = report
+        verified (``Merged.confirmed``: one "report" event when that changed, so the front ends show it)."""
+        self._workers.swap(outcome.worker, merged.stale)
+        self._held = merged.confirmed(outcome, verified=verified, imported_note=self._imported_note)
+        report = self._held.report
+        assert report is not None
         self._reports.replace(shown, report)
         self._reports.record(report, files)
         if verified and not shown["verified"]:
-            summary = f"Report {self._version} verified: a fresh load of the whole project agrees"
-            self._emit(SessionEvent("report", self._version, summary, load="full", reevaluated=list(outcome.reevaluated), verification="agreed"))
-
-    def _swap_workers(self, worker: WorkerProcess | None, owners: dict[str, WorkerProcess]) -> None:
-        """Hold the new worker and the owners of stale prompts; retire every other worker."""
-        before = [self._worker, *self._owners.values()]
-        self._worker, self._owners = worker, owners
-        keep = {id(w) for w in [worker, *owners.values()] if w is not None}
-        for old in {id(w): w for w in before if w is not None}.values():
-            if id(old) not in keep:
-                self._retire(old)
-
-    def _retire(self, worker: WorkerProcess) -> None:
-        """Close a worker once its current job (if any) is answered."""
-        self._retiring.add(worker)
-
-        async def close_when_idle() -> None:
-            async with worker.lock:
-                pass
-            await worker.close()
-            self._retiring.discard(worker)
-
-        self._spawn(close_when_idle())
+            summary = f"Report {self._held.version} verified: a fresh load of the whole project agrees"
+            self._emit(SessionEvent("report", self._held.version, summary, load="full", reevaluated=list(outcome.reevaluated), verification="agreed"))
 
     async def _prime(self, spare: WorkerProcess, message: dict[str, Any]) -> None:
         try:
@@ -754,29 +586,26 @@ class ProjectSession:
         """Send a job to the worker holding the prompt (the current project, or the last good version
         of a stale prompt's module); ``{"ok", "result" | "error"}``."""
         prompt_id = str(message.get("prompt_id"))
-        if prompt_id not in self._owners and (self._worker is None or not self._worker.alive):
-            self._worker = None
+        if prompt_id not in self._workers.owners and not self._workers.alive:
+            self._workers.held = None
             await self.reload()
-        worker = self._owners.get(prompt_id) or self._worker
+        worker = self._workers.holder(prompt_id)
         if worker is None or not worker.alive:
-            prompt = find_prompt(self._report, prompt_id)
+            prompt = find_prompt(self.report, prompt_id)
             if prompt is not None and prompt.get("stale"):
                 why = (
                     f"{prompt.get('kind', 'prompt')} {prompt_id!r} is shown as it was when {prompt.get('file')} last loaded, "
                     "and that version can no longer be evaluated; fix the module's load error to evaluate it again"
                 )
                 return {"ok": False, "error": LoadError.plain("StaleError", why, file=prompt["file"], line=prompt["line"]).to_dict()}
-            errors = (self._report["errors"] if self._report is not None else []) or [LoadError.plain("LoadError", "the project could not be loaded").to_dict()]
+            errors = (self.report["errors"] if self.report is not None else []) or [LoadError.plain("LoadError", "the project could not be loaded").to_dict()]
             return {"ok": False, "error": errors[0]}
         try:
             return await worker.request(message, self.timeout)
         except WorkerError as exc:
-            if self._worker is worker:
-                self._worker = None
-            self._owners = {k: w for k, w in self._owners.items() if w is not worker}
-            await worker.close()
+            await self._workers.drop(worker)
             error = exc.error
-            prompt = find_prompt(self._report, prompt_id)
+            prompt = find_prompt(self.report, prompt_id)
             if not error.get("file") and prompt is not None:
                 error = {**error, "file": prompt.get("file"), "line": prompt.get("line")}
             return {"ok": False, "error": error}
@@ -868,4 +697,4 @@ class ProjectSession:
     def previous_system(self, prompt_id: str, example: str) -> str | None:
         """The system text of this prompt and example in the previous distinct report, if any
         (this session's reports, then the history file's)."""
-        return self._reports.previous_system(self._report, prompt_id, example)
+        return self._reports.previous_system(self.report, prompt_id, example)
