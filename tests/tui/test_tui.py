@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.message import Message
+from textual.notifications import Notification, Notifications
 from textual.pilot import Pilot
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
@@ -36,8 +38,22 @@ def detail_lines(app: CruxTui) -> list[str]:
     return [line.split("▎", 1)[1] for line in screen_text(app).splitlines() if "▎" in line]
 
 
+_POSTED: weakref.WeakKeyDictionary[Notifications, list[str]] = weakref.WeakKeyDictionary()
+_add = Notifications.add
+
+
+def _record(self: Notifications, notification: Notification) -> Notifications:
+    _POSTED.setdefault(self, []).append(notification.message)
+    return _add(self, notification)
+
+
+Notifications.add = _record  # type: ignore[method-assign]
+
+
 def notifications(app: CruxTui) -> list[str]:
-    return [n.message for n in app._notifications]
+    """Every notification the app posted, in order, including those whose toast has timed out (a
+    loaded machine can take longer than a toast lasts between posting one and reading it)."""
+    return list(_POSTED.get(app._notifications, []))
 
 
 async def settle(pilot: Pilot[Any]) -> None:
