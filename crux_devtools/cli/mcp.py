@@ -21,7 +21,7 @@ from .diff import OneLineCommand, UsageFault
 INSTALL_HINT = "crux-devtools mcp needs the MCP SDK: pip install 'crux-devtools[mcp]' (or pip install 'mcp>=2,<3')"
 SERVER_NAME = "crux-devtools"
 # Shipped in the wheel: teaches an agent the tools, and the CLI's JSON path for agents without MCP.
-SKILL_FILE = Path(__file__).resolve().parent / "skills" / "crux-devtools" / "SKILL.md"
+SKILL_FILE = Path(__file__).resolve().parents[1] / "skills" / "crux-devtools" / "SKILL.md"
 
 
 def sdk_missing() -> str | None:

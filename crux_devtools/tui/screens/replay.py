@@ -2,7 +2,7 @@
 
 ``+``/``-`` raise or lower the max input budget (by a tenth of the step's recorded max), ``0`` goes
 back to the recorded budget, ``t`` switches what the step is planned from (its recording, or today's
-source: ``inspector/replay_source.replay_variant``, as the CLI's ``replay --source current``), ``v`` pins the current replay as a variant (three at most: the oldest
+source: ``inspector/features/replay/source.replay_variant``, as the CLI's ``replay --source current``), ``v`` pins the current replay as a variant (three at most: the oldest
 goes), ``c`` clears the pinned ones, ``s`` sends the current replay to the run's model and records
 the answer as a child run (a model that is not scripted only after a confirmation that shows the
 estimated input cost). Each replay and send runs in the session's worker (the planner and the model

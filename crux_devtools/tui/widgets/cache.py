@@ -1,6 +1,6 @@
 """The "Cache" tab: the request as a line of blocks in order, coloured by class (static, per-input,
 per-request), the breakpoints above it, each block with its tokens and where it is defined, the
-cacheable prefix and the suggested ``use`` order. The advice is ``inspector/cache_view``'s (the
+cacheable prefix and the suggested ``use`` order. The advice is ``inspector/features/shown/cache_view``'s (the
 web panel's and ``crux-devtools cache``'s): each example is planned once more in the worker, so it
 is fetched in a worker of the widget while the tab is on screen, never on the UI thread.
 """

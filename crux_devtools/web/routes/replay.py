@@ -1,7 +1,7 @@
 """A recorded step's Replay panel: ``GET /runs/{id}/steps/{k}/replay`` and ``POST .../replay/send``.
 
 Replays run in the session's worker (the planner never runs in the server's process), from the
-step's recording or from today's source (``inspector/replay_source.replay_variant``, the CLI's own
+step's recording or from today's source (``inspector/features/replay/source.replay_variant``, the CLI's own
 way); the panel is an htmx fragment (``_replay.html``) that the step's form swaps in. A send calls the run's model in the
 worker after the browser's confirmation and writes the answer as a child run (``parent``,
 ``fork_step``) to the project's store.

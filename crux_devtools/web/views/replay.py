@@ -2,7 +2,7 @@
 
 Each variant is a set of overrides (budget, model profile, forced rungs, contexts left out) and what
 it is planned from (the step's recording, or today's source), which the worker replays
-(``inspector/replay_source.replay_variant``, as the CLI's ``replay`` does); the panel lays out each
+(``inspector/features/replay/source.replay_variant``, as the CLI's ``replay`` does); the panel lays out each
 replay document as one column: tokens, status, rungs, what was left out, the cache prefix, the changes against the recorded
 request, the replayed system text with the changed parts marked, and after a send the answer, usage
 and latency. Variants travel in the query string (``v``), so the panel holds no server state.
