@@ -300,13 +300,12 @@ def trace_run_id(trace_id: str) -> str:
 def ingest(spans: Iterator[Span], *, max_runs: int, store: Stored | None = None) -> Ingest:
     """The runs of an export's spans. Never raises.
 
-    A trace with a run span (``invoke_agent``, or ``emit_otel``'s run span) is one run, keyed by its
-    trace id: its model-call spans are the steps in start order, its ``execute_tool`` spans go under
+    A trace with a run span (``invoke_agent``, or ``emit_otel``'s run span), a tool span, or steps
+    ``emit_otel`` wrote is one run, keyed by its trace id: its model-call spans are the steps in start order, its ``execute_tool`` spans go under
     their step. With ``store``, spans of the trace that came in earlier exports are merged in (the
     trace's run as stored, and the one-step runs its model calls made before its run span arrived,
-    which ``Ingest.gone`` then lists to delete). A trace without a run span gives one run per model
-    call, as any OpenTelemetry instrumentation of a provider's client emits them; its tool spans go
-    under the call that asked for them when that is in the same export. Spans without GenAI
+    which ``Ingest.gone`` then lists to delete). Any other trace gives one run per model call, as an
+    OpenTelemetry instrumentation of a provider's client emits them. Spans without GenAI
     attributes are ignored; at most ``max_runs`` runs are taken (the rest are rejected and counted).
     """
     out = Ingest()
@@ -318,7 +317,7 @@ def ingest(spans: Iterator[Span], *, max_runs: int, store: Stored | None = None)
             trace = traces[span.trace_id] = _Trace(span.trace_id)
         if len(trace.seen) < MAX_SEEN:
             trace.seen[span.span_id] = span.parent_span_id
-        if is_genai(span) and is_run_span(span):
+        if is_run_span(span):
             trace.run_spans.append(span)
         elif is_genai(span) and is_tool(span):
             trace.tools.append(span)
@@ -332,7 +331,7 @@ def ingest(spans: Iterator[Span], *, max_runs: int, store: Stored | None = None)
     for trace in traces.values():
         if not trace.count:
             continue
-        as_one = bool(trace.run_spans) or trace.run_id in stored_runs or trace.crux_marked()
+        as_one = bool(trace.run_spans or trace.tools) or trace.run_id in stored_runs or trace.crux_marked()
         made = 1 if as_one else len(trace.steps)
         if len(out.runs) + made > max_runs:
             out.rejected += trace.count
@@ -346,9 +345,7 @@ def ingest(spans: Iterator[Span], *, max_runs: int, store: Stored | None = None)
                 out.runs.append(trace_run(trace, earlier, folded))
                 out.gone += [str(r.get("id")) for r in folded]
             else:
-                runs, loose = span_runs(trace)
-                out.runs += runs
-                out.ignored += loose
+                out.runs += [span_run(span) for span in trace.steps]
         except Exception as exc:  # noqa: BLE001 - one odd trace is rejected, never the whole export
             out.rejected += trace.count
             out.problems.append(f"trace {trace.trace_id or '?'}: {type(exc).__name__}: {exc}")
@@ -618,7 +615,9 @@ def _step_of(tool: Mapping[str, Any], steps: list[dict[str, Any]]) -> dict[str, 
 def _place_tools(steps: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Put each tool record under its step (in start order); returns those that fit no step."""
     for step in steps:
-        step["otel"]["tools"] = []
+        added = set(step["otel"].get("added_calls") or [])
+        step["tool_calls"] = [c for c in step.get("tool_calls") or [] if c.get("id") not in added]  # placed anew below
+        step["otel"]["tools"], step["otel"]["added_calls"] = [], []
         step["tool_results"] = []
     loose = []
     for tool in sorted(tools, key=lambda t: (t.get("start_ns") or 0, t.get("span_id") or "")):
@@ -630,6 +629,7 @@ def _place_tools(steps: list[dict[str, Any]], tools: list[dict[str, Any]]) -> li
         step["tool_results"].append(tool["result"])
         if tool.get("arguments") is not None and not any(c.get("id") == tool["result"]["call_id"] for c in step["tool_calls"]):
             step["tool_calls"].append({"id": tool["result"]["call_id"], "name": tool["result"]["name"], "arguments": tool["arguments"]})
+            step["otel"]["added_calls"].append(tool["result"]["call_id"])  # known from the tool span only
     return loose
 
 
@@ -642,15 +642,6 @@ def _sum_usage(steps: list[dict[str, Any]]) -> dict[str, int] | None:
     if not reported:
         return None
     return {key: sum(int(u.get(key) or 0) for u in reported) for key in ("input_tokens", "output_tokens")}
-
-
-def span_runs(trace: _Trace) -> tuple[list[dict[str, Any]], int]:
-    """A trace without a run span: one run per model call, each tool span under the call it belongs to
-    (when that call is in this export); also how many tool spans fit none."""
-    runs = [span_run(span) for span in trace.steps]
-    steps = [r["steps"][0] for r in runs]
-    loose = _place_tools(steps, [tool_record(t) for t in trace.tools]) if trace.tools else []
-    return runs, len(loose)
 
 
 def span_run(span: Span) -> dict[str, Any]:
@@ -776,7 +767,7 @@ def trace_run(trace: _Trace, earlier: Mapping[str, Any] | None = None, folded: l
         "planned": _planned(ordered),
         "steps": ordered,
         "otel": {
-            "trace_id": trace.trace_id, "run_span": {k: v for k, v in run_span.items() if k != "attributes"} | {"attributes": _kept_attributes(a)} if run_span else None,
+            "trace_id": trace.trace_id, "run_span": run_span,
             "recorded_as": a.get(sc.CRUX_RUN_ID) if isinstance(a.get(sc.CRUX_RUN_ID), str) else None,
             "run_span_missing": run_span is None, "loose_tools": loose, "spans": dict(list(extra.items())[:MAX_SEEN]),
         },
