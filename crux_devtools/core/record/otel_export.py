@@ -169,15 +169,15 @@ class OtelEmitter:
         end = at + _ns(step.get("latency_ms"))
         span.end(end_time=end)
         calls = {str(c.get("id")): c for c in step.get("tool_calls") or [] if isinstance(c, Mapping)}
-        for result in step.get("tool_results") or []:
-            if isinstance(result, Mapping):
-                self._emit_tool(result, calls.get(str(result.get("call_id") or "")), step.get("index"), end, context, Status, StatusCode)
+        results = [r for r in step.get("tool_results") or [] if isinstance(r, Mapping)]
+        for position, result in enumerate(results):  # a nanosecond apart, so their order is their start order
+            self._emit_tool(result, calls.get(str(result.get("call_id") or "")), step.get("index"), end + position, context, Status, StatusCode)
         return end
 
     def _emit_tool(self, result: Mapping[str, Any], call: Mapping[str, Any] | None, index: Any, at: int, context: Any, Status: Any, StatusCode: Any) -> None:
         """One tool call the step led to, as an ``execute_tool`` span beside the step's (a child of the
-        run's span, as the conventions place tools); it starts where its step ended (tool time is not
-        recorded)."""
+        run's span, as the conventions place tools); it starts where its step ended, the step's calls a
+        nanosecond apart (tool time is not recorded)."""
         name = str(result.get("name") or "")
         attributes: dict[str, Any] = {sc.OPERATION_NAME: sc.TOOL_OPERATION, sc.TOOL_NAME: name, sc.TOOL_CALL_ID: str(result.get("call_id") or "")}
         if isinstance(index, int) and not isinstance(index, bool):
