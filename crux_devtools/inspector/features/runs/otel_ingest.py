@@ -619,17 +619,17 @@ def _place_tools(steps: list[dict[str, Any]], tools: list[dict[str, Any]]) -> li
         step["tool_calls"] = [c for c in step.get("tool_calls") or [] if c.get("id") not in added]  # placed anew below
         step["otel"]["tools"], step["otel"]["added_calls"] = [], []
         step["tool_results"] = []
-    loose = []
+    loose: list[dict[str, Any]] = []
     for tool in sorted(tools, key=lambda t: (t.get("start_ns") or 0, t.get("span_id") or "")):
-        step = _step_of(tool, steps)
-        if step is None:
+        home = _step_of(tool, steps)
+        if home is None:
             loose.append(tool)
             continue
-        step["otel"]["tools"].append(tool)
-        step["tool_results"].append(tool["result"])
-        if tool.get("arguments") is not None and not any(c.get("id") == tool["result"]["call_id"] for c in step["tool_calls"]):
-            step["tool_calls"].append({"id": tool["result"]["call_id"], "name": tool["result"]["name"], "arguments": tool["arguments"]})
-            step["otel"]["added_calls"].append(tool["result"]["call_id"])  # known from the tool span only
+        home["otel"]["tools"].append(tool)
+        home["tool_results"].append(tool["result"])
+        if tool.get("arguments") is not None and not any(c.get("id") == tool["result"]["call_id"] for c in home["tool_calls"]):
+            home["tool_calls"].append({"id": tool["result"]["call_id"], "name": tool["result"]["name"], "arguments": tool["arguments"]})
+            home["otel"]["added_calls"].append(tool["result"]["call_id"])  # known from the tool span only
     return loose
 
 
