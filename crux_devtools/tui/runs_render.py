@@ -24,7 +24,7 @@ from ..core.plan.rungs import label
 from ..core.record.pricing import cache_usage_text
 from ..inspector.features.runs.costs import format_usd
 from ..inspector.features.runs.text import input_tokens as sent_tokens
-from ..inspector.features.runs.text import local_datetime, step_count
+from ..inspector.features.runs.text import NOT_PLANNED, local_datetime, run_planned, step_count, step_planned, step_tokens_or_not_planned, tokens_or_not_planned
 from ..inspector.features.shown.sent import SentPart, cut_system
 from ..inspector.features.shown.visible import visible_tree
 from .error_render import error_line as error_line  # re-exported: the run views read it here
@@ -167,7 +167,7 @@ def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...
         Text(str(run.get("origin") or "?"), style="dim" if run.get("origin") == "app" else "cyan"),
         status_text(run.get("status")),
         Text(fmt_int(steps), justify="right"),
-        Text(fmt_int(input_tokens), justify="right"),
+        Text(fmt_int(input_tokens), justify="right") if run_planned(run) else Text(NOT_PLANNED, style="dim", justify="right"),
         Text(fmt_usage(run.get("usage")), justify="right"),
         Text(fmt_duration(run.get("duration_ms")), justify="right"),
         Text(format_usd(cost), justify="right", style="dim" if cost is None else ""),
@@ -207,7 +207,7 @@ def step_label(step: dict[str, Any]) -> Text:
         label.append("→ ", "cyan")
     else:
         label.append("✓ ", "green")
-    label.append(f"{fmt_int(receipt.get('input_tokens'))} tok", "dim")
+    label.append(f"{fmt_int(receipt.get('input_tokens'))} tok" if step_planned(step) else NOT_PLANNED, "dim")
     return label
 
 
@@ -234,7 +234,7 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
     facts.add_row(
         Text.assemble("duration ", (fmt_duration(run.get("duration_ms")), "bold")),
         Text.assemble("steps ", (str(len(steps)), "bold")),
-        Text.assemble("input tokens (ours) ", (fmt_int(ours), "bold")),
+        Text.assemble("input tokens (ours) ", (fmt_int(ours) if run_planned(run) else tokens_or_not_planned(run), "bold")),
         Text.assemble("provider usage in/out ", (fmt_usage(run.get("usage")), "bold")),
     )
     if isinstance(run.get("cost_usd"), float):
@@ -456,8 +456,11 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
     head = Text()
     head.append(f" Step {step.get('index', '?')} ", "bold reverse")
     head.append("  ")
-    head.append(f"{fmt_int(receipt.get('input_tokens'))} input tokens", "bold")
-    head.append(" (ours)", "dim")
+    if step_planned(step):
+        head.append(f"{fmt_int(receipt.get('input_tokens'))} input tokens", "bold")
+        head.append(" (ours)", "dim")
+    else:
+        head.append(f"input tokens {step_tokens_or_not_planned(step)}", "bold")
     usage = step.get("usage")
     head.append("  provider usage ", "dim")
     if isinstance(usage, dict):

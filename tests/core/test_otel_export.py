@@ -124,7 +124,7 @@ def test_content_on_opt_in_and_a_failed_step_is_an_error_span(monkeypatch: pytes
     assert failed.status.status_code == StatusCode.ERROR and dict(failed.attributes or {})[sc.ERROR_TYPE] == "UnknownTool"
 
 
-def test_spans_sent_to_our_own_receiver_come_back_as_the_same_calls(tmp_path: Path) -> None:
+def test_spans_sent_to_our_own_receiver_come_back_as_the_same_run(tmp_path: Path) -> None:
     with live_server(create_app(RecordingSession(tmp_path), manage_session=False)) as server:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{server.url}/v1/traces", timeout=30)))
@@ -133,15 +133,17 @@ def test_spans_sent_to_our_own_receiver_come_back_as_the_same_calls(tmp_path: Pa
             result = generate(weather(), model=UsageModel([[tool_call("lookup", {"city": "Oslo"})], "12 °C."]))
             assert emitter.flush()
         with RunStore.for_project(tmp_path, create=False) as store:
-            until(lambda: store.count(origin="otel") >= 2, "both exported runs are stored")
-            ingested = sorted((store.get(s["id"]) for s in store.list(origin="otel")), key=lambda r: r["started_at"])  # type: ignore[index]
-    assert len(ingested) == 2
-    for run, step in zip(ingested, result.steps, strict=True):
-        assert run["target"] == "weather" and run["model"] == "house-model" and run["usage"] == step.usage
-        assert run["steps"][0]["sent"]["messages"] == step.sent.to_dict()["messages"]
-        assert run["steps"][0]["sent"]["system"] == step.sent.system
-        assert [t["name"] for t in run["steps"][0]["sent"]["tools"]] == ["lookup"]
-    assert ingested[1]["text"] == "12 °C."
+            until(lambda: any((r := store.get(s["id"])) and r["otel"]["run_span"] for s in store.list(origin="otel")), "the run's own span is stored")
+            ingested = [store.get(s["id"]) for s in store.list(origin="otel")]
+    (run,) = ingested  # one run: its two steps, not two runs of one step each
+    assert run is not None and run["target"] == "weather" and run["model"] == "house-model" and run["text"] == "12 °C."
+    assert len(run["steps"]) == len(result.steps) == 2
+    for back, step in zip(run["steps"], result.steps, strict=True):
+        assert back["usage"] == step.usage and back["request"]["input_tokens"] == step.request.input_tokens
+        assert back["sent"]["messages"] == step.sent.to_dict()["messages"]
+        assert back["sent"]["system"] == step.sent.system
+        assert [t["name"] for t in back["sent"]["tools"]] == ["lookup"]
+    assert run["steps"][0]["tool_results"] == [r.to_dict() for r in result.steps[0].tool_results]
 
 
 class HungExporter(SpanExporter):

@@ -33,6 +33,7 @@ from typing import Any
 
 from . import otel_semconv as sc
 from . import recording
+from .runstore import storable
 
 logger = logging.getLogger("crux_devtools")
 
@@ -138,10 +139,11 @@ class OtelEmitter:
             sc.CRUX_ORIGIN: str(run.get("origin") or "app"),
         }
         if agent:
-            attributes.update({sc.OPERATION_NAME: "invoke_agent", sc.AGENT_NAME: target})
+            attributes.update({sc.OPERATION_NAME: sc.RUN_OPERATION, sc.AGENT_NAME: target})
         attributes.update(_usage_attributes(run.get("usage")))
+        attributes.update(run_attributes(run, content=self.content))
         span = self.tracer.start_span(f"invoke_agent {target}" if agent else f"crux.run {target}", start_time=start, attributes=attributes)
-        _set_error(span, run.get("error"), Status, StatusCode)
+        _set_error(span, run.get("error"), Status, StatusCode, start)
         context = trace.set_span_in_context(span)
         at = start
         for step in run.get("steps") or []:
@@ -159,13 +161,41 @@ class OtelEmitter:
             attributes[sc.REQUEST_MAX_TOKENS] = sent["max_tokens"]
         attributes.update(_usage_attributes(step.get("usage")))
         attributes.update(planner_attributes(receipt))
+        attributes.update(step_attributes(step))
         if self.content:
             attributes.update(content_attributes(sent, step))
         span = self.tracer.start_span(f"chat {model}" if model else "chat", context=context, start_time=at, attributes=attributes)
-        _set_error(span, step.get("error"), Status, StatusCode)
+        _set_error(span, step.get("error"), Status, StatusCode, at)
         end = at + _ns(step.get("latency_ms"))
         span.end(end_time=end)
+        calls = {str(c.get("id")): c for c in step.get("tool_calls") or [] if isinstance(c, Mapping)}
+        results = [r for r in step.get("tool_results") or [] if isinstance(r, Mapping)]
+        for position, result in enumerate(results):  # a nanosecond apart, so their order is their start order
+            self._emit_tool(result, calls.get(str(result.get("call_id") or "")), step.get("index"), end + position, context, Status, StatusCode)
         return end
+
+    def _emit_tool(self, result: Mapping[str, Any], call: Mapping[str, Any] | None, index: Any, at: int, context: Any, Status: Any, StatusCode: Any) -> None:
+        """One tool call the step led to, as an ``execute_tool`` span beside the step's (a child of the
+        run's span, as the conventions place tools); it starts where its step ended, the step's calls a
+        nanosecond apart (tool time is not recorded)."""
+        name = str(result.get("name") or "")
+        attributes: dict[str, Any] = {sc.OPERATION_NAME: sc.TOOL_OPERATION, sc.TOOL_NAME: name, sc.TOOL_CALL_ID: str(result.get("call_id") or "")}
+        if isinstance(index, int) and not isinstance(index, bool):
+            attributes[sc.CRUX_STEP_INDEX] = index  # the step that asked for it
+        if isinstance(result.get("error"), Mapping):
+            attributes[sc.CRUX_TOOL_ERROR] = _json(result["error"])
+        if self.content:
+            if call is not None:
+                attributes[sc.TOOL_CALL_ARGUMENTS] = _json(call.get("arguments"))
+            if isinstance(result.get("model_output"), str):
+                attributes[sc.TOOL_CALL_RESULT] = result["model_output"]
+            if "output" in result:
+                attributes[sc.CRUX_TOOL_OUTPUT] = _json(result.get("output"))
+        span = self.tracer.start_span(f"execute_tool {name}", context=context, start_time=at, attributes=attributes)
+        error = result.get("error")
+        if isinstance(error, Mapping):
+            span.set_attribute(sc.ERROR_TYPE, str(error.get("type") or "Error"))
+        span.end(end_time=at)
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -197,11 +227,66 @@ def _usage_attributes(usage: Any) -> dict[str, int]:
     return out
 
 
-def _set_error(span: Any, error: Any, Status: Any, StatusCode: Any) -> None:
+def _set_error(span: Any, error: Any, Status: Any, StatusCode: Any, at: int) -> None:
+    """A failure as the conventions say (status ``ERROR``, ``error.type``, an ``exception`` event),
+    and as recorded (``crux.error``)."""
     if isinstance(error, Mapping):
         kind = str(error.get("type") or "Error")
         span.set_attribute(sc.ERROR_TYPE, kind)
+        span.set_attribute(sc.CRUX_ERROR, _json(error))
+        event = {"exception.type": kind, "exception.message": str(error.get("message") or "")}
+        if isinstance(error.get("traceback"), str):
+            event["exception.stacktrace"] = error["traceback"]
+        span.add_event("exception", event, timestamp=at)
         span.set_status(Status(StatusCode.ERROR, str(error.get("message") or kind)))
+
+
+def _json(value: Any) -> str:
+    """``value`` as JSON, anything not JSON as the store keeps it (its ``repr``)."""
+    return json.dumps(storable(value), ensure_ascii=False)
+
+
+def run_attributes(run: Mapping[str, Any], *, content: bool) -> dict[str, Any]:
+    """What the run span carries besides its target and status: kind, where the target is defined,
+    the run's model, start and duration as recorded, its usage; its input and final text with content."""
+    out: dict[str, Any] = {sc.CRUX_RUN_KIND: str(run.get("kind") or "")}
+    if isinstance(run.get("file"), str):
+        out[sc.CODE_FILE_PATH] = run["file"]
+    if isinstance(run.get("line"), int) and not isinstance(run.get("line"), bool):
+        out[sc.CODE_LINE_NUMBER] = run["line"]
+    if isinstance(run.get("model"), str):
+        out[sc.CRUX_RUN_MODEL] = run["model"]
+    if isinstance(run.get("started_at"), str):
+        out[sc.CRUX_RUN_STARTED_AT] = run["started_at"]
+    if isinstance(run.get("duration_ms"), (int, float)) and not isinstance(run.get("duration_ms"), bool):
+        out[sc.CRUX_RUN_DURATION_MS] = float(run["duration_ms"])
+    if isinstance(run.get("usage"), Mapping):
+        out[sc.CRUX_USAGE] = _json(run["usage"])
+    if content:
+        out[sc.CRUX_RUN_INPUT] = _json(run.get("input"))
+        if isinstance(run.get("text"), str):
+            out[sc.CRUX_RUN_TEXT] = run["text"]
+    return out
+
+
+def step_attributes(step: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's recorded values the conventions have no exact name for: the whole receipt, the cache
+    placement, offloads, its index, latency and usage as recorded (no prompt text in any)."""
+    out: dict[str, Any] = {}
+    if isinstance(step.get("request"), Mapping):
+        out[sc.CRUX_REQUEST] = _json(step["request"])
+    sent = _map(step.get("sent"))
+    if isinstance(sent.get("cache"), Mapping):
+        out[sc.CRUX_CACHE] = _json(sent["cache"])
+    if step.get("offloads"):
+        out[sc.CRUX_OFFLOADS] = _json(step["offloads"])
+    if isinstance(step.get("index"), int) and not isinstance(step.get("index"), bool):
+        out[sc.CRUX_STEP_INDEX] = step["index"]
+    if isinstance(step.get("latency_ms"), (int, float)) and not isinstance(step.get("latency_ms"), bool):
+        out[sc.CRUX_LATENCY_MS] = float(step["latency_ms"])
+    if isinstance(step.get("usage"), Mapping):
+        out[sc.CRUX_USAGE] = _json(step["usage"])
+    return out
 
 
 def planner_attributes(receipt: Mapping[str, Any]) -> dict[str, Any]:
@@ -283,4 +368,4 @@ def emit_otel(tracer_provider: Any = None, *, content: bool | None = None, queue
     return emitter
 
 
-__all__ = ["OtelEmitter", "emit_otel", "planner_attributes"]
+__all__ = ["OtelEmitter", "emit_otel", "planner_attributes", "run_attributes", "step_attributes"]

@@ -35,6 +35,12 @@ TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 AGENT_NAME = "gen_ai.agent.name"
 CONVERSATION_ID = "gen_ai.conversation.id"
 ERROR_TYPE = "error.type"  # general semantic conventions, used by GenAI spans for failures
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"  # content: only with content capture on
+TOOL_CALL_RESULT = "gen_ai.tool.call.result"  # content: only with content capture on
+CODE_FILE_PATH = "code.file.path"  # general semantic conventions: where the target is defined
+CODE_LINE_NUMBER = "code.line.number"
 
 # Older spellings (read only): the provider before ``gen_ai.provider.name``, the usage counts
 # before ``input_tokens``/``output_tokens``.
@@ -47,6 +53,8 @@ LEGACY = {
 # Operations whose span is one call to a model (an inference span): each becomes a step.
 INFERENCE_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
+RUN_OPERATION = "invoke_agent"  # the span of a whole agent run: its model-call spans are the run's steps
+TOOL_OPERATION = "execute_tool"  # one tool call: it goes under the step that asked for it
 # Any of these on a span makes it a GenAI span.
 GENAI_MARKERS = (OPERATION_NAME, REQUEST_MODEL, PROVIDER_NAME, "gen_ai.system")
 
@@ -64,6 +72,23 @@ CRUX_ADAPTATION_COUNT = "crux.adaptations.count"
 CRUX_DROPPED = "crux.dropped_contexts"  # the ids of the contexts the token budget dropped
 CRUX_RUNGS = "crux.rungs"  # JSON: {contributor: rung sent}
 CRUX_WARNINGS = "crux.warnings"
+# What makes the round trip exact: the whole receipt and the recorded values the conventions have no
+# name for (or round to nanoseconds). Read back first; the names above are for querying in a backend.
+CRUX_REQUEST = "crux.request"  # JSON: the step's whole receipt (the planner's decisions, no prompt text)
+CRUX_CACHE = "crux.request.cache"  # JSON: the planned prompt-cache placement of the step
+CRUX_OFFLOADS = "crux.offloads"  # JSON: the step's offload receipts
+CRUX_STEP_INDEX = "crux.step.index"
+CRUX_LATENCY_MS = "crux.step.latency_ms"
+CRUX_USAGE = "crux.usage"  # JSON: the usage as recorded (the run's or the step's)
+CRUX_ERROR = "crux.error"  # JSON: the error as recorded ({type, message, traceback, ...})
+CRUX_RUN_KIND = "crux.run.kind"
+CRUX_RUN_STARTED_AT = "crux.run.started_at"
+CRUX_RUN_DURATION_MS = "crux.run.duration_ms"
+CRUX_RUN_MODEL = "crux.run.model"
+CRUX_RUN_INPUT = "crux.run.input"  # content: JSON of the run's input
+CRUX_RUN_TEXT = "crux.run.text"  # content: the run's final text
+CRUX_TOOL_OUTPUT = "crux.tool.output"  # content: JSON of what the tool returned to the application
+CRUX_TOOL_ERROR = "crux.tool.error"  # JSON: the tool's error the model was told about
 
 # -- environment -------------------------------------------------------------------------------------
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"

@@ -598,6 +598,15 @@ class RunStore:
             conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'writes'")
         return run_id
 
+    def delete(self, run_ids: builtins.list[str]) -> int:
+        """Delete the runs with these ids (with everything of theirs); returns how many there were."""
+        with self._writing("delete runs") as conn:
+            seqs = [seq for chunk, marks in _chunks(list(run_ids)) for (seq,) in conn.execute(f"SELECT seq FROM runs WHERE id IN ({marks})", chunk)]
+            if seqs:
+                self._delete(conn, seqs)
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'writes'")
+        return len(seqs)
+
     def prune(self, keep: int) -> int:
         """Delete all but the newest ``keep`` runs (with their steps); returns how many went."""
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
@@ -754,6 +763,21 @@ class RunStore:
         run = json.loads(row[1])
         run["steps"] = steps
         return run
+
+    def known_ids(self, run_ids: builtins.list[str]) -> set[str]:
+        """Those of ``run_ids`` that are stored."""
+        with self._reading("look up run ids") as conn:
+            if conn is None:
+                return set()
+            return {rid for chunk, marks in _chunks(list(run_ids)) for (rid,) in conn.execute(f"SELECT id FROM runs WHERE id IN ({marks})", chunk)}
+
+    def ids_starting(self, prefix: str, *, limit: int = 10_000) -> builtins.list[str]:
+        """The ids of stored runs that start with ``prefix`` (through the id index), at most ``limit``."""
+        with self._reading("look up run ids") as conn:
+            if conn is None or not prefix:
+                return []
+            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+            return [rid for (rid,) in conn.execute("SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", (prefix, upper, limit))]
 
     def written_since(self, mark: int | None, *, limit: int = 100) -> tuple[int, builtins.list[dict[str, Any]]]:
         """Runs written after ``mark`` (oldest first, as summaries) and the new mark.

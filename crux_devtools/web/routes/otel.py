@@ -14,7 +14,8 @@ its GenAI spans appear on ``/runs`` (origin ``otel``) like any recorded run. Con
   (concatenated, as RFC 1952 allows) is read member by member, each an export of its own; spans that cannot become runs are a partial success
   (OTLP's ``partial_success``) and the rest are stored.
 - Runs are written in a worker thread, ``BATCH`` to a transaction, never pruning: a stored run is
-  never lost to an export.
+  never lost to an export. Exports are merged one at a time: the spans of a trace that come in several
+  exports (an agent's span ends, and is exported, after its steps') end up in the one run of the trace.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import asyncio
 import hmac
 import itertools
 import logging
+import threading
 import zlib
 from typing import Any
 
@@ -114,13 +116,34 @@ def _writer(request: Request) -> RunStore:
     return store
 
 
-def _write(store: RunStore, runs: list[dict[str, Any]]) -> None:
+def _write(store: RunStore, runs: list[dict[str, Any]], gone: list[str] | None = None) -> None:
     """Store ``runs``, ``BATCH`` to a transaction: fast, and short enough that an application
-    recording into the same file meanwhile waits milliseconds, not seconds."""
-    for start in range(0, len(runs), BATCH):
+    recording into the same file meanwhile waits milliseconds, not seconds. ``gone`` (one-step runs
+    folded into their trace's run) are deleted in the first transaction."""
+    for start in range(0, max(len(runs), 1), BATCH):
         with store.batch():
+            if start == 0 and gone:
+                store.delete(gone)
             for run in runs[start : start + BATCH]:
                 store.write(run)
+
+
+def _lock(request: Request) -> threading.Lock:
+    """One export at a time is merged into the store: two exports of the same trace never both read
+    its run before either writes it."""
+    lock: threading.Lock | None = getattr(request.app.state, "otel_lock", None)
+    if lock is None:
+        lock = request.app.state.otel_lock = threading.Lock()
+    return lock
+
+
+def _ingest_and_write(request: Request, spans: Any) -> Any:
+    with _lock(request):
+        store = _writer(request) if getattr(request.app.state.session, "root", None) is not None else None
+        result = ingest(spans, max_runs=MAX_RUNS, store=store)
+        if result.runs or result.gone:
+            _write(store or _writer(request), result.runs, result.gone)
+        return result
 
 
 @router.post("/v1/traces")
@@ -131,9 +154,7 @@ async def receive_traces(request: Request) -> Response:
     content_type = request.headers.get("content-type", "")
     try:
         spans = itertools.chain.from_iterable([decode(body, content_type) for body in await _body(request)])
-        result = await asyncio.to_thread(lambda: ingest(spans, max_runs=MAX_RUNS))
-        if result.runs:
-            await asyncio.to_thread(_write, _writer(request), result.runs)
+        result = await asyncio.to_thread(_ingest_and_write, request, spans)
         payload, media = export_response(result, content_type)
     except OtlpError as exc:
         return _refuse(exc.status, str(exc))

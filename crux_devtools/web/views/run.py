@@ -9,14 +9,14 @@ rungs and reasons are the receipt's, never re-derived here.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from ...core.plan.rungs import rung_rank
 from ...core.record.pricing import cache_usage_text
-from ...inspector.features.runs.text import located
+from ...inspector.features.runs.text import NOT_PLANNED, located, run_planned, step_planned
 from ...inspector.features.runs.costs import Prices, format_usd
 from ...inspector.features.shown.sent import cut_system
 from .prompt import Chip, ReportHeader, prompt_href
@@ -121,6 +121,25 @@ class ToolExchange:
     skipped: str = "not executed"  # what a call that neither returned nor failed is, in words
 
 
+@dataclass(frozen=True, slots=True)
+class OtelMarks:
+    """A step (or a run) that came as OpenTelemetry spans: its span, and what never arrived."""
+
+    span_name: str
+    span_id: str
+    parent_missing: str | None  # the parent span's id when it never arrived, else None
+
+
+@dataclass(frozen=True, slots=True)
+class LooseTool:
+    """A tool span of an OpenTelemetry run that belongs to no step that arrived."""
+
+    name: str
+    call_id: str
+    span_id: str
+    parent_missing: str | None
+
+
 @dataclass
 class StepDetail:
     index: int
@@ -160,6 +179,8 @@ class StepDetail:
     sent_missing: bool
     cost: str = "unpriced"  # the provider's usage at the model's price (``with_costs``)
     cache_usage: str | None = None  # the provider's cache reads and writes (``cache_usage_text``)
+    not_planned: str | None = None  # ``NOT_PLANNED`` for a step crux did not plan (a span from elsewhere)
+    otel: OtelMarks | None = None  # where a step from OpenTelemetry came from, and what did not arrive
 
     @property
     def usage_delta(self) -> int | None:
@@ -199,6 +220,29 @@ class RunDetail:
     cost: str = "unpriced"
     parent: str | None = None  # a replay of step ``fork_step`` of run ``parent``
     fork_step: int | None = None
+    not_planned: str | None = None  # ``NOT_PLANNED`` for a run crux did not plan (spans from elsewhere)
+    run_span_missing: bool = False  # a run from OpenTelemetry whose agent span has not arrived
+    loose_tools: list[LooseTool] = field(default_factory=list)
+
+
+def otel_marks(step: dict[str, Any]) -> OtelMarks | None:
+    record = _dict(step.get("otel"))
+    if not record:
+        return None
+    parent = record.get("parent_span_id")
+    return OtelMarks(str(record.get("name") or ""), str(record.get("span_id") or ""), str(parent) if record.get("parent_missing") and parent else None)
+
+
+def loose_tools(run: dict[str, Any]) -> list[LooseTool]:
+    tools = _dict(run.get("otel")).get("loose_tools")
+    out = []
+    for t in tools if isinstance(tools, list) else []:
+        if isinstance(t, dict):
+            result = _dict(t.get("result"))
+            parent = t.get("parent_span_id")
+            out.append(LooseTool(str(result.get("name") or t.get("name") or "?"), str(result.get("call_id") or ""), str(t.get("span_id") or ""),
+                                 str(parent) if t.get("parent_missing") and parent else None))
+    return out
 
 
 def _colour_of(colours: dict[str, int], contributor: str) -> int:
@@ -425,6 +469,8 @@ def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any
         error=error,
         replay_href=replay_href(target, run_input, f"{run_id}:{step['index']}" if run_id and isinstance(step.get("index"), int) else None),
         sent_missing=not sent,
+        not_planned=None if step_planned(step) else NOT_PLANNED,
+        otel=otel_marks(step),
     )
 
 
@@ -484,6 +530,9 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         json_href=f"/api/runs/{quote(run_id, safe='')}",
         parent=run["parent"] if isinstance(run.get("parent"), str) and run["parent"] else None,
         fork_step=run["fork_step"] if isinstance(run.get("fork_step"), int) else None,
+        not_planned=None if run_planned(run) else NOT_PLANNED,
+        run_span_missing=bool(_dict(run.get("otel")).get("run_span_missing")),
+        loose_tools=loose_tools(run),
     )
 
 

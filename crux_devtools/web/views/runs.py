@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 
 from ...core.record.runstore import RUN_ORIGINS, RUN_STATUSES
 from ...inspector.features.runs.costs import Prices, format_usd
-from ...inspector.features.runs.text import local_datetime
+from ...inspector.features.runs.text import NOT_PLANNED, local_datetime, run_planned
 from .prompt import Chip, ReportHeader, prompt_href
 from .planning import pretty, shown_to_model
 
@@ -147,6 +147,7 @@ class RunRow:
     parent: str | None = None  # a replay of step ``fork_step`` of run ``parent``
     fork_step: int | None = None
     cost: str = "unpriced"
+    planned: bool = True  # False: a run from OpenTelemetry crux did not plan (``input_tokens`` says so)
 
 
 def run_row(summary: dict[str, Any], prices: Prices | None = None) -> RunRow:
@@ -168,7 +169,7 @@ def run_row(summary: dict[str, Any], prices: Prices | None = None) -> RunRow:
         model=str(summary.get("model") or "—"),
         chip=status_chip(summary.get("status")),
         steps=steps if isinstance(steps, int) else len(summary.get("steps") or []),
-        input_tokens=fmt_int(summary.get("input_tokens")),
+        input_tokens=fmt_int(summary.get("input_tokens")) if run_planned(summary) else NOT_PLANNED,
         usage_in=fmt_int(got_in) if got_in is not None else None,
         usage_out=fmt_int(got_out) if got_out is not None else None,
         duration=fmt_ms(summary.get("duration_ms")),
@@ -178,6 +179,7 @@ def run_row(summary: dict[str, Any], prices: Prices | None = None) -> RunRow:
         parent=summary["parent"] if isinstance(summary.get("parent"), str) else None,
         fork_step=summary["fork_step"] if isinstance(summary.get("fork_step"), int) else None,
         cost=format_usd(prices.run_cost(summary)) if prices is not None else "unpriced",
+        planned=run_planned(summary),
     )
 
 

@@ -68,6 +68,44 @@ def step_count(run: dict[str, Any]) -> int:
     return len(steps) if isinstance(steps, list) else 0
 
 
+NOT_PLANNED = "not planned here"
+"""What every view shows for the input tokens of a run (or a step) crux did not plan: a call another
+library made and an OpenTelemetry span reported. There is no receipt, so there is no count of ours
+(the provider's own usage, when the span has it, is shown as usual)."""
+
+
+def step_planned(step: Any) -> bool:
+    """Whether crux planned this step: its receipt has our count of the input tokens."""
+    request = step.get("request") if isinstance(step, dict) else None
+    tokens = request.get("input_tokens") if isinstance(request, dict) else None
+    return isinstance(tokens, int) and not isinstance(tokens, bool)
+
+
+def run_planned(run: dict[str, Any]) -> bool:
+    """Whether crux planned this run (or a summary of it): ``planned`` as ingested runs record it;
+    else, for a run from OpenTelemetry, whether any step has a receipt; every other run was planned."""
+    flag = run.get("planned")
+    if isinstance(flag, bool):
+        return flag
+    if run.get("origin") != "otel":
+        return True
+    steps = run.get("steps")
+    if isinstance(steps, list):
+        return any(step_planned(s) for s in steps)
+    total = run.get("input_tokens")
+    return isinstance(total, int) and not isinstance(total, bool) and total > 0
+
+
+def tokens_or_not_planned(run: dict[str, Any]) -> str:
+    """The run's input tokens as every view shows them: ``8,533``, or ``not planned here``."""
+    return f"{input_tokens(run):,}" if run_planned(run) else NOT_PLANNED
+
+
+def step_tokens_or_not_planned(step: Any) -> str:
+    """A step's input tokens (its receipt's) as every view shows them, or ``not planned here``."""
+    return f"{_step_tokens(step):,}" if step_planned(step) else NOT_PLANNED
+
+
 def input_tokens(run: dict[str, Any]) -> int:
     """Our count of what was sent, summed over the steps (the receipts' ``input_tokens``); a step
     whose count is missing or not a number adds nothing."""
@@ -95,7 +133,7 @@ def raw_cells(run: dict[str, Any]) -> tuple[str, ...]:
         str(run.get("target") or "-"),
         str(run.get("status") or "-"),
         str(step_count(run)),
-        f"{input_tokens(run):,}",
+        tokens_or_not_planned(run),
         usage(run.get("usage")),
         duration(run.get("duration_ms")),
         format_usd(run.get("cost_usd")),  # set by the caller from the project's prices (run_costs)
@@ -154,6 +192,8 @@ def unanswered(step: Any) -> str | None:
 def sent_words(run: dict[str, Any]) -> str:
     """The run's input tokens, saying which were really sent: ``8,533 input tokens sent``, or
     ``nothing sent: 8,533 input tokens planned, the model could not be reached`` when a call failed."""
+    if not run_planned(run):
+        return f"input tokens {NOT_PLANNED}"
     steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
     failed = [(s, unanswered(s)) for s in steps if unanswered(s) is not None]
     if not failed:
