@@ -70,7 +70,7 @@ async def test_the_first_worker_is_forked_before_the_whole_warm_up_and_the_next_
 LAUNCH_SCRIPT = """
 import sys
 from pathlib import Path
-from crux_devtools.inspector import forkserver
+from crux_devtools.inspector.transport import forkserver
 
 async def start(self):
     print("session" in str(sorted(m for m in sys.modules if m.endswith(".session"))), "textual" in sys.modules, flush=True)
@@ -185,7 +185,7 @@ from pathlib import Path
 
 sys.argv = ["/some/bin/crux-devtools", "tui", sys.argv[1]]
 import crux_devtools.cli
-from crux_devtools.inspector import early_start, process
+from crux_devtools.inspector.transport import early_start, process
 
 seen = {"started before the CLI's imports": early_start._started is not None}
 early_pid = early_start._started[1].pid
