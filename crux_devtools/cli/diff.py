@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from ..review.policies import help_text as fail_on_help
 from .common import TIMEOUT_HELP, OneLineCommand, UsageFault
 
 
@@ -178,7 +179,7 @@ def ran_line(document: dict[str, Any]) -> str:
 @click.option("--base", default="HEAD", show_default=True, metavar="REV", help="The git revision to compare against.")
 @click.option("--head", metavar="REV", help="The revision to review (default: the working tree, uncommitted edits included).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True, help="text for a terminal, markdown for a pull-request comment, json for scripts.")
-@click.option("--fail-on", "fail_on", multiple=True, metavar="POLICY", help="Exit 1 when met: error, any, tokens:+P%, dropped, context-left:ID, tool-removed, cache-prefix:N, expect (repeatable).")
+@click.option("--fail-on", "fail_on", multiple=True, metavar="POLICY", help=fail_on_help())
 @click.option("--runs", type=click.IntRange(min=0), default=0, metavar="N", help="Also plan the inputs of the newest N recorded runs of each target, as examples run:<id>.")
 @click.option("--output", type=click.Path(dir_okay=False, writable=True), metavar="FILE", help="Write the review to FILE instead of standard output.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
