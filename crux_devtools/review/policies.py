@@ -112,10 +112,6 @@ def _tool_removed(policy: Policy, where: str, example: Example) -> list[str]:
     return [f"{where}: tool {c['name']} removed" for c in _changes(example, "tool-removed")]
 
 
-def _tool_added(policy: Policy, where: str, example: Example) -> list[str]:
-    return [f"{where}: tool {c['name']} added" for c in _changes(example, "tool-added")]
-
-
 def _cache_prefix(policy: Policy, where: str, example: Example) -> list[str]:
     prefix = example.get("cache_prefix")
     if prefix and prefix["broken_by"] is not None and prefix["common_tokens"] < policy.number:
@@ -145,7 +141,6 @@ POLICIES: tuple[PolicyKind, ...] = (
     PolicyKind("context-left", "context-left:ID", re.compile(r"context-left:(?P<id>.+)", re.S),
                "context ID left a request (for any reason)", each_example(_context_left)),
     PolicyKind("tool-removed", "tool-removed", _exact("tool-removed"), "a tool is no longer offered", each_example(_tool_removed)),
-    PolicyKind("tool-added", "tool-added", _exact("tool-added"), "a tool is offered that was not", each_example(_tool_added)),
     PolicyKind("cache-prefix", "cache-prefix:N", re.compile(r"cache-prefix:(?P<number>\d+)"),
                "a changed request's cacheable prefix is under N tokens", each_example(_cache_prefix)),
     PolicyKind("expect", "expect", _exact("expect"),

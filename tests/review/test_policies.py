@@ -38,8 +38,6 @@ CASES: dict[str, tuple[str, dict[str, Any], str, dict[str, Any]]] = {
                      "reply / refund: billing left (policy)", document({"kind": "context-left", "id": "notes", "reason": "policy"})),
     "tool-removed": ("tool-removed", document({"kind": "tool-removed", "name": "refund"}), "reply / refund: tool refund removed",
                      document({"kind": "tool-added", "name": "refund"})),
-    "tool-added": ("tool-added", document({"kind": "tool-added", "name": "escalate"}), "reply / refund: tool escalate added",
-                   document({"kind": "tool-removed", "name": "escalate"})),
     "cache-prefix": ("cache-prefix:1000", document(cache_prefix={"common_tokens": 40, "broken_by": "tools"}),
                      "reply / refund: cacheable prefix 40 tokens (under 1000), broken by tools",
                      document(cache_prefix={"common_tokens": 1200, "broken_by": "tools"})),
