@@ -98,6 +98,46 @@ def export_runs(directory: str, target: str | None, status: str | None, limit: i
     show_runs(directory, target, status, limit, False, follow, out_format)
 
 
+@runs.command("stats")
+@DIRECTORY
+@run_filters
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per target instead of the table.")
+def runs_stats(directory: str, target: str | None, status: str | None, as_json: bool) -> None:
+    """Count the recorded runs of each target by how they ended, with their cost.
+
+    One line per target (the filters apply): its runs, how many ended with each status, and the cost
+    of them all (`unpriced` where a model has no price).
+    """
+    import json
+
+    from ..inspector.features.runs.costs import prices_for
+
+    root = project(directory)
+    store = _open_runs(root)
+    prices = prices_for(root)
+    try:
+        targets = [t for t in _store_call(store.targets) if target is None or t == target]
+        rows = []
+        for name in targets:
+            counts = {s: _store_call(lambda s=s: store.count(target=name, status=s)) if status in (None, s) else 0 for s in RUN_STATUSES}
+            cost = prices.total(_store_call(lambda: store.usage_by_model(target=name, status=status)))
+            rows.append({"target": name, "runs": sum(counts.values()), **counts, "cost": cost.label})
+    finally:
+        store.close()
+    rows = [r for r in rows if r["runs"]]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(f"no runs recorded in {root / '.crux' / 'runs.sqlite3'}" + (" match these filters" if target or status else ""), err=True)
+        return
+    header = ["TARGET", "RUNS", *(s.upper() for s in RUN_STATUSES), "COST"]
+    table = [header, *([str(r["target"]), str(r["runs"]), *(str(r[s]) for s in RUN_STATUSES), str(r["cost"])] for r in rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    for line in table:
+        click.echo("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))).rstrip())
+
+
 def show_runs(directory: str, target: str | None, status: str | None, limit: int, as_json: bool, follow: bool, out_format: str) -> None:
     """What ``runs list`` and ``runs export`` print: ``out_format`` is table, json, jsonl or csv."""
     from ..core.record.runstore import json_text

@@ -103,3 +103,16 @@ def test_runs_export_prints_what_runs_format_jsonl_or_csv_prints_and_runs_alone_
 def test_runs_export_takes_only_the_formats_for_other_tools(tmp_path: Path) -> None:
     done = cli("runs", "export", str(tmp_path), "--format", "table")
     assert done.returncode == 2 and "'table' is not one of 'jsonl', 'csv'" in done.stderr
+
+
+def test_runs_stats_counts_each_targets_runs_by_status_with_their_cost(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PRICED, encoding="utf-8")
+    write_runs(tmp_path, fake(1), fake(2, status="error"), fake(3, target="solo", status="max_steps"), fake(4))
+    done = cli("runs", "stats", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    each = (120 * 2.0 + 7 * 10.0) / 1e6
+    header, *lines = [line.split() for line in done.stdout.splitlines()]
+    assert header == ["TARGET", "RUNS", "OK", "ERROR", "MAX_STEPS", "COST"]
+    assert lines == [["helper", "3", "2", "1", "0", f"${3 * each:.4g}"], ["solo", "1", "0", "0", "1", f"${each:.4g}"]]
+    only = json.loads(cli("runs", "stats", str(tmp_path), "--status", "error", "--json").stdout)
+    assert only == [{"target": "helper", "runs": 1, "ok": 0, "error": 1, "max_steps": 0, "cost": f"${each:.4g}"}]
