@@ -24,7 +24,7 @@ class Entry(NamedTuple):
     short help for ``--help`` (the first sentence of its docstring: a test keeps them equal)."""
 
     target: str
-    help: str
+    short_help: str
 
 
 COMMANDS: dict[str, Entry] = {
@@ -35,7 +35,7 @@ COMMANDS: dict[str, Entry] = {
     "mcp": Entry("mcp:mcp", "Answer a coding agent over MCP (stdio): what each prompt sends, why, and what an edit changed."),
     "replay": Entry("replay:replay", "Plan step K of a recorded run again and show how the request compares with the one sent."),
     "run": Entry("run:run_command", "Run one agent (or a prompt with a model) with one example, in the worker, and record it."),
-    "runs": Entry("runs:runs", "List or export the runs recorded in DIRECTORY/.crux/runs.sqlite3."),
+    "runs": Entry("runs:runs", "List, export or count the runs recorded in DIRECTORY/.crux/runs.sqlite3."),
     "serve": Entry("serve:serve", "Web inspector for the project in DIRECTORY, live as you save."),
     "tui": Entry("tui:tui", "The same inspector as a Textual app in the terminal."),
 }
@@ -69,9 +69,9 @@ class LazyGroup(click.Group):
         limit = formatter.width - 6 - max(len(name) for name in names)
         rows = []
         for name in names:
-            loaded = self.commands.get(name)
-            text = loaded.get_short_help_str(limit) if loaded is not None else click.utils.make_default_short_help(self.table[name].help, limit)
-            rows.append((name, text))
+            # a command not imported yet is described by a stand-in holding its table line
+            shown = self.commands.get(name) or click.Command(name, help=self.table[name].short_help)
+            rows.append((name, shown.get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

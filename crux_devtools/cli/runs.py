@@ -1,7 +1,7 @@
 """``crux-devtools runs``: the runs recorded in a project's ``.crux/runs.sqlite3``.
 
 A group: ``runs list`` (also what ``runs [DIRECTORY]`` runs, so the command line of before keeps
-working) and ``runs export`` (JSON Lines or CSV, for other tools). A new subcommand is one more
+working), ``runs export`` (JSON Lines or CSV, for other tools) and ``runs stats``. A new subcommand is one more
 ``@runs.command`` here; the filters every one of them takes are ``run_filters``.
 """
 
@@ -53,10 +53,11 @@ def _store_call(call: Any) -> Any:
 
 @click.group("runs", cls=ListByDefault)
 def runs() -> None:
-    """List or export the runs recorded in DIRECTORY/.crux/runs.sqlite3.
+    """List, export or count the runs recorded in DIRECTORY/.crux/runs.sqlite3.
 
     `crux-devtools runs [DIRECTORY] [OPTIONS]` is `runs list`; `runs export` prints them for other
-    tools. A folder named like a subcommand is given after it: `runs list export`.
+    tools; `runs stats` counts them by target and status. A folder named like a subcommand is given
+    after it: `runs list export`.
     """
 
 
@@ -117,9 +118,9 @@ def runs_stats(directory: str, target: str | None, status: str | None, as_json: 
     prices = prices_for(root)
     try:
         targets = [t for t in _store_call(store.targets) if target is None or t == target]
-        rows = []
+        rows: list[dict[str, Any]] = []
         for name in targets:
-            counts = {s: _store_call(lambda s=s: store.count(target=name, status=s)) if status in (None, s) else 0 for s in RUN_STATUSES}
+            counts: dict[str, int] = {s: _store_call(lambda s=s: store.count(target=name, status=s)) if status in (None, s) else 0 for s in RUN_STATUSES}
             cost = prices.total(_store_call(lambda: store.usage_by_model(target=name, status=status)))
             rows.append({"target": name, "runs": sum(counts.values()), **counts, "cost": cost.label})
     finally:

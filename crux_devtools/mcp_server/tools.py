@@ -10,7 +10,7 @@ Documents (no SDK here; ``server.py`` registers them):
 | tool           | document                                                     |
 |----------------|--------------------------------------------------------------|
 | ``list_targets`` | ``GET /api/prompts``'s list, with the load errors            |
-| ``inspect``    | ``inspect --json`` (``cli.select_report``), with ``decisions`` |
+| ``inspect``    | ``inspect --json`` (``cli.common.select_report``), with ``decisions`` |
 | ``check``      | ``check --json`` (``inspector/features/text/check_document.py``)           |
 | ``diff``       | ``diff --format json``: against the working tree the page's  |
 |                | ``LiveDiff`` (base kept per commit), else ``build_review``   |

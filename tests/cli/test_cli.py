@@ -269,7 +269,7 @@ def test_the_command_table_names_each_command_with_its_own_short_help() -> None:
     for name, entry in COMMANDS.items():
         command = main.get_command(ctx, name)
         assert command is not None and command.name == name, entry.target
-        assert entry.help == command.get_short_help_str(limit=1000), f"the table's short help of {name!r} is not its docstring's first sentence"
+        assert entry.short_help == command.get_short_help_str(limit=1000), f"the table's short help of {name!r} is not its docstring's first sentence"
     assert main.list_commands(ctx) == sorted(COMMANDS)
 
 
