@@ -28,6 +28,9 @@ from typing_extensions import NotRequired, TypedDict
 from .statuses import StatusKey
 
 Status = StatusKey  # the states and their words: statuses.py
+PartStatus = Literal["active", "excluded", "dropped"]  # a part of the system text (core/compose/results.py)
+ExpectationState = Literal["held", "failed", "invalid", "unplanned"]  # an expectation's verdict (core/plan/expectations.py)
+ModelSource = Literal["prompt", "agent", "project", "none"]  # where a plan's model came from (inspector/worker/planning.py)
 
 
 # -- errors ----------------------------------------------------------------------------------------
@@ -76,7 +79,7 @@ class PartDict(TypedDict):
     kind: str
     text: str
     tokens: int
-    status: Literal["active", "excluded", "dropped"]
+    status: PartStatus
     reason: str | None
     priority: int | None
     effective_priority: int | None
@@ -273,7 +276,7 @@ class ExpectationResultDict(TypedDict):
     kind: str
     file: str | None
     line: int | None
-    state: Literal["held", "failed", "invalid", "unplanned"]
+    state: ExpectationState
     held: str | None
     reason: str | None
 
@@ -306,7 +309,7 @@ class ContextEntry(TypedDict):
 
 class PlanModel(TypedDict):
     name: str | None
-    source: Literal["prompt", "agent", "project", "none"]
+    source: ModelSource
     label: str
     profile: str | None
     hint: str | None

@@ -16,15 +16,7 @@ from typing import Any
 
 import click
 
-from . import TIMEOUT_HELP, main
-from .diff import OneLineCommand, UsageFault
-
-
-def _project(directory: str) -> Path:
-    path = Path(directory).resolve()
-    if not path.is_dir():
-        raise UsageFault(f"project folder {directory!r} does not exist or is not a folder")
-    return path
+from .common import TIMEOUT_HELP, OneLineCommand, UsageFault, project
 
 
 async def cache_document(root: Path, timeout: float, target: str | None, runs: int, model: str | None) -> dict[str, Any]:
@@ -104,7 +96,7 @@ def render_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@main.command("cache", cls=OneLineCommand)
+@click.command("cache", cls=OneLineCommand)
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--target", metavar="ID", help="Only this prompt or agent.")
 @click.option("--runs", type=click.IntRange(min=0), default=0, show_default=True, metavar="N", help="Also plan the inputs of each target's newest N recorded runs.")
@@ -115,5 +107,5 @@ def cache(directory: str, target: str | None, runs: int, model: str | None, out_
     """Classify each block of every request as static, per-input or per-request, and say what the
     provider's prompt cache can read, what breaks it, the use order that would make it longest, and
     what caching costs per model profile. No model is called."""
-    doc = asyncio.run(cache_document(_project(directory), timeout, target, runs, model))
+    doc = asyncio.run(cache_document(project(directory, UsageFault), timeout, target, runs, model))
     click.echo(json.dumps(doc, indent=2, ensure_ascii=False) if out_format == "json" else render_text(doc))

@@ -1,7 +1,6 @@
 """``crux-devtools diff``: what an edit does to every request, prompt by prompt and example by example.
 
-Registered on the ``crux-devtools`` group by one import in ``cli.py``; heavy modules are imported
-inside the command. Exit codes: 0 (reviewed), 1 (a ``--fail-on`` policy is met), 2 (not a git work
+Listed in the command table of ``cli/__init__.py``; heavy modules are imported inside the command. Exit codes: 0 (reviewed), 1 (a ``--fail-on`` policy is met), 2 (not a git work
 tree, an unknown revision, a bad option: one line, no traceback).
 """
 
@@ -18,23 +17,8 @@ from typing import Any
 
 import click
 
-from . import TIMEOUT_HELP, main
-
-
-class UsageFault(click.ClickException):
-    """A bad invocation, printed as one line with exit code 2."""
-
-    exit_code = 2
-
-
-class OneLineCommand(click.Command):
-    """A command whose usage errors (unknown option, bad value) are one line and exit 2."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise UsageFault(exc.format_message()) from None
+from ..review.policies import help_text as fail_on_help
+from .common import TIMEOUT_HELP, OneLineCommand, UsageFault
 
 
 RUN_STORE = ".crux/runs.sqlite3"
@@ -190,12 +174,12 @@ def ran_line(document: dict[str, Any]) -> str:
     return f"ran the code of {code(document['base'])} and of {code(document['head'])}; no model was called"
 
 
-@main.command("diff", cls=OneLineCommand)
+@click.command("diff", cls=OneLineCommand)
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--base", default="HEAD", show_default=True, metavar="REV", help="The git revision to compare against.")
 @click.option("--head", metavar="REV", help="The revision to review (default: the working tree, uncommitted edits included).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True, help="text for a terminal, markdown for a pull-request comment, json for scripts.")
-@click.option("--fail-on", "fail_on", multiple=True, metavar="POLICY", help="Exit 1 when met: error, any, tokens:+P%, dropped, context-left:ID, tool-removed, cache-prefix:N, expect (repeatable).")
+@click.option("--fail-on", "fail_on", multiple=True, metavar="POLICY", help=fail_on_help())
 @click.option("--runs", type=click.IntRange(min=0), default=0, metavar="N", help="Also plan the inputs of the newest N recorded runs of each target, as examples run:<id>.")
 @click.option("--output", type=click.Path(dir_okay=False, writable=True), metavar="FILE", help="Write the review to FILE instead of standard output.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)

@@ -1,6 +1,6 @@
 """``crux-devtools mcp``: the inspector as an MCP server over stdio, for coding agents.
 
-Registered on the ``crux-devtools`` group by one import in ``cli.py``, after ``cli_diff``. The MCP SDK is the optional
+Listed in the command table of ``cli/__init__.py``. The MCP SDK is the optional
 extra ``crux-devtools[mcp]``: without it the command says how to install it (exit 2).
 ``--print-config`` needs no SDK: it prints the snippets that make common clients start this server.
 """
@@ -15,8 +15,7 @@ from pathlib import Path
 
 import click
 
-from . import main
-from .diff import OneLineCommand, UsageFault
+from .common import TIMEOUT_HELP, OneLineCommand, UsageFault
 
 INSTALL_HINT = "crux-devtools mcp needs the MCP SDK: pip install 'crux-devtools[mcp]' (or pip install 'mcp>=2,<3')"
 SERVER_NAME = "crux-devtools"
@@ -75,12 +74,11 @@ async def serve_stdio(root: Path, *, allow_spend: bool, timeout: float) -> None:
         await tools.stop()
 
 
-@main.command("mcp", cls=OneLineCommand)
+@click.command("mcp", cls=OneLineCommand)
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--allow-spend", is_flag=True, help="Also offer run_target and replay_send, which call a model (a real one only after the user agrees).")
 @click.option("--print-config", is_flag=True, help="Print the snippets that make Claude Code, Cursor, VS Code and Codex start this server, and exit.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS",
-              help="Seconds user code may run per module import or example before the worker is killed.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, metavar="SECONDS", help=TIMEOUT_HELP)
 def mcp(directory: str, allow_spend: bool, print_config: bool, timeout: float) -> None:
     """Answer a coding agent over MCP (stdio): what each prompt sends, why, and what an edit changed.
 

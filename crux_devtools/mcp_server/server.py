@@ -21,6 +21,7 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from ..core.record.runstore import RunStatus
 from .answers import Detail, agent_json, answer_text, error_document
 from .spending import Spending
 from .tools import ProjectTools, ToolFault
@@ -146,7 +147,7 @@ def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = 
 
     @server.tool(annotations=READ_ONLY)
     async def runs(
-        target: str | None = None, status: Literal["ok", "error", "max_steps"] | None = None,
+        target: str | None = None, status: RunStatus | None = None,
         limit: int = Field(default=20, ge=1), detail: DetailArg = "compact",
     ) -> CallToolResult:
         """Recorded runs, newest first, as `crux-devtools runs --json` (whole runs, steps included)."""

@@ -10,7 +10,7 @@ Documents (no SDK here; ``server.py`` registers them):
 | tool           | document                                                     |
 |----------------|--------------------------------------------------------------|
 | ``list_targets`` | ``GET /api/prompts``'s list, with the load errors            |
-| ``inspect``    | ``inspect --json`` (``cli.select_report``), with ``decisions`` |
+| ``inspect``    | ``inspect --json`` (``cli.common.select_report``), with ``decisions`` |
 | ``check``      | ``check --json`` (``inspector/features/text/check_document.py``)           |
 | ``diff``       | ``diff --format json``: against the working tree the page's  |
 |                | ``LiveDiff`` (base kept per commit), else ``build_review``   |
@@ -198,7 +198,7 @@ class ProjectTools:
         self, target: str | None = None, example: str | None = None, input: dict[str, Any] | None = None,
         budget: int | None = None, input_budget: int | None = None, model: str | None = None,
     ) -> dict[str, Any]:
-        from ..cli import select_report
+        from ..cli.common import select_report
 
         if example is not None and input is not None:
             raise ToolFault("use either example or input, not both")
@@ -261,7 +261,7 @@ class ProjectTools:
             store.close()
 
     def runs(self, target: str | None = None, status: str | None = None, limit: int = 20) -> dict[str, Any]:
-        from ..cli import RUN_STATUSES
+        from ..core.record.runstore import RUN_STATUSES
 
         if status is not None and status not in RUN_STATUSES:
             raise ToolFault(f"status {status!r} is not one of {', '.join(RUN_STATUSES)}", known=list(RUN_STATUSES))

@@ -25,7 +25,7 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..core.plan.cache_prefix import shared_prefix
 from ..core.plan.cache_plan import Boundary, CachePolicy, choose
@@ -33,7 +33,7 @@ from ..core.record.pricing import price_from_profile
 from .changes import MESSAGES, PROMPT, TOOLS, Counter, RequestSnapshot, default_counter, segments, snapshot_from_example, tokens_before
 
 BlockClass = Literal["static", "per-input", "per-request"]
-CLASSES: tuple[BlockClass, ...] = ("static", "per-input", "per-request")
+CLASSES: tuple[BlockClass, ...] = get_args(BlockClass)
 SCHEMA = 1
 
 

@@ -25,7 +25,7 @@ from ..core.record.pricing import cache_usage_text
 from ..inspector.features.runs.costs import format_usd
 from ..inspector.features.runs.text import input_tokens as sent_tokens
 from ..inspector.features.runs.text import NOT_PLANNED, local_datetime, run_planned, step_count, step_planned, step_tokens_or_not_planned, tokens_or_not_planned
-from ..inspector.features.shown.sent import SentPart, cut_system
+from ..inspector.features.shown.sent import SYSTEM_KINDS, SentPart, cut_system
 from ..inspector.features.shown.visible import visible_tree
 from .error_render import error_line as error_line  # re-exported: the run views read it here
 from .error_render import render_error
@@ -296,7 +296,7 @@ def render_system_text(system: str, contributions: list[dict[str, Any]]) -> list
         items.append(indent(Text("(no system text)", style="dim")))
     # parts that were not in the system text: omitted rungs, and the user prompt, messages and tools
     for c in contributions:
-        if c.get("span") is None and c.get("kind") in ("context", "ladder", "prompt-system"):
+        if c.get("span") is None and c.get("kind") in SYSTEM_KINDS:
             items.append(Text.assemble("  ", (str(c.get("contributor") or "?"), "bold dim"), (" · ", "dim"), rung_label(c), (" · not in the system text", "dim")))
     return items
 

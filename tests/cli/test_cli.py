@@ -227,10 +227,27 @@ def test_inspect_and_check_write_no_history() -> None:
     assert not (PROJECTS / "configured" / ".crux").exists()
 
 
+def every_command() -> list[tuple[str, click.Command]]:
+    """Every command of the command line by its full name (``runs list``), groups' subcommands included."""
+    found: list[tuple[str, click.Command]] = []
+
+    def walk(prefix: str, group: click.Group) -> None:
+        ctx = click.Context(group)
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            assert command is not None, name
+            found.append((f"{prefix}{name}", command))
+            if isinstance(command, click.Group):
+                walk(f"{prefix}{name} ", command)
+
+    walk("", main)
+    return found
+
+
 def test_every_cli_option_is_documented_in_the_readme() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     missing = []
-    for name, command in main.commands.items():
+    for name, command in every_command():
         if f"crux-devtools {name}" not in readme:
             missing.append(f"crux-devtools {name}")
         for param in command.params:
@@ -243,3 +260,39 @@ def test_importing_the_cli_loads_no_ui_server_or_watcher() -> None:
     code = "import sys, crux_devtools.cli; print(sorted(m for m in ('textual','fastapi','uvicorn','jinja2','watchfiles') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_the_command_table_names_each_command_with_its_own_short_help() -> None:
+    from crux_devtools.cli import COMMANDS
+
+    ctx = click.Context(main)
+    for name, entry in COMMANDS.items():
+        command = main.get_command(ctx, name)
+        assert command is not None and command.name == name, entry.target
+        assert entry.short_help == command.get_short_help_str(limit=1000), f"the table's short help of {name!r} is not its docstring's first sentence"
+    assert main.list_commands(ctx) == sorted(COMMANDS)
+
+
+def test_help_lists_every_command_without_importing_any_command_module() -> None:
+    code = (
+        "import sys\nfrom crux_devtools.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('crux_devtools.cli.') or m.startswith(('asyncio', 'crux_devtools.core.', 'crux_devtools.review'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    *help_lines, loaded = done.stdout.strip().splitlines()
+    assert loaded == "[]"
+    from crux_devtools.cli import COMMANDS
+
+    listed = [line.split()[0] for line in help_lines[help_lines.index("Commands:") + 1:]]
+    assert listed == sorted(COMMANDS)
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    code = (
+        "import sys\nfrom crux_devtools.cli import main\n"
+        "try:\n    main(['tui', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('crux_devtools.cli.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "['crux_devtools.cli.common', 'crux_devtools.cli.tui']"

@@ -85,3 +85,34 @@ def test_csv_cells_that_a_spreadsheet_would_run_or_a_terminal_obey_are_made_iner
     assert first["error_message"] == "\\tlead tab \\x1b]0;owned\\x07 bell, \\r\nline two\\x00"  # shown, never obeyed
     assert not any(ch in done.stdout.replace("\r\n", "").replace("\n", "") for ch in "\x1b\x07\x00\t")
     assert second["text"] == "a - b = c @ home\nsecond line" and second["duration_ms"] == "1502.0"  # plain text and numbers as they were
+
+
+def test_runs_export_prints_what_runs_format_jsonl_or_csv_prints_and_runs_alone_is_runs_list(tmp_path: Path) -> None:
+    write_runs(tmp_path, fake(1), fake(2, status="error", target="solo"), fake(3))
+    for fmt in ("jsonl", "csv"):
+        exported = cli("runs", "export", str(tmp_path), "--format", fmt, "--status", "ok", "--limit", "5")
+        listed = cli("runs", str(tmp_path), "--format", fmt, "--status", "ok", "--limit", "5")
+        assert exported.returncode == 0, exported.stderr
+        assert exported.stdout == listed.stdout and exported.stdout.count("r1") and "r2" not in exported.stdout
+    assert [json.loads(line)["id"] for line in cli("runs", "export", str(tmp_path), "--target", "solo").stdout.splitlines()] == ["r2"]
+    table = cli("runs", str(tmp_path))
+    assert table.returncode == 0 and cli("runs", "list", str(tmp_path)).stdout == table.stdout
+    assert [line.split()[-1] for line in table.stdout.splitlines()[1:]] == ["r3", "r2", "r1"]
+
+
+def test_runs_export_takes_only_the_formats_for_other_tools(tmp_path: Path) -> None:
+    done = cli("runs", "export", str(tmp_path), "--format", "table")
+    assert done.returncode == 2 and "'table' is not one of 'jsonl', 'csv'" in done.stderr
+
+
+def test_runs_stats_counts_each_targets_runs_by_status_with_their_cost(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PRICED, encoding="utf-8")
+    write_runs(tmp_path, fake(1), fake(2, status="error"), fake(3, target="solo", status="max_steps"), fake(4))
+    done = cli("runs", "stats", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    each = (120 * 2.0 + 7 * 10.0) / 1e6
+    header, *lines = [line.split() for line in done.stdout.splitlines()]
+    assert header == ["TARGET", "RUNS", "OK", "ERROR", "MAX_STEPS", "COST"]
+    assert lines == [["helper", "3", "2", "1", "0", f"${3 * each:.4g}"], ["solo", "1", "0", "0", "1", f"${each:.4g}"]]
+    only = json.loads(cli("runs", "stats", str(tmp_path), "--status", "error", "--json").stdout)
+    assert only == [{"target": "helper", "runs": 1, "ok": 0, "error": 1, "max_steps": 0, "cost": f"${each:.4g}"}]

@@ -44,3 +44,9 @@ def test_the_servers_copy_of_the_planners_cache_tables_is_the_planners():
     """The server checks a profile without importing the core: its copies must not drift."""
     assert discovery.BREAKPOINT_FIELDS == cache_plan.BREAKPOINT_FIELDS
     assert discovery.CACHE_TTLS == cache_plan.CACHE_TTLS
+
+
+def test_the_servers_counting_confidences_are_the_planners():
+    from crux_devtools.core.plan import budget
+
+    assert discovery.COUNTING_CONFIDENCES == budget.COUNTING_CONFIDENCES

@@ -8,11 +8,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from crux_devtools.shapes import DropDict, ExclusionDict, InspectionDict, PartDict
+from crux_devtools.shapes import DropDict, ExclusionDict, InspectionDict, PartDict, PartStatus
 
 from ..tools import Tool
 
-PartStatus = Literal["active", "excluded", "dropped"]
 ExclusionReason = Literal["when", "when-wrapper", "match", "parent-excluded"]
 DropReason = Literal["budget", "parent-dropped"]
 

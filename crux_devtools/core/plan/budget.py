@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..compose.results import _ToDict
 from .cache_plan import CachePolicy
 
 CountingConfidence = Literal["exact", "estimated", "conservative"]
-COUNTING_CONFIDENCES: tuple[str, ...] = ("exact", "estimated", "conservative")
+COUNTING_CONFIDENCES: tuple[str, ...] = get_args(CountingConfidence)
 MAX_SAFE_INTEGER = 2**53 - 1
 PROVIDER_OVERHEAD = 32
 _MARGIN_PERCENT = {"exact": 0, "estimated": 5, "conservative": 10}

@@ -16,17 +16,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, get_args
 
-from crux_devtools.shapes import ExpectationResultDict
+from crux_devtools.shapes import ExpectationResultDict, ExpectationState
 from crux_devtools.statuses import STATUS_KEYS
 
 from ..compose.examples import Example
 from ..compose.sites import definition_site
 from .rungs import RUNGS
 
-ExpectationState = Literal["held", "failed", "invalid", "unplanned"]
-STATES: tuple[ExpectationState, ...] = ("held", "failed", "invalid", "unplanned")
+STATES: tuple[ExpectationState, ...] = get_args(ExpectationState)
 _STATUSES = tuple(k for k in STATUS_KEYS if k != "not-checked")  # an example's states (a prompt's "not-checked" is none)
 _DROP_REASONS = ("budget", "parent-dropped", "omitted")
 

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from ..errors import DamagedRunError, RunStoreError
 from ..migrations import apply_migrations, split_script, use_wal
@@ -42,7 +42,8 @@ TEXT_CAP = 1_000_000  # characters kept of any one string in a run
 SEARCH_CAP = 100_000  # characters of each searchable field that go into the text index
 MAX_DEPTH = 64  # deeper nesting is stored as a repr
 SQLITE_MAX_INT = 2**63 - 1  # a limit or offset beyond it means "all" or "past the end"
-RUN_STATUSES = ("ok", "error", "max_steps")
+RunStatus = Literal["ok", "error", "max_steps"]  # how a run ended: every filter and look table reads these
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 RUN_ORIGINS = ("app", "inspector", "otel")
 
 # Version 1. ``seq`` is the write order (never reused); listing order is ``started`` (seconds since

@@ -224,7 +224,7 @@ def _imports_crux(path: Path) -> bool:
 
 # --- model profiles: what prompts are planned against -------------------------------------------
 
-_CONFIDENCES = ("exact", "estimated", "conservative")
+COUNTING_CONFIDENCES = ("exact", "estimated", "conservative")  # the planner's (core/plan/budget.py), without importing it
 # Prices in USD per million tokens (read by core/record/pricing.py, which the server does not import).
 PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_price", "cache_write_1h_price")
 # Prompt-cache placement (core/plan/cache_plan.py): cache = "auto", the provider's minimum prefix,
@@ -384,8 +384,8 @@ def _model_profile(name: str, table: Any, lines: _TomlLines) -> tuple[dict[str, 
             kind = "a positive" if low else "a non-negative"
             return None, config_error(lines.find(header, key), "ConfigError", f"{where} {key} must be {kind} whole number of tokens, got {value!r}")
     confidence = table.get("counting_confidence", "estimated")
-    if confidence not in _CONFIDENCES:
-        message = f"{where} counting_confidence must be one of {', '.join(_CONFIDENCES)}, got {confidence!r}"
+    if confidence not in COUNTING_CONFIDENCES:
+        message = f"{where} counting_confidence must be one of {', '.join(COUNTING_CONFIDENCES)}, got {confidence!r}"
         return None, config_error(lines.find(header, "counting_confidence"), "ConfigError", message)
     window = table["context_window"]
     reserve = table.get("default_output_reserve", min(4096, window // 4))

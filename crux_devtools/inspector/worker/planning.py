@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ...core.plan.budget import ModelCapacityProfile, capacity_and_source, model_name_of
 from ...core.plan.cache_plan import CachePolicy
 from ...core.plan.summaries import LayeredSummaryStore, SummaryStore
 from .imports import Target
+from ...shapes import ModelSource
 from ..report_types import PlanModel
 
-ModelSource = Literal["prompt", "agent", "project", "none"]
 
 SUMMARY_FILE = "summaries.sqlite3"
 

@@ -33,7 +33,7 @@ from fastapi.responses import Response
 
 from ...core.record.runstore import RunStore, RunStoreError
 from ...inspector.features.runs.otel_ingest import OtlpError, decode, export_response, ingest
-from ..security import OTLP_MAX_BODY_BYTES, TOKEN_ENV, otlp_token
+from ..security import LOCAL_HOSTS, OTLP_MAX_BODY_BYTES, TOKEN_ENV, otlp_token
 
 router = APIRouter()
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 MAX_BODY = OTLP_MAX_BODY_BYTES  # bytes of one export, after decompression
 MAX_RUNS = 20_000  # GenAI spans taken from one export; the rest are rejected (partial success)
 BATCH = 200  # runs written per transaction
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+LOOPBACK = frozenset(LOCAL_HOSTS)
 
 
 def _refuse(status: int, message: str) -> Response:

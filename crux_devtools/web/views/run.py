@@ -18,7 +18,7 @@ from ...core.plan.rungs import rung_rank
 from ...core.record.pricing import cache_usage_text
 from ...inspector.features.runs.text import NOT_PLANNED, located, run_planned, step_planned
 from ...inspector.features.runs.costs import Prices, format_usd
-from ...inspector.features.shown.sent import cut_system
+from ...inspector.features.shown.sent import SYSTEM_KINDS, cut_system
 from .prompt import Chip, ReportHeader, prompt_href
 from .planning import pretty, shown_to_model
 from .runs import capped, fmt_ms, fmt_started, status_chip, usage_pair
@@ -421,7 +421,7 @@ def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any
             kind=str(c.get("kind", "")),
             representation=str(c.get("representation", "")),
             tokens=_int(c.get("tokens")) or 0,
-            colour=colours.get(str(c.get("contributor"))) if c.get("kind") in ("context", "ladder", "prompt-system") else None,
+            colour=colours.get(str(c.get("contributor"))) if c.get("kind") in SYSTEM_KINDS else None,
         )
         for c in contributions
     ]

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...inspector.report_types import ExampleReport, InspectionDict, PlanErrorDict, PreviewDict, PromptReport, SummaryState
-from ...inspector.features.shown.sent import TOOLS_KIND, cut_system
+from ...inspector.features.shown.sent import SYSTEM_KINDS, TOOLS_KIND, cut_system
 from ...shapes import ContributionDict, DiagnosticDict, DropDict, ToolSchemaDict
 
-_SYSTEM_KINDS = ("prompt-system", "context", "ladder")
 SUPPORT_TOOL = "read_offload"
 
 
@@ -207,11 +206,11 @@ def _token_split(view: SentView, contributions: list[ContributionDict], sites: _
     the request's input tokens: each part is counted alone, so the parts' sum can differ from the
     whole by a token at the joins, and the system text takes that difference."""
     for c in contributions:
-        if c["kind"] in _SYSTEM_KINDS and c["representation"] == "omitted":
+        if c["kind"] in SYSTEM_KINDS and c["representation"] == "omitted":
             view.not_sent.append(sites.not_sent(c["contributor"], "omitted by the planner (its ladder allows it)", None, "omitted"))
         elif c["kind"] == TOOLS_KIND:
             view.tool_tokens += c["tokens"]
-        elif c["kind"] not in _SYSTEM_KINDS:
+        elif c["kind"] not in SYSTEM_KINDS:
             view.message_tokens += c["tokens"]
     view.system_tokens = max(0, (view.input_tokens or 0) - view.message_tokens - view.tool_tokens)
 
@@ -220,7 +219,7 @@ def _system_parts(view: SentView, system: str, contributions: list[ContributionD
     """The sent system text cut at each contribution's span (the blank lines between parts and an
     omitted rung are not parts here: an omitted rung is listed as not sent)."""
     details = {p["source"]: p["detail"] for p in inspection["parts"]} if inspection is not None else {}
-    for part in cut_system(system, [c for c in contributions if c["kind"] in _SYSTEM_KINDS]):
+    for part in cut_system(system, [c for c in contributions if c["kind"] in SYSTEM_KINDS]):
         if part.contribution is None or part.representation == "omitted":
             continue
         file, line = sites.where.get(part.contributor, (None, None))

@@ -23,7 +23,9 @@ def rung_text(choice: Mapping[str, Any]) -> str:
     return label(choice.get("representation")) + (f": {choice['variant']}" if choice.get("variant") else "")
 
 
-# Contributions outside the system text: the user prompt and passed messages, and the tool schemas.
+# The kinds of contribution (``core/plan/receipts.py``): those of the system text, and those outside
+# it (the user prompt and passed messages, and the tool schemas).
+SYSTEM_KINDS = ("prompt-system", "context", "ladder")
 MESSAGE_KINDS = ("user-prompt", "messages")
 TOOLS_KIND = "tools"
 

@@ -1,10 +1,13 @@
-"""The modules of crux_devtools.core import each other without cycles.
+"""The modules of crux_devtools, every package of it, import each other without cycles.
 
 The graph is built from the source by AST: every ``import`` and ``from ... import`` anywhere in a
 module counts, including the ones inside functions (a function-level import is still a dependency;
 it only hides the cycle from the interpreter until the function runs). Imports under
 ``if TYPE_CHECKING:`` are left out: they never run, and the core ``__init__`` names every module
-there for type checkers only.
+there for type checkers only. For the cycle check, importing ``a.b.c`` from outside ``a.b`` also
+counts as importing the packages ``a.b`` and ``a`` (their ``__init__`` runs first). A name looked up
+by string (``importlib.import_module``, the CLI's command table) is no import: that is how the
+CLI's group names its commands without depending on them.
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ CORE = PACKAGE / "core"
 def module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
 def core_modules() -> dict[str, Path]:
@@ -50,7 +57,7 @@ def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
 
 
 def imported_modules(path: Path, known: set[str]) -> set[str]:
-    """The core modules ``path`` imports (``from . import x`` counts as importing submodule ``x``)."""
+    """The modules of ``known`` that ``path`` imports (``from . import x`` counts as importing submodule ``x``)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -74,9 +81,62 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    modules = core_modules()
+    """The core's modules and what each imports (of the core, ``crux_devtools.shapes`` and the like)."""
+    known = set(package_modules())
+    return {name: imported_modules(path, known) for name, path in core_modules().items()}
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Every module of the package and what it imports, the packages above an imported module
+    included (``a.b.c`` brings ``a.b`` and ``a``) unless the importer is inside them already."""
+    modules = package_modules()
     known = set(modules)
-    return {name: imported_modules(path, known) for name, path in modules.items()}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        direct = imported_modules(path, known)
+        parents = {
+            ".".join(target.split(".")[:i])
+            for target in direct
+            for i in range(1, target.count(".") + 1)
+        }
+        graph[name] = direct | {p for p in parents if p in known and p != name and not name.startswith(p + ".")}
+    return graph
+
+
+def cyclic_groups(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other round in a circle (the strongly connected
+    components of more than one module, or of one that imports itself), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1 or node in graph.get(node, ()):
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(groups)
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -109,6 +169,32 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_core_modules_import_each_other_without_a_cycle() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle in crux_devtools.core: " + " -> ".join(cycle or [])
+
+
+def test_the_whole_package_imports_without_a_cycle() -> None:
+    graph = package_graph()
+    groups = cyclic_groups(graph)
+    shown = [" -> ".join(find_cycle({m: graph[m] & set(g) for m in g}) or g) for g in groups]
+    assert shown == [], f"{len(groups)} group(s) of modules import each other in a circle: " + "; ".join(shown)
+
+
+def test_the_package_graph_sees_the_cli_and_its_users() -> None:
+    graph = package_graph()
+    assert "crux_devtools.cli.common" in graph["crux_devtools.mcp_server.tools"]  # inside a method
+    assert "crux_devtools.cli" in graph["crux_devtools.mcp_server.tools"]  # the package above it
+    assert "crux_devtools.cli.common" in graph["crux_devtools.cli.inspect"]
+    # The group lists its commands by name in a table: it imports none of their modules.
+    assert {m for m in graph["crux_devtools.cli"] if m.startswith("crux_devtools.cli.")} == set()
+
+
+def test_a_group_of_modules_that_import_each_other_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": set(), "e": {"e"}, "f": {"d"}}
+    assert cyclic_groups(graph) == [["a", "b", "c"], ["e"]]
+    assert cyclic_groups({"a": {"b"}, "b": set()}) == []
+    # A submodule that imports its own package (``from . import main``) while the package imports it
+    # back at its bottom: the registration the CLI used to do.
+    tree = {"pkg": {"pkg.diff"}, "pkg.diff": {"pkg"}}
+    assert cyclic_groups(tree) == [["pkg", "pkg.diff"]]
 
 
 def test_the_graph_counts_function_level_and_relative_imports() -> None:
