@@ -1,0 +1,72 @@
+"""``crux-devtools replay --source current``: a recorded step planned from today's source, in a real worker."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crux_devtools.core.record.runstore import RunStore
+
+REPO = Path(__file__).resolve().parents[3]
+CLI = str(Path(sys.executable).with_name("crux-devtools"))
+
+
+@pytest.fixture
+def recorded_sample(tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the sample project with the agent's runs recorded by a real process; the last run's id."""
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    runs = RunStore.for_project(project).list()
+    return project, str(runs[-1]["id"])
+
+
+def replay(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, "replay", str(project), *args], capture_output=True, text=True, timeout=300)
+
+
+def test_unchanged_source_plans_every_step_to_its_recorded_request(recorded_sample: tuple[Path, str]) -> None:
+    project, run_id = recorded_sample
+    for step in ("0", "1"):
+        done = replay(project, "--run", run_id, "--step", step, "--source", "current", "--json")
+        assert done.returncode == 0, done.stderr
+        document = json.loads(done.stdout)
+        assert document["source"] == "current"
+        assert document["identical"] is True, document["changes"]
+        assert document["replayed"]["sent"] == document["recorded"]["sent"]
+
+
+def test_an_edited_context_is_named_with_its_file_and_line(recorded_sample: tuple[Path, str]) -> None:
+    project, run_id = recorded_sample
+    shared = project / "shared.py"
+    text = shared.read_text()
+    assert "- Never ask for passwords or full card numbers.\\n" in text
+    shared.write_text(text.replace("- Never ask for passwords or full card numbers.\\n", "- Never ask for passwords, card numbers or one-time codes.\\n"))
+    line = next(n for n, row in enumerate(shared.read_text().splitlines(), 1) if row.startswith("house_rules = context("))
+    done = replay(project, "--run", run_id, "--step", "1", "--source", "current", "--json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["identical"] is False
+    text_changes = [c for c in document["changes"] if c["kind"] == "text"]
+    assert text_changes == [{"kind": "text", "context": "house-rules", "base_tokens": text_changes[0]["base_tokens"],
+                             "head_tokens": text_changes[0]["head_tokens"], "file": "shared.py", "line": line,
+                             "diff": text_changes[0]["diff"]}]
+    assert "\n-- Never ask for passwords or full card numbers.\n+- Never ask for passwords, card numbers or one-time codes." in text_changes[0]["diff"]
+    assert document["cache_prefix"]["broken_by"] == "house-rules"
+    shown = replay(project, "--run", run_id, "--step", "1", "--source", "current")
+    assert f"context house-rules changed" in shown.stdout and f"(shared.py:{line})" in shown.stdout
+
+
+def test_a_target_gone_from_the_source_is_a_clear_error(recorded_sample: tuple[Path, str]) -> None:
+    project, run_id = recorded_sample
+    agent_file = project / "05_agent.py"
+    agent_file.write_text(agent_file.read_text().replace('agent(\n    "support-agent"', 'agent(\n    "renamed-agent"').replace('agent("support-agent"', 'agent("renamed-agent"'))
+    done = replay(project, "--run", run_id, "--source", "current")
+    assert done.returncode != 0
+    assert "no longer exists in the source" in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,73 @@
+"""A tool that raises: the run views say where in the user's code, up front, as ``crux-devtools run``
+prints it. One run recorded by the real CLI (real worker, real store), then shown by the web page
+(``/runs/{id}`` through httpx on the app, a real session) and the TUI's run detail (a Pilot over
+a real session); all three name the same ``shop.py:LINE``, from the one ``user_frame``."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+from test_cli_run_errors import CLI, RAISES  # noqa: E402
+from waits import WAIT, pilot_until  # noqa: E402
+
+from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
+from crux_devtools.tui.app import make_tui  # noqa: E402
+from crux_devtools.web.app import create_app  # noqa: E402
+
+RAISE = 'raise RuntimeError("the catalog service is down")'
+
+
+def recorded_failure(root: Path) -> tuple[str, str]:
+    """The id of the run the CLI recorded, and the location it printed first."""
+    (root / "shop.py").write_text(textwrap.dedent(RAISES))
+    done = subprocess.run([CLI, "run", str(root), "--prompt", "bot", "--json"], capture_output=True, text=True, timeout=WAIT)
+    assert done.returncode == 1, done.stderr
+    run = json.loads(done.stdout)
+    assert run["recorded"] and run["status"] == "error", run
+    site = done.stderr.splitlines()[0].split(": ")[0]
+    line = next(n for n, text in enumerate(textwrap.dedent(RAISES).splitlines(), 1) if RAISE in text)
+    assert site == f"shop.py:{line}"
+    return run["id"], site
+
+
+async def test_the_run_page_names_the_users_line_in_its_error_block(tmp_path: Path) -> None:
+    run_id, site = recorded_failure(tmp_path)
+    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+        app = create_app(session, manage_session=False)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
+            page = await client.get(f"/runs/{run_id}")
+    assert page.status_code == 200, page.text
+    block = re.search(r'<section class="error-block[^"]*" id="run-error".*?</section>', page.text, re.S)
+    assert block is not None, page.text
+    file, line = site.split(":")
+    assert f'<a class="mono loc" href="/source?file={file}&amp;line={line}">{site}</a>' in block.group(0)
+    assert "the catalog service is down" in block.group(0)
+
+
+def screen_text(app: Any) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_the_tui_run_detail_names_the_users_line_before_the_error(tmp_path: Path) -> None:
+    from test_tui_runs import open_runs_tab
+
+    from crux_devtools.tui.screens import RunDetailScreen
+
+    run_id, site = recorded_failure(tmp_path)
+    session = ProjectSession(tmp_path, watch=False, history=False, prewarm=False)
+    app = make_tui(session)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await pilot_until(pilot, lambda: session.report is not None and app.screen.query("PromptTree"), "the first report is shown")
+        await open_runs_tab(pilot)
+        await pilot_until(pilot, lambda: run_id[:6] in screen_text(app), "the recorded run is listed")
+        await pilot.press("enter")
+        await pilot_until(pilot, lambda: isinstance(app.screen, RunDetailScreen), "the run's detail opens")
+        await pilot_until(pilot, lambda: f"{site}: RuntimeError: " in screen_text(app), f"{site} is shown before the error", )

@@ -1,0 +1,216 @@
+"""The TUI's replay of a recorded step: R in the run detail, budget keys, pinned variants (real session, real worker)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chat_server import ChatServer
+from rich.console import Console
+from test_replay_send import chat_project  # noqa: F401 - the fixture
+
+from crux_devtools.core.record.runstore import RunStore, child_runs
+from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.tui.app import make_tui
+from crux_devtools.tui.replay_render import render_variants
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def shown(app: Any) -> str:
+    """The replay screen's variants as plain text."""
+    widget = app.screen.query_one("#replay-variants")
+    console = Console(width=200, record=True, color_system=None)
+    console.print(widget.content)
+    return console.export_text()
+
+
+async def wait_for(app: Any, pilot: Any, needle: str) -> str:
+    deadline = time.monotonic() + 60  # a failure bound, not a pause
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        try:
+            text = shown(app)
+        except Exception:  # noqa: BLE001 - the screen may not be up yet
+            text = ""
+        if needle in text:
+            return text
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{needle!r} never shown; last:\n{text}")
+
+
+def record_sample(tmp_path: Path) -> Path:
+    """A copy of the sample project with the runs ``record_demo.py`` records (its oldest: two steps, tool traffic)."""
+    project = tmp_path / "sample"
+    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return project
+
+
+def newest_run(project: Path) -> dict[str, Any]:
+    """The run the project's store recorded last (``record_sample``'s: two steps, tool traffic)."""
+    store = RunStore.for_project(project)
+    run = store.get(str(store.list()[-1]["id"]))
+    assert run is not None
+    return run
+
+
+async def open_replay(app: Any, pilot: Any, run: dict[str, Any]) -> None:
+    """Open ``run``'s detail and the replay screen of its step 1 (``n``, then ``R``)."""
+    app.open_run(run)
+    await pilot.pause()
+    await pilot.press("n", "R")
+
+
+async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) -> None:
+    project = record_sample(tmp_path)
+    run = newest_run(project)
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await open_replay(app, pilot, run)  # step 1
+        text = await wait_for(app, pilot, "identical to the recorded request")
+        assert "as recorded" in text
+        await pilot.press("v")  # pin it
+        for _ in range(5):
+            await pilot.press("minus")  # max 4000 -> 2000, a tenth at a time
+        text = await wait_for(app, pilot, "max 2,000")
+        assert "example-replies is sent as omitted (was full)" in text and "cacheable prefix" in text
+        await pilot.press("v")
+        await pilot.press("0")
+        text = await wait_for(app, pilot, "max=2000")  # the pinned variant's column title
+        assert text.count("identical to the recorded request") == 2  # current (as recorded) and the first pin
+        await pilot.press("s")  # a scripted model: sent at once, the answer recorded as a child run
+        sent = await wait_for_sent(app, pilot, "sent: run ")
+        children = child_runs(RunStore.for_project(project), str(run["id"]))
+        assert len(children) == 1 and children[0]["id"] in sent and children[0]["fork_step"] == 1
+        await pilot.press("escape")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RunDetailScreen"
+
+
+async def wait_for_sent(app: Any, pilot: Any, needle: str) -> str:
+    """The replay screen's send line once it holds ``needle``."""
+    deadline = time.monotonic() + 60  # a failure bound, not a pause
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        widgets = app.screen.query("#replay-sent")
+        text = str(widgets.first().content) if widgets else ""
+        if needle in text:
+            return text
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{needle!r} never shown")
+
+
+async def test_send_to_a_real_model_asks_first_with_the_estimated_cost(chat_project: tuple[Path, ChatServer, dict[str, str], str], monkeypatch: pytest.MonkeyPatch) -> None:
+    project, server, env, run_id = chat_project
+    monkeypatch.setenv("REPLAY_CHAT_URL", env["REPLAY_CHAT_URL"])  # the worker imports the project with it
+    run = RunStore.for_project(project).get(run_id)
+    assert run is not None
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    before = len(server.received)
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.open_run(run)
+        await pilot.pause()
+        await pilot.press("R")
+        await wait_for(app, pilot, "identical to the recorded request")
+        await pilot.press("s")
+        asked = await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmSend" and app.screen.query("#confirm-detail"))
+        detail = str(asked.first().content)
+        assert "estimated input cost $" in detail and "test-model" in str(app.screen.query_one("#confirm-question").content)
+        await pilot.press("n")
+        await wait_for_sent(app, pilot, "not sent: cancelled")
+        assert len(server.received) == before  # nothing went over the wire
+        server.reply_text("Because, replayed.")
+        await pilot.press("s")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmSend" and app.screen.query("#confirm-yes"))
+        await pilot.press("y")
+        sent = await wait_for_sent(app, pilot, "Because, replayed.")
+    children = child_runs(RunStore.for_project(project), run_id)
+    assert len(children) == 1 and children[0]["text"] == "Because, replayed." and children[0]["id"] in sent
+    assert len(server.received) == before + 1
+
+
+def test_the_variants_render_user_text_as_text_not_markup() -> None:
+    step = {"request": {"input_tokens": 10, "contributions": [{"contributor": "[bold]x[/]", "kind": "ladder", "representation": "full"}]}}
+    document = {"identical": False, "changes": [{"kind": "status", "base": "fits", "head": "[/]"}], "cache_prefix": None,
+                "replayed": {"input_tokens": 9, "status": "fits", "max_input_tokens": 100, "optimize_at": 100, "contributions": [], "left_out": ["[red]"]}}
+    console = Console(width=120, record=True, color_system=None)
+    console.print(render_variants(step, [("[i]label", document, None)]))
+    text = console.export_text()
+    assert "[bold]x[/]" in text and "[red]" in text and "[i]label" in text and "status fits -> [/]" in text
+
+
+async def test_i_on_a_later_step_opens_the_prompt_view_with_that_steps_messages(tmp_path: Path) -> None:
+    project = record_sample(tmp_path)
+    run = RunStore.for_project(project).get(str(RunStore.for_project(project).list()[-1]["id"]))
+    assert run is not None and len(run["steps"]) == 2
+    wanted = run["steps"][1]["sent"]["messages"]
+    assert any(m["role"] == "tool" for m in wanted)
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: session.report is not None)
+        app.open_run(run)
+        await pilot.pause()
+        await pilot.press("n")  # step 1: after the tool calls of step 0
+        await pilot.press("i")
+        planned = await wait_until(pilot, lambda: ((app.shown or {}).get("preview") or {}).get("sent") if app.busy is None else None)
+        assert planned["messages"] == wanted  # the run input, then the tool calls and results before the step
+        await pilot.press("minus")  # the budget keys replay it with the same messages
+        smaller = await wait_until(pilot, lambda: (app.shown or {}).get("preview") if app.busy is None and app.detail.choices[run["target"]].budget else None)
+        assert smaller["sent"] is None or smaller["sent"]["messages"] == wanted
+
+
+async def wait_until(pilot: Any, check: Any) -> Any:
+    deadline = time.monotonic() + 60  # a failure bound, not a pause
+    while time.monotonic() < deadline:
+        await pilot.pause()
+        value = check()
+        if value:
+            return value
+        await asyncio.sleep(0.05)
+    raise AssertionError("never happened")
+
+
+def old_and_gone(tmp_path: Path) -> tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A recorded sample project; its last run, that run as an older release wrote it (``old-run``: no
+    plan inputs) and as it would be with its target gone from the source (not written)."""
+    project = record_sample(tmp_path)
+    run = newest_run(project)
+    store = RunStore.for_project(project)
+    store.write({**run, "id": "old-run"})  # as an older release wrote it: no plan inputs
+    old = store.get("old-run")
+    assert old is not None
+    return project, run, old, {**run, "target": "deleted-agent"}
+
+
+async def test_bad_input_in_the_replay_screen_is_a_clear_message(tmp_path: Path) -> None:
+    project, run, old, gone = old_and_gone(tmp_path)
+    session = ProjectSession(project, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await open_replay(app, pilot, old)
+        text = await wait_for(app, pilot, "recorded before plan inputs were kept")
+        assert "--source current" in app.screen.current[2]  # the whole message, as the column wraps it
+        await pilot.press("escape", "escape")
+        await open_replay(app, pilot, run)
+        await wait_for(app, pilot, "identical to the recorded request")
+        for _ in range(8):  # max 4,000 -> 800, below what the step's required parts need
+            await pilot.press("minus")
+        text = await wait_for(app, pilot, "REQUEST_TOO_LARGE: nothing fits")
+        assert "<messages>: " in text and " tokens" in text  # what each required part needs
+        await pilot.press("escape", "escape")
+        await open_replay(app, pilot, gone)
+        await wait_for(app, pilot, "identical to the recorded request")
+        await pilot.press("s")
+        sent = await wait_for_sent(app, pilot, "not sent")
+        assert "the run's target 'deleted-agent' no longer exists in the source; nothing was sent" in sent
