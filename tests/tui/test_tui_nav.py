@@ -29,6 +29,7 @@ from crux_devtools.tui.app import CruxTui, make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree, StatusLine  # noqa: E402
 from crux_devtools.tui.widgets.prompt_search import PromptSearch, SearchInput, SearchResults  # noqa: E402
 from crux_devtools.tui.widgets.prompt_tree import NodeRef  # noqa: E402
+from crux_devtools.inspector.transport.inprocess import in_process
 
 SIZE = (140, 40)
 MODULES = 20
@@ -91,7 +92,7 @@ class Running:
 
 
 async def start(project: Path, size: tuple[int, int] = SIZE) -> AsyncIterator[Running]:
-    session = ProjectSession(project, history=False)
+    session = ProjectSession(project, transport=in_process, history=False)
     app = make_tui(session)
     async with app.run_test(size=size) as pilot:
         await pilot_until(pilot, lambda: session.report is not None and app.prompt_id is not None, "the first report is shown")

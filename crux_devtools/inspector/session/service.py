@@ -59,7 +59,7 @@ from ..api import SessionEvent, failed_run, find_prompt
 from .discovery import ModuleRef, discover, imported_note, read_model_config, read_tool_keys, read_watch_ignore
 from ..errors import FailedExample, LoadError
 from .history import History
-from ..transport.pool import WorkerPool
+from ..transport.pool import StartWorker, WorkerPool
 from ..transport.process import WorkerError, WorkerProcess
 from ..transport.wire import MalformedRequest
 from .reload_rules import Change, Held, Incremental, VerifyOnly, concerns, decide, last_good, sort_changes
@@ -171,6 +171,7 @@ class ProjectSession:
         runs_poll: float = 0.1,
         verify_after: float = 0.3,
         pool: WorkerPool | None = None,
+        transport: StartWorker | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -185,7 +186,8 @@ class ProjectSession:
         self._report: Report | None = None
         self._version = 0
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
-        self._pool = pool or WorkerPool(self.root, prewarm=prewarm, fork=fork)  # ``pool``: one already warming (the TUI's launch)
+        # ``pool``: one already warming (the TUI's launch); ``transport``: how workers start (``inprocess.in_process``: no process)
+        self._pool = pool or WorkerPool(self.root, prewarm=prewarm, fork=fork, start=transport)
         # What is held between two loads: see the class docstring.
         self._worker: WorkerProcess | None = None
         self._owners: dict[str, WorkerProcess] = {}
