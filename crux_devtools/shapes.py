@@ -8,7 +8,9 @@ CLI. Each shape is defined here once, as a ``TypedDict``:
 - the core's ``to_dict()`` methods are annotated to return these types, so mypy checks the producer;
 - ``inspector/transport/wire.py`` derives the check of each worker message from these types (``check``
   walks the annotations), so a message missing a field is refused at the boundary, naming the op,
-  the path of the field and what was expected;
+  the path of the field and what was expected; requests to the worker (``PingRequest`` ...) are
+  checked the same way, on both sides. Each op module (``inspector/worker/ops/``) names its
+  ``Request`` and ``Answer`` among them: that table is where the check finds them;
 - the readers index what a type says is always there (``d["field"]``) and use ``.get`` only for
   ``NotRequired`` keys.
 

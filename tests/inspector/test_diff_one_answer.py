@@ -22,7 +22,7 @@ from test_diff_repositories import with_memory_store  # noqa: E402
 from crux_devtools.inspector.features.diff.live import LiveDiff  # noqa: E402
 from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
-from crux_devtools.inspector.transport.inprocess import in_process
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 ORIGIN = "http://127.0.0.1:4400"
 

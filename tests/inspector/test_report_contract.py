@@ -19,8 +19,8 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from crux_devtools.inspector.errors import FailedExample, LoadError
 from crux_devtools.inspector.report_types import ExampleReport, LoadErrorDict, PlanErrorDict, PrepareResult, Report
 from crux_devtools.inspector.session.service import ProjectSession
-from crux_devtools.inspector.transport.inprocess import in_process
 from crux_devtools.inspector.transport.pool import StartWorker
+from crux_devtools.inspector.transport.inprocess import in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECTS = Path(__file__).resolve().parents[1] / "projects"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from crux_devtools.inspector.session.discovery import read_model_config
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 
 LADDERS = '''
 from pydantic import BaseModel
 from crux_devtools import ScriptedModel, InputBudget, agent, context, droppable, offloadable, prefer, prompt, summarizable, tool
-from crux_devtools.inspector.transport.inprocess import in_process
 
 class Sku(BaseModel):
     sku: str

@@ -24,7 +24,7 @@ from waits import WAIT, pilot_until  # noqa: E402
 from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import make_tui  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
-from crux_devtools.inspector.transport.inprocess import in_process
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 RAISE = 'raise RuntimeError("the catalog service is down")'
 

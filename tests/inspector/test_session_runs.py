@@ -20,6 +20,7 @@ from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.features.runs import watch as runs_watch
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -122,7 +123,6 @@ def polled(monkeypatch: pytest.MonkeyPatch) -> set[int]:
 WRITER = """
 import sys
 from crux_devtools import ScriptedModel, generate, prompt, record_runs
-from crux_devtools.inspector.transport.inprocess import in_process
 p = prompt("from-app", system="s", prompt="hi", model=ScriptedModel(["ok"] * int(sys.argv[2])))
 with record_runs(sys.argv[1]):
     for _ in range(int(sys.argv[2])):

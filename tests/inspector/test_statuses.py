@@ -25,8 +25,8 @@ from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.widgets import ErrorsView, PromptTree, StatusLine
 from crux_devtools.tui.widgets.status_line import status_text
 from crux_devtools.web.app import create_app
-from crux_devtools.inspector.transport.inprocess import in_process
 from waits import pilot_until
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROJECT = Path(__file__).parents[1] / "projects" / "statuses"
 REPO = Path(__file__).resolve().parents[2]

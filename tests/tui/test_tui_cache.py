@@ -20,7 +20,7 @@ from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.cache import CacheView, render_bar, render_cache, render_marks  # noqa: E402
-from crux_devtools.inspector.transport.inprocess import in_process
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a whole Textual app over real worker processes
 PROJECTS = Path(__file__).parents[1] / "projects"

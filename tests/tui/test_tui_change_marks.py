@@ -26,7 +26,7 @@ from crux_devtools.tui.app import make_tui  # noqa: E402
 from crux_devtools.tui.change_marks import ChangeMarks, ChangeMarksComputed  # noqa: E402
 from crux_devtools.tui.screens.diff import live_diff  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
-from crux_devtools.inspector.transport.inprocess import in_process
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a whole Textual app, two over real worker processes
 

@@ -16,6 +16,7 @@ from waits import pilot_until
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
+from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).parents[1]))
@@ -29,7 +30,6 @@ from crux_devtools.tui.app import CruxTui, make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree, StatusLine  # noqa: E402
 from crux_devtools.tui.widgets.prompt_search import PromptSearch, SearchInput, SearchResults  # noqa: E402
 from crux_devtools.tui.widgets.prompt_tree import NodeRef  # noqa: E402
-from crux_devtools.inspector.transport.inprocess import in_process
 
 SIZE = (140, 40)
 MODULES = 20

@@ -40,8 +40,8 @@ from crux_devtools.tui.runs_render import render_step, system_pieces  # noqa: E4
 from crux_devtools.tui.screens import ConfirmRun, RunDetailScreen  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.runs import RunsTable  # noqa: E402
-from crux_devtools.inspector.transport.inprocess import in_process
 from textual.widgets import Static  # noqa: E402
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 SIZE = (150, 50)
 MARKUP_INPUT = {"message": "why [/] was I [bold]charged[/bold] twice?", "signed_in": True}

@@ -9,10 +9,10 @@ import httpx
 
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROJECT = '''
 from crux_devtools import ModelCapacityProfile, ScriptedModel, context, prompt, summarizable, summarize
-from crux_devtools.inspector.transport.inprocess import in_process
 
 LOG = "\\n".join(f"12:{i:02d} INFO request {i} ok" for i in range(600))
 MANUAL = " ".join(f"Step {i}: check cable {i} and restart router {i}." for i in range(SIZE))

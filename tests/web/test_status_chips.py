@@ -15,12 +15,12 @@ import pytest
 
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROJECT = '''
 from pydantic import BaseModel
 
 from crux_devtools import ScriptedModel, agent, context, prompt, tool, tool_call
-from crux_devtools.inspector.transport.inprocess import in_process
 
 
 class Query(BaseModel):

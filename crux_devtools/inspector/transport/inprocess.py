@@ -15,7 +15,7 @@ crashes, orphans and the network guard are tested over real processes (``process
 
 Each worker keeps its own project: the project modules it imported are taken out of ``sys.modules``
 between calls and put back for its next one, with the import graph (``graph.tracker``) and the
-working folder and ``sys.path``, so two workers of one session (the held one, a verification's) never see each
+working folder and ``sys.path`` (and no bytecode written, as in a worker process), so two workers of one session (the held one, a verification's) never see each
 other's modules. One call runs at a time, in a thread (handlers may start their own event loop).
 """
 
@@ -148,7 +148,8 @@ class InProcessWorker:
         """This worker's project modules, import graph and folder in place for one call."""
         from ..worker.graph import tracker
 
-        cwd, path = os.getcwd(), list(sys.path)
+        cwd, path, bytecode = os.getcwd(), list(sys.path), sys.dont_write_bytecode
+        sys.dont_write_bytecode = True  # as a worker process (``worker_env``): a same-size save within a second is never read from a stale .pyc
         if self._path is not None:
             sys.path[:] = self._path
         outside = set(sys.modules)
@@ -168,6 +169,7 @@ class InProcessWorker:
             self._modules = mine
             self._path = list(sys.path)
             sys.path[:] = path
+            sys.dont_write_bytecode = bytecode
             os.chdir(cwd)
 
     def _is_project(self, name: str, module: Any) -> bool:

@@ -17,6 +17,9 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
                                                            # or {"full": why}: the session loads in full
 
+Each op is one module of ``ops/`` (its request type, its answer type, its handler); ``Worker.handle``
+dispatches through that table and checks each request against its op's type first.
+
 With ``"progress": true`` a load also reports each step as it starts (importing a module,
 evaluating a prompt, one example) and streams each prompt's report (see ``wire.py``), so when user
 code hangs or kills the worker the session knows which module or prompt did it, and loads the rest

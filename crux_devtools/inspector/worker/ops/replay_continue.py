@@ -14,4 +14,4 @@ def lifted(request: Request) -> bool:
 def handle(worker: Any, request: Request) -> Answer:
     from ..replay_continue import continue_from
 
-    return worker.redacted_child(continue_from(worker.project.root, worker.run_target(request["prompt_id"]), request, worker.defaults))  # type: ignore[no-any-return]
+    return worker.redacted_child(continue_from(worker.project.root, worker.run_target(request["prompt_id"]), dict(request), worker.defaults))  # type: ignore[no-any-return]

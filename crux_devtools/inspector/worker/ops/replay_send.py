@@ -14,4 +14,4 @@ def lifted(request: Request) -> bool:
 def handle(worker: Any, request: Request) -> Answer:
     from ..replay_send import send_replayed
 
-    return worker.redacted_child(send_replayed(worker.project.root, worker.run_target(request["prompt_id"]), request))  # type: ignore[no-any-return]
+    return worker.redacted_child(send_replayed(worker.project.root, worker.run_target(request["prompt_id"]), dict(request)))  # type: ignore[no-any-return]

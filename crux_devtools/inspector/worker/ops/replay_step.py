@@ -11,6 +11,7 @@ from ....shapes import ReplayStepAnswer as Answer, ReplayStepRequest as Request
 def handle(worker: Any, request: Request) -> Answer:
     from ..replay_current import replay_current_document, replay_recorded_document
 
+    fields: dict[str, Any] = dict(request)
     if request.get("source") == "current":
-        return replay_current_document(worker.project.root, worker.find(request["prompt_id"]), request, worker.defaults)  # type: ignore[return-value]
-    return replay_recorded_document(worker.project.root, request, worker.defaults)  # type: ignore[return-value]
+        return replay_current_document(worker.project.root, worker.find(request["prompt_id"]), fields, worker.defaults)  # type: ignore[return-value]
+    return replay_recorded_document(worker.project.root, fields, worker.defaults)  # type: ignore[return-value]

@@ -21,11 +21,11 @@ def handle(worker: Any, request: Request) -> Answer:
     # against the model about to run, not the one shown; the question carries its first request's size to price it
     asked = check_run(target, request.get("confirm"), lambda: first_request_tokens(target, data, worker.defaults))
     if asked is not None:
-        return asked  # type: ignore[no-any-return]
+        return asked  # type: ignore[return-value]
     if worker.recorder is None:
         from crux_devtools.core.record.recording import RunRecorder
 
         from ...features.diff.redact import project_redact
 
         worker.recorder = RunRecorder(worker.project.root, redact=project_redact(worker.project.root))  # the project's redact hook
-    return run_target(worker.project.root, target, data, worker.recorder)  # type: ignore[no-any-return]
+    return run_target(worker.project.root, target, data, worker.recorder)  # type: ignore[return-value]
