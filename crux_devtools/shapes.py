@@ -489,15 +489,6 @@ class UpdateResult(TypedDict):
     written: list[str]
 
 
-class HeldRequest(TypedDict):
-    """Nothing: the worker answers what it holds."""
-
-
-class HeldResult(TypedDict):
-    modules: list[str]
-    targets: list[str]
-
-
 class UpdateRefused(TypedDict):
     """The ``update`` op's answer when only a full load is right (it changed nothing)."""
 

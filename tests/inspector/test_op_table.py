@@ -76,7 +76,6 @@ def test_every_request_the_session_sends_has_its_shape() -> None:
         "replay_step": {"prompt_id": "x", "run": "r", "step": 1, "overrides": {"max": 10}, "source": "current", "where": {"c": ["a.py", 3]}},
         "replay_continue": {"prompt_id": "x", "run": "r", "step": 1, "overrides": {}, "live_tools": False, "confirmed": None},
         "replay_send": {"prompt_id": "x", "ask": True},
-        "held": {},
     }
     assert set(good) == set(OPS)
     for op, request in good.items():
@@ -98,8 +97,6 @@ async def test_the_in_process_worker_answers_through_the_same_checks_and_json() 
         await worker.call("evaluate", {"prompt_id": "support", "token_budget": "12"}, 30)
     unknown = await worker.call("evaluate", {"prompt_id": "nobody"}, 30)
     assert not unknown["ok"] and unknown["error"]["type"] == "KeyError"
-    held = await worker.call("held", {}, 30)
-    assert held["ok"] and held["result"] == {"modules": ["prompts"], "targets": ["support", "greeter"]}
-    assert worker.calls == ["load", "evaluate", "evaluate", "held"]  # the refused request never reached the worker
+    assert worker.calls == ["load", "evaluate", "evaluate"]  # the refused request never reached the worker
     await worker.close()
     assert not worker.alive
