@@ -25,6 +25,7 @@ SAMPLES: dict[str, Any] = {
     "model": "nimbus-local",
     "rungs": (("catalog", "authored:catalog-index"),),
     "drop": ("house-rules",),
+    "output_reserve": 1000,
 }
 
 
