@@ -34,7 +34,7 @@ def model_profile(root: Path, name: str) -> Any:
     return ModelCapacityProfile(profile["context_window"], profile["default_output_reserve"], profile["counting_confidence"], cache_policy(profile))
 
 
-def build_overrides(root: Path, max_: int | None, optimize_at: int | None, model: str | None, rungs: tuple[str, ...], drop: tuple[str, ...], output_reserve: int | None = None) -> Any:
+def build_overrides(root: Path, max_: int | None, optimize_at: int | None, model: str | None, rungs: tuple[str, ...], drop: tuple[str, ...]) -> Any:
     from ..core.record.replay import Overrides, ReplayError, parse_rungs
 
     try:
@@ -42,7 +42,7 @@ def build_overrides(root: Path, max_: int | None, optimize_at: int | None, model
     except ReplayError as exc:
         raise click.BadParameter(str(exc), param_hint="--rung") from None
     profile = model_profile(root, model) if model is not None else None
-    return Overrides(max=max_, optimize_at=optimize_at, model=model, profile=profile, rungs=pairs, drop=tuple(drop), output_reserve=output_reserve)
+    return Overrides(max=max_, optimize_at=optimize_at, model=model, profile=profile, rungs=pairs, drop=tuple(drop))
 
 
 def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> dict[str, Any]:
@@ -74,7 +74,6 @@ def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> 
 @click.option("--optimize-at", type=click.IntRange(min=1), metavar="N", help="Plan with this optimize_at input budget (tokens).")
 @click.option("--model", metavar="NAME", help="Plan against this capacity profile of [tool.crux-devtools.models.NAME].")
 @click.option("--rung", "rungs", multiple=True, metavar="CONTRIBUTOR=RUNG", help="Force a ladder contributor to one rung its ladder allows (repeatable).")
-@click.option("--output-reserve", type=click.IntRange(min=1), metavar="N", help="Plan with this output reserve (tokens).")
 @click.option("--drop", multiple=True, metavar="CONTEXT", help="Leave this context out, with what it owns and its tools (repeatable).")
 @click.option("--brief", is_flag=True, help="Cut long texts of the replayed request to a few lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the replay as JSON: recorded and replayed requests, changes, cache prefix.")
@@ -84,7 +83,7 @@ def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> 
 @click.option("--live-tools", is_flag=True, help="With --continue: run a tool call that was never recorded (else the fork stops there).")
 def replay(
     directory: str, run_id: str, step: int, source: str, max_: int | None, optimize_at: int | None, model: str | None,
-    rungs: tuple[str, ...], output_reserve: int | None, drop: tuple[str, ...], brief: bool, as_json: bool, send: bool, yes: bool, continue_: bool, live_tools: bool,
+    rungs: tuple[str, ...], drop: tuple[str, ...], brief: bool, as_json: bool, send: bool, yes: bool, continue_: bool, live_tools: bool,
 ) -> None:
     """Plan step K of a recorded run again and show how the request compares with the one sent.
 
@@ -105,7 +104,7 @@ def replay(
     if live_tools and not continue_:
         raise click.UsageError("--live-tools goes with --continue")
     root = _project(directory)
-    overrides = build_overrides(root, max_, optimize_at, model, rungs, drop, output_reserve)
+    overrides = build_overrides(root, max_, optimize_at, model, rungs, drop)
     if source == "current":
         from .replay_current import replay_current_step
 

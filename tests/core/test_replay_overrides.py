@@ -11,10 +11,10 @@ from crux_devtools.core.record.replay_overrides import Overrides, wire_fields
 
 
 def test_every_override_survives_the_json_round_trip() -> None:
-    full = Overrides(max=2000, optimize_at=1500, model="nimbus-local", rungs=(("catalog", "summary"), ("log", "offload")), drop=("house-rules", "examples"), output_reserve=1000)
+    full = Overrides(max=2000, optimize_at=1500, model="nimbus-local", rungs=(("catalog", "summary"), ("log", "offload")), drop=("house-rules", "examples"))
     wire = json.loads(json.dumps(full.to_dict()))
     assert Overrides.from_dict(wire) == full
-    assert wire == {"max": 2000, "optimize_at": 1500, "model": "nimbus-local", "rungs": {"catalog": "summary", "log": "offload"}, "drop": ["house-rules", "examples"], "output_reserve": 1000}
+    assert wire == {"max": 2000, "optimize_at": 1500, "model": "nimbus-local", "rungs": {"catalog": "summary", "log": "offload"}, "drop": ["house-rules", "examples"]}
     assert Overrides.from_dict({}) == Overrides() and Overrides().empty and not full.empty
     assert Overrides.from_dict(Overrides().to_dict()) == Overrides()
 
@@ -35,7 +35,7 @@ def test_the_wire_form_names_every_field_but_the_profile() -> None:
         ({"rungs": [["catalog", "summary"]]}, "override 'rungs' must be an object of contributor: rung or left out"),
         ({"rungs": {"catalog": 3}}, "override 'rungs' must be an object of contributor: rung"),
         ({"drop": "house-rules"}, "override 'drop' must be a list of context ids or left out, got 'house-rules'"),
-        ({"budget": 10}, "unknown override 'budget'; the overrides are: max, optimize_at, model, rungs, drop, output_reserve"),
+        ({"budget": 10}, "unknown override 'budget'; the overrides are: max, optimize_at, model, rungs, drop"),
         (["max", 10], "overrides must be an object of override: value, got list"),
     ],
 )

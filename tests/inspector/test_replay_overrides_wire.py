@@ -25,7 +25,6 @@ SAMPLES: dict[str, Any] = {
     "model": "nimbus-local",
     "rungs": (("catalog", "authored:catalog-index"),),
     "drop": ("house-rules",),
-    "output_reserve": 1000,
 }
 
 

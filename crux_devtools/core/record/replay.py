@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from crux_devtools.shapes import SentRequestDict
@@ -333,8 +333,6 @@ def plan_recorded(frame: dict[str, Any], texts: Mapping[str, str], state: dict[s
     counter, warnings = _counter(frame["counter"], model, changed_model)
     measurement = counter_for_model(model)[1] if changed_model else frame["measurement"]
     profile = overrides.profile if overrides.profile is not None else _recorded_profile(frame)
-    if overrides.output_reserve is not None:
-        profile = replace(profile, default_output_reserve=overrides.output_reserve)
     limits = derive_limits(profile, _budget(frame.get("budget"), overrides), frame.get("max_tokens"))
     recorded_limits = frame["limits"]
     new_epoch = changed_model or (limits.max_input_tokens, limits.optimize_at) != (recorded_limits["max_input_tokens"], recorded_limits["optimize_at"])

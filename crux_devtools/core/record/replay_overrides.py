@@ -35,7 +35,6 @@ class Overrides:
     profile: ModelCapacityProfile | None = field(default=None, metadata={"wire": False})
     rungs: tuple[tuple[str, str], ...] = field(default=(), metadata={"words": "an object of contributor: rung"})
     drop: tuple[str, ...] = field(default=(), metadata={"words": "a list of context ids"})
-    output_reserve: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens"})
 
     @property
     def empty(self) -> bool:

@@ -56,8 +56,6 @@ def overrides_query(o: Overrides) -> str:
         pairs.append(("model", o.model))
     pairs += [("rung", f"{c}={r}") for c, r in o.rungs]
     pairs += [("drop", d) for d in o.drop]
-    if o.output_reserve is not None:
-        pairs.append(("output_reserve", str(o.output_reserve)))
     return urlencode(pairs)
 
 
@@ -66,7 +64,6 @@ def overrides_label(o: Overrides) -> str:
     words = [f"max {o.max:,}" if o.max is not None else "", f"optimize at {o.optimize_at:,}" if o.optimize_at is not None else "",
              f"model {o.model}" if o.model else ""]
     words += [f"{c} → {r}" for c, r in o.rungs] + [f"without {d}" for d in o.drop]
-    words += [f"output reserve {o.output_reserve:,}"] if o.output_reserve is not None else []
     return ", ".join(w for w in words if w) or "as recorded"
 
 
@@ -74,7 +71,7 @@ def parse_overrides(pairs: Iterable[tuple[str, str]]) -> tuple[Overrides, list[s
     """Overrides from form fields (``max``, ``optimize_at``, ``model``, ``rung`` as ``C=R`` or
     ``rung:C`` = ``R``, ``drop``); blank fields are ignored. Returns the problems found, in words."""
     problems: list[str] = []
-    numbers: dict[str, int | None] = {"max": None, "optimize_at": None, "output_reserve": None}
+    numbers: dict[str, int | None] = {"max": None, "optimize_at": None}
     model: str | None = None
     rungs: dict[str, str] = {}
     drop: list[str] = []
@@ -96,7 +93,7 @@ def parse_overrides(pairs: Iterable[tuple[str, str]]) -> tuple[Overrides, list[s
             rungs[key[5:]] = value
         elif key == "drop" and value not in drop:
             drop.append(value)
-    return Overrides(max=numbers["max"], optimize_at=numbers["optimize_at"], model=model, rungs=tuple(rungs.items()), drop=tuple(drop), output_reserve=numbers["output_reserve"]), problems
+    return Overrides(max=numbers["max"], optimize_at=numbers["optimize_at"], model=model, rungs=tuple(rungs.items()), drop=tuple(drop)), problems
 
 
 def parse_variant(pairs: Iterable[tuple[str, str]]) -> tuple[Variant, list[str]]:
