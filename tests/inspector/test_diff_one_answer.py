@@ -22,7 +22,6 @@ from test_diff_repositories import with_memory_store  # noqa: E402
 from crux_devtools.inspector.features.diff.live import LiveDiff  # noqa: E402
 from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
-from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 ORIGIN = "http://127.0.0.1:4400"
 
@@ -37,7 +36,7 @@ def changed_ids(document: dict[str, Any]) -> list[str]:
 
 async def page_answers(root: Path) -> tuple[dict[str, Any], list[str], set[str]]:
     """/diff.json, the list badge's ids and the prompts with rows on /diff, from a fresh session."""
-    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ORIGIN) as client:
             answer = await client.get("/diff.json")
@@ -73,7 +72,7 @@ async def test_another_base_runs_only_on_a_post_from_the_page_itself(tmp_path: P
     git(root, "branch", "other")
     (root / "other.py").write_text((root / "other.py").read_text().replace("Sort the ticket.", "Sort it."))
     commit_all(root, "second")
-    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ORIGIN) as client:
             link = await client.get("/diff?base=other")  # a link any site can make: nothing runs
@@ -96,7 +95,7 @@ async def test_another_base_runs_only_on_a_post_from_the_page_itself(tmp_path: P
 
 async def test_a_revision_git_cannot_be_given_is_a_400(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=ORIGIN) as client:
             for url in ("/diff?base=HEAD%00", "/diff.json?base=%01"):
@@ -114,7 +113,7 @@ async def test_the_live_page_keeps_a_few_base_reports_however_many_commits_are_c
         (root / "other.py").write_text((root / "other.py").read_text().replace("Sort the ticket", f"Sort the ticket {n}"))
         commit_all(root, f"commit {n}")
         shas.append(git(root, "rev-parse", "HEAD").strip())
-    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
         live = LiveDiff(session, max_bases=3)
         for sha in shas:
             assert "error" not in await live.document(sha)
