@@ -47,7 +47,7 @@ async def worker_costs(root: Path, runs: int = 5) -> None:
         worker = await SpawnedWorker.start(root)
         await worker.wait_ready()
         ready = time.perf_counter()
-        await worker.request({"op": "load", "root": str(root), "modules": modules}, 30)
+        await worker.call("load", {"root": str(root), "modules": modules}, 30)
         done = time.perf_counter()
         await worker.close()
         fresh.append((done - started) * 1000)
@@ -66,7 +66,7 @@ async def fork_costs(root: Path, runs: int = 10) -> None:
         for _ in range(runs):
             started = time.perf_counter()
             worker = await server.fork()
-            await worker.request({"op": "ping"}, 10)
+            await worker.call("ping", {}, 10)
             forks.append((time.perf_counter() - started) * 1000)
             await worker.close()
     finally:

@@ -8,7 +8,9 @@ CLI. Each shape is defined here once, as a ``TypedDict``:
 - the core's ``to_dict()`` methods are annotated to return these types, so mypy checks the producer;
 - ``inspector/transport/wire.py`` derives the check of each worker message from these types (``check``
   walks the annotations), so a message missing a field is refused at the boundary, naming the op,
-  the path of the field and what was expected;
+  the path of the field and what was expected; requests to the worker (``PingRequest`` ...) are
+  checked the same way, on both sides. Each op module (``inspector/worker/ops/``) names its
+  ``Request`` and ``Answer`` among them: that table is where the check finds them;
 - the readers index what a type says is always there (``d["field"]``) and use ``.get`` only for
   ``NotRequired`` keys.
 
@@ -496,20 +498,122 @@ class UpdateRefused(TypedDict):
     full: str
 
 
-# The result of each op; ``wire.check_answer`` checks an answer's ``result`` against its op's type.
-ANSWERS: dict[str, Any] = {
-    "ping": PingResult,
-    "written": WrittenResult,
-    "prime": PrimeResult,
-    "load": LoadResult,
-    "update": Union[UpdateRefused, UpdateResult],
-    "evaluate": ExampleReport,
-    "run": Union[ConfirmRequest, RunSummary],
-    "prepare": PrepareResult,
-    "replay_step": Union[ReplayRefusal, ReplayDocument],
-    "replay_continue": Union[ReplayRefusal, ReplayConfirm, RunSummary],
-    "replay_send": Union[ReplayConfirm, RunSummary],
-}
+# Aliases of the answers of several shapes (each op module names its ``Answer``: ``inspector/worker/ops/``).
+UpdateAnswer = Union[UpdateRefused, UpdateResult]
+RunAnswer = Union[ConfirmRequest, RunSummary]
+ReplayStepAnswer = Union[ReplayRefusal, ReplayDocument]
+ReplayContinueAnswer = Union[ReplayRefusal, ReplayConfirm, RunSummary]
+ReplaySendAnswer = Union[ReplayConfirm, RunSummary]
+
+
+# -- worker requests, one per op (the ``id`` and ``op`` keys of the line are the transport's) -------
+class PingRequest(TypedDict):
+    """Nothing: the worker answers its pid."""
+
+
+class WrittenRequest(TypedDict):
+    """Nothing: the worker answers the project files its user code wrote."""
+
+
+class PrimeRequest(TypedDict):
+    """A spare worker readied for the next load of ``root``: libraries to import, texts to count
+    (``separated``: ``[text, separator]`` pairs), project files to compile."""
+
+    root: str
+    modules: list[str]
+    texts: list[str]
+    separated: NotRequired[list[list[str]]]
+    files: NotRequired[list[str]]
+
+
+class LoadRequest(TypedDict):
+    """Import the project's modules (``ModuleRef.to_dict()``) and evaluate every target."""
+
+    root: str
+    modules: list[dict[str, Any]]
+    progress: NotRequired[bool]  # stream progress events and each report (``wire.py``)
+    models: NotRequired[dict[str, Any] | None]  # the project's model profiles (pyproject.toml)
+    skip_modules: NotRequired[list[str]]
+    skip_targets: NotRequired[list[str]]
+
+
+class UpdateRequest(TypedDict):
+    """Re-import what changed ``files`` affect, in the worker that holds the project."""
+
+    files: list[str]
+    retry: NotRequired[list[str]]
+    known: NotRequired[list[str]]
+    protect: NotRequired[list[str]]
+    progress: NotRequired[bool]
+
+
+class EvaluateRequest(TypedDict):
+    """One example (or a custom ``input``) of a target evaluated and planned again."""
+
+    prompt_id: str
+    example: NotRequired[str | None]
+    input: NotRequired[dict[str, Any] | None]
+    token_budget: NotRequired[int | None]
+    input_budget: NotRequired[int | None]
+    messages: NotRequired[dict[str, Any] | None]  # plan as at a later step of a run (``step_messages``)
+    model: NotRequired[str | None]  # plan against this capacity profile instead of the target's
+
+
+class RunRequest(TypedDict):
+    """A target run (recorded with origin ``inspector``); a real model only with its ``confirm`` token."""
+
+    prompt_id: str
+    example: NotRequired[str | None]
+    input: NotRequired[dict[str, Any] | None]
+    confirm: NotRequired[str | bool | None]
+
+
+class PrepareRequest(TypedDict):
+    """An example's missing summaries prepared into the project's summary store."""
+
+    prompt_id: str
+    example: NotRequired[str | None]
+    input: NotRequired[dict[str, Any] | None]
+    contributor: NotRequired[str | None]
+    allow_models: NotRequired[bool]
+    token_budget: NotRequired[int | None]
+
+
+class ReplayStepRequest(TypedDict):
+    """A recorded step planned again with ``overrides`` (``Overrides.to_dict()``, which checks its own
+    values in ``Overrides.from_dict``), from its recording or today's source (``where``: each
+    context's ``[file, line]``)."""
+
+    prompt_id: str
+    run: str
+    step: int
+    overrides: dict[str, Any]
+    source: NotRequired[Literal["recorded", "current"]]
+    where: NotRequired[dict[str, Any]]
+
+
+class ReplayContinueRequest(TypedDict):
+    """The agent forked at a recorded step (planned with ``overrides``) and run on."""
+
+    prompt_id: str
+    run: str
+    step: int
+    overrides: dict[str, Any]
+    live_tools: NotRequired[bool]
+    confirmed: NotRequired[str | bool | None]
+
+
+class ReplaySendRequest(TypedDict):
+    """A replayed request (``send_request``) sent to the target's model; ``ask`` alone: only the question."""
+
+    prompt_id: str
+    sent: NotRequired[SentRequestDict | None]
+    run: NotRequired[str]
+    step: NotRequired[int]
+    input: NotRequired[Any]
+    receipt: NotRequired[dict[str, Any]]
+    confirmed: NotRequired[str | bool | None]
+    ask: NotRequired[bool]
 
 
 class Answered(TypedDict):

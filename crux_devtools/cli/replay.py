@@ -121,7 +121,7 @@ def replay(
         from .replay_send import continue_replay
         from ..inspector.features.runs.text import run_summary
 
-        child = continue_replay(root, run, step, overrides.to_dict(), live_tools=live_tools, yes=yes)
+        child = continue_replay(root, run, step, overrides, live_tools=live_tools, yes=yes)
         document["continued"] = {"run": child["id"], "status": child["status"], "text": child["text"], "error": child["error"], "steps": len(child["steps"])}
         if as_json:
             click.echo(json_text(document, indent=2))

@@ -29,7 +29,7 @@ def recorded_run(root: Path, run_id: str, index: int) -> dict[str, Any]:
         store.close()
 
 
-async def _replay_in_worker(root: Path, run: dict[str, Any], index: int, overrides: dict[str, Any], timeout: float) -> dict[str, Any]:
+async def _replay_in_worker(root: Path, run: dict[str, Any], index: int, overrides: Any, timeout: float) -> dict[str, Any]:
     from ..inspector.features.replay.source import replay_variant
     from ..inspector.session.service import ProjectSession
 
@@ -54,7 +54,7 @@ def worker_failure(what: str, answer: dict[str, Any]) -> click.ClickException:
 def replay_current_step(root: Path, run_id: str, index: int, overrides: Any, timeout: float = 30.0) -> dict[str, Any]:
     """The replay document of a recorded step planned from today's source (see the module docstring)."""
     run = recorded_run(root, run_id, index)
-    return asyncio.run(_replay_in_worker(root, run, index, overrides.to_dict(), timeout))
+    return asyncio.run(_replay_in_worker(root, run, index, overrides, timeout))
 
 
 __all__ = ["replay_current_step", "worker_failure"]

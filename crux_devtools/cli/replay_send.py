@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from ..core.record.replay_overrides import Overrides
+
 
 ASKS = 3  # confirmations asked at most when the model changes under each of them
 
@@ -85,7 +87,7 @@ def send_replay(root: Path, run: dict[str, Any], document: dict[str, Any], *, ye
     return record_child(root, timeout, "sending the replayed request", lambda session, confirmed: session.replay_send(target, {**request, "confirmed": confirmed}), ask)
 
 
-def continue_replay(root: Path, run: dict[str, Any], step: int, overrides: dict[str, Any], *, live_tools: bool, yes: bool, timeout: float = 300.0) -> dict[str, Any]:
+def continue_replay(root: Path, run: dict[str, Any], step: int, overrides: Overrides, *, live_tools: bool, yes: bool, timeout: float = 300.0) -> dict[str, Any]:
     """Fork the agent at ``step`` (with ``overrides``), run it on in a worker, write the child run; returns it."""
 
     def ask(confirm: dict[str, Any]) -> bool:
@@ -93,7 +95,7 @@ def continue_replay(root: Path, run: dict[str, Any], step: int, overrides: dict[
         question = f"continue the run with {confirm.get('model')!r}, a real model (each step is a paid call; first step: {estimate})?"
         return yes or click.confirm(question, default=False, err=True)
 
-    request = {"step": step, "overrides": overrides, "live_tools": live_tools}
+    request = {"step": step, "overrides": overrides.to_dict(), "live_tools": live_tools}
     return record_child(root, timeout, "continuing the run", lambda session, confirmed: session.replay_continue(run, {**request, "confirmed": confirmed}), ask)
 
 

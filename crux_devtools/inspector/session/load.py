@@ -21,6 +21,7 @@ from ..errors import LoadError, relative
 from ..transport.pool import WorkerPool
 from ..transport.process import WorkerError, WorkerProcess
 from ..report_types import LoadErrorDict, PromptReport
+from ...shapes import LoadRequest, UpdateRequest
 from ..transport.wire import (
     ExampleStarted,
     ExitCalled,
@@ -136,8 +137,7 @@ class Loader:
                 return self._give_up(error)
             self.started += 1
             attempt = Attempt()
-            request = {
-                "op": "load",
+            request: LoadRequest = {
                 "root": str(self.root),
                 "modules": [m.to_dict() for m in self.refs],
                 "progress": True,
@@ -146,7 +146,7 @@ class Loader:
                 "skip_targets": [*self.target_faults, *self.reports],
             }
             try:
-                answer = await worker.request(request, self.timeout, on_event=attempt.on_event)
+                answer = await worker.call("load", request, self.timeout, on_event=attempt.on_event)
             except WorkerError as exc:
                 await worker.close()
                 self._keep(attempt)
@@ -331,11 +331,11 @@ async def update_project(
     crashed or hung, answered with an error, or a library changed): the caller then loads in full.
     """
     attempt = Attempt()
-    request = {
-        "op": "update", "files": list(files), "retry": sorted(retry), "known": sorted(previous), "protect": sorted(protect), "progress": True,
+    request: UpdateRequest = {
+        "files": list(files), "retry": sorted(retry), "known": sorted(previous), "protect": sorted(protect), "progress": True,
     }
     try:
-        answer = await worker.request(request, timeout, on_event=attempt.on_event)
+        answer = await worker.call("update", request, timeout, on_event=attempt.on_event)
     except WorkerError as exc:
         return f"the update stopped the worker ({exc.error.get('type')}: {exc.error.get('message')})"
     if not answer.get("ok"):

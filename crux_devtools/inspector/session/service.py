@@ -49,7 +49,7 @@ import inspect
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -58,12 +58,14 @@ from ..api import SessionEvent, failed_run, find_prompt
 from .discovery import ModuleRef, discover, imported_note, read_model_config, read_tool_keys, read_watch_ignore
 from ..errors import FailedExample, LoadError
 from .history import History
-from ..transport.pool import WorkerPool
+from ..transport.pool import StartWorker, WorkerPool
 from ..transport.process import WorkerError, WorkerProcess
+from ..transport.wire import MalformedRequest
 from .held_report import HeldReport, Merged, report_texts
 from .reload_rules import Change, Held, Incremental, VerifyOnly, concerns, decide, sort_changes
 from .report_history import ReportHistory
 from ..report_types import ExampleReport, LoadErrorDict, PrepareResult, Report
+from ...shapes import PrepareRequest, PrimeRequest
 from ..features.runs.watch import RunsWatcher
 from .watcher import file_state, is_relevant
 from .load import LoadOutcome, load_project, update_project
@@ -120,6 +122,7 @@ class ProjectSession:
         runs_poll: float = 0.1,
         verify_after: float = 0.3,
         pool: WorkerPool | None = None,
+        transport: StartWorker | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
@@ -132,7 +135,8 @@ class ProjectSession:
         self._reports = ReportHistory(self.root, history)
         self.history_warning = self._reports.warning
         self._subscribers: list[Callable[[SessionEvent], Any]] = []
-        self._pool = pool or WorkerPool(self.root, prewarm=prewarm, fork=fork)  # ``pool``: one already warming (the TUI's launch)
+        # ``pool``: one already warming (the TUI's launch); ``transport``: how workers start (``inprocess.in_process``: no process)
+        self._pool = pool or WorkerPool(self.root, prewarm=prewarm, fork=fork, start=transport)
         self._tasks: set[asyncio.Task[Any]] = set()
         # What is held between two loads: see the class docstring.
         self._held = HeldReport()
@@ -394,7 +398,7 @@ class ProjectSession:
         written: list[str] = []
         if worker is not None and worker.alive and not worker.lock.locked():  # busy (a Run): verify rather than wait
             try:
-                answer = await worker.request({"op": "written"}, self.timeout)
+                answer = await worker.call("written", {}, self.timeout)
             except WorkerError as exc:
                 log.info("asking the worker which files its code wrote failed: %s", exc)
             else:
@@ -476,7 +480,7 @@ class ProjectSession:
         spare = await self._pool.warm()
         if spare is not None:
             counted = self._counted or {"texts": report_texts(self.report), "separated": []}
-            message = {"op": "prime", "root": str(self.root), "modules": self._preload, "files": self._files, **counted}
+            message: PrimeRequest = {"root": str(self.root), "modules": self._preload, "files": self._files, "texts": counted["texts"], "separated": counted["separated"]}
             self._spawn(self._prime(spare, message))
 
     def _read_project(self) -> tuple[Any, dict[str, Any], list[LoadErrorDict], list[str]]:
@@ -575,17 +579,17 @@ class ProjectSession:
             summary = f"Report {self._held.version} verified: a fresh load of the whole project agrees"
             self._emit(SessionEvent("report", self._held.version, summary, load="full", reevaluated=list(outcome.reevaluated), verification="agreed"))
 
-    async def _prime(self, spare: WorkerProcess, message: dict[str, Any]) -> None:
+    async def _prime(self, spare: WorkerProcess, message: PrimeRequest) -> None:
         try:
-            await spare.request(message, self.timeout)
-        except WorkerError as exc:  # the spare is replaced when it is taken; the load reports faults
+            await spare.call("prime", message, self.timeout)
+        except (WorkerError, MalformedRequest) as exc:  # the spare is replaced when it is taken; the load reports faults
             log.warning("priming the spare worker failed: %s", exc)
 
     # -- jobs in the worker --------------------------------------------------------------------
-    async def _job(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Send a job to the worker holding the prompt (the current project, or the last good version
-        of a stale prompt's module); ``{"ok", "result" | "error"}``."""
-        prompt_id = str(message.get("prompt_id"))
+    async def _job(self, op: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Send a job (``op`` and its request) to the worker holding the prompt (the current project,
+        or the last good version of a stale prompt's module); ``{"ok", "result" | "error"}``."""
+        prompt_id = str(request.get("prompt_id"))
         if prompt_id not in self._workers.owners and not self._workers.alive:
             self._workers.held = None
             await self.reload()
@@ -601,7 +605,7 @@ class ProjectSession:
             errors = (self.report["errors"] if self.report is not None else []) or [LoadError.plain("LoadError", "the project could not be loaded").to_dict()]
             return {"ok": False, "error": errors[0]}
         try:
-            return await worker.request(message, self.timeout)
+            return await worker.call(op, request, self.timeout)
         except WorkerError as exc:
             await self._workers.drop(worker)
             error = exc.error
@@ -625,7 +629,7 @@ class ProjectSession:
         ``messages`` (``replaying.step_messages``): plan the request as at a later step of a run;
         ``model``: plan it against the model of that name (a capacity profile) instead of the target's."""
         answer = await self._job(
-            {"op": "evaluate", "prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget, "input_budget": input_budget,
+            "evaluate", {"prompt_id": prompt_id, "example": example, "input": input, "token_budget": token_budget, "input_budget": input_budget,
              "messages": messages, "model": model}
         )
         if answer["ok"]:
@@ -639,7 +643,7 @@ class ProjectSession:
         """Run an agent (or a prompt with a model adapter) in the worker; returns the whole run, recorded
         in the project's store with ``origin="inspector"`` (see ``api.py``, "Runs"), or a confirmation
         request when its model is real and ``confirm`` is not that model's token (``run_confirm``)."""
-        answer = await self._job({"op": "run", "prompt_id": prompt_id, "example": example, "input": input, "confirm": confirm})
+        answer = await self._job("run", {"prompt_id": prompt_id, "example": example, "input": input, "confirm": confirm})
         if answer["ok"]:
             return answer["result"]
         return failed_run(prompt_id, answer["error"], input=input)
@@ -657,18 +661,18 @@ class ProjectSession:
         this process), from its recording or (``source="current"``) from today's source, ``where``
         naming each context's file and line: ``{"ok", "result" | "error"}``, the result a replay
         document or ``{"error"}`` (``replay_source.replay_variant`` reads it for every front end)."""
-        return await self._job({"op": "replay_step", "prompt_id": str(run.get("target")), "run": run.get("id"), "step": step, "overrides": overrides,
+        return await self._job("replay_step", {"prompt_id": str(run.get("target")), "run": run.get("id"), "step": step, "overrides": overrides,
                                 "source": source, "where": where or {}})
 
     async def replay_continue(self, run: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
         """The agent forked at a recorded step and run on in the worker (``replay_continue.py``):
         ``{"ok", "result" | "error"}``, the result the child run, ``{"confirm"}`` or ``{"error"}``."""
-        return await self._job({"op": "replay_continue", "prompt_id": str(run.get("target")), "run": run.get("id"), **request})
+        return await self._job("replay_continue", {"prompt_id": str(run.get("target")), "run": run.get("id"), **request})
 
     async def replay_send(self, prompt_id: str, request: dict[str, Any]) -> dict[str, Any]:
         """A replayed request sent to the target's model in the worker (``replay_send.py``):
         ``{"ok", "result" | "error"}``, the result the child run or ``{"confirm": ...}``."""
-        return await self._job({"op": "replay_send", "prompt_id": prompt_id, **request})
+        return await self._job("replay_send", {"prompt_id": prompt_id, **request})
 
     async def prepare_summaries(
         self,
@@ -682,11 +686,11 @@ class ProjectSession:
     ) -> PrepareResult:
         """Prepare one example's missing summaries into ``DIR/.crux/summaries.sqlite3`` (extractive
         only, unless ``allow_models``), then reload, so every view shows the summary rung measured."""
-        message = {
-            "op": "prepare", "prompt_id": prompt_id, "example": example, "input": input, "contributor": contributor,
+        message: PrepareRequest = {
+            "prompt_id": prompt_id, "example": example, "input": input, "contributor": contributor,
             "allow_models": allow_models, "token_budget": token_budget,
         }
-        answer = await self._job(message)
+        answer = await self._job("prepare", message)
         if not answer["ok"]:
             return {"prepared": [], "skipped": [], "error": answer["error"]}
         result: PrepareResult = answer["result"]

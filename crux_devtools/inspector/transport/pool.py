@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from .forkserver import ForkServer
 from .process import SpawnedWorker, WorkerError, WorkerProcess
 
 log = logging.getLogger(__name__)
+# A way to start a worker other than a process: ``inprocess.in_process`` (the same ``call``, no process).
+StartWorker = Callable[[Path], Awaitable[Any]]
 
 
 class WorkerPool:
@@ -26,16 +29,19 @@ class WorkerPool:
     CPU for imports and warm-up).
     """
 
-    def __init__(self, root: Path, *, prewarm: bool = True, fork: bool = True) -> None:
+    def __init__(self, root: Path, *, prewarm: bool = True, fork: bool = True, start: StartWorker | None = None) -> None:
         self.root = root
         self.prewarm = prewarm
         self.fork = fork
+        self.start = start  # how a worker is started instead of a process (``inprocess.in_process``: tests)
         self._spare: WorkerProcess | None = None
         self._server: Any = None
         self._closed = False
         self._warming: asyncio.Future[WorkerProcess | None] | None = None
 
     async def _start(self) -> WorkerProcess:
+        if self.start is not None:
+            return await self.start(self.root)
         if self.fork:
             if self._server is None or not self._server.alive:
                 if self._server is not None:

@@ -21,7 +21,7 @@ import json
 import os
 import re
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from . import reaper
 from .early_start import worker_command, worker_env
 from ..errors import LoadError
 from ..report_types import LoadErrorDict
-from .wire import check_answer
+from .wire import check_answer, check_request
 
 READY_TIMEOUT = 60.0
 STREAM_LIMIT = 256 * 1024 * 1024
@@ -203,17 +203,32 @@ class WorkerProcess:
             self.kill()
             raise self._failure("WorkerTimeout", f"the worker did not start within {READY_TIMEOUT:.0f} s") from None
 
-    async def request(
+    async def call(
+        self,
+        op: str,
+        request: Mapping[str, Any],
+        timeout: float,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Send one request of ``op`` (its fields, checked against the op's ``Request`` first: a
+        malformed one raises ``wire.MalformedRequest`` and nothing is sent) and return its answer,
+        checked against the op's ``Answer``; kill the worker when user code hangs.
+
+        Progress events sent before the answer go to ``on_event``; each one starts a new step, and
+        ``timeout`` (seconds) bounds each step. A worker that ends or hangs raises ``WorkerError``.
+        """
+        fields = dict(request)
+        check_request(op, fields)
+        return await self.send_unchecked({"op": op, **fields}, timeout, on_event)
+
+    async def send_unchecked(
         self,
         message: dict[str, Any],
         timeout: float,
         on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
-        """Send one request and return its answer; kill the worker when user code hangs.
-
-        Progress events sent before the answer go to ``on_event``; each one starts a new step, and
-        ``timeout`` (seconds) bounds each step. A worker that ends or hangs raises ``WorkerError``.
-        """
+        """Write ``message`` (``{"op", ...}``) as it is and return its answer: ``call`` without the
+        sender's check, for tests of what the worker does with a request it cannot take."""
         async with self.lock:
             await self.wait_ready()
             if not self.alive:

@@ -2,7 +2,7 @@
 
 The worker runs user code, and user code can replace the inspector's own functions inside the
 worker (monkeypatching). So nothing a worker sends is trusted: every answer (``check_answer``, one
-call where answers arrive in ``process.py``) and every progress event (``parse_event``) is checked
+call where answers arrive in ``process.py`` and ``inprocess.py``) and every progress event (``parse_event``) is checked
 against its type in ``crux_devtools/shapes.py``, and a malformed one becomes a load error that
 names the op, the path of the field and what was expected, instead of a ``KeyError`` somewhere in
 the web page, the TUI or ``check``.
@@ -12,6 +12,11 @@ the ``TypedDict`` annotations (``typing.get_type_hints``; required keys must be 
 ones may be absent), ``Literal``, unions, lists and dicts. A field added to a type is checked from
 then on; a producer that forgets it fails mypy (the core's ``to_dict()`` returns these types) or
 this check (the worker's own dicts).
+
+Requests are checked too, against the op's ``Request`` (``check_request``): by the sender before a
+line is written (``WorkerProcess.call``), and by the worker when it arrives (``Worker.handle``). A
+malformed request is a ``MalformedRequest`` naming the op and the field; nothing is sent. The types of
+both come from the op table (``worker/ops/``): one module per op.
 
 Progress events (worker -> session, while a ``load`` runs; each resets the step's deadline) are
 ``shapes.EVENTS``::
@@ -35,12 +40,16 @@ from typing import Any, Literal, Union
 
 from typing_extensions import NotRequired, Required
 
-from ...shapes import ANSWERS, EVENTS, Answered, LoadErrorDict, PromptReport
+from ...shapes import EVENTS, Answered, LoadErrorDict, PromptReport
 from ..errors import LoadError
 
 
 class MalformedReport(ValueError):
     """A value sent by a worker does not have the shape the front ends read."""
+
+
+class MalformedRequest(ValueError):
+    """A request to the worker does not have its op's shape (or names no op of the table)."""
 
 
 Checker = Callable[[Any], None]
@@ -272,14 +281,43 @@ def check_prompt(value: Any, where: str = "prompt") -> PromptReport:
     return check(PromptReport, value, where)  # type: ignore[no-any-return]
 
 
+def check_request(op: str, request: Any) -> Any:
+    """``request`` (the fields of a request line, without ``id`` and ``op``) if it has the shape of
+    ``op``'s ``Request`` in the op table, else ``MalformedRequest`` naming the op and the field."""
+    from ..worker.ops import OPS
+
+    entry = OPS.get(op)
+    if entry is None:
+        raise MalformedRequest(f"unknown op {op!r}; the worker answers: {', '.join(OPS)}")
+    if isinstance(request, dict) and ("id" in request or "op" in request):
+        raise MalformedRequest(f"a request to {op!r} carries no 'id' or 'op' field: the transport adds them")
+    try:
+        check(entry.request, request, "request")
+    except MalformedReport as problem:
+        raise MalformedRequest(f"malformed request to {op!r}: {problem}") from None
+    unknown = sorted(set(request) - set(typing.get_type_hints(entry.request)))
+    if unknown:
+        known = ", ".join(typing.get_type_hints(entry.request)) or "none"
+        raise MalformedRequest(f"malformed request to {op!r}: request.{unknown[0]} is not a field of {entry.request.__name__} (its fields: {known})")
+    return request
+
+
+def answer_shape(op: str) -> Any:
+    """The type of the ``result`` of an answer to ``op`` (its op module's ``Answer``)."""
+    from ..worker.ops import OPS
+
+    entry = OPS.get(op)
+    return entry.answer if entry is not None else Any
+
+
 def check_answer(op: str, answer: dict[str, Any]) -> dict[str, Any]:
-    """A worker's answer to ``op`` if it has the shape of ``shapes.ANSWERS[op]`` (or is a failure
+    """A worker's answer to ``op`` if it has the shape of the op's ``Answer`` (or is a failure
     carrying a ``LoadErrorDict``); else a failed answer whose error names the op, the field and what
-    was expected. Called once, where answers arrive (``WorkerProcess.request``)."""
+    was expected. Called once, where answers arrive (``WorkerProcess.call``)."""
     try:
         check(Answered, answer, "answer")
         if answer["ok"]:
-            check(ANSWERS.get(op, Any), answer["result"], "result") if "result" in answer else _no("result")
+            check(answer_shape(op), answer["result"], "result") if "result" in answer else _no("result")
         elif "error" not in answer:
             _no("error")
     except MalformedReport as problem:

@@ -17,6 +17,9 @@ encoding), writes ``{"ready": true}``, then answers requests one at a time::
     <- {"id": 5, "ok": true, "result": {"order", "refs", "reevaluated", "reimported", "watched", "imported", ...}}
                                                            # or {"full": why}: the session loads in full
 
+Each op is one module of ``ops/`` (its request type, its answer type, its handler); ``Worker.handle``
+dispatches through that table and checks each request against its op's type first.
+
 With ``"progress": true`` a load also reports each step as it starts (importing a module,
 evaluating a prompt, one example) and streams each prompt's report (see ``wire.py``), so when user
 code hangs or kills the worker the session knows which module or prompt did it, and loads the rest
@@ -40,7 +43,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
@@ -343,19 +345,11 @@ RECORDING_OFF = (
     "emit_otel and CRUX_DEVTOOLS_RECORD record nothing there); a Run (the Run button, crux-devtools run) "
     "is recorded with origin \"inspector\""
 )
-# The requests meant to call a model: the network guard is lifted for them (netguard.lifted).
-LIFTED = frozenset({"run", "replay_send", "replay_continue"})
-# What a refusal says the worker was doing, per op.
-DOING = {
-    "ping": "starting up", "written": "holding your project between requests", "prime": "warming up for your project",
-    "load": "importing your modules", "update": "importing your modules",
-}
-
-
 class Worker:
     """Holds the loaded project between requests, and updates it in place after a save (``update``).
 
-    Ops are dispatched from one table (``self.ops``); see the module docstring for each.
+    Requests are dispatched through the op table (``ops/``: one module per op, its request and answer
+    types and its handler); the handlers read the project and the helpers held here.
     """
 
     def __init__(self, channel: Channel) -> None:
@@ -373,61 +367,53 @@ class Worker:
         self.collect: Literal["", "collect", "freeze"] = ""
         self.allow_network = False  # [tool.crux-devtools] allow_network (netguard.py), read at load
         self.network_errors: list[Any] = []  # its ConfigError, if the value is bad
-        self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
-            "ping": self.ping,
-            "written": self.written,
-            "prime": self.prime,
-            "load": self.load,
-            "update": self.update,
-            "evaluate": self.evaluate,
-            "run": self.run,
-            "prepare": self.prepare,
-            "replay_send": self.replay_send,
-            "replay_step": self.replay_step,
-            "replay_continue": self.replay_continue,
-        }
+        self.guarded = True  # the network guard (netguard.py); off in the in-process transport (tests)
 
     def handle(self, request: dict[str, Any]) -> Any:
-        op = request.get("op")
-        method = self.ops.get(op) if isinstance(op, str) else None
-        if method is None:
-            raise ValueError(f"unknown op {op!r}; expected one of: {', '.join(self.ops)}")
-        if op not in ("ping", "prime", "load") and self.project is None:
-            raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
-        with self._network(str(op), request):
-            return method(request)
+        """Answer one request line (``{"id", "op", ...}``) through the op table (``ops/``), its fields
+        checked against the op's ``Request`` first."""
+        from ..transport.wire import check_request
+        from .ops import OPS
 
-    def _network(self, op: str, request: dict[str, Any]) -> Any:
+        op = request.get("op")
+        entry = OPS.get(op) if isinstance(op, str) else None
+        if entry is None:
+            raise ValueError(f"unknown op {op!r}; expected one of: {', '.join(OPS)}")
+        fields = {k: v for k, v in request.items() if k not in ("id", "op")}
+        check_request(entry.name, fields)
+        if entry.needs_project and self.project is None:
+            raise RuntimeError(f"op {op!r} needs a loaded project; send 'load' first")
+        with self._network(entry, fields):
+            return entry.handle(self, fields)
+
+    def _network(self, op: Any, request: dict[str, Any]) -> Any:
         """No connection and no child process while user code is imported or evaluated (netguard.py:
         held for the whole life of the worker, on every thread), except in a request meant to call a
-        model (a Run, a replay sent, a model-backed prepare) or a project with ``allow_network = true``."""
-        from contextlib import ExitStack
+        model (an op whose ``lifted(request)`` says so: a Run, a replay sent, a model-backed prepare)
+        or a project with ``allow_network = true``."""
+        from contextlib import ExitStack, nullcontext
 
         from . import netguard
 
+        if not self.guarded:
+            return nullcontext()
         root = self.project.root if self.project is not None else request.get("root")
         if root is not None:
             netguard.install(Path(root))
-        if op == "load" and root is not None:
+        if op.name == "load" and root is not None:
             from ..session.discovery import read_allow_network
 
             self.allow_network, self.network_errors = read_allow_network(root)
             if self.allow_network:
                 netguard.open_network()
         stack = ExitStack()
-        if op in LIFTED or (op == "prepare" and bool(request.get("allow_models"))):
+        if op.lifted(request):
             stack.enter_context(netguard.lifted())
-        stack.enter_context(netguard.doing(DOING.get(op, "evaluating your prompts")))
+        stack.enter_context(netguard.doing(op.doing))
         return stack
 
-    def ping(self, request: dict[str, Any]) -> Any:
-        return {"pid": os.getpid()}
-
-    def written(self, request: dict[str, Any]) -> Any:
-        """The project files user code in this worker wrote so far (``graph.Tracker.written_files``)."""
-        return {"written": tracker.written_files()}
-
     def prime(self, request: dict[str, Any]) -> Any:
+        """The ``prime`` op (``ops/prime.py``)."""
         return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
 
     def _progress(self, request: dict[str, Any]) -> Any:
@@ -573,7 +559,7 @@ class Worker:
         files = sorted({os.path.relpath(f, root) for f in modules.values()})
         return {"watched": tracker.watched(), "imported": files, "written": tracker.written_files()}
 
-    def _find(self, target_id: str) -> Any:
+    def find(self, target_id: str) -> Any:
         try:
             return self.project.find(target_id)
         except KeyError:
@@ -581,74 +567,7 @@ class Worker:
                 return self.held[target_id]
             raise
 
-    def evaluate(self, request: dict[str, Any]) -> Any:
-        from .evaluate import evaluate_example
-
-        target = self._find(request["prompt_id"])
-        name, data = self._input(target, request.get("example"), request.get("input"))
-        return evaluate_example(
-            self.project.root,
-            target,
-            name,
-            data,
-            token_budget=request.get("token_budget"),
-            input_budget=request.get("input_budget"),
-            defaults=self.defaults,
-            messages=request.get("messages"),
-            model=request.get("model"),
-        )
-
-    def run(self, request: dict[str, Any]) -> Any:
-        from .evaluate import first_request_tokens, run_target
-
-        from .run_confirm import check_run
-
-        target = self._find(request["prompt_id"])
-        _name, data = self._input(target, request.get("example"), request.get("input"))
-        # against the model about to run, not the one shown; the question carries its first request's size to price it
-        asked = check_run(target, request.get("confirm"), lambda: first_request_tokens(target, data, self.defaults))
-        if asked is not None:
-            return asked
-        if self.recorder is None:
-            from crux_devtools.core.record.recording import RunRecorder
-
-            from ..features.diff.redact import project_redact
-
-            self.recorder = RunRecorder(self.project.root, redact=project_redact(self.project.root))  # the project's redact hook
-        return run_target(self.project.root, target, data, self.recorder)
-
-    def prepare(self, request: dict[str, Any]) -> Any:
-        from .evaluate import prepare
-
-        target = self._find(request["prompt_id"])
-        _name, data = self._input(target, request.get("example"), request.get("input"))
-        return prepare(
-            self.project.root, target, data, self.defaults, contributor=request.get("contributor"),
-            allow_models=bool(request.get("allow_models")), token_budget=request.get("token_budget"),
-        )
-
-    def replay_step(self, request: dict[str, Any]) -> Any:
-        """A recorded step planned again, with overrides, from its recording or (``source``: ``current``)
-        from today's source (``replay_current.py``)."""
-        from .replay_current import replay_current_document, replay_recorded_document
-
-        if request.get("source") == "current":
-            return replay_current_document(self.project.root, self._find(request["prompt_id"]), request, self.defaults)
-        return replay_recorded_document(self.project.root, request, self.defaults)
-
-    def replay_continue(self, request: dict[str, Any]) -> Any:
-        """The agent forked at a recorded step and run on; answers the child run (``replay_continue.py``)."""
-        from .replay_continue import continue_from
-
-        return self._redacted_child(continue_from(self.project.root, self._run_target(request["prompt_id"]), request, self.defaults))
-
-    def replay_send(self, request: dict[str, Any]) -> Any:
-        """A replayed request sent to the target's model; answers the child run (``replay_send.py``)."""
-        from .replay_send import send_replayed
-
-        return self._redacted_child(send_replayed(self.project.root, self._run_target(request["prompt_id"]), request))
-
-    def _redacted_child(self, answer: Any) -> Any:
+    def redacted_child(self, answer: Any) -> Any:
         """A child run (it has an ``id``) through the project's redact hook before it leaves the
         worker to be stored and shown; a hook that fails keeps only what ``withheld`` keeps."""
         if not isinstance(answer, dict) or "id" not in answer:
@@ -670,15 +589,15 @@ class Worker:
             return out
         return done
 
-    def _run_target(self, target_id: str) -> Any:
+    def run_target(self, target_id: str) -> Any:
         """The recorded run's target, or a ``LookupError`` that says it is gone from the source."""
         try:
-            return self._find(target_id)
+            return self.find(target_id)
         except KeyError:
             known = ", ".join(t.id for t in self.project.targets) or "none"
             raise LookupError(f"the run's target {target_id!r} no longer exists in the source; nothing was sent (known targets: {known})") from None
 
-    def _input(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    def input_of(self, target: Any, example: str | None, data: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
         from .evaluate import example_inputs
 
         if data is not None:

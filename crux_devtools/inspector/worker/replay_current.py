@@ -58,18 +58,23 @@ def plan_current(target: Any, request: dict[str, Any], defaults: Any) -> dict[st
 
 
 def overrides_of(data: dict[str, Any], defaults: Any) -> Any:
-    """``Overrides`` from their JSON form (``Overrides.to_dict()``); the model's profile from the project's."""
+    """``Overrides`` from their wire form (``Overrides.from_dict``), with the model's profile from the
+    project's; a bad value is a ``ReplayError`` that says which and why."""
+    import dataclasses
+
     from ...core.record.replay import Overrides, ReplayError
 
-    model = data.get("model") or None
-    profile = None
-    if model is not None:
-        profiles = getattr(defaults, "profiles", {}) or {}
-        profile = profiles.get(model)
-        if profile is None:
-            raise ReplayError(f"model {model!r}: no capacity profile of that name in pyproject.toml; known: {', '.join(sorted(profiles)) or 'none'}")
-    rungs = tuple((str(c), str(r)) for c, r in (data.get("rungs") or {}).items())
-    return Overrides(max=data.get("max"), optimize_at=data.get("optimize_at"), model=model, profile=profile, rungs=rungs, drop=tuple(data.get("drop") or ()))
+    try:
+        overrides = Overrides.from_dict(data)
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from None
+    if overrides.model is None:
+        return overrides
+    profiles = getattr(defaults, "profiles", {}) or {}
+    profile = profiles.get(overrides.model)
+    if profile is None:
+        raise ReplayError(f"model {overrides.model!r}: no capacity profile of that name in pyproject.toml; known: {', '.join(sorted(profiles)) or 'none'}")
+    return dataclasses.replace(overrides, profile=profile)
 
 
 def replay_recorded_document(root: Any, request: dict[str, Any], defaults: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
+from ...core.record.replay_overrides import Overrides
 from ...inspector.features.replay.source import current_command, replay_variant
 from ...inspector.features.replay.document import send_request, write_child_run
 from ...inspector.features.runs.costs import prices_for
@@ -71,8 +72,8 @@ class ReplayScreen(Screen[None]):
         self.sub_title = f"replay of run {self.run.get('id', '?')} step {self.index}"
         self.replay()
 
-    def overrides(self) -> dict[str, Any]:
-        return {"max": self.max, "optimize_at": None, "model": None, "rungs": {}, "drop": []}
+    def overrides(self) -> Overrides:
+        return Overrides(max=self.max)
 
     def show(self) -> None:
         head = Text()
@@ -88,7 +89,7 @@ class ReplayScreen(Screen[None]):
     @work(exclusive=True, exit_on_error=False)
     async def replay(self) -> None:
         overrides, source = self.overrides(), self.source
-        label = variant_label(overrides, source)
+        label = variant_label(overrides.to_dict(), source)
         self.current = (label, None, None)
         self.show()
         replayed = await replay_variant(self.session, self.run, self.index, overrides, source)

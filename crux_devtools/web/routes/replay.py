@@ -71,7 +71,7 @@ async def replay_panel(request: Request, run_id: str, index: int) -> Response:
     session = request.app.state.session
     asked = await send_question(session, run)  # the model a send would call now, not the recorded one
     for variant in variants:
-        replayed = await replay_variant(session, run, index, variant.overrides.to_dict(), variant.source)
+        replayed = await replay_variant(session, run, index, variant.overrides, variant.source)
         column = variant_column(variant, replayed, recorded)
         if replayed.document is not None and column.input_tokens is not None and asked is not None:
             column.estimate = prices.estimate(asked.get("model"), column.input_tokens)
@@ -91,7 +91,7 @@ async def replay_send(request: Request, run_id: str, index: int) -> Response:
     if run is None or step is None or problems:
         return render(request, "_replay_sent.html", {"sent": None, "problem": problem or "; ".join(problems)}, status=400)
     session = request.app.state.session
-    replayed = await replay_variant(session, run, index, variant.overrides.to_dict(), variant.source)
+    replayed = await replay_variant(session, run, index, variant.overrides, variant.source)
     document = replayed.document
     if document is None or document["replayed"]["sent"] is None:
         why = replayed.error or f"nothing to send: the replayed request does not fit ({document['replayed']['error_code'] if document else ''})"

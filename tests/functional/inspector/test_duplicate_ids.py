@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 
 ORIGINAL = 'from crux_devtools import prompt\n\nsecond = prompt("x", system="from b", examples={"one": {}})\n'
 NEWER = 'from crux_devtools import prompt\n\n\nfirst = prompt("x", system="from a", examples={"one": {}})\n'
@@ -20,7 +21,7 @@ def shown_and_errors(session: ProjectSession) -> tuple[list[tuple[str, str, int 
 
 async def test_the_error_names_the_prompt_shown_and_sits_at_the_duplicate_that_is_not(tmp_path: Path) -> None:
     (tmp_path / "b.py").write_text(ORIGINAL, encoding="utf-8")
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         assert shown_and_errors(session) == ([("x", "b.py", 3, "from b")], [])
         (tmp_path / "a.py").write_text(NEWER, encoding="utf-8")  # a second module with the same id
         await session.reload(["a.py"])

@@ -14,6 +14,7 @@ from waits import WAIT, watcher_caught_up
 
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.transport.process import SpawnedWorker
+from crux_devtools.inspector.transport.wire import MalformedRequest
 from crux_devtools.inspector.session.service import ProjectSession
 
 LOGGED = "from pathlib import Path\n\nwith open(Path(__file__).with_name('imports.log'), 'a', encoding='utf-8') as _log:\n    _log.write({name!r} + '\\n')\n\n"
@@ -297,13 +298,22 @@ async def test_a_bad_watch_ignore_is_a_config_error_at_its_line(tmp_path: Path) 
 async def test_an_unknown_worker_op_lists_the_ops_of_the_table(tmp_path: Path) -> None:
     worker = await SpawnedWorker.start(tmp_path)
     try:
-        answer: dict[str, Any] = await worker.request({"op": "reticulate"}, 30)
+        answer: dict[str, Any] = await worker.send_unchecked({"op": "reticulate"}, 30)
         assert not answer["ok"]
         message = answer["error"]["message"]
         assert "unknown op 'reticulate'" in message
         for op in ("ping", "prime", "load", "update", "evaluate", "run", "prepare"):
             assert op in message
-        answer = await worker.request({"op": "update", "files": []}, 30)
+        # the worker checks a request on receipt too: a field of the wrong type is named, nothing runs
+        answer = await worker.send_unchecked({"op": "prime", "root": str(tmp_path), "modules": "racy_style", "texts": []}, 30)
+        assert not answer["ok"] and answer["error"]["type"] == "MalformedRequest"
+        assert "malformed request to 'prime': request.modules is str, expected a list" in answer["error"]["message"]
+        with pytest.raises(MalformedRequest, match=r"request to 'update': request.files is str, expected a list"):
+            await worker.call("update", {"files": "a.py"}, 30)  # the sender refuses it before writing a line
+        with pytest.raises(MalformedRequest, match=r"request.flies is not a field of UpdateRequest \(its fields: files, retry"):
+            await worker.call("update", {"files": [], "flies": []}, 30)
+        assert (await worker.call("ping", {}, 30))["ok"]  # and the worker still answers
+        answer = await worker.call("update", {"files": []}, 30)
         assert not answer["ok"] and "send 'load' first" in answer["error"]["message"]
     finally:
         await worker.close()
@@ -322,9 +332,9 @@ async def test_a_library_saved_while_the_spare_imports_it_makes_the_spare_stale(
     root = make_project(tmp_path / "project")
     worker = await SpawnedWorker.start(root)
     try:
-        primed = await worker.request({"op": "prime", "root": str(root), "modules": ["racy_style"], "texts": []}, 30)
+        primed = await worker.call("prime", {"root": str(root), "modules": ["racy_style"], "texts": []}, 30)
         assert primed["ok"] and primed["result"]["modules"] == 1, primed
-        answer = await worker.request({"op": "load", "root": str(root), "modules": []}, 30)
+        answer = await worker.call("load", {"root": str(root), "modules": []}, 30)
         assert not answer["ok"]
         assert answer["error"]["type"] == "StaleWorker" and "racy_style.py changed" in answer["error"]["message"]
     finally:

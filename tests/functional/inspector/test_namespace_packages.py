@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 
@@ -47,7 +48,7 @@ def test_a_relative_import_in_a_namespace_package_loads_as_in_plain_python(proje
 
 
 async def test_a_save_of_the_imported_sibling_updates_the_importer(project: Path) -> None:
-    async with ProjectSession(project, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(project, transport=in_process, watch=False, history=False, prewarm=False) as session:
         assert session.report is not None and systems(dict(session.report))["support"] == "Be brief. Also see other."
         (project / "agents" / "helpers.py").write_text("STYLE = 'Be warm.'\n")
         await session.reload(["agents/helpers.py"])

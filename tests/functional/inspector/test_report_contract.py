@@ -19,6 +19,8 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from crux_devtools.inspector.errors import FailedExample, LoadError
 from crux_devtools.inspector.report_types import ExampleReport, LoadErrorDict, PlanErrorDict, PrepareResult, Report
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.pool import StartWorker
+from crux_devtools.inspector.transport.inprocess import in_process
 
 ROOT = Path(__file__).resolve().parents[3]
 PROJECTS = Path(__file__).resolve().parents[2] / "projects"
@@ -46,8 +48,9 @@ def copy_project(source: Path, tmp_path: Path) -> Path:
     return root
 
 
-def session(root: Path, timeout: float = 10.0) -> ProjectSession:
-    return ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False)
+def session(root: Path, timeout: float = 10.0, transport: StartWorker | None = in_process) -> ProjectSession:
+    """A session whose workers run in this process, or (``transport=None``) real worker processes."""
+    return ProjectSession(root, timeout=timeout, watch=False, history=False, prewarm=False, transport=transport)
 
 
 def test_an_extra_or_missing_key_is_refused_so_the_check_below_can_fail() -> None:
@@ -83,7 +86,7 @@ async def test_a_syntax_error_gives_a_report_whose_load_error_matches_the_types(
 
 async def test_a_hanging_module_gives_a_timeout_load_error_that_matches_the_types(tmp_path: Path) -> None:
     root = copy_project(PROJECTS / "infinite_loop", tmp_path)
-    async with session(root, timeout=2.0) as s:
+    async with session(root, timeout=2.0, transport=None) as s:  # a hang: only a process can be killed
         report = valid_report(s.report)
         assert [e["type"] for e in report["errors"]] == ["TimeoutError"]
         assert report["errors"][0]["file"] == "prompts.py"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from crux_devtools.inspector.session.discovery import read_model_config
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 
 LADDERS = '''
 from pydantic import BaseModel
@@ -60,7 +61,7 @@ def by_id(report: dict) -> dict:
 
 
 async def test_each_example_carries_the_sent_request_planned_under_the_inspections_token_budget(tmp_path: Path) -> None:
-    async with ProjectSession(write_project(tmp_path), watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(write_project(tmp_path), transport=in_process, watch=False, history=False, prewarm=False) as session:
         report = session.report
     assert report is not None and report["errors"] == []
     [example] = by_id(report)["ladders"]["examples"]
@@ -86,7 +87,7 @@ async def test_each_example_carries_the_sent_request_planned_under_the_inspectio
 async def test_the_plan_model_says_where_each_targets_model_and_profile_come_from(tmp_path: Path) -> None:
     text = write_project(tmp_path).joinpath("pyproject.toml").read_text().splitlines()
     house = next(i for i, line in enumerate(text, 1) if line == "[tool.crux-devtools.models.house-model]")
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         prompts = by_id(session.report)
     plain = prompts["plain"]
     assert plain["plan_model"]["source"] == "project" and plain["plan_model"]["name"] == "house-model"
@@ -101,7 +102,7 @@ async def test_the_plan_model_says_where_each_targets_model_and_profile_come_fro
 
 
 async def test_with_no_model_named_anywhere_the_plan_says_so_and_how_to_name_one(tmp_path: Path) -> None:
-    async with ProjectSession(write_project(tmp_path, pyproject=None), watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(write_project(tmp_path, pyproject=None), transport=in_process, watch=False, history=False, prewarm=False) as session:
         plain = by_id(session.report)["plain"]
     assert plain["plan_model"]["source"] == "none" and plain["plan_model"]["name"] is None
     assert "default_model" in plain["plan_model"]["hint"] and 'model="NAME"' in plain["plan_model"]["hint"]
@@ -132,14 +133,14 @@ def test_bad_model_settings_are_load_errors_at_their_line_in_pyproject(tmp_path:
 
 async def test_a_bad_model_setting_reaches_the_report_as_a_load_error(tmp_path: Path) -> None:
     write_project(tmp_path, '[tool.crux-devtools]\n\n[tool.crux-devtools.models.x]\ncontext_window = -1\n')
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         errors = session.report["errors"]
     assert [(e["file"], e["line"], e["type"]) for e in errors] == [("pyproject.toml", 4, "ConfigError")]
 
 
 async def test_preparing_a_summary_stores_it_in_the_project_and_the_next_report_sends_it(tmp_path: Path) -> None:
     root = write_project(tmp_path)
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         assert not (root / ".crux").exists()  # reading the store never creates it
         result = await session.prepare_summaries("ladders", example="one", contributor="sync-log")
         report = session.report
@@ -151,13 +152,13 @@ async def test_preparing_a_summary_stores_it_in_the_project_and_the_next_report_
     summary = next(c for c in example["preview"]["candidates"] if c["representation"] == "summary")
     assert summary["available"] and summary["tokens"] is not None and summary["input_tokens"] is not None
     # A new session (the next serve) reads the same store.
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as again:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as again:
         assert by_id(again.report)["ladders"]["examples"][0]["summaries"][0]["prepared"] is True
 
 
 async def test_an_over_limit_plan_makes_the_example_and_the_prompt_over_and_sends_nothing(tmp_path: Path) -> None:
     write_project(tmp_path)
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         example = await session.evaluate("ladders", example="one", input_budget=40)
         fits = await session.evaluate("ladders", example="one")
     assert example["status"] == "over-limit" and example["preview"]["status"] == "over-limit" and example["preview"]["sent"] is None
@@ -170,7 +171,7 @@ async def test_a_system_text_over_its_token_budget_even_after_drops_is_over_in_e
         "from crux_devtools import prompt\nbig = prompt('big', system='word ' * 400, prompt='Hi', token_budget=50, examples={'one': {}})\n",
         encoding="utf-8",
     )
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         big = by_id(session.report)["big"]
     example = big["examples"][0]
     assert example["preview"]["status"] == "fits"  # the model could take it ...
@@ -184,7 +185,7 @@ async def test_an_over_long_sent_text_is_cut_in_the_report_with_exact_token_coun
         "              model=ModelCapacityProfile(400000, 1000, 'exact'), examples={'one': {}})\n",
         encoding="utf-8",
     )
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         example = by_id(session.report)["huge"]["examples"][0]
     sent = example["preview"]["sent"]
     assert example["truncated"] is True

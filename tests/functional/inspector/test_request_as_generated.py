@@ -19,6 +19,7 @@ from web_fakes import FakeSession
 from crux_devtools import InputBudget, RequestCompositionError, ScriptedModel, agenerate, context, generate, offloadable, preview, prompt, summarizable
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROJECT = Path(__file__).parents[2] / "projects" / "summaries"
 REPO = Path(__file__).resolve().parents[3]
@@ -38,7 +39,7 @@ def project_module() -> ModuleType:
 
 
 async def project_report() -> dict[str, Any]:
-    async with ProjectSession(PROJECT, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(PROJECT, transport=in_process, watch=False, history=False, prewarm=False) as session:
         report = session.report
     assert report is not None and report["errors"] == []
     return {p["id"]: p["examples"][0] for p in report["prompts"]}

@@ -21,6 +21,7 @@ from waits import WAIT, pilot_until  # noqa: E402
 from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import make_tui  # noqa: E402
 from crux_devtools.web.app import create_app  # noqa: E402
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 RAISE = 'raise RuntimeError("the catalog service is down")'
 
@@ -40,7 +41,7 @@ def recorded_failure(root: Path) -> tuple[str, str]:
 
 async def test_the_run_page_names_the_users_line_in_its_error_block(tmp_path: Path) -> None:
     run_id, site = recorded_failure(tmp_path)
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
             page = await client.get(f"/runs/{run_id}")
@@ -62,7 +63,7 @@ async def test_the_tui_run_detail_names_the_users_line_before_the_error(tmp_path
     from crux_devtools.tui.screens import RunDetailScreen
 
     run_id, site = recorded_failure(tmp_path)
-    session = ProjectSession(tmp_path, watch=False, history=False, prewarm=False)
+    session = ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False)
     app = make_tui(session)
     async with app.run_test(size=(160, 60)) as pilot:
         await pilot_until(pilot, lambda: session.report is not None and app.screen.query("PromptTree"), "the first report is shown")

@@ -15,6 +15,7 @@ from waits import WAIT, watcher_caught_up
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.inspector.session.watcher import is_relevant
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROJECTS = Path(__file__).parents[2] / "projects"
 GOOD = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r})\n"
@@ -54,7 +55,7 @@ async def test_the_first_report_has_the_contract_shape_and_user_code_stays_out_o
 async def test_a_broken_save_keeps_the_last_good_report_marked_stale_and_a_fix_clears_it(tmp_path: Path) -> None:
     root = project(tmp_path)
     events: list[SessionEvent] = []
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         session.subscribe(events.append)
         (root / "hello_prompts.py").write_text("from crux_devtools import prompt\nhello = prompt('hello', system='x'\n", encoding="utf-8")
         await session.reload(["hello_prompts.py"])
@@ -76,7 +77,7 @@ async def test_a_broken_save_keeps_the_last_good_report_marked_stale_and_a_fix_c
 
 async def test_saving_a_watched_file_produces_a_new_report_without_a_manual_reload(tmp_path: Path) -> None:
     root = project(tmp_path)
-    async with ProjectSession(root, debounce=0.02, history=False) as session:
+    async with ProjectSession(root, transport=in_process, debounce=0.02, history=False) as session:
         (root / "hello_prompts.py").write_text(GOOD.format(text="Saved."), encoding="utf-8")
         await until(lambda: system(session) == "Saved.")
         assert session.report is not None and session.report["version"] == 2
@@ -85,7 +86,7 @@ async def test_saving_a_watched_file_produces_a_new_report_without_a_manual_relo
 async def test_a_burst_of_200_saves_gives_at_most_a_few_evaluations_and_ends_on_the_last_text(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / "pyproject.toml").write_text(f'[tool.crux-devtools]\nwatch_ignore = ["{MARK}"]\n', encoding="utf-8")
-    async with ProjectSession(root, debounce=0.05, history=False) as session:
+    async with ProjectSession(root, transport=in_process, debounce=0.05, history=False) as session:
         before = session.evaluations
         for i in range(200):
             (root / "hello_prompts.py").write_text(GOOD.format(text=f"Save {i}."), encoding="utf-8")
@@ -102,7 +103,7 @@ def test_tool_state_caches_and_venvs_are_not_watched(tmp_path: Path) -> None:
 
 
 async def test_evaluate_applies_a_budget_and_custom_input_in_the_worker() -> None:
-    async with ProjectSession(PROJECTS / "good", watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(PROJECTS / "good", transport=in_process, watch=False, history=False, prewarm=False) as session:
         dropped = await session.evaluate("support", example="expert", token_budget=12)
         custom = await session.evaluate("support", input={"question": "q", "tone": "curt"})
         missing = await session.evaluate("nobody")
@@ -140,7 +141,7 @@ async def test_a_first_load_that_hangs_reports_the_timeout_and_the_session_keeps
 
 
 async def test_a_folder_without_prompts_says_so_and_how_to_add_one() -> None:
-    async with ProjectSession(PROJECTS / "empty", watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(PROJECTS / "empty", transport=in_process, watch=False, history=False, prewarm=False) as session:
         report = session.report
     assert report is not None and report["prompts"] == [] and report["errors"] == []
     assert "No prompts found" in report["notice"] and "[tool.crux-devtools]" in report["notice"]
@@ -157,7 +158,7 @@ async def test_async_subscribers_are_awaited_and_unsubscribing_stops_events(tmp_
     async def stays(event: SessionEvent) -> None:
         later.append(event.kind)
 
-    async with ProjectSession(project(tmp_path), watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(project(tmp_path), transport=in_process, watch=False, history=False, prewarm=False) as session:
         unsubscribe = session.subscribe(remember)
         session.subscribe(stays)
         await session.reload()
@@ -171,7 +172,7 @@ async def test_async_subscribers_are_awaited_and_unsubscribing_stops_events(tmp_
 
 async def test_previous_system_returns_the_text_before_the_last_change(tmp_path: Path) -> None:
     root = project(tmp_path, "First.")
-    async with ProjectSession(root, watch=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, prewarm=False) as session:
         assert session.previous_system("hello", "empty") is None
         (root / "hello_prompts.py").write_text(GOOD.format(text="Second."), encoding="utf-8")
         await session.reload()
@@ -179,14 +180,14 @@ async def test_previous_system_returns_the_text_before_the_last_change(tmp_path:
         assert session.previous_system("hello", "empty") == "First."
     assert (root / ".crux" / "devtools.sqlite3").is_file()
     # A later session finds the earlier version in the history file.
-    async with ProjectSession(root, watch=False, prewarm=False) as later:
+    async with ProjectSession(root, transport=in_process, watch=False, prewarm=False) as later:
         assert later.previous_system("hello", "empty") == "First."
 
 
 @pytest.mark.parametrize("history", [False])
 async def test_previous_system_works_without_a_history_file(tmp_path: Path, history: bool) -> None:
     root = project(tmp_path, "One.")
-    async with ProjectSession(root, watch=False, history=history, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=history, prewarm=False) as session:
         (root / "hello_prompts.py").write_text(GOOD.format(text="Two."), encoding="utf-8")
         await session.reload()
         assert session.previous_system("hello", "empty") == "One."
@@ -200,7 +201,7 @@ async def test_an_agent_is_reported_with_its_budget_and_runs_in_the_worker(tmp_p
         "bot = agent('bot', prompt=chat, model=ScriptedModel(['Hello there.']), input_budget=InputBudget(max=900))\n",
         encoding="utf-8",
     )
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         assert session.report is not None
         reports = {p["id"]: p for p in session.report["prompts"]}
         result = await session.run("bot", example="hi")

@@ -20,6 +20,7 @@ from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.features.runs import watch as runs_watch
 from crux_devtools.inspector.api import SessionEvent
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -41,7 +42,7 @@ async def until(predicate: Callable[[], bool], timeout: float = WAIT) -> None:
 
 async def test_the_inspectors_run_is_a_whole_recorded_run_and_every_run_starts_from_the_definitions(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         first = await session.run("helper", example="first")
         second = await session.run("helper", example="first")
     for run in (first, second):
@@ -68,7 +69,7 @@ async def test_the_inspectors_run_is_a_whole_recorded_run_and_every_run_starts_f
 )
 async def test_a_failed_run_comes_back_as_an_error_not_an_empty_success(tmp_path: Path, target: str, error_type: str, message: str) -> None:
     root = make_project(tmp_path)
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         runs = [await session.run(target) for _ in range(2)]
     for run in runs:
         assert run["status"] == "error" and run["error"]["type"] == error_type and message in run["error"]["message"], run["error"]
@@ -79,7 +80,7 @@ async def test_a_failed_run_comes_back_as_an_error_not_an_empty_success(tmp_path
 
 async def test_a_prompt_that_names_a_model_adapter_can_be_run_and_reports_its_model_kind(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         assert session.report is not None
         reports = {p["id"]: p for p in session.report["prompts"]}
         solo = await session.run("solo")
@@ -95,7 +96,7 @@ async def test_a_prompt_that_names_a_model_adapter_can_be_run_and_reports_its_mo
 async def test_a_run_that_cannot_be_recorded_still_returns_and_says_why(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     (root / ".crux").write_text("in the way")
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         run = await session.run("solo")
         assert session.runs() is not None and session.runs().list() == []
     assert run["status"] == "ok" and run["text"] == "Hi from a prompt."
@@ -133,7 +134,7 @@ async def test_a_run_written_by_another_process_arrives_as_a_runs_event_without_
     root = make_project(tmp_path)
     (root / "pyproject.toml").write_text('[tool.crux-devtools]\nwatch_ignore = ["watch-mark.txt"]\n', encoding="utf-8")
     events: list[SessionEvent] = []
-    async with ProjectSession(root, watch=True, history=True, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=True, history=True, prewarm=False) as session:
         session.subscribe(events.append)
         await until(lambda: len(polled) == 1)  # the poller has its starting mark
         evaluations = session.evaluations
@@ -154,7 +155,7 @@ async def test_a_run_written_by_another_process_arrives_as_a_runs_event_without_
 
 async def test_nobody_listening_means_no_polling(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         unsubscribe = session.subscribe(lambda e: None)
         assert session._runs.task is not None and not session._runs.task.done()
         unsubscribe()
@@ -168,7 +169,7 @@ async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_insp
     (root / ".crux").mkdir()
     (root / ".crux" / "runs.sqlite3").write_bytes(b"garbage" * 1000)
     caplog.set_level(logging.WARNING)
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         session.subscribe(lambda e: None)
         assert session.runs() is None and session.runs() is None
         await until(lambda: polled)  # the poller met the corrupt file too
@@ -182,7 +183,7 @@ async def test_a_corrupt_runs_file_makes_runs_none_with_one_warning_and_the_insp
 async def test_two_inspectors_both_see_every_run_three_processes_write_at_once(tmp_path: Path, polled: set[int]) -> None:
     root = make_project(tmp_path)
     seen: dict[str, list[str]] = {"a": [], "b": []}
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as one, ProjectSession(root, watch=False, history=False, prewarm=False) as two:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as one, ProjectSession(root, watch=False, history=False, prewarm=False) as two:
         one.subscribe(lambda e: seen["a"].extend(e.runs))
         two.subscribe(lambda e: seen["b"].extend(e.runs))
         await until(lambda: len(polled) == 2)  # both pollers have their starting marks

@@ -26,6 +26,7 @@ from crux_devtools.tui.widgets import ErrorsView, PromptTree, StatusLine
 from crux_devtools.tui.widgets.status_line import status_text
 from crux_devtools.web.app import create_app
 from waits import pilot_until
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROJECT = Path(__file__).parents[2] / "projects" / "statuses"
 REPO = Path(__file__).resolve().parents[3]
@@ -54,7 +55,7 @@ def text_of(fragment: str) -> str:
 
 async def web_statuses() -> tuple[dict[str, str], dict[str, str], dict[str, str], dict[str, str]]:
     """(list chip, page chip, page data-status, /api status) of every prompt, from the real app."""
-    async with ProjectSession(PROJECT, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(PROJECT, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
             listing = (await client.get("/")).text
@@ -72,7 +73,7 @@ async def web_statuses() -> tuple[dict[str, str], dict[str, str], dict[str, str]
 
 async def tui_statuses() -> tuple[dict[str, str], dict[str, str]]:
     """(tree label, status line) of every prompt, from the real Textual app over a real session."""
-    session = ProjectSession(PROJECT, history=False, prewarm=False)
+    session = ProjectSession(PROJECT, transport=in_process, history=False, prewarm=False)
     app = make_tui(session)
     tree_words: dict[str, str] = {}
     line_words: dict[str, str] = {}
@@ -171,7 +172,7 @@ def test_check_names_a_prompt_it_could_not_check_and_strict_fails_on_it(unchecke
 
 
 async def test_a_custom_input_that_does_not_match_the_schema_is_never_a_green_fits() -> None:
-    async with ProjectSession(PROJECT, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(PROJECT, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
             page = (await client.get("/prompts/fine", params={"input": "{}"})).text

@@ -21,7 +21,7 @@ async def load(root: Path, timeout: float = WAIT) -> tuple[WorkerProcess, dict[s
     worker = await SpawnedWorker.start(root)
     modules = [m.to_dict() for m in discover(root).modules]
     try:
-        answer = await worker.request({"op": "load", "root": str(root), "modules": modules}, timeout)
+        answer = await worker.call("load", {"root": str(root), "modules": modules}, timeout)
     except WorkerError:
         await worker.close()
         raise
@@ -110,9 +110,9 @@ async def test_a_huge_system_text_is_truncated_in_the_report_with_its_true_token
 async def test_evaluate_uses_the_loaded_project_with_a_budget_and_custom_input() -> None:
     worker, _ = await load(PROJECTS / "good")
     try:
-        answer = await worker.request({"op": "evaluate", "prompt_id": "support", "example": "expert", "token_budget": 12}, 10)
-        custom = await worker.request({"op": "evaluate", "prompt_id": "support", "input": {"question": "hi", "tone": "dry"}}, 10)
-        unknown = await worker.request({"op": "evaluate", "prompt_id": "support", "example": "nope"}, 10)
+        answer = await worker.call("evaluate", {"prompt_id": "support", "example": "expert", "token_budget": 12}, 10)
+        custom = await worker.call("evaluate", {"prompt_id": "support", "input": {"question": "hi", "tone": "dry"}}, 10)
+        unknown = await worker.call("evaluate", {"prompt_id": "support", "example": "nope"}, 10)
     finally:
         await worker.close()
     assert [d["id"] for d in answer["result"]["inspection"]["dropped_contexts"]] == ["expert"]
@@ -134,13 +134,13 @@ async def test_an_answer_to_a_cancelled_request_is_never_taken_for_the_next_ones
             sent.set()
 
         worker.writer.write = noting  # type: ignore[method-assign]
-        first = asyncio.ensure_future(worker.request({"op": "evaluate", "prompt_id": "support", "example": "expert", "token_budget": 12}, WAIT))
+        first = asyncio.ensure_future(worker.call("evaluate", {"prompt_id": "support", "example": "expert", "token_budget": 12}, WAIT))
         await sent.wait()  # the request is in the worker's input: its answer will come
         first.cancel()
         with pytest.raises(asyncio.CancelledError):
             await first
         worker.writer.write = write  # type: ignore[method-assign]
-        custom = await worker.request({"op": "evaluate", "prompt_id": "support", "input": {"question": "hi", "tone": "dry"}}, WAIT)
+        custom = await worker.call("evaluate", {"prompt_id": "support", "input": {"question": "hi", "tone": "dry"}}, WAIT)
     finally:
         await worker.close()
     assert custom["ok"] and custom["result"]["name"] == "custom", custom
@@ -149,7 +149,7 @@ async def test_an_answer_to_a_cancelled_request_is_never_taken_for_the_next_ones
 
 async def test_a_worker_loads_one_project_version_only() -> None:
     worker, _ = await load(PROJECTS / "good")
-    again = await worker.request({"op": "load", "root": str(PROJECTS / "good"), "modules": []}, 10)
+    again = await worker.call("load", {"root": str(PROJECTS / "good"), "modules": []}, 10)
     await worker.close()
     assert not again["ok"] and "fresh worker" in again["error"]["message"]
 
@@ -170,13 +170,13 @@ async def test_forked_workers_are_fresh_interpreters_for_user_code(tmp_path: Pat
         texts = []
         for _ in range(2):
             worker = await server.fork()
-            answer = await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, 10)
+            answer = await worker.call("load", {"root": str(tmp_path), "modules": modules}, 10)
             texts.append(answer["result"]["prompts"][0]["examples"][0]["inspection"]["system"])
             await worker.close()
         (tmp_path / "counter_prompts.py").write_text("import os\nimport crux_devtools\nos._exit(5)\n", encoding="utf-8")
         dying = await server.fork()
         with pytest.raises(WorkerError) as caught:
-            await dying.request({"op": "load", "root": str(tmp_path), "modules": modules}, 10)
+            await dying.call("load", {"root": str(tmp_path), "modules": modules}, 10)
         await dying.close()
     finally:
         await server.close()
@@ -194,7 +194,7 @@ async def test_a_hang_in_a_forked_worker_is_located_and_killed(tmp_path: Path) -
         worker = await server.fork()
         modules = [m.to_dict() for m in discover(tmp_path).modules]
         with pytest.raises(WorkerError) as caught:
-            await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, 1.0)
+            await worker.call("load", {"root": str(tmp_path), "modules": modules}, 1.0)
         await worker.close()
         code = await asyncio.wait_for(worker.exited, WAIT)
     finally:
@@ -216,11 +216,11 @@ async def test_a_primed_worker_compiles_only_the_files_changed_since_and_counts_
     worker = await SpawnedWorker.start(root)
     try:
         files = [m["path"] for m in modules]
-        primed = await worker.request({"op": "prime", "root": str(root), "modules": [], "files": files, **counted}, 10)
+        primed = await worker.call("prime", {"root": str(root), "modules": [], "files": files, **counted}, 10)
         assert primed["ok"] and primed["result"]["files"] == len(files), primed
         edited = root / "prompts.py"
         edited.write_text(edited.read_text() + "\nADDED_AFTER_PRIMING = 1\n")
-        again = await worker.request({"op": "load", "root": str(root), "modules": modules}, 10)
+        again = await worker.call("load", {"root": str(root), "modules": modules}, 10)
     finally:
         await worker.close()
     assert again["ok"], again

@@ -30,7 +30,7 @@ async def test_warming_while_a_warm_up_runs_joins_it(tmp_path: Path) -> None:
         assert len(started) == 1 and started[0].alive
         taken = await asyncio.wait_for(pool.take(), WAIT)
         assert taken is started[0]
-        assert (await taken.request({"op": "ping"}, WAIT))["ok"]
+        assert (await taken.call("ping", {}, WAIT))["ok"]
         await taken.close()
     finally:
         await pool.close()
@@ -58,7 +58,7 @@ async def test_the_first_worker_is_forked_before_the_whole_warm_up_and_the_next_
     try:
         for _ in range(2):
             worker = await asyncio.wait_for(pool.take(), WAIT)
-            answer = await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, WAIT)
+            answer = await worker.call("load", {"root": str(tmp_path), "modules": modules}, WAIT)
             assert answer["ok"], answer
             texts.append(answer["result"]["prompts"][0]["examples"][0]["inspection"]["system"])
             await worker.close()
@@ -106,7 +106,7 @@ async def test_the_first_forked_worker_starts_on_a_frozen_heap_no_full_collectio
     pool = WorkerPool(tmp_path, prewarm=False)
     try:
         worker = await asyncio.wait_for(pool.take(), WAIT)
-        answer = await worker.request({"op": "load", "root": str(tmp_path), "modules": modules}, WAIT)
+        answer = await worker.call("load", {"root": str(tmp_path), "modules": modules}, WAIT)
         await worker.close()
     finally:
         await pool.close()
@@ -204,7 +204,7 @@ async def main():
     try:
         worker = await asyncio.wait_for(pool.take(), 60)
         seen["the pool's fork server is the early one"] = pool._server._zygote.pid == early_pid
-        seen["its child answers"] = (await worker.request({"op": "ping"}, 60))["ok"]
+        seen["its child answers"] = (await worker.call("ping", {}, 60))["ok"]
         await worker.close()
         zygote = pool._server._zygote
     finally:
@@ -278,7 +278,7 @@ async def test_the_fork_server_forks_its_first_child_once_warm_without_waiting_f
         assert forked, "the fork server forked nothing before it was asked"
         worker = await asyncio.wait_for(server.fork(), WAIT)
         assert worker.pid == forked[0]
-        assert (await worker.request({"op": "ping"}, WAIT))["ok"]
+        assert (await worker.call("ping", {}, WAIT))["ok"]
         await worker.close()
     finally:
         await server.close()

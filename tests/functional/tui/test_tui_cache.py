@@ -20,6 +20,7 @@ from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.cache import CacheView, render_bar, render_cache, render_marks  # noqa: E402
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a whole Textual app over real worker processes
 PROJECTS = Path(__file__).parents[2] / "projects"
@@ -57,7 +58,7 @@ def test_the_bar_gives_each_block_cells_in_proportion_and_its_class_colour():
 async def test_the_cache_tab_shows_the_advice_of_the_prompt_over_the_real_session(tmp_path: Path) -> None:
     root = tmp_path / "breakers"
     shutil.copytree(PROJECTS / "cache_breakers", root)
-    session = ProjectSession(root, history=False)
+    session = ProjectSession(root, transport=in_process, history=False)
     app = make_tui(session)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot_until(pilot, lambda: session.report is not None and app.screen.query("PromptTree"), "the first report is shown")

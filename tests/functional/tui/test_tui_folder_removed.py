@@ -12,6 +12,7 @@ from waits import pilot_until
 
 from crux_devtools.inspector.session.service import ProjectSession, SessionEvent
 from crux_devtools.tui.app import make_tui
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROMPT = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r}, examples={{'one': {{}}}})\n"
 
@@ -34,7 +35,7 @@ def system(session: ProjectSession) -> str | None:
 async def test_a_removed_project_folder_is_said_once_and_loaded_again_when_it_is_back(tmp_path: Path) -> None:
     root = tmp_path / "checkout"
     write_project(root, "Before.")
-    session = ProjectSession(root, history=False, verify_after=0.05)
+    session = ProjectSession(root, transport=in_process, history=False, verify_after=0.05)
     errors: list[SessionEvent] = []
     app = make_tui(session)
     async with app.run_test(size=(120, 35)) as pilot:

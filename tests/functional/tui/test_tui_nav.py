@@ -16,6 +16,7 @@ from waits import pilot_until
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
+from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(Path(__file__).parents[2]))
@@ -91,7 +92,7 @@ class Running:
 
 
 async def start(project: Path, size: tuple[int, int] = SIZE) -> AsyncIterator[Running]:
-    session = ProjectSession(project, history=False)
+    session = ProjectSession(project, transport=in_process, history=False)
     app = make_tui(session)
     async with app.run_test(size=size) as pilot:
         await pilot_until(pilot, lambda: session.report is not None and app.prompt_id is not None, "the first report is shown")

@@ -19,6 +19,7 @@ from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.replay_render import render_variants
+from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -72,7 +73,7 @@ async def open_replay(app: Any, pilot: Any, run: dict[str, Any]) -> None:
 async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) -> None:
     project = record_sample(tmp_path)
     run = newest_run(project)
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(160, 50)) as pilot:
         await open_replay(app, pilot, run)  # step 1
@@ -114,7 +115,7 @@ async def test_send_to_a_real_model_asks_first_with_the_estimated_cost(chat_proj
     monkeypatch.setenv("REPLAY_CHAT_URL", env["REPLAY_CHAT_URL"])  # the worker imports the project with it
     run = RunStore.for_project(project).get(run_id)
     assert run is not None
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     app = make_tui(session)
     before = len(server.received)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -155,7 +156,7 @@ async def test_i_on_a_later_step_opens_the_prompt_view_with_that_steps_messages(
     assert run is not None and len(run["steps"]) == 2
     wanted = run["steps"][1]["sent"]["messages"]
     assert any(m["role"] == "tool" for m in wanted)
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_until(pilot, lambda: session.report is not None)
@@ -195,7 +196,7 @@ def old_and_gone(tmp_path: Path) -> tuple[Path, dict[str, Any], dict[str, Any], 
 
 async def test_bad_input_in_the_replay_screen_is_a_clear_message(tmp_path: Path) -> None:
     project, run, old, gone = old_and_gone(tmp_path)
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(160, 50)) as pilot:
         await open_replay(app, pilot, old)

@@ -41,6 +41,7 @@ from crux_devtools.tui.screens import ConfirmRun, RunDetailScreen  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.runs import RunsTable  # noqa: E402
 from textual.widgets import Static  # noqa: E402
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
 SIZE = (150, 50)
 MARKUP_INPUT = {"message": "why [/] was I [bold]charged[/bold] twice?", "signed_in": True}
@@ -456,7 +457,7 @@ async def test_over_the_real_session_r_records_the_run_and_the_runs_tab_lists_it
 
     project = tmp_path / "sample_project"
     shutil.copytree(Path(__file__).resolve().parents[3] / "sample_project", project, ignore=shutil.ignore_patterns("__pycache__", ".crux*", "data"))
-    session = ProjectSession(project, history=False)
+    session = ProjectSession(project, transport=in_process, history=False)
     app = make_tui(session)
     async with app.run_test(size=(150, 50)) as pilot:
         await pilot_until(pilot, lambda: session.report is not None and app.query(PromptTree) and app.query_one(PromptTree).root.children, "the tree is shown")

@@ -14,6 +14,7 @@ import httpx
 from crux_devtools.inspector.features.shown.count_labels import AS_SENT, FULL_TEXT, WHOLE_REQUEST, WITH_TOOLS
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
+from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -28,7 +29,7 @@ def section(page: str, heading: str) -> str:
 async def test_every_token_figure_of_a_contributor_says_what_it_counts_and_they_add_up(tmp_path: Path) -> None:
     project = tmp_path / "sample"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    async with ProjectSession(project, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(project, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
             page = (await client.get("/prompts/ladder-reply?example=big-catalog")).text

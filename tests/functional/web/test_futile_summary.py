@@ -9,6 +9,7 @@ import httpx
 
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROJECT = '''
 from crux_devtools import ModelCapacityProfile, ScriptedModel, context, prompt, summarizable, summarize
@@ -23,7 +24,7 @@ ask = prompt("ask", system="You help.", use=[context("manual", system=MANUAL), l
 
 async def planned(root: Path, size: int) -> tuple[dict, str]:
     (root / "app.py").write_text(PROJECT.replace("SIZE", str(size)))
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
             page = (await client.get("/prompts/ask")).text

@@ -15,6 +15,7 @@ import pytest
 
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
+from crux_devtools.inspector.transport.inprocess import in_process
 
 PROJECT = '''
 from pydantic import BaseModel
@@ -49,7 +50,7 @@ def text_of(fragment: str) -> str:
 @pytest.fixture
 async def client(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, ProjectSession]]:
     (tmp_path / "app.py").write_text(PROJECT, encoding="utf-8")
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         assert session.report is not None and not session.report["errors"], session.report
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as c:

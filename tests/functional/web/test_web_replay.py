@@ -22,6 +22,7 @@ from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.features.replay.document import step_messages
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
+from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -33,7 +34,7 @@ async def recorded(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Pat
     done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     run_id = str(RunStore.for_project(project).list()[-1]["id"])  # stalled-sync: two steps, ladders adapted
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     await session.start()
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as client:
@@ -161,7 +162,7 @@ async def test_a_steps_messages_give_the_planned_request_exactly_its_recorded_me
     project = record_sample(tmp_path)
     run = newest_run(project)
     store = RunStore.for_project(project)
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     await session.start()
     try:
         for step in run["steps"]:

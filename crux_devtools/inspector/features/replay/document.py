@@ -136,10 +136,17 @@ def write_child_run(root: Any, run: dict[str, Any]) -> None:
 
 
 def overrides_text(overrides: Mapping[str, Any]) -> str:
-    """``max=1500, rung sync-log=offload, drop examples`` (``none`` for a plain replay)."""
-    words = [f"{key.replace('_', '-')}={overrides[key]}" for key in ("max", "optimize_at", "model") if overrides.get(key) is not None]
-    words += [f"rung {c}={r}" for c, r in (overrides.get("rungs") or {}).items()]
-    words += [f"drop {d}" for d in overrides.get("drop") or []]
+    """``max=1500, rung sync-log=offload, drop examples`` (``none`` for a plain replay): every override
+    of ``Overrides.to_dict()`` in its order, a value as ``key=value``, an object's entries as ``key c=r``
+    (``rungs``: ``rung``), a list's items as ``key item``."""
+    words: list[str] = []
+    for key, value in overrides.items():
+        if isinstance(value, Mapping):
+            words += [f"{key.removesuffix('s')} {c}={r}" for c, r in value.items()]
+        elif isinstance(value, list | tuple):
+            words += [f"{key.replace('_', '-')} {item}" for item in value]
+        elif value is not None:
+            words.append(f"{key.replace('_', '-')}={value}")
     return ", ".join(words) or "none"
 
 

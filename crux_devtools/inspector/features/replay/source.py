@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ....core.record.replay_overrides import Overrides
 from ...api import find_prompt
 
 SOURCES = ("recorded", "current")  # plan from what the step's recording kept / from the project's source as it is now
@@ -50,10 +51,12 @@ def current_command(root: Path | str | None, run_id: str, index: int) -> str:
     return f"crux-devtools replay {shlex.quote(str(root))} --run {shlex.quote(run_id)} --step {index} --source current"
 
 
-async def replay_variant(session: Any, run: Mapping[str, Any], index: int, overrides: dict[str, Any], source: str = "recorded") -> Replayed:
-    """Step ``index`` of ``run`` replayed with ``overrides`` (``Overrides.to_dict()``) from ``source``
-    (``recorded`` or ``current``) in the session's worker (see the module docstring)."""
+async def replay_variant(session: Any, run: Mapping[str, Any], index: int, overrides: Overrides, source: str = "recorded") -> Replayed:
+    """Step ``index`` of ``run`` replayed with ``overrides`` from ``source`` (``recorded`` or
+    ``current``) in the session's worker, which receives them as ``overrides.to_dict()`` (see the
+    module docstring)."""
     target = str(run.get("target"))
+    wire = overrides.to_dict()
     if source == "current":
         prompt = find_prompt(session.report, target)
         if prompt is None:
@@ -61,9 +64,9 @@ async def replay_variant(session: Any, run: Mapping[str, Any], index: int, overr
         where: dict[str, Any] = {c["id"]: [c["file"], c["line"]] for c in prompt["contexts"]}
         own = [prompt["file"], prompt["line"]]
         where.update({"prompt": own, "messages": own})
-        answer = await session.replay_step(dict(run), index, overrides, source="current", where=where)
+        answer = await session.replay_step(dict(run), index, wire, source="current", where=where)
     else:
-        answer = await session.replay_step(dict(run), index, overrides)
+        answer = await session.replay_step(dict(run), index, wire)
     if not answer.get("ok"):
         error = answer.get("error") or {}
         if source == "current":
