@@ -57,7 +57,7 @@ from typing import Any
 
 from ..api import SessionEvent, failed_run, find_prompt
 from .discovery import ModuleRef, discover, imported_note, read_model_config, read_tool_keys, read_watch_ignore
-from ..errors import FailedExample, LoadError
+from ..errors import FailedExample, LoadError, distinct
 from .history import History
 from ..transport.pool import WorkerPool
 from ..transport.process import WorkerError, WorkerProcess
@@ -620,7 +620,7 @@ class ProjectSession:
         verifying: bool = False,
     ) -> None:
         before = self._hashes
-        errors = [*errors, *outcome.errors]
+        errors = distinct([*errors, *outcome.errors])  # a shared module's error once, not once per importer
         good = not errors
         prompts, owners = self._merge(outcome, names)
         cache = self._hash_cache
