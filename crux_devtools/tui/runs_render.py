@@ -22,7 +22,7 @@ from rich.text import Text
 
 from ..core.plan.rungs import label
 from ..core.record.pricing import cache_usage_text
-from ..inspector.features.runs.costs import format_usd
+from ..inspector.features.runs.costs import format_usd, format_usd_column
 from ..inspector.features.runs.text import input_tokens as sent_tokens
 from ..inspector.features.runs.text import local_datetime, step_count
 from ..inspector.features.shown.sent import SentPart, cut_system
@@ -150,8 +150,14 @@ def section(title: str, detail: str = "", style: str = "bold") -> Rule:
 
 
 # -- the Runs list --------------------------------------------------------------------------------
-def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...]:
-    """The cells of one row of the Runs table, in ``RUN_COLUMNS`` order."""
+def cost_column(runs: list[dict[str, Any]]) -> list[str]:
+    """The Cost column of ``runs``: one precision for all (``format_usd_column``)."""
+    return format_usd_column([run.get("cost_usd") if isinstance(run.get("cost_usd"), (int, float)) else None for run in runs])
+
+
+def run_row(run: dict[str, Any], now: datetime | None = None, cost_text: str | None = None) -> tuple[Text, ...]:
+    """The cells of one row of the Runs table, in ``RUN_COLUMNS`` order; ``cost_text`` is the Cost
+    cell as its column shows it (``cost_column``), else the run's own."""
     run = visible_tree(run, lines=False)  # every recorded string: control characters shown, not obeyed
     steps = step_count(run)
     input_tokens = sent_tokens(run) if run.get("input_tokens") is not None or run.get("steps") else None
@@ -170,7 +176,7 @@ def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...
         Text(fmt_int(input_tokens), justify="right"),
         Text(fmt_usage(run.get("usage")), justify="right"),
         Text(fmt_duration(run.get("duration_ms")), justify="right"),
-        Text(format_usd(cost), justify="right", style="dim" if cost is None else ""),
+        Text(cost_text if cost_text is not None else format_usd(cost), justify="right", style="dim" if cost is None else ""),
     )
 
 

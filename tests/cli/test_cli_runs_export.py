@@ -85,3 +85,18 @@ def test_csv_cells_that_a_spreadsheet_would_run_or_a_terminal_obey_are_made_iner
     assert first["error_message"] == "\\tlead tab \\x1b]0;owned\\x07 bell, \\r\nline two\\x00"  # shown, never obeyed
     assert not any(ch in done.stdout.replace("\r\n", "").replace("\n", "") for ch in "\x1b\x07\x00\t")
     assert second["text"] == "a - b = c @ home\nsecond line" and second["duration_ms"] == "1502.0"  # plain text and numbers as they were
+
+
+def test_the_cost_column_has_one_precision_and_no_exponent(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PRICED, encoding="utf-8")
+    tiny, big = fake(1), fake(2)
+    tiny["usage"] = {"input_tokens": 16, "output_tokens": 2}  # 5.2e-05 dollars
+    big["usage"] = {"input_tokens": 600_000, "output_tokens": 30_000}  # 1.5 dollars
+    write_runs(tmp_path, tiny, big)
+    done = cli("runs", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    header, *lines = done.stdout.splitlines()
+    at = header.index("COST")
+    costs = [re.search(r"\$[\d,.]+", line[at - 12:]).group(0) for line in lines]  # type: ignore[union-attr]
+    assert costs == ["$1.500000", "$0.000052"]  # newest first
+    assert "e-0" not in done.stdout
