@@ -14,6 +14,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from rich.columns import Columns
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.rule import Rule
@@ -228,24 +229,24 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
     items.append(title)
     steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
     ours = sent_tokens({"steps": steps})
-    facts = Table.grid(padding=(0, 2))
-    for _ in range(4):
-        facts.add_column(style="dim")
-    facts.add_row(
+    # each fact whole on one line, as many to a line as the width holds (a grid of fixed columns
+    # wrapped its cells mid-word in an 80-column terminal)
+    pieces = [
         Text.assemble("run ", (str(run.get("id") or "?"), "bold")),
         Text.assemble("origin ", (str(run.get("origin") or "?"), "bold")),
         Text.assemble("model ", (str(run.get("model") or "?"), "bold")),
         Text.assemble("started ", (fmt_started(run.get("started_at")), "bold")),
-    )
-    facts.add_row(
         Text.assemble("duration ", (fmt_duration(run.get("duration_ms")), "bold")),
         Text.assemble("steps ", (str(len(steps)), "bold")),
         Text.assemble("input tokens (ours) ", (fmt_int(ours), "bold")),
         Text.assemble("provider usage in/out ", (fmt_usage(run.get("usage")), "bold")),
-    )
+    ]
     if isinstance(run.get("cost_usd"), float):
-        facts.add_row(Text.assemble("cost ", (format_usd(run["cost_usd"]), "bold")))
-    items.append(facts)
+        pieces.append(Text.assemble("cost ", (format_usd(run["cost_usd"]), "bold")))
+    for piece in pieces:
+        piece.stylize("dim", 0, piece.plain.index(" ") if " " in piece.plain else 0)
+        piece.no_wrap, piece.overflow = True, "ellipsis"
+    items.append(Columns(pieces, padding=(0, 2)))
     items.append(Text.assemble(("input ", "dim"), Text(one_line(run.get("input"), 1_000))))
     error = run.get("error")
     if error:

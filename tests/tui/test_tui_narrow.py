@@ -36,3 +36,23 @@ async def test_at_80_by_24_the_errors_tab_and_the_budget_set_stay_on_screen(tmp_
         budget = app.detail.choices[app.prompt_id].budget
         await pilot_until(pilot, lambda: f"budget {budget:,} (set)" in screen_text(app), "the budget set is in the status line")
         assert re.search(r"\bErr 1\s*$", screen_text(app), re.M)
+
+
+async def test_at_80_by_24_the_run_details_facts_are_whole_never_wrapped_mid_word(tmp_path: Path) -> None:
+    from tui_fakes import FakeSession, recorded_run
+
+    from crux_devtools import tool_call
+    from crux_devtools.tui.screens import RunDetailScreen
+
+    session = FakeSession(runs_file=tmp_path / ".crux" / "runs.sqlite3")
+    support = session.prompts["support-reply"]
+    run = recorded_run(support, {"message": "hi"}, [[tool_call("lookup_order", {"order_id": "A-1"})], "Refund soon"], run_id="run-with-a-long-id-0042")
+    run["usage"] = {"input_tokens": 123_456, "output_tokens": 7_890}
+    app = make_tui(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.open_run(run)
+        await pilot_until(pilot, lambda: isinstance(app.screen, RunDetailScreen) and "provider usage" in screen_text(app), "the run detail is shown")
+        text = screen_text(app)
+        for fact in ("run run-with-a-long-id-0042", "origin app", "model scripted", "input tokens (ours)", "provider usage in/out 123,456/7,890"):
+            assert fact in text, f"{fact!r} is not whole on one line:\n{text}"
