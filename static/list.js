@@ -1,7 +1,7 @@
 // Glue for the prompt list (no inline scripts: the page runs under script-src 'self').
 // - "/" anywhere but in a text field focuses the search box; Escape in it clears it, then blurs it;
 // - "Clear the filter" also empties the search box (it lives outside the swapped list);
-// - a module group closed by hand stays closed across live updates (sessionStorage), unless the
+// - a file's group closed by hand stays closed across live updates (sessionStorage), unless the
 //   list is filtered (then every group with a match is shown open);
 // - "expand all" / "collapse all" (shown only with script);
 // - a search or filter typed while scrolled down shows its first matches (back to the top).
@@ -9,7 +9,7 @@
 (function () {
   "use strict";
 
-  var KEY = "crux-devtools:closed-modules";
+  var KEY = "crux-devtools:closed-groups";
 
   function byId(id) { return document.getElementById(id); }
 
@@ -40,7 +40,7 @@
     }
   });
 
-  function closedModules() {
+  function closedGroups() {
     try { return new Set(JSON.parse(sessionStorage.getItem(KEY) || "[]")); } catch (err) { return new Set(); }
   }
 
@@ -65,16 +65,16 @@
     }
     var summary = t.closest("#listing details.group > summary");
     if (summary && !filtered()) {  // the click is about to toggle it: remember the new state
-      var set = closedModules(), details = summary.parentElement, name = details.dataset.module;
+      var set = closedGroups(), details = summary.parentElement, name = details.dataset.group;
       if (details.open) { set.add(name); } else { set.delete(name); }
       saveClosed(set);
       return;
     }
     if (t.id === "groups-open" || t.id === "groups-close") {
-      var open = t.id === "groups-open", all = closedModules();
+      var open = t.id === "groups-open", all = closedGroups();
       groups().forEach(function (d) {
         d.open = open;
-        if (open) { all.delete(d.dataset.module); } else { all.add(d.dataset.module); }
+        if (open) { all.delete(d.dataset.group); } else { all.add(d.dataset.group); }
       });
       if (!filtered()) { saveClosed(all); }
     }
@@ -96,10 +96,10 @@
     var toggles = listing.querySelector(".group-toggles");
     if (toggles) { toggles.hidden = false; }
     if (filtered()) { return; }
-    var set = closedModules();
+    var set = closedGroups();
     if (!set.size) { return; }
     listing.querySelectorAll("details.group").forEach(function (d) {
-      if (set.has(d.dataset.module)) { d.open = false; }
+      if (set.has(d.dataset.group)) { d.open = false; }
     });
   });
 })();

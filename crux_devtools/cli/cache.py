@@ -58,10 +58,11 @@ async def cache_document(root: Path, timeout: float, target: str | None, runs: i
         await session.stop()
 
 
-def _usd(amount: Any) -> str:
-    from ..core.record.pricing import format_usd
+def _usd(*amounts: Any) -> list[str]:
+    """Sums shown side by side, with one precision."""
+    from ..core.record.pricing import format_usd_column
 
-    return format_usd(amount)
+    return format_usd_column(list(amounts))
 
 
 def render_text(doc: dict[str, Any]) -> str:
@@ -89,9 +90,10 @@ def render_text(doc: dict[str, Any]) -> str:
     for p in doc["profiles"]:
         minimum = f"{p['cache_min_tokens']:,}" if p["cache_min_tokens"] is not None else "unknown"
         share = f"{p['break_even_read_share']:.0%}" if p["break_even_read_share"] is not None else "unpriced"
+        cached, uncached = _usd(p["cost_per_1000_cached"], p["cost_per_1000_uncached"])
         lines.append(
-            f"{p['target']} on {p['model']}: minimum {minimum}; per 1,000 calls {_usd(p['cost_per_1000_cached'])} cached, "
-            f"{_usd(p['cost_per_1000_uncached'])} uncached (input only); break-even read share {share}; ttl {p['ttl'] or 'unknown'} ({p['ttl_reason']})"
+            f"{p['target']} on {p['model']}: minimum {minimum}; per 1,000 calls {cached} cached, "
+            f"{uncached} uncached (input only); break-even read share {share}; ttl {p['ttl'] or 'unknown'} ({p['ttl_reason']})"
         )
     return "\n".join(lines)
 

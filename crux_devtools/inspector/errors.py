@@ -45,6 +45,24 @@ def further_fields(error: object) -> list[tuple[str, str]]:
     ]
 
 
+def distinct(errors: list[LoadErrorDict]) -> list[LoadErrorDict]:
+    """``errors`` with each error said once: a broken module that several modules import fails each
+    of their imports with the same error at the same file and line (``shared.py:3: SyntaxError``),
+    and that is one thing to fix. The one kept stands where the first came and has the shortest
+    traceback (the shared module's own import when it was imported itself, not through an importer)."""
+    kept: dict[tuple[object, ...], int] = {}
+    out: list[LoadErrorDict] = []
+    for error in errors:
+        key = (error.get("file"), error.get("line"), error.get("type"), error.get("message"))
+        at = kept.get(key)
+        if at is None:
+            kept[key] = len(out)
+            out.append(error)
+        elif len(error.get("traceback") or "") < len(out[at].get("traceback") or ""):
+            out[at] = error
+    return out
+
+
 def relative(root: Path, filename: str | None) -> str | None:
     """``filename`` relative to the project, or as given when outside it."""
     if not filename:

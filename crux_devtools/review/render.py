@@ -10,7 +10,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.record.pricing import Usage, cache_usage_text, format_usd
+from ..core.record.pricing import Usage, cache_usage_text, format_usd, format_usd_column
 from .compare import changed
 
 MARKDOWN_LIMIT = 60_000
@@ -150,6 +150,13 @@ def cost_text(example: Mapping[str, Any]) -> str:
     return _usd(cost.get("delta_usd_per_1000"))
 
 
+def cost_texts(examples: list[Mapping[str, Any]]) -> list[str]:
+    """``cost_text`` of each of ``examples`` as a column shows them: one precision for all
+    (``format_usd_column``), a rise signed ``+``."""
+    amounts = [(example.get("cost") or {}).get("delta_usd_per_1000") for example in examples]
+    return [("+" if amount is not None and amount > 0 else "") + text for amount, text in zip(amounts, format_usd_column(amounts), strict=True)]
+
+
 def priced(document: Mapping[str, Any]) -> bool:
     """Whether any changed example has a price (when none has, "unpriced" is said once)."""
     return any((e.get("cost") or {}).get("delta_usd_per_1000") is not None for _, e in changed(document))
@@ -200,7 +207,9 @@ def render_text(document: Mapping[str, Any]) -> str:
     if changed(document) and not with_cost:
         lines.append("(no model planned here has a price: costs are unpriced)")
     current = None
-    for prompt, example in changed(document):
+    items = changed(document)
+    costs = cost_texts([example for _, example in items])
+    for (prompt, example), cost in zip(items, costs, strict=True):
         if prompt["id"] != current:
             current = prompt["id"]
             where = f"{prompt['file']}:{prompt['line']}" if prompt.get("line") else str(prompt.get("file"))
@@ -209,7 +218,7 @@ def render_text(document: Mapping[str, Any]) -> str:
                 lines.append(f"  {prompt['note']}")
         delta = delta_tokens(example)
         size = f"{thousands(example['base']['input_tokens'])} -> {thousands(example['head']['input_tokens'])} tokens ({_signed(delta)})" if delta is not None else example["status"]
-        lines.append(f"  {example['name']}: {size}" + (f"; {cost_text(example)} per 1,000 calls" if with_cost else ""))
+        lines.append(f"  {example['name']}: {size}" + (f"; {cost} per 1,000 calls" if with_cost else ""))
         for change in example["changes"]:
             if change["kind"] != "tokens":
                 lines.append(f"    {describe(change)}")
@@ -232,7 +241,7 @@ def _cell(text: str) -> str:
     return html.escape(text).replace("|", "&#124;").replace("\n", " ")
 
 
-def _row(prompt: Mapping[str, Any], example: Mapping[str, Any], with_cost: bool = True) -> str:
+def _row(prompt: Mapping[str, Any], example: Mapping[str, Any], with_cost: bool = True, cost_cell: str | None = None) -> str:
     delta = delta_tokens(example)
     base, head = example.get("base") or {}, example.get("head") or {}
     size = f"{thousands(base.get('input_tokens'))} → {thousands(head.get('input_tokens'))}" if base and head else "—"
@@ -240,7 +249,7 @@ def _row(prompt: Mapping[str, Any], example: Mapping[str, Any], with_cost: bool 
     dt = "—" if delta is None else _signed(delta) + (f" ({percent:+}%)" if percent is not None else "")
     prefix = example.get("cache_prefix")
     cache = f"{thousands(prefix['base_tokens'])} → {thousands(prefix['common_tokens'])} ({_code(prefix['broken_by'])})" if prefix and prefix.get("broken_by") else "—"
-    cost = f" {cost_text(example)} |" if with_cost else ""
+    cost = f" {cost_cell if cost_cell is not None else cost_text(example)} |" if with_cost else ""
     return f"| {_code(prompt['id'])} | {_code(example['name'])} | {size} | {dt} | {cache} |{cost} {_cell(kinds(example))} |"
 
 
@@ -265,7 +274,8 @@ def render_markdown(document: Mapping[str, Any], limit: int = MARKDOWN_LIMIT) ->
             f"**{_cell(headline(document))}**", ""]
     items = changed(document)
     with_cost = priced(document)
-    rows = [_row(p, e, with_cost) for p, e in items]
+    costs = cost_texts([e for _, e in items])  # the Δ $ column: one precision
+    rows = [_row(p, e, with_cost, cost) for (p, e), cost in zip(items, costs, strict=True)]
     details = [_details(p, e) for p, e in items]
     table = (["| Prompt | Example | Tokens | Δ tokens | Cacheable prefix | Δ $ / 1,000 calls | Changes |",
               "|---|---|---:|---:|---|---:|---|"] if with_cost else

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .compare import changed
-from .render import thousands, cost_text, delta_tokens, describe, diff_lines, headline, kinds, priced, side_label
+from .render import thousands, cost_texts, delta_tokens, describe, diff_lines, headline, kinds, priced, side_label
 
 
 @dataclass
@@ -61,7 +61,9 @@ def review_view(document: dict[str, Any]) -> ReviewView:
     if "error" in document:
         return ReviewView(side_label(document.get("base") or {}), "working tree", "", error=str(document["error"]))
     view = ReviewView(side_label(document["base"]), side_label(document["head"]), headline(document), priced=priced(document))
-    for prompt, example in changed(document):
+    items = changed(document)
+    costs = cost_texts([example for _, example in items])  # the cost column: one precision
+    for (prompt, example), cost in zip(items, costs, strict=True):
         base, head = example.get("base") or {}, example.get("head") or {}
         delta = delta_tokens(example)
         prefix = example.get("cache_prefix")
@@ -71,7 +73,7 @@ def review_view(document: dict[str, Any]) -> ReviewView:
             tokens=f"{thousands(base.get('input_tokens'))} → {thousands(head.get('input_tokens'))}" if base and head else "—",
             delta="—" if delta is None else f"{delta:+,}",
             cache=f"{thousands(prefix['base_tokens'])} → {thousands(prefix['common_tokens'])}, broken by {prefix['broken_by']}" if prefix and prefix.get("broken_by") else "—",
-            cost=cost_text(example), kinds=kinds(example),
+            cost=cost, kinds=kinds(example),
             changes=[
                 ChangeLine(describe(c).replace(" -> ", " → "), [(_diff_kind(line), line) for line in diff_lines(c)])
                 for c in example["changes"] if c["kind"] != "tokens"

@@ -14,6 +14,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from rich.columns import Columns
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.rule import Rule
@@ -22,7 +23,7 @@ from rich.text import Text
 
 from ..core.plan.rungs import label
 from ..core.record.pricing import cache_usage_text
-from ..inspector.features.runs.costs import format_usd
+from ..inspector.features.runs.costs import format_usd, format_usd_column
 from ..inspector.features.runs.text import input_tokens as sent_tokens
 from ..inspector.features.runs.text import NOT_PLANNED, local_datetime, run_planned, step_count, step_planned, step_tokens_or_not_planned, tokens_or_not_planned
 from ..inspector.features.shown.sent import SYSTEM_KINDS, SentPart, cut_system
@@ -150,8 +151,14 @@ def section(title: str, detail: str = "", style: str = "bold") -> Rule:
 
 
 # -- the Runs list --------------------------------------------------------------------------------
-def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...]:
-    """The cells of one row of the Runs table, in ``RUN_COLUMNS`` order."""
+def cost_column(runs: list[dict[str, Any]]) -> list[str]:
+    """The Cost column of ``runs``: one precision for all (``format_usd_column``)."""
+    return format_usd_column([run.get("cost_usd") if isinstance(run.get("cost_usd"), (int, float)) else None for run in runs])
+
+
+def run_row(run: dict[str, Any], now: datetime | None = None, cost_text: str | None = None) -> tuple[Text, ...]:
+    """The cells of one row of the Runs table, in ``RUN_COLUMNS`` order; ``cost_text`` is the Cost
+    cell as its column shows it (``cost_column``), else the run's own."""
     run = visible_tree(run, lines=False)  # every recorded string: control characters shown, not obeyed
     steps = step_count(run)
     input_tokens = sent_tokens(run) if run.get("input_tokens") is not None or run.get("steps") else None
@@ -170,7 +177,7 @@ def run_row(run: dict[str, Any], now: datetime | None = None) -> tuple[Text, ...
         Text(fmt_int(input_tokens), justify="right") if run_planned(run) else Text(NOT_PLANNED, style="dim", justify="right"),
         Text(fmt_usage(run.get("usage")), justify="right"),
         Text(fmt_duration(run.get("duration_ms")), justify="right"),
-        Text(format_usd(cost), justify="right", style="dim" if cost is None else ""),
+        Text(cost_text if cost_text is not None else format_usd(cost), justify="right", style="dim" if cost is None else ""),
     )
 
 
@@ -222,24 +229,24 @@ def render_run_header(run: dict[str, Any]) -> RenderableType:
     items.append(title)
     steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
     ours = sent_tokens({"steps": steps})
-    facts = Table.grid(padding=(0, 2))
-    for _ in range(4):
-        facts.add_column(style="dim")
-    facts.add_row(
+    # each fact whole on one line, as many to a line as the width holds (a grid of fixed columns
+    # wrapped its cells mid-word in an 80-column terminal)
+    pieces = [
         Text.assemble("run ", (str(run.get("id") or "?"), "bold")),
         Text.assemble("origin ", (str(run.get("origin") or "?"), "bold")),
         Text.assemble("model ", (str(run.get("model") or "?"), "bold")),
         Text.assemble("started ", (fmt_started(run.get("started_at")), "bold")),
-    )
-    facts.add_row(
         Text.assemble("duration ", (fmt_duration(run.get("duration_ms")), "bold")),
         Text.assemble("steps ", (str(len(steps)), "bold")),
         Text.assemble("input tokens (ours) ", (fmt_int(ours) if run_planned(run) else tokens_or_not_planned(run), "bold")),
         Text.assemble("provider usage in/out ", (fmt_usage(run.get("usage")), "bold")),
-    )
+    ]
     if isinstance(run.get("cost_usd"), float):
-        facts.add_row(Text.assemble("cost ", (format_usd(run["cost_usd"]), "bold")))
-    items.append(facts)
+        pieces.append(Text.assemble("cost ", (format_usd(run["cost_usd"]), "bold")))
+    for piece in pieces:
+        piece.stylize("dim", 0, piece.plain.index(" ") if " " in piece.plain else 0)
+        piece.no_wrap, piece.overflow = True, "ellipsis"
+    items.append(Columns(pieces, padding=(0, 2)))
     items.append(Text.assemble(("input ", "dim"), Text(one_line(run.get("input"), 1_000))))
     error = run.get("error")
     if error:

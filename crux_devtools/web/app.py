@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.routing import Route
 
+from ..inspector.features.runs.costs import format_usd_column
 from ..inspector.features.shown.count_labels import COUNT_LABELS
 from ..inspector.api import SessionLike
 from ..inspector.errors import further_fields
@@ -53,6 +54,7 @@ def make_templates() -> Jinja2Blocks:
     )
     env.filters["urlencode"] = url_quote
     env.filters["marked"] = marked  # search words in <mark>, the rest escaped
+    env.globals["usd_column"] = format_usd_column  # sums of money shown side by side: one precision
     env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
     env.globals["further_fields"] = further_fields  # a load error's fields beyond where, what and message
     env.globals["web_panels"] = web_panels  # the prompt page's panels, in the registry's order

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -154,21 +154,48 @@ def cache_usage_text(usage: Usage | Mapping[str, Any] | None) -> str | None:
     return text + (f" (1h {counts.cache_write_1h_tokens:,})" if counts.cache_write_1h_tokens else "")
 
 
+USD_COLUMN_DECIMALS = 6  # the most decimals a column of costs shows: a millionth of a dollar
+
+
+def _usd_decimals(value: float) -> int:
+    """How many decimals ``format_usd`` shows ``value`` (above 0) with: cents from a dollar up, four
+    significant places down to $0.0001 (no trailing zeros past the cents), two below that."""
+    if value >= 1:
+        return 2
+    if value >= 0.0001:
+        text = f"{value:.4g}"  # never an exponent in this range
+        return max(2, len(text.partition(".")[2]))
+    return min(12, 1 - math.floor(math.log10(value)))
+
+
+def _usd(amount: float, decimals: int) -> str:
+    """``amount`` with ``decimals`` decimals; a sum above 0 too small for them reads ``<$0.000001``."""
+    sign = "-" if amount < 0 else ""
+    smallest = 10.0 ** -decimals
+    if amount != 0 and abs(amount) < smallest / 2:
+        return f"{sign}<${smallest:.{decimals}f}"
+    return f"{sign}${abs(amount):,.{decimals}f}"
+
+
 def format_usd(amount: float | None) -> str:
-    """``$0.0123`` (four significant places for small sums), ``-$1.50``, or ``unpriced``."""
+    """``$0.0123`` (four significant places for small sums), ``$0.000053`` (a tiny sum reads as money,
+    never as an exponent), ``-$1.50``, ``$0.50``, or ``unpriced``. A column of sums is
+    ``format_usd_column``'s: one precision for all of them."""
     if amount is None:
         return "unpriced"
-    sign = "-" if amount < 0 else ""
-    value = abs(amount)
-    if value == 0:
+    if amount == 0:
         return "$0.00"
-    if value >= 1:
-        return f"{sign}${value:,.2f}"
-    if value >= 0.0001:
-        return f"{sign}${value:.4g}"
-    # a tiny sum still reads as money: two significant digits, never an exponent ($0.000053)
-    decimals = min(12, 1 - math.floor(math.log10(value)))
-    return f"{sign}${value:.{decimals}f}"
+    return _usd(amount, _usd_decimals(abs(amount)))
+
+
+def format_usd_column(amounts: Sequence[float | None]) -> list[str]:
+    """Each of ``amounts`` as money with one number of decimals for all, so that a column lines up
+    and compares by eye: enough for the smallest sum above 0 (as ``format_usd`` would show it), at
+    least the cents and at most ``USD_COLUMN_DECIMALS``; a sum too small for that reads
+    ``<$0.000001``. ``None`` is ``unpriced``."""
+    shown = [abs(a) for a in amounts if a]
+    decimals = min(USD_COLUMN_DECIMALS, max((_usd_decimals(v) for v in shown), default=2))
+    return ["unpriced" if amount is None else _usd(amount, decimals) for amount in amounts]
 
 
 def _optional(value: Any) -> float | None:

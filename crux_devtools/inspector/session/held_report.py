@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..errors import distinct
 from ..report_types import LoadErrorDict, PromptReport, Report
 from .load import LoadOutcome
 from .reload_rules import last_good
@@ -185,5 +186,6 @@ class HeldReport:
         held = HeldReport(
             self.report, self.version, self.hashes, kept.known, copies, {id(p): cache[id(p)] for p in prompts if id(p) in cache}
         )
-        return Merged(prompts, hashes, tuple(p["id"] for p in stale), held, [*errors, *outcome.errors])
+        errors = distinct([*errors, *outcome.errors])  # a shared module's error once, not once per importer
+        return Merged(prompts, hashes, tuple(p["id"] for p in stale), held, errors)
 

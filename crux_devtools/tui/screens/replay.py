@@ -1,7 +1,9 @@
 """Replay of one recorded step in the TUI: the recorded request beside the current replay and pinned variants.
 
-``+``/``-`` raise or lower the max input budget (by a tenth of the step's recorded max), ``0`` goes
-back to the recorded budget, ``t`` switches what the step is planned from (its recording, or today's
+``+``/``-`` raise or lower the budget that bound the recorded plan (by a tenth of its recorded value):
+``optimize_at`` when the planner settled the step at its ``optimize_at`` tier (below ``max``), else the
+max input budget (``binding_budget``); ``m`` switches them to the other one; ``0`` goes back to the
+recorded budget, ``t`` switches what the step is planned from (its recording, or today's
 source: ``inspector/features/replay/source.replay_variant``, as the CLI's ``replay --source current``), ``v`` pins the current replay as a variant (three at most: the oldest
 goes), ``c`` clears the pinned ones, ``s`` sends the current replay to the run's model and records
 the answer as a child run (a model that is not scripted only after a confirmation that shows the
@@ -33,15 +35,27 @@ from .confirm_run import ConfirmRun
 MAX_PINNED = 3
 
 
+def binding_budget(request: dict[str, Any]) -> tuple[str, int | None]:
+    """Which budget decided a recorded step's plan, and its recorded value: ``("optimize_at", 2800)``
+    when the planner settled the plan at its ``optimize_at`` tier below ``max`` (moving ``max``
+    would then change nothing), else ``("max", 4000)``."""
+    top, optimize_at = request.get("max_input_tokens"), request.get("optimize_at")
+    top = top if isinstance(top, int) else None
+    if request.get("tier") == "optimize_at" and isinstance(optimize_at, int) and (top is None or optimize_at < top):
+        return "optimize_at", optimize_at
+    return "max", top
+
+
 class ReplayScreen(Screen[None]):
     """``run``: the whole recorded run; ``index``: the step replayed; ``session``: the ProjectSession."""
 
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("plus,equals_sign", "budget(1)", "Budget +", key_display="+"),
-        Binding("minus", "budget(-1)", "Budget -", key_display="-"),
-        Binding("0", "budget(0)", "As recorded"),
-        Binding("t", "toggle_source", "Recording / today's source"),
+        Binding("plus,equals_sign", "budget(1)", "Raise budget", key_display="+"),
+        Binding("minus", "budget(-1)", "Lower budget", key_display="-"),
+        Binding("0", "budget(0)", "Budget as recorded"),
+        Binding("m", "switch_budget", "Move max / optimize_at"),
+        Binding("t", "toggle_source", "Plan from recording / source"),
         Binding("v", "pin", "Pin as variant"),
         Binding("c", "clear", "Clear variants"),
         Binding("s", "send", "Send to the model"),
@@ -52,9 +66,12 @@ class ReplayScreen(Screen[None]):
         self.run, self.index, self.session = run, index, session
         step: dict[str, Any] = next((s for s in run.get("steps") or [] if s.get("index") == index), {})
         self.step: dict[str, Any] = step
-        recorded_max = (step.get("request") or {}).get("max_input_tokens")
+        request = step.get("request") or {}
+        recorded_max = request.get("max_input_tokens")
         self.recorded_max: int | None = recorded_max if isinstance(recorded_max, int) else None
+        self.binding, self.recorded_binding = binding_budget(request)  # what + and - move, and from where
         self.max: int | None = None
+        self.optimize_at: int | None = None
         self.source = "recorded"  # what the step is planned from: "recorded" (its recording) or "current" (today's source)
         self.current: tuple[str, dict[str, Any] | None, str | None] = ("as recorded", None, None)
         self.pinned: list[tuple[str, dict[str, Any] | None, str | None]] = []
@@ -73,18 +90,26 @@ class ReplayScreen(Screen[None]):
         self.replay()
 
     def overrides(self) -> Overrides:
-        return Overrides(max=self.max)
+        return Overrides(max=self.max, optimize_at=self.optimize_at)
 
     def show(self) -> None:
-        head = Text()
-        head.append(f"Replay of step {self.index}", style="bold")
-        head.append(f"  (recorded max {self.recorded_max:,})" if self.recorded_max else "")
-        head.append("   plan from: ")
-        head.append("today's source" if self.source == "current" else "the recording", style="bold cyan")
-        head.append("   + / - budget · 0 as recorded · t recording / today's source · v pin as variant · c clear · s send", style="dim")
-        self.query_one("#replay-head", Static).update(head)
+        self.query_one("#replay-head", Static).update(self.head())
         self.query_one("#replay-variants", Static).update(render_variants(self.step, [(f"now: {self.current[0]}", self.current[1], self.current[2]), *self.pinned]))
         self.query_one("#replay-sent", Static).update(self.sent)
+
+    def head(self) -> Text:
+        """One line: the step, the budget ``+``/``-`` move (and its value now), what it is planned
+        from. The keys are the footer's; the line is cut, never wrapped, on a narrow screen."""
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append(f"Replay of step {self.index}", style="bold")
+        if self.recorded_binding is not None:
+            now = self.optimize_at if self.binding == "optimize_at" else self.max
+            head.append(f" · + / - move {self.binding} ", style="dim")
+            head.append(f"{now if now is not None else self.recorded_binding:,}", style="bold cyan")
+            head.append(f" (recorded {self.recorded_binding:,}" + (f", max {self.recorded_max:,})" if self.binding == "optimize_at" and self.recorded_max else ")"), style="dim")
+        head.append(" · plan from: ", style="dim")
+        head.append("today's source" if self.source == "current" else "the recording", style="bold cyan")
+        return head
 
     @work(exclusive=True, exit_on_error=False)
     async def replay(self) -> None:
@@ -105,12 +130,28 @@ class ReplayScreen(Screen[None]):
         self.replay()
 
     def action_budget(self, direction: int) -> None:
-        if direction == 0 or self.recorded_max is None:
-            self.max = None
+        """Move the budget that bound the recorded plan by a tenth of its recorded value (``0``: as
+        recorded); ``optimize_at`` stays at most the recorded ``max``."""
+        recorded = self.recorded_binding
+        if direction == 0 or recorded is None:
+            self.max = self.optimize_at = None
+        elif self.binding == "optimize_at":
+            value = max(1, (self.optimize_at or recorded) + direction * max(1, recorded // 10))
+            self.optimize_at = min(value, self.recorded_max) if self.recorded_max is not None else value
         else:
-            step = max(1, self.recorded_max // 10)
-            self.max = max(1, (self.max or self.recorded_max) + direction * step)
+            self.max = max(1, (self.max or recorded) + direction * max(1, recorded // 10))
+            if self.optimize_at is not None and self.optimize_at > self.max:
+                self.optimize_at = self.max  # optimize_at is at most max
         self.replay()
+
+    def action_switch_budget(self) -> None:
+        """``+``/``-`` move the other budget (``max`` <-> ``optimize_at``) from now on."""
+        request = self.step.get("request") or {}
+        if self.binding == "optimize_at":
+            self.binding, self.recorded_binding = "max", self.recorded_max
+        elif isinstance(request.get("optimize_at"), int):
+            self.binding, self.recorded_binding = "optimize_at", request["optimize_at"]
+        self.show()
 
     def action_pin(self) -> None:
         if self.current[1] is not None or self.current[2] is not None:

@@ -50,6 +50,9 @@ EAGER_PANES: tuple[type[Any], ...] = (RunsPanel, ContributorsTable)
 
 # a narrow tab bar's labels (the count a title carries, ``Errors (2)``, is kept)
 SHORT_TITLES = {"System text": "System", "Contributors": "Contrib", "Planning": "Plan"}
+# a bar narrower still (the prompt pane of an 80-column terminal): the count kept without brackets
+TINY_TITLES = {"Request": "Req", "System text": "Sys", "Contributors": "Ctb", "Tools": "Tool", "Planning": "Plan",
+               "Expectations": "Exp", "Errors": "Err"}
 
 
 def tab_label(index: int, title: str) -> Content:
@@ -57,19 +60,32 @@ def tab_label(index: int, title: str) -> Content:
     return Content.assemble((str(index), "bold"), " ", title)  # no user text here, but no markup either
 
 
-def short_title(title: str) -> str:
-    for long, short in SHORT_TITLES.items():
+def short_title(title: str, names: dict[str, str] = SHORT_TITLES) -> str:
+    for long, short in names.items():
         if title.startswith(long):
             return short + title[len(long):]
     return title
 
 
+def tiny_title(title: str) -> str:
+    """``Err 2`` for ``Errors (2)``: the narrowest label that still says the tab and its count."""
+    short = short_title(title, TINY_TITLES)
+    return short.replace(" (", " ").removesuffix(")") if short.endswith(")") else short
+
+
+def styled_title(title: str, style: str) -> str:
+    """A tab's label in the ``label_style`` (but ``numbered``, which ``tab_label`` puts together)."""
+    return short_title(title) if style == "short" else tiny_title(title) if style == "tiny" else title
+
+
 def label_style(titles: list[str], width: int) -> str:
     """``"numbered"`` when the labels fit the bar with their number key, else ``"plain"``, else
-    ``"short"`` (so that every tab, ``Errors (2)`` too, stays in sight)."""
+    ``"short"``, else ``"tiny"`` (so that every tab, ``Errors (2)`` too, stays in sight)."""
     if sum(len(t) + 4 for t in titles) <= width:
         return "numbered"
-    return "plain" if sum(len(t) + 2 for t in titles) <= width else "short"
+    if sum(len(t) + 2 for t in titles) <= width:
+        return "plain"
+    return "short" if sum(len(short_title(t)) + 2 for t in titles) <= width else "tiny"
 
 
 class PromptDetail(Vertical):
@@ -342,7 +358,7 @@ class PromptDetail(Vertical):
         self._label_style = style
         for number, tab_id in enumerate(ids, 1):
             title = self._tab_titles[tab_id]
-            tabs.get_tab(tab_id).label = tab_label(number, title) if style == "numbered" else Content(short_title(title) if style == "short" else title)
+            tabs.get_tab(tab_id).label = tab_label(number, title) if style == "numbered" else Content(styled_title(title, style))
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.label_tabs)

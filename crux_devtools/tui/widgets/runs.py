@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Static
 
 from ...inspector.features.runs.costs import prices_for
 from ..messages import PaneTitled
-from ..runs_render import RUN_COLUMNS, render_run_preview, run_row
+from ..runs_render import RUN_COLUMNS, cost_column, render_run_preview, run_row
 
 LIST_LIMIT = 50  # rows in the Runs tab (newest first); the CLI and the web page page through the rest
 
@@ -182,7 +182,7 @@ class RunsPanel(Vertical):
         self.query_one("#runs-heading", Static).update(heading)
         table = self.query_one(RunsTable)
         now = datetime.now().astimezone()
-        rows = [run_row(run, now) for run in runs]
+        rows = [run_row(run, now, cost) for run, cost in zip(runs, cost_column(runs), strict=True)]
         ids = [str(run.get("id")) for run in runs]
         if ids == [str(run.get("id")) for run in self.runs] and rows == self._shown:
             return  # nothing changed: no redraw

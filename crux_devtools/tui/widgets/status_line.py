@@ -16,15 +16,20 @@ from ...inspector.report_types import ExampleReport, PromptReport
 from ..report import status_badge
 
 
-def request_size(shown: ExampleReport | None) -> Text:
+MAX_LINES = 2  # the status line's height at most (app.tcss): what it must say fits in two lines
+
+
+def request_size(shown: ExampleReport | None, compact: bool = False) -> Text:
     """``input 2,238 of 5,292 ✓ fits``: the planned request of the example on screen, with the one
-    status of that example (so the line never says ``over`` beside ``fits``)."""
+    status of that example (so the line never says ``over`` beside ``fits``); ``compact`` drops
+    the word ``input``."""
     if not shown:
         return Text("")
     preview = shown["preview"]
     text = Text()
     if preview is not None:
-        text.append("input ", "dim")
+        if not compact:
+            text.append("input ", "dim")
         text.append(f"{preview['input_tokens']:,}", "bold")
         text.append(" of ", "dim")
         text.append(f"{preview['max_input_tokens']:,}", "bold")
@@ -33,10 +38,11 @@ def request_size(shown: ExampleReport | None) -> Text:
     return text
 
 
-def budget_words(prompt: PromptReport, shown: ExampleReport | None, budget: int | None, target: str) -> Text:
+def budget_words(prompt: PromptReport, shown: ExampleReport | None, budget: int | None, target: str, compact: bool = False) -> Text:
     """What the budget keys limit and the value in force: ``input budget 4,000 (agent)`` for the
-    whole request, ``token_budget 150 (prompt)`` for the system text; ``(set)`` when chosen here."""
-    name = "input budget" if target == "request" else "token_budget"
+    whole request, ``token_budget 150 (prompt)`` for the system text; ``(set)`` when chosen here.
+    ``compact``: ``budget 4,000 (set)`` whatever it limits."""
+    name = "budget" if compact else "input budget" if target == "request" else "token_budget"
     text = Text(f"{name} ", "dim")
     if budget is not None:
         text.append(f"{budget:,}", "bold cyan")
@@ -70,11 +76,29 @@ def status_text(
     custom: str | None = None,
     verified: bool = True,
 ) -> Text:
-    """The line; with ``width``, it breaks between its pieces (never inside one) to fit. What the
-    app is busy with goes last and is cut rather than wrapped, so that the line's height (and the
-    layout under it) does not change while the project reloads."""
+    """The line; with ``width``, it breaks between its pieces (never inside one) to fit. When the
+    pieces need more than ``MAX_LINES`` lines they are said shorter (``signed-in 1/2``, ``217 of
+    5,702``, ``budget 99 (set)``), the budget before the size, so that the budget in force stays in
+    sight in a narrow pane (an 80-column terminal). What the app is busy with goes last and is cut
+    rather than wrapped, so that the line's height (and the layout under it) does not change while
+    the project reloads."""
     if prompt is None:
         return Text("No prompt selected", style="dim")
+    pieces = _pieces(prompt, example, names, budget, stale, target, shown, custom, compact=False)
+    text = _laid_out(pieces, width)
+    if width is not None and text.plain.count("\n") >= MAX_LINES:
+        text = _laid_out(_pieces(prompt, example, names, budget, stale, target, shown, custom, compact=True), width)
+    if not verified:  # a fresh load of the whole project is checking the report (it replaces it if they differ)
+        text.append("  ◌ verifying", "yellow")
+    if busy:  # never on a line of its own: the line's height stays put while the app is busy
+        text.append(f"  … {busy}", "italic dim")
+    return text
+
+
+def _pieces(
+    prompt: PromptReport, example: str | None, names: list[str], budget: int | None, stale: bool, target: str,
+    shown: ExampleReport | None, custom: str | None, *, compact: bool,
+) -> list[Text]:
     pieces: list[Text] = []
     if stale:
         pieces.append(Text(" ◌ STALE: last load failed ", "bold black on yellow"))
@@ -87,13 +111,21 @@ def status_text(
         pieces.append(Text.assemble("input of ", (custom, "bold magenta")))
     elif names:
         index = names.index(example) + 1 if example in names else 1
-        pieces.append(Text(f"example {example} ({index}/{len(names)})"))
-    size = request_size(shown)
+        pieces.append(Text(f"{example} {index}/{len(names)}" if compact else f"example {example} ({index}/{len(names)})"))
+    size = request_size(shown, compact)
+    if not size.plain and prompt.get("status"):  # no example on screen (none to show): the prompt's own status
+        size = Text(*status_badge(prompt["status"]))
+    budget_piece = budget_words(prompt, shown, budget, target, compact)
+    if compact:  # the budget first: the size is the one to be cut when even this does not fit
+        pieces.append(budget_piece)
     if size.plain:
         pieces.append(size)
-    elif prompt.get("status"):  # no example on screen (none to show): the prompt's own status
-        pieces.append(Text(*status_badge(prompt["status"])))
-    pieces.append(budget_words(prompt, shown, budget, target))
+    if not compact:
+        pieces.append(budget_piece)
+    return pieces
+
+
+def _laid_out(pieces: list[Text], width: int | None) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     column = 0
     for n, piece in enumerate(pieces):
@@ -106,10 +138,6 @@ def status_text(
                 column += 2
         text.append(piece)
         column += piece.cell_len
-    if not verified:  # a fresh load of the whole project is checking the report (it replaces it if they differ)
-        text.append("  ◌ verifying", "yellow")
-    if busy:  # never on a line of its own: the line's height stays put while the app is busy
-        text.append(f"  … {busy}", "italic dim")
     return text
 
 

@@ -1,5 +1,5 @@
 """The prompt list's navigation: a search over id, module and file, status filters with counts, and
-one group per module.
+one group per file (``inspector.features.shown.groups``).
 
 The page state lives in the URL query (``/?q=refund&status=over``), so a search can be shared or
 reloaded, and a live update (the htmx list block, refetched on every report) renders the same view.
@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
+from ...inspector.features.shown.groups import group_name, group_prompts
 from ...inspector.report_types import Report
 from ...statuses import SEVERITY, STATUS_KEYS, word
 from ..display import displayable
@@ -59,18 +60,17 @@ class StatusFacet:
 
 
 @dataclass(frozen=True, slots=True)
-class ModuleGroup:
-    module: str
-    file: str  # the module's file, when all its rows share one
+class FileGroup:
+    name: str  # the file's path in the project (``groups.group_name``)
     rows: list[PromptRow]
-    total: int  # the module's rows before filtering
+    total: int  # the file's rows before filtering
 
 
 @dataclass(frozen=True, slots=True)
 class ListView:
     header: ReportHeader
     filters: ListFilters
-    groups: list[ModuleGroup]
+    groups: list[FileGroup]
     facets: list[StatusFacet]
     shown: int
     total: int
@@ -138,6 +138,11 @@ def marked(text: str, words: list[str]) -> Markup:
     return Markup("").join(out)
 
 
+def row_group(row: PromptRow) -> str:
+    """The group a row is listed under: its file's path."""
+    return group_name(row.module, row.file)
+
+
 def list_view(report: Report, filters: ListFilters, problems: list[str] | None = None) -> ListView:
     """The list narrowed by ``filters``: the status counts are of the rows the search matches, so a
     count says what clicking its filter would show."""
@@ -154,16 +159,8 @@ def list_view(report: Report, filters: ListFilters, problems: list[str] | None =
         for key, label in STATUSES if counts[key] or key in ("fits", "stale") or filters.status == key
     ]
     shown = [row for row in searched if not filters.status or filters.status in row_statuses(row)]
-    totals: dict[str, int] = {}
-    for row in base.rows:
-        totals[row.module] = totals.get(row.module, 0) + 1
-    grouped: dict[str, list[PromptRow]] = {}
-    for row in shown:  # report order: modules in the order they loaded, rows as defined
-        grouped.setdefault(row.module, []).append(row)
-    groups = []
-    for module, rows in grouped.items():
-        files = {row.file for row in rows}
-        groups.append(ModuleGroup(module, files.pop() if len(files) == 1 else "", rows, totals[module]))
+    totals = {name: len(rows) for name, rows in group_prompts(base.rows, row_group)}
+    groups = [FileGroup(name, rows, totals[name]) for name, rows in group_prompts(shown, row_group)]
     return ListView(
         header=base.header, filters=filters, groups=groups, facets=facets,
         shown=len(shown), total=len(base.rows), problems=list(problems or []),

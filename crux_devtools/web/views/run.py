@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 from ...core.plan.rungs import rung_rank
 from ...core.record.pricing import cache_usage_text
 from ...inspector.features.runs.text import NOT_PLANNED, located, run_planned, step_planned
-from ...inspector.features.runs.costs import Prices, format_usd
+from ...inspector.features.runs.costs import Prices, format_usd, format_usd_column
 from ...inspector.features.shown.sent import SYSTEM_KINDS, cut_system
 from .prompt import Chip, ReportHeader, prompt_href
 from .planning import pretty, shown_to_model
@@ -540,8 +540,9 @@ def with_costs(view: RunDetail, run: dict[str, Any], prices: Prices) -> RunDetai
     """``view`` with the run's cost and each step's, from the provider's usage and the model prices."""
     view.cost = format_usd(prices.run_cost(run))
     steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
-    for detail, step in zip(view.steps, steps, strict=False):
-        detail.cost = format_usd(prices.step_cost(step, run.get("model"))) if isinstance(step.get("usage"), dict) else "unpriced"
+    costs = format_usd_column([prices.step_cost(s, run.get("model")) if isinstance(s.get("usage"), dict) else None for s in steps])
+    for detail, cost in zip(view.steps, costs, strict=False):  # the steps' costs: one precision for all
+        detail.cost = cost
     return view
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ...core.record.runstore import RUN_ORIGINS, RUN_STATUSES
-from ...inspector.features.runs.costs import Prices, format_usd
+from ...inspector.features.runs.costs import Prices, format_usd, format_usd_column
 from ...inspector.features.runs.text import NOT_PLANNED, local_datetime, run_planned
 from .prompt import Chip, ReportHeader, prompt_href
 from .planning import pretty, shown_to_model
@@ -150,7 +150,7 @@ class RunRow:
     planned: bool = True  # False: a run from OpenTelemetry crux did not plan (``input_tokens`` says so)
 
 
-def run_row(summary: dict[str, Any], prices: Prices | None = None) -> RunRow:
+def run_row(summary: dict[str, Any], prices: Prices | None = None, cost: str | None = None) -> RunRow:
     run_id = str(summary.get("id", ""))
     target = str(summary.get("target") or "?")
     got_in, got_out = usage_pair(summary.get("usage"))
@@ -178,7 +178,7 @@ def run_row(summary: dict[str, Any], prices: Prices | None = None) -> RunRow:
         text=" ".join(str(preview or "").split())[:160],
         parent=summary["parent"] if isinstance(summary.get("parent"), str) else None,
         fork_step=summary["fork_step"] if isinstance(summary.get("fork_step"), int) else None,
-        cost=format_usd(prices.run_cost(summary)) if prices is not None else "unpriced",
+        cost=cost if cost is not None else format_usd(prices.run_cost(summary)) if prices is not None else "unpriced",
         planned=run_planned(summary),
     )
 
@@ -256,7 +256,8 @@ def runs_list_view(
     prices: Prices | None = None,
 ) -> RunsListView:
     pages = max(1, math.ceil(total / PAGE_SIZE))
-    rows = under_parents([run_row(s, prices) for s in summaries])
+    costs = format_usd_column([prices.run_cost(s) if prices is not None else None for s in summaries])  # one precision for the column
+    rows = under_parents([run_row(s, prices, cost) for s, cost in zip(summaries, costs, strict=True)])
     view = RunsListView(header=header, filters=filters, rows=rows, total=total, pages=pages, targets=targets, problems=problems)
     if pages > 1:
         view.links = page_links(filters, pages)

@@ -106,11 +106,11 @@ async def test_a_shared_search_link_and_a_status_filter_survive_a_live_report(se
         assert await page.evaluate("location.search") == "?q=ladders&status=fits"
 
 
-async def test_a_module_group_closed_by_hand_stays_closed_after_a_live_report(server: LiveServer, browser: Any, project: Path) -> None:
+async def test_a_file_group_closed_by_hand_stays_closed_after_a_live_report(server: LiveServer, browser: Any, project: Path) -> None:
     async with new_page(browser) as page:
         await page.goto(server.url + "/")
         await page.wait_for_selector("#live-status[data-state='live']")
-        group = "#listing details.group[data-module='crux_project.02_conditions']"
+        group = "#listing details.group[data-group='02_conditions.py']"
         await page.click(f"{group} > summary")
         assert await page.evaluate(f"document.querySelector(\"{group}\").open") is False
         assert not await page.locator(f"{group} tr.prompt-row").first.is_visible()
@@ -119,7 +119,7 @@ async def test_a_module_group_closed_by_hand_stays_closed_after_a_live_report(se
         source.write_text(source.read_text() + "\n# edited\n")
         await until(page, "Number(document.querySelector('#listing').dataset.version) > " + str(version), True)
         assert await page.evaluate(f"document.querySelector(\"{group}\").open") is False
-        assert await page.evaluate("document.querySelector(\"#listing details.group[data-module='crux_project.03_budgets']\").open") is True
+        assert await page.evaluate("document.querySelector(\"#listing details.group[data-group='03_budgets.py']\").open") is True
         await page.click("#groups-open")  # "expand all" is there with script, and forgets the closed ones
         assert await page.evaluate(f"document.querySelector(\"{group}\").open") is True
         await page.reload()

@@ -116,3 +116,18 @@ def test_runs_stats_counts_each_targets_runs_by_status_with_their_cost(tmp_path:
     assert lines == [["helper", "3", "2", "1", "0", f"${3 * each:.4g}"], ["solo", "1", "0", "0", "1", f"${each:.4g}"]]
     only = json.loads(cli("runs", "stats", str(tmp_path), "--status", "error", "--json").stdout)
     assert only == [{"target": "helper", "runs": 1, "ok": 0, "error": 1, "max_steps": 0, "cost": f"${each:.4g}"}]
+
+
+def test_the_cost_column_has_one_precision_and_no_exponent(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PRICED, encoding="utf-8")
+    tiny, big = fake(1), fake(2)
+    tiny["usage"] = {"input_tokens": 16, "output_tokens": 2}  # 5.2e-05 dollars
+    big["usage"] = {"input_tokens": 600_000, "output_tokens": 30_000}  # 1.5 dollars
+    write_runs(tmp_path, tiny, big)
+    done = cli("runs", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    header, *lines = done.stdout.splitlines()
+    at = header.index("COST")
+    costs = [re.search(r"\$[\d,.]+", line[at - 12:]).group(0) for line in lines]  # type: ignore[union-attr]
+    assert costs == ["$1.500000", "$0.000052"]  # newest first
+    assert "e-0" not in done.stdout

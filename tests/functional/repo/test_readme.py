@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -161,3 +162,82 @@ def test_the_tours_budget_step_names_the_drops_in_the_order_they_happen():
     named = sorted((after_drag.index(f"`{cid}`"), cid) for cid in order[1:] if f"`{cid}`" in after_drag)
     assert [cid for _, cid in named] == order[1:], f"the tour says {named}, the sample drops {order}"
     assert "hatched" in step and "*Resolved view*" in step.split("hatched", 1)[0].rsplit(".", 1)[-1]
+
+
+# -- the README's numbers that state a fact about the repository ------------------------------------
+
+SAMPLE = REPO / "sample_project"
+# references in the README to a file named like a sample one, in another example project
+OTHER_PROJECTS = {"shared.py:12": "the diff --runs example: the project of tests/cli/test_diff_cli.py"}
+LINE_REF = re.compile(r"(?<![\w/.])([\w-]+\.py):(\d+)")
+
+
+def _statement_at(tree: ast.Module, line: int) -> ast.stmt | None:
+    return next((node for node in tree.body if node.lineno <= line <= (node.end_lineno or node.lineno)), None)
+
+
+def _defined_id(statement: ast.stmt) -> str | None:
+    """The id a top-level definition gives: ``prompt("support-reply", ...)`` -> ``support-reply``."""
+    call = getattr(statement, "value", None)
+    if isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+        return call.args[0].value
+    return None
+
+
+def _named(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+
+
+def test_every_line_reference_into_the_sample_project_holds_what_the_text_names():
+    """``support-reply (prompt, 01_contexts.py:25)``, ``defined at shared.py:35``, ``optimize_at
+    2,800 -> 1,000 (05_agent.py:156)``: a reference to a definition is its first line and the text
+    before it names the id it defines; a reference to a setting is the line of that keyword
+    argument, named just before; ``edited at`` is a line inside the definition of the id named."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    trees = {p.name: ast.parse(p.read_text(encoding="utf-8")) for p in SAMPLE.glob("*.py")}
+    checked, wrong = 0, []
+    for match in LINE_REF.finditer(readme):
+        name, line = match.group(1), int(match.group(2))
+        if name not in trees or match.group(0) in OTHER_PROJECTS:
+            continue  # a file of an example shown in the README itself, not of this repository
+        where = f"README.md:{readme.count(chr(10), 0, match.start()) + 1}: {match.group(0)}"
+        checked += 1
+        statement = _statement_at(trees[name], line)
+        before = readme[max(0, match.start() - 400):match.start()]
+        defined = _defined_id(statement) if statement is not None else None
+        if statement is None:
+            wrong.append(f"{where}: line {line} is outside every definition of sample_project/{name}")
+        elif before.endswith("edited at ") or line == statement.lineno:
+            if defined is None or not _named(defined, before):
+                wrong.append(f"{where}: that line {'is in' if line != statement.lineno else 'defines'} {defined!r}, which the text before it does not name")
+        else:
+            keywords = [k.arg for n in ast.walk(statement) if isinstance(n, ast.Call) for k in n.keywords if k.arg and k.value.lineno == line]
+            if not any(_named(k, before[-80:]) for k in keywords):
+                wrong.append(f"{where}: that line sets {keywords or 'nothing'} inside {defined!r}, not what the text before it names")
+    assert checked >= 20, "the README's sample-project line references were not found"
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_readme_states_the_test_count_that_collection_finds():
+    """``about N tests``: within a tenth of what ``pytest --collect-only`` counts."""
+    import subprocess
+    import sys
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    stated = [int(n.replace(",", "")) for n in re.findall(r"about ([\d,]+) tests", readme)]
+    assert stated, "the README says how many tests the suite has"
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", "-n", "0"],
+                          cwd=REPO, capture_output=True, text=True, timeout=5 * WAIT)  # collection only, but of every test file
+    found = re.search(r"(\d+) tests? collected", done.stdout)
+    assert found, done.stdout[-2000:] + done.stderr[-2000:]
+    collected = int(found.group(1))
+    for number in stated:
+        assert abs(number - collected) <= collected / 10, f"the README says about {number} tests; collection finds {collected}"
+
+
+def test_every_benchmark_and_test_file_the_readme_names_exists():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:benchmarks|tests|\.ci|docs)/[\w./-]+\.(?:py|md|txt|svg))`", readme))
+    assert len(named) >= 10
+    missing = sorted(path for path in named if not (REPO / path).exists())
+    assert not missing, f"the README names files that do not exist: {missing}"

@@ -32,6 +32,15 @@ def shown(app: Any) -> str:
     return console.export_text()
 
 
+def head(app: Any) -> str:
+    """The replay screen's header line as plain text."""
+    return str(app.screen.query_one("#replay-head").content)
+
+
+def screen_lines(app: Any) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
 async def wait_for(app: Any, pilot: Any, needle: str) -> str:
     deadline = time.monotonic() + 60  # a failure bound, not a pause
     while time.monotonic() < deadline:
@@ -79,14 +88,22 @@ async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) 
         await open_replay(app, pilot, run)  # step 1
         text = await wait_for(app, pilot, "identical to the recorded request")
         assert "as recorded" in text
+        # the header fits the 160 columns whole, on one line (the keys are the footer's)
+        assert [line for line in screen_lines(app) if head(app) in line], (head(app), screen_lines(app)[:4])
+        footer = screen_lines(app)[-1]
+        for words in ("Raise budget", "Lower budget", "Budget as recorded", "Send to the model"):
+            assert words in footer, footer  # what each key does, said in the footer
         await pilot.press("v")  # pin it
+        # the step was planned at its optimize_at tier (2,800, below max 4,000): - moves optimize_at
+        assert "- move optimize_at 2,800 (recorded 2,800, max 4,000)" in head(app)
         for _ in range(5):
-            await pilot.press("minus")  # max 4000 -> 2000, a tenth at a time
-        text = await wait_for(app, pilot, "max 2,000")
-        assert "example-replies is sent as omitted (was full)" in text and "cacheable prefix" in text
+            await pilot.press("minus")  # optimize_at 2800 -> 1400, a tenth at a time
+        text = await wait_for(app, pilot, "optimize at 1,400")
+        assert "- move optimize_at 1,400" in head(app)
+        assert "catalog is sent as omitted (was authored)" in text and "cacheable prefix" in text
         await pilot.press("v")
         await pilot.press("0")
-        text = await wait_for(app, pilot, "max=2000")  # the pinned variant's column title
+        text = await wait_for(app, pilot, "optimize-at=1400")  # the pinned variant's column title
         assert text.count("identical to the recorded request") == 2  # current (as recorded) and the first pin
         await pilot.press("s")  # a scripted model: sent at once, the answer recorded as a child run
         sent = await wait_for_sent(app, pilot, "sent: run ")
@@ -205,6 +222,7 @@ async def test_bad_input_in_the_replay_screen_is_a_clear_message(tmp_path: Path)
         await pilot.press("escape", "escape")
         await open_replay(app, pilot, run)
         await wait_for(app, pilot, "identical to the recorded request")
+        await pilot.press("m")  # + and - move max now (the step was planned at its optimize_at tier)
         for _ in range(8):  # max 4,000 -> 800, below what the step's required parts need
             await pilot.press("minus")
         text = await wait_for(app, pilot, "REQUEST_TOO_LARGE: nothing fits")

@@ -47,10 +47,10 @@ async def test_t_plans_the_step_from_todays_source_as_the_cli_does(tmp_path: Pat
         assert "plan from: today's source" in head(app) and "now: today's source" in text
         assert "one-time codes" in text  # the new text, in the column
         for _ in range(5):
-            await pilot.press("minus")  # max 4000 -> 2000, a tenth at a time
-        text = await wait_for(app, pilot, "max 2,000")
+            await pilot.press("minus")  # optimize_at 2800 -> 1400 (the budget the step was planned at), a tenth at a time
+        text = await wait_for(app, pilot, "optimize at 1,400")
         document = app.screen.current[1]
-        done = cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current", "--max", "2000", "--json")
+        done = cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current", "--optimize-at", "1400", "--json")
         assert done.returncode == 0, done.stderr
         expected = json.loads(done.stdout)
         assert document["replayed"]["input_tokens"] == expected["replayed"]["input_tokens"]
@@ -58,9 +58,9 @@ async def test_t_plans_the_step_from_todays_source_as_the_cli_does(tmp_path: Pat
         assert f"{expected['replayed']['input_tokens']:,} input tokens" in text
         assert document["changes"] == expected["changes"] and [describe(c) for c in expected["changes"]]
         assert f"• {describe(expected['changes'][0])[:30]}" in text  # the change, in the column (wrapped there)
-        assert "now: today's source, max=2000" in text
+        assert "now: today's source, optimize-at=1400" in text
         await pilot.press("t")  # back to the recording: the edit is not seen
-        text = await wait_for(app, pilot, "now: max=2000")
+        text = await wait_for(app, pilot, "now: optimize-at=1400")
         assert "plan from: the recording" in head(app) and "one-time codes" not in text
 
 

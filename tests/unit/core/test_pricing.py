@@ -74,3 +74,24 @@ def test_pyproject_prices_are_read_and_bad_ones_are_config_errors(tmp_path):
         (7, "input_price must be a non-negative numbe"),
         (9, "prices a model with both input_price and"),
     ]
+
+
+def test_format_usd_reads_like_money_at_every_size():
+    from crux_devtools.core.record.pricing import format_usd
+
+    for amount, shown in [(0.0000525, "$0.000053"), (0.5, "$0.50"), (0.1, "$0.10"), (0.00031, "$0.00031"), (1e-13, "<$0.000000000001")]:
+        assert format_usd(amount) == shown
+    for exponent in range(-15, 4):  # never an exponent, whatever the size
+        assert "e" not in format_usd(1.2345 * 10.0 ** exponent).lower()
+
+
+def test_a_column_of_costs_has_one_precision_enough_for_its_smallest_sum():
+    from crux_devtools.core.record.pricing import USD_COLUMN_DECIMALS, format_usd_column
+
+    assert format_usd_column([0.0000525, 0.0123, 1.5, None, 0]) == ["$0.000053", "$0.012300", "$1.500000", "unpriced", "$0.000000"]
+    assert format_usd_column([0.5, 0.25, 12]) == ["$0.50", "$0.25", "$12.00"]  # cents when cents say it
+    assert format_usd_column([-0.0123, 0.00031]) == ["-$0.01230", "$0.00031"]
+    assert format_usd_column([None, None]) == ["unpriced", "unpriced"]
+    # capped: a sum below a millionth of a dollar does not stretch the column; it says it is smaller
+    assert USD_COLUMN_DECIMALS == 6
+    assert format_usd_column([1e-9, 0.01]) == ["<$0.000001", "$0.010000"]

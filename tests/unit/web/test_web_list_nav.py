@@ -1,4 +1,4 @@
-"""Navigation in the web prompt list: search over id, module and file, one group per module,
+"""Navigation in the web prompt list: search over id, module and file, one group per file,
 status filters with counts, and the empty result; through httpx against the ASGI app.
 
 The prompts are real (``Prompt.inspect`` through ``FakeSession``); each is placed in a module and file
@@ -101,23 +101,23 @@ def test_the_prompts_have_the_statuses_the_tests_rely_on(session: PlacedSession)
     assert statuses["refund-audit"] == "over-budget" and statuses["support-broken"] == "invalid-input" and statuses["refund-reply"] == "fits"
 
 
-async def test_without_a_filter_every_prompt_is_listed_under_its_module_heading_with_the_module_count(client: httpx.AsyncClient) -> None:
+async def test_without_a_filter_every_prompt_is_listed_under_its_file_heading_with_the_file_count(client: httpx.AsyncClient) -> None:
     page = (await client.get("/")).text
     assert headings(page) == [
-        ("billing.refunds", "2"), ("billing.invoices", "1"), ("support", "2"), ("onboarding", "1"), (HOSTILE_MODULE, "1"),
+        ("billing/refunds.py", "2"), ("billing/invoices.py", "1"), ("support.py", "2"), ("onboarding/welcome.py", "1"),
+        (HOSTILE_MODULE + ".py", "1"),
     ]
     assert row_ids(page) == list(PLACES)
-    # each row sits inside its own module's group
-    support = page.split('data-module="support"')[1].split("</details>")[0]
+    # each row sits inside its own file's group
+    support = page.split('data-group="support.py"')[1].split("</details>")[0]
     assert row_ids(support) == ["support-reply", "support-broken"]
-    assert 'class="mono muted small group-file">billing/refunds.py<' in page
-    assert "7 found" in page and "in 5 modules" in page
+    assert "7 found" in page and "in 5 files" in page
 
 
 async def test_a_search_by_prompt_id_keeps_only_the_matching_rows_and_their_groups(client: httpx.AsyncClient) -> None:
     page = (await client.get("/", params={"q": "REFUND"})).text  # case does not matter
     assert row_ids(page) == ["refund-reply", "refund-audit"]
-    assert headings(page) == [("billing.refunds", "2")]
+    assert headings(page) == [("billing/refunds.py", "2")]
     assert "<b>2</b> of 7 shown" in page
     assert 'value="REFUND"' in page  # the box shows the search on a reload or a shared link
 
@@ -129,7 +129,7 @@ async def test_a_search_by_module_name_lists_the_whole_module_and_says_how_many_
     assert row_ids(both) == ["Greeter"]  # found by its module; "Greeter" itself does not say it
     partial = (await client.get("/", params={"q": "billing reply"})).text  # every word must match
     assert row_ids(partial) == ["refund-reply"]
-    assert headings(partial) == [("billing.refunds", "1 of 2")]
+    assert headings(partial) == [("billing/refunds.py", "1 of 2")]
 
 
 async def test_a_search_by_file_path_finds_prompts_whose_module_and_id_do_not_say_it(client: httpx.AsyncClient) -> None:
@@ -177,25 +177,25 @@ async def test_a_search_that_matches_nothing_says_so_and_offers_to_clear_the_fil
 
 async def test_a_hostile_module_name_and_prompt_id_are_escaped_in_the_heading_the_row_and_the_search_box(client: httpx.AsyncClient) -> None:
     page = (await client.get("/")).text
-    assert '<span class="mono strong group-name">&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod</span>' in page
+    assert '<span class="mono strong group-name">&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod.py</span>' in page
     for query in ({}, {"q": "onerror"}, {"q": "<script>"}, {"q": HOSTILE_MODULE}):
         page = (await client.get("/", params=query)).text
         assert "<img src=x" not in page and "<script>window" not in page
-        assert (HOSTILE_MODULE, "1") in headings(page)
-        assert 'data-module="&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod"' in page
+        assert (HOSTILE_MODULE + ".py", "1") in headings(page)
+        assert 'data-group="&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod.py"' in page
         assert HOSTILE_ID in row_ids(page)
     marked = (await client.get("/", params={"q": "onerror"})).text
-    assert '&lt;img src=x <mark>onerror</mark>=&#34;window.__xss=1&#34;&gt;mod</span>' in marked  # the mark is ours, the text escaped
+    assert '&lt;img src=x <mark>onerror</mark>=&#34;window.__xss=1&#34;&gt;mod.py</span>' in marked  # the mark is ours, the text escaped
     tag = (await client.get("/", params={"q": "<script>"})).text
     assert '<mark>&lt;script&gt;</mark>window.__xss=2&lt;/script&gt;&#34;id</a>' in tag
     searched = (await client.get("/", params={"q": HOSTILE_MODULE})).text
     assert 'value="&lt;img src=x onerror=&#34;window.__xss=1&#34;&gt;mod"' in searched
 
 
-async def test_the_words_searched_for_are_marked_in_ids_module_headings_and_files(client: httpx.AsyncClient) -> None:
+async def test_the_words_searched_for_are_marked_in_ids_file_headings_and_files(client: httpx.AsyncClient) -> None:
     page = (await client.get("/", params={"q": "Refund PY"})).text
     assert '><mark>refund</mark>-reply</a>' in page and '><mark>refund</mark>-audit</a>' in page
-    assert '<span class="mono strong group-name">billing.<mark>refund</mark>s</span>' in page
+    assert '<span class="mono strong group-name">billing/<mark>refund</mark>s.<mark>py</mark></span>' in page
     assert 'billing/<mark>refund</mark>s.<mark>py</mark><span class="dim">:' in page
     plain = (await client.get("/")).text
     assert "<mark>" not in plain

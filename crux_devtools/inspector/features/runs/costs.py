@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ....core.record.pricing import Price, cost_usd, format_usd, input_cost_usd, price_for
+from ....core.record.pricing import Price, cost_usd, format_usd, format_usd_column, input_cost_usd, price_for
 from ...session.discovery import read_model_config
 
 
@@ -139,4 +139,4 @@ class CostTotal:
         return f"{text} ({self.unpriced:,} unpriced)" if self.unpriced else text
 
 
-__all__ = ["CostTotal", "Prices", "format_usd", "prices_for"]
+__all__ = ["CostTotal", "Prices", "format_usd", "format_usd_column", "prices_for"]

@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ....core.record.pricing import cache_usage_text, format_usd
+from ....core.record.pricing import cache_usage_text, format_usd, format_usd_column
 from ..shown.visible import visible
 
 COLUMNS = ("TIME", "TARGET", "STATUS", "STEPS", "INPUT TOKENS", "USAGE IN/OUT", "DURATION", "COST", "MODEL", "ORIGIN", "ID")
@@ -122,12 +122,13 @@ def input_tokens(run: dict[str, Any]) -> int:
     return found
 
 
-def cells(run: dict[str, Any]) -> tuple[str, ...]:
-    """The run's cells, each on one line with its control characters shown, never obeyed."""
-    return tuple(visible(cell) for cell in raw_cells(run))
+def cells(run: dict[str, Any], cost: str | None = None) -> tuple[str, ...]:
+    """The run's cells, each on one line with its control characters shown, never obeyed; ``cost``
+    is the Cost cell as its column shows it (``format_usd_column``), else the run's own."""
+    return tuple(visible(cell) for cell in raw_cells(run, cost))
 
 
-def raw_cells(run: dict[str, Any]) -> tuple[str, ...]:
+def raw_cells(run: dict[str, Any], cost: str | None = None) -> tuple[str, ...]:
     return (
         local_time(run.get("started_at")),
         str(run.get("target") or "-"),
@@ -136,7 +137,7 @@ def raw_cells(run: dict[str, Any]) -> tuple[str, ...]:
         tokens_or_not_planned(run),
         usage(run.get("usage")),
         duration(run.get("duration_ms")),
-        format_usd(run.get("cost_usd")),  # set by the caller from the project's prices (run_costs)
+        cost if cost is not None else format_usd(run.get("cost_usd")),  # set by the caller from the project's prices (run_costs)
         str(run.get("model") or "-"),
         str(run.get("origin") or "-"),
         str(run.get("id") or "-"),
@@ -154,7 +155,8 @@ def line(row: tuple[str, ...], sizes: list[int]) -> str:
 
 def run_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[int]]:
     """A header and one aligned line per run; also the column widths (to align lines added later)."""
-    rows = [cells(r) for r in runs]
+    costs = format_usd_column([r.get("cost_usd") for r in runs])  # one precision for the column
+    rows = [cells(r, cost) for r, cost in zip(runs, costs, strict=True)]
     sizes = widths(rows)
     return [line(COLUMNS, sizes), *(line(row, sizes) for row in rows)], sizes
 
