@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from test_replay import assert_every_step_replays_exactly, generated_agent
+from replay_agent import assert_every_step_replays_exactly, generated_agent
 
 from crux_devtools import generate, record_runs
 from crux_devtools.core.record.runstore import SCHEMA_VERSION, RunStore
