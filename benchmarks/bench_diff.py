@@ -127,7 +127,21 @@ def inspect_at(commit: str, tmp: Path) -> dict[tuple[str, str], Any]:
         return {}
 
 
+def git_checkout() -> str | None:
+    """Why the history part cannot run here (``None`` when this folder is a git checkout's own top)."""
+    if shutil.which("git") is None:
+        return "git is not installed"
+    done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=REPO, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or Path(done.stdout.strip()).resolve() != REPO.resolve():
+        return f"{REPO} is not a git checkout (a copy without .git, e.g. from git archive)"
+    return None
+
+
 def history(count: int, tmp: Path) -> None:
+    missing = git_checkout()
+    if missing is not None:
+        print(f"history: skipped, it diffs this repository's own commits and {missing}")
+        return
     commits = git(REPO, "log", "--format=%h", f"-n{count}", "--", "sample_project").split()
     false_positives = 0
     for commit in commits:

@@ -4,7 +4,7 @@ Run: .venv/bin/python benchmarks/bench_replay.py
 
 1. Fidelity: every step recorded by ``sample_project/record_demo.py`` (run in a copy of the sample
    project, by a real process) and by a generated 50-step agent run (the one of
-   ``tests/core/test_replay.py``: ladders of every kind, offloaded tool results, a budget it outgrows)
+   ``tests/replay_agent.py``: ladders of every kind, offloaded tool results, a budget it outgrows)
    is replayed with no override; the figure is the share whose replayed request equals the
    recorded ``sent`` exactly. Target: 100%.
 2. A what-if re-plan of a recorded step (``--max 2000`` on step 1 of the sample agent's run): the
@@ -43,7 +43,7 @@ def fidelity(folder: Path) -> tuple[int, int, Path, str]:
     project = folder / "sample"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
     subprocess.run([sys.executable, str(project / "record_demo.py")], check=True, capture_output=True, cwd=folder)
-    from test_replay import record_generated
+    from replay_agent import record_generated  # tests/replay_agent.py: a helper module, not a test file
 
     generated = folder / "generated"
     generated.mkdir()

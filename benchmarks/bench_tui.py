@@ -176,6 +176,9 @@ def main() -> None:
     import tempfile
     from pathlib import Path
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tmux_pane import stop
+
     repo = Path(__file__).resolve().parents[1]
     command = Path(sys.executable).parent / "crux-devtools"
     socket = f"crux-bench-{os.getpid()}"
@@ -201,7 +204,7 @@ def main() -> None:
 
     def launch(project: Path, trace: Path) -> float:
         """Start the traced TUI in a pane that already has its final size; return the launch time."""
-        tmux("kill-server")
+        stop(socket)
         for _ in range(5):  # a tmux server that is still shutting down can refuse the first try
             done = subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "b", "-x", "140", "-y", "60", "cat"], capture_output=True, text=True, check=False)
             if done.returncode == 0:
@@ -290,7 +293,7 @@ def main() -> None:
             if args.saves:
                 describe("save to screen", measure_saves(project, ids, args.saves, trace), SAVE_STEPS, SAVE_GOAL_MS)
         finally:
-            tmux("kill-server")
+            stop(socket)
 
 
 if __name__ == "__main__":

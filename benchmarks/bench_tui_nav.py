@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from scale_project import make_project  # noqa: E402
+from tmux_pane import stop  # noqa: E402
 
 COMMAND = Path(sys.executable).parent / "crux-devtools"
 SOCKET = f"crux-bench-nav-{os.getpid()}"
@@ -139,7 +140,7 @@ def wait_for(check: Callable[[str], bool], timeout: float = 60.0) -> float:
 
 
 def in_terminal(project: Path, rounds: int) -> list[float]:
-    tmux("kill-server")
+    stop(SOCKET)
     for _ in range(5):
         if subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", "b", "-x", "140", "-y", "40", "cat"], capture_output=True, check=False).returncode == 0:
             break
@@ -165,7 +166,7 @@ def in_terminal(project: Path, rounds: int) -> list[float]:
             wait_for(lambda s: "type to search" not in s and "prompts" not in s)
             time.sleep(0.3)
     finally:
-        tmux("kill-server")
+        stop(SOCKET)
     return times
 
 

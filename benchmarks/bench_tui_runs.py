@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -29,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tmux_pane import stop  # noqa: E402
 COMMAND = Path(sys.executable).parent / "crux-devtools"
 SOCKET = f"crux-bench-runs-{os.getpid()}"
 
@@ -76,34 +80,45 @@ def sample_run() -> dict[str, Any]:
     return json.loads(out)
 
 
+def runs_heading(count: int) -> Callable[[str], bool]:
+    """Whether the screen shows the Runs tab's heading with ``count`` runs (``All runs · 3 · cost …``)."""
+    pattern = re.compile(rf"All runs · {count}\b")
+    return lambda s: pattern.search(s) is not None
+
+
 def measure_writes(project: Path, run: dict[str, Any], writes: int) -> list[float]:
-    tmux("kill-server")
-    for _ in range(5):
-        if subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", "b", "-x", "140", "-y", "40", "cat"], capture_output=True, check=False).returncode == 0:
-            break
-        time.sleep(0.2)
-    tmux("respawn-pane", "-k", "-t", "b", f"env -u COLUMNS -u LINES {COMMAND} tui {project}; sleep 60")
-    wait_for(lambda s: "support-agent" in s and "System text" in s)
-    tmux("send-keys", "-t", "b", "x")
-    wait_for(lambda s: "All runs · 0" in s)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(project), json.dumps(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert writer.stdin is not None and writer.stdout is not None
+    """Open the Runs tab (by the key its title shows), then time each write to the new count on screen.
+    The TUI and the writer are stopped in ``finally``, whatever happens (a timeout, Ctrl-C)."""
+    stop(SOCKET)
+    writer: subprocess.Popen[str] | None = None
     times = []
     try:
+        for _ in range(5):
+            if subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", "b", "-x", "140", "-y", "40", "cat"], capture_output=True, check=False).returncode == 0:
+                break
+            time.sleep(0.2)
+        tmux("respawn-pane", "-k", "-t", "b", f"env -u COLUMNS -u LINES {COMMAND} tui {project}; sleep 60")
+        wait_for(lambda s: "support-agent" in s and re.search(r"\d Runs", s) is not None)
+        key = re.search(r"(\d) Runs", screen())
+        assert key is not None
+        tmux("send-keys", "-t", "b", key.group(1))
+        wait_for(runs_heading(0))
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(project), json.dumps(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert writer.stdin is not None and writer.stdout is not None
         for n in range(1, writes + 1):
             time.sleep(0.3)  # runs arrive one at a time, as from an application
             writer.stdin.write("go\n")
             writer.stdin.flush()
             assert writer.stdout.readline().strip() == f"written {n}"
             written = time.monotonic()
-            shown = wait_for(lambda s, n=n: f"All runs · {n}   " in s)
+            shown = wait_for(runs_heading(n))
             times.append(shown - written)
     finally:
-        writer.stdin.close()
-        writer.wait(10)
+        if writer is not None:
+            writer.kill()
+            writer.wait()
         tmux("send-keys", "-t", "b", "q")
-        time.sleep(0.5)
-        tmux("kill-server")
+        stop(SOCKET)  # the pane's TUI and its workers, however it got here
     return times
 
 

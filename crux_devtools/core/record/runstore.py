@@ -149,7 +149,78 @@ def _migrate_v3(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM blobs WHERE hash NOT IN (SELECT frame FROM step_plans) AND hash NOT IN (SELECT hash FROM blob_refs)")
 
 
-MIGRATIONS: tuple[Any, ...] = (_V1, _V2, _migrate_v3)
+# Version 4: each run's model, duration and provider-reported usage in its ``runs`` row (the values
+# ``json_extract`` reads from its summary: ``_FIGURES``), and ``run_usage`` summing the usage per
+# target, status, origin and model, kept by triggers like ``run_counts``: the cost of every run a
+# filter matches is read from a few rows, however many runs there are (``usage_by_model``), and a
+# chart's per-run figures from the narrow rows (``figures``). ``model_key`` is ``''`` for a run with
+# no model, else ``'t'`` and the model's name (a key column cannot hold NULL). ``odd`` counts the runs
+# whose model is not a text or whose usage holds a count that is not an integer: SQL's ``sum()``
+# types those differently from ``+``, so a filter that has any is summed over its runs instead.
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
+_USAGE_COLUMNS = ("usage_input", "usage_output", "usage_cache_read", "usage_cache_write", "usage_cache_write_1h")
+_FIGURE_COLUMNS = ("model", "duration_ms", *_USAGE_COLUMNS)
+_FIGURES = ", ".join(["json_extract(?1, '$.model')", "json_extract(?1, '$.duration_ms')", *(f"json_extract(?1, '$.usage.{k}')" for k in _USAGE_KEYS)])
+
+
+def _model_key(row: str) -> str:
+    return f"CASE WHEN {row}model IS NULL THEN '' ELSE 't' || {row}model END"
+
+
+def _odd(row: str) -> str:
+    return f"(typeof({row}model) NOT IN ('null', 'text')" + "".join(f" OR typeof({row}{c}) NOT IN ('null', 'integer')" for c in _USAGE_COLUMNS) + ")"
+
+
+_USAGE = ", ".join(_USAGE_COLUMNS)
+_V4 = "".join(f"ALTER TABLE runs ADD COLUMN {c};\n" for c in _FIGURE_COLUMNS) + f"""
+CREATE TABLE run_usage (
+    target     TEXT    NOT NULL,
+    status     TEXT    NOT NULL,
+    origin     TEXT    NOT NULL,
+    model_key  TEXT    NOT NULL,
+    n          INTEGER NOT NULL,
+    reported   INTEGER NOT NULL,
+    odd        INTEGER NOT NULL,
+    {" NOT NULL, ".join(_USAGE_COLUMNS)} NOT NULL,
+    PRIMARY KEY (target, status, origin, model_key)
+) WITHOUT ROWID;
+CREATE TRIGGER runs_usage_added AFTER INSERT ON runs BEGIN
+    INSERT INTO run_usage (target, status, origin, model_key, n, reported, odd, {_USAGE})
+        VALUES (new.target, new.status, new.origin, {_model_key("new.")}, 1, new.usage_input IS NOT NULL, {_odd("new.")},
+                {", ".join(f"coalesce(new.{c}, 0)" for c in _USAGE_COLUMNS)})
+        ON CONFLICT (target, status, origin, model_key) DO UPDATE SET
+            n = n + 1, reported = reported + excluded.reported, odd = odd + excluded.odd,
+            {", ".join(f"{c} = {c} + excluded.{c}" for c in _USAGE_COLUMNS)};
+END;
+CREATE TRIGGER runs_usage_removed AFTER DELETE ON runs BEGIN
+    UPDATE run_usage SET
+            n = n - 1, reported = reported - (old.usage_input IS NOT NULL), odd = odd - {_odd("old.")},
+            {", ".join(f"{c} = {c} - coalesce(old.{c}, 0)" for c in _USAGE_COLUMNS)}
+        WHERE target = old.target AND status = old.status AND origin = old.origin AND model_key = {_model_key("old.")};
+    DELETE FROM run_usage WHERE target = old.target AND status = old.status AND origin = old.origin AND n <= 0;
+END;
+"""
+
+
+def _migrate_v4(conn: sqlite3.Connection) -> None:
+    """Add the figure columns (filled from the summaries), then ``run_usage`` (summed from them) and its triggers."""
+    statements = split_script(_V4)
+    triggers = [s for s in statements if s.startswith("CREATE TRIGGER")]
+    for statement in statements:
+        if statement not in triggers:
+            conn.execute(statement)
+    conn.execute(f"UPDATE runs SET ({', '.join(_FIGURE_COLUMNS)}) = (SELECT {_FIGURES.replace('?1', 's.summary')} FROM run_summaries s WHERE s.seq = runs.seq)")
+    conn.execute(
+        f"INSERT INTO run_usage (target, status, origin, model_key, n, reported, odd, {_USAGE})"
+        f" SELECT target, status, origin, {_model_key('')}, count(*), count(usage_input), sum({_odd('')}), "
+        + ", ".join(f"sum(coalesce({c}, 0))" for c in _USAGE_COLUMNS)
+        + f" FROM runs GROUP BY target, status, origin, {_model_key('')}"
+    )
+    for statement in triggers:
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Any, ...] = (_V1, _V2, _migrate_v3, _migrate_v4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -441,6 +512,8 @@ class RunStore:
             )
         if version == SCHEMA_VERSION or (not self.create and version == 0):
             return  # a brand-new file being created by a writer right now reads as empty
+        if self._readonly and version >= 1:
+            return  # a file this process cannot write is read as it is (the readers handle older versions)
         apply_migrations(conn, MIGRATIONS)
 
     def _ready(self, conn: sqlite3.Connection) -> bool:
@@ -586,8 +659,9 @@ class RunStore:
             if old is not None:
                 self._delete(conn, [old[0]])
             cur = conn.execute(
-                "INSERT INTO runs (id, started, target, status, origin, step_count, input_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run_id, started, target, status, origin, step_count, input_tokens),
+                f"INSERT INTO runs (id, started, target, status, origin, step_count, input_tokens, {', '.join(_FIGURE_COLUMNS)})"
+                f" VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, {_FIGURES})",
+                (summary, run_id, started, target, status, origin, step_count, input_tokens),
             )
             seq = cur.lastrowid
             conn.execute("INSERT INTO run_summaries (seq, summary) VALUES (?, ?)", (seq, summary))
@@ -642,13 +716,14 @@ class RunStore:
 
     # -- reading -----------------------------------------------------------------------------
     @staticmethod
-    def _where(target: str | None, status: str | None, origin: str | None, text: str | None) -> tuple[str, list[Any]]:
-        """The WHERE clause and its arguments for the filters of ``list`` and ``count``."""
+    def _where(target: str | None, status: str | None, origin: str | None, text: str | None, *, table: str = "") -> tuple[str, list[Any]]:
+        """The WHERE clause and its arguments for the filters of ``list`` and ``count`` (``table``:
+        a prefix for the column names, such as ``"runs."`` in a join)."""
         clauses: list[str] = []
         args: list[Any] = []
         for column, value in (("target", target), ("status", status), ("origin", origin)):
             if value is not None:
-                clauses.append(f"{column} = ?")
+                clauses.append(f"{table}{column} = ?")
                 args.append(value)
         if text is not None and text.strip():
             expr = _match_expr(text)
@@ -732,18 +807,95 @@ class RunStore:
     def usage_by_model(self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None) -> builtins.list[dict[str, Any]]:
         """The provider-reported usage of every run matching the filters (those of ``list``), summed
         per model: ``{"model", "runs", "reported" (runs with usage), "input_tokens", "output_tokens",
-        "cache_read_tokens", "cache_write_tokens"}``, so a caller can price a whole filter at once."""
+        "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens"}``, ordered by model, so a
+        caller can price a whole filter at once (and ``sum(row["runs"])`` is ``count()``'s answer).
+
+        Without ``text`` the sums come from ``run_usage`` (kept as runs are written and deleted), so
+        they cost the same with 100 runs or 100,000; with ``text``, from the matching runs' rows.
+        """
+        with self._reading("sum usage") as conn:
+            if conn is None:
+                return []
+            if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 4:  # a file this process may not migrate
+                rows = self._usage_from_summaries(conn, target, status, origin, text)
+            else:
+                clause, args = self._where(target, status, origin, None)
+                sums = ", ".join(f"sum({c})" for c in _USAGE_COLUMNS)
+                kept = conn.execute(
+                    f"SELECT model_key, sum(n), sum(reported), sum(odd), {sums} FROM run_usage{clause} GROUP BY model_key ORDER BY model_key", args
+                ).fetchall()
+                odd = any(row[3] for row in kept)  # a model or count SQL's sum() types otherwise: sum the runs themselves
+                if text is not None and text.strip():
+                    rows = self._usage_from_runs(conn, target, status, origin, text, one_model=None if odd or len(kept) != 1 else kept[0][0])
+                elif odd:
+                    rows = self._usage_from_runs(conn, target, status, origin, None)
+                else:
+                    rows = [(key[1:] if key else None, n, reported, *values) for key, n, reported, _odd, *values in kept]
+        return [{"model": row[0], "runs": row[1], "reported": row[2], **dict(zip(_USAGE_KEYS, row[3:], strict=True))} for row in rows]
+
+    def _usage_from_runs(
+        self, conn: sqlite3.Connection, target: str | None, status: str | None, origin: str | None, text: str | None, *, one_model: str | None = None
+    ) -> builtins.list[Any]:
+        """The sums over the matching runs' own rows (a text filter; a filter with odd values).
+        ``one_model``: the ``model_key`` of every run the other filters match, when they all have one
+        model: then the sums need no grouping (a sort of every match)."""
+        expr = _match_expr(text) if text is not None and text.strip() else None
+        if expr is None:
+            clause, args = self._where(target, status, origin, text, table="runs.")
+            source = f"runs{clause}"
+        else:  # the text index's matches drive, each run's row read by its key
+            clause, args = self._where(target, status, origin, None, table="runs.")
+            source = "runs_fts JOIN runs ON runs.seq = runs_fts.rowid WHERE runs_fts MATCH ?" + clause.replace(" WHERE ", " AND ", 1)
+            args = [expr, *args]
+        sums = ", ".join(f"coalesce(sum(runs.{c}), 0)" for c in _USAGE_COLUMNS)
+        if one_model is not None:
+            (row,) = conn.execute(f"SELECT count(*), count(runs.usage_input), {sums} FROM {source}", args).fetchall()
+            return [(one_model[1:] if one_model else None, *row)] if row[0] else []
+        return conn.execute(
+            f"SELECT runs.model, count(*), count(runs.usage_input), {sums} FROM {source} GROUP BY runs.model ORDER BY runs.model", args
+        ).fetchall()
+
+    def figures(
+        self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None, limit: int = 1000
+    ) -> builtins.list[dict[str, Any]]:
+        """Per-run figures of the newest ``limit`` runs matching the filters (those of ``list``), for
+        charts: ``{"id", "started" (seconds since the epoch), "target", "status", "origin", "model",
+        "duration_ms", "step_count", "input_tokens" (planned), "usage"}``, read from the runs' own
+        narrow rows (no JSON is parsed). ``usage`` holds the counts of the summary's ``usage`` under
+        their canonical names (``input_tokens``, ``output_tokens``, the cache counts), or is None;
+        ``Prices.run_cost(figure)`` then prices it as a list row is priced."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be a non-negative int, got {limit!r}")
+        clause, args = self._where(target, status, origin, text)
+        table = "runs INDEXED BY runs_newest" if text is not None and text.strip() else "runs"
+        with self._reading("read run figures") as conn:
+            if conn is None:
+                return []
+            if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 4:
+                raise RunStoreError(self.path, "reading run figures needs the store's schema version 4; open it once with write access to migrate it")
+            rows = conn.execute(
+                f"SELECT id, started, target, status, origin, step_count, input_tokens, {', '.join(_FIGURE_COLUMNS)} FROM {table}{clause}"
+                " ORDER BY started DESC, seq DESC LIMIT ?",
+                (*args, min(limit, SQLITE_MAX_INT)),
+            ).fetchall()
+        out = []
+        for run_id, started, target_, status_, origin_, step_count, input_tokens, model, duration, *counts in rows:
+            usage = {k: v for k, v in zip(_USAGE_KEYS, counts, strict=True) if v is not None}
+            out.append({
+                "id": run_id, "started": started, "target": target_, "status": status_, "origin": origin_, "model": model,
+                "duration_ms": duration, "step_count": step_count, "input_tokens": input_tokens, "usage": usage or None,
+            })
+        return out
+
+    def _usage_from_summaries(self, conn: sqlite3.Connection, target: str | None, status: str | None, origin: str | None, text: str | None) -> builtins.list[Any]:
+        """The same sums read from each run's summary JSON (a file older than the usage columns)."""
         clause, args = self._where(target, status, origin, text)
         sql = (
             "SELECT json_extract(summary, '$.model') AS model, count(*), count(json_extract(summary, '$.usage.input_tokens')), "
             + ", ".join(f"coalesce(sum(json_extract(summary, '$.usage.{k}')), 0)" for k in _USAGE_KEYS)
-            + f" FROM run_summaries WHERE seq IN (SELECT seq FROM runs{clause}) GROUP BY model"
+            + f" FROM run_summaries WHERE seq IN (SELECT seq FROM runs{clause}) GROUP BY model ORDER BY model"
         )
-        with self._reading("sum usage") as conn:
-            if conn is None:
-                return []
-            rows = conn.execute(sql, args).fetchall()
-        return [{"model": row[0], "runs": row[1], "reported": row[2], **dict(zip(_USAGE_KEYS, row[3:], strict=True))} for row in rows]
+        return conn.execute(sql, args).fetchall()
 
     def targets(self) -> builtins.list[str]:
         """Every target that has a recorded run, sorted (for a filter menu)."""
@@ -932,9 +1084,6 @@ def child_runs(store: RunStore, parent: str) -> builtins.list[dict[str, Any]]:
         run.update(fork_step=fork_step, step_count=step_count, input_tokens=input_tokens)
         out.append(run)
     return out
-
-
-_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 
 
 def _is_readonly(exc: sqlite3.Error) -> bool:

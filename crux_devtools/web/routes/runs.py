@@ -19,7 +19,7 @@ from .pages import render, wants_block
 from ..runs_access import open_store, recent_runs
 from ..views.prompt import report_header, shown_report
 from ..views.run import RunMissing, run_detail, with_costs
-from ..views.runs import ORIGINS, PAGE_SIZE, STATUSES, parse_filters, runs_list_view
+from ..views.runs import ORIGINS, PAGE_SIZE, STATUSES, RunFilters, parse_filters, runs_list_view
 
 router = APIRouter()
 T = TypeVar("T")
@@ -44,6 +44,15 @@ def known_targets(request: Request) -> list[str]:
     return [p["id"] for p in report["prompts"]]
 
 
+def matching(store: RunStore, filters: RunFilters) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """What the list reads once per request, whatever its page: the usage of every run the filters
+    match (per model), how many they match, and every stored target. With a text filter the usage
+    sums already read each match, so the count is theirs (a second pass over the matches saved)."""
+    usage = store.usage_by_model(**filters.store_args())
+    total = sum(int(row["runs"]) for row in usage) if filters.text else store.count(**filters.store_args())
+    return usage, total, store.targets()
+
+
 @router.get("/runs", response_class=HTMLResponse)
 async def runs_page(
     request: Request,
@@ -64,13 +73,12 @@ async def runs_page(
     targets = known_targets(request)
     if store is not None:
         try:
-            total, stored_targets = await asyncio.to_thread(lambda: (store.count(**filters.store_args()), store.targets()))
+            usage, total, stored_targets = await asyncio.to_thread(matching, store, filters)
             last_page = max(1, -(-total // PAGE_SIZE))
             if filters.page > last_page:
                 problems.append(f"page {filters.page} is past the last page ({last_page}); showing page {last_page}")
                 filters = parse_filters(filters.target, filters.status, filters.origin, filters.text, str(last_page))[0]
             summaries = await read(store, store.list, limit=PAGE_SIZE, offset=(filters.page - 1) * PAGE_SIZE, **filters.store_args())
-            usage = await read(store, store.usage_by_model, **filters.store_args())
             targets += [t for t in stored_targets if t not in targets]
         except RunStoreError as exc:
             unavailable = str(exc)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from test_replay import assert_every_step_replays_exactly, generated_agent
+from replay_agent import assert_every_step_replays_exactly, generated_agent
 
 from crux_devtools import generate, record_runs
-from crux_devtools.core.record.runstore import RunStore
+from crux_devtools.core.record.runstore import SCHEMA_VERSION, RunStore
 
 
 def record(root: Path, sizes: list[int]) -> RunStore:
@@ -50,10 +50,15 @@ def test_a_version_2_file_gets_its_references_and_loses_its_orphan_blobs_on_open
         db.execute("DROP TABLE blob_refs")
         db.execute("DROP INDEX step_plans_by_frame")
         db.execute("INSERT INTO blobs (hash, text) VALUES ('orphan', 'a text no frame refers to')")
+        for trigger in ("runs_usage_added", "runs_usage_removed"):  # nor what later versions added
+            db.execute(f"DROP TRIGGER {trigger}")
+        db.execute("DROP TABLE run_usage")
+        for column in ("model", "duration_ms", "usage_input", "usage_output", "usage_cache_read", "usage_cache_write", "usage_cache_write_1h"):
+            db.execute(f"ALTER TABLE runs DROP COLUMN {column}")
         db.execute("PRAGMA user_version = 2")
     before = counts_v2(path)
     store = RunStore(path)
-    assert store.schema_version == 3
+    assert store.schema_version == SCHEMA_VERSION
     blobs, plans, refs = counts(tmp_path, ("blobs", "step_plans", "blob_refs"))
     assert blobs == before - 1 and plans == 8 and refs > 0
     assert store.prune(1) == 1 and counts(tmp_path)[0] < blobs
