@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ...core.record.runstore import RunStore, RunStoreError, json_text
+from ...inspector.api import find_prompt
 from ...inspector.features.runs.costs import prices_for
 from .pages import render, wants_block
 from ..runs_access import open_store, recent_runs
@@ -103,7 +104,9 @@ async def run_page(request: Request, run_id: str) -> Response:
         context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
         return render(request, "run.html", context, status=404 if unavailable is None else 503)
     root = getattr(request.app.state.session, "root", None)
-    view = with_costs(run_detail(header, run, set(known_targets(request)), root), run, prices_for(root))
+    shown = find_prompt(report, str(run.get("target") or ""))
+    names = [c["id"] for c in shown["contexts"]] if shown is not None else []
+    view = with_costs(run_detail(header, run, set(known_targets(request)), root, names), run, prices_for(root))
     return render(request, "run.html", {"view": view, "missing": None})
 
 
