@@ -735,6 +735,38 @@ class RunStore:
             rows = conn.execute(sql, args).fetchall()
         return [{"model": row[0], "runs": row[1], "reported": row[2], **dict(zip(_USAGE_KEYS, row[3:], strict=True))} for row in rows]
 
+    def buckets(self, count: int, *, target: str | None = None, status: str | None = None, origin: str | None = None,
+                text: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The runs matching the filters (those of ``list``), oldest first, cut into at most ``count``
+        buckets of consecutive runs, in one query: each bucket's ``runs``, ``first`` and ``last`` start
+        times (epoch seconds), the mean, min and max of its input tokens (every run counted), and the
+        ``duration_ms``, ``model`` and ``usage`` of one run of it (its last written), read from that
+        run's summary alone, so the cost stays that of the index however many runs match."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"count must be a positive int, got {count!r}")
+        clause, args = self._where(target, status, origin, text)
+        usage = ", ".join(f"json_extract(s.summary, '$.usage.{k}')" for k in _USAGE_KEYS)
+        sql = (
+            f"WITH f AS (SELECT seq, started, input_tokens, row_number() OVER (ORDER BY started, seq) - 1 AS rn, count(*) OVER () AS n FROM runs{clause}),"
+            " b AS (SELECT rn * ? / n AS bucket, count(*) AS runs, min(started) AS first, max(started) AS last, avg(input_tokens) AS mean,"
+            " min(input_tokens) AS low, max(input_tokens) AS high, max(seq) AS pick FROM f GROUP BY bucket)"
+            " SELECT b.runs, b.first, b.last, b.mean, b.low, b.high, json_extract(s.summary, '$.duration_ms'), json_extract(s.summary, '$.model'),"
+            f" {usage} FROM b JOIN run_summaries s ON s.seq = b.pick ORDER BY b.bucket"
+        )
+        with self._reading("chart runs") as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(sql, (*args, count)).fetchall()
+        out = []
+        for row in rows:
+            reported = dict(zip(_USAGE_KEYS, row[8:], strict=True))
+            out.append({
+                "runs": row[0], "first": row[1], "last": row[2], "mean_input_tokens": row[3], "min_input_tokens": row[4],
+                "max_input_tokens": row[5], "duration_ms": row[6], "model": row[7],
+                "usage": {k: v for k, v in reported.items() if v is not None} if reported["input_tokens"] is not None else None,
+            })
+        return out
+
     def targets(self) -> builtins.list[str]:
         """Every target that has a recorded run, sorted (for a filter menu)."""
         with self._reading("list targets") as conn:

@@ -15,10 +15,12 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ...core.record.runstore import RunStore, RunStoreError, json_text
 from ...inspector.api import find_prompt
-from ...inspector.features.runs.costs import prices_for
+from ...inspector.features.runs.costs import Prices, prices_for
+from ...inspector.features.runs.series import run_series
 from .pages import render, wants_block
 from ..runs_access import open_store, recent_runs
 from ..views.prompt import report_header, shown_report
+from ..views.charts import RunCharts, run_charts
 from ..views.run import RunMissing, run_detail, with_costs
 from ..views.runs import ORIGINS, PAGE_SIZE, STATUSES, parse_filters, runs_list_view
 
@@ -79,7 +81,18 @@ async def runs_page(
     view = runs_list_view(header, filters, summaries, total, targets, problems, prices)
     view.unavailable = unavailable
     view.cost_total = prices.total(usage).label
-    return render(request, "runs.html", {"view": view}, block="runs_list" if wants_block(request) else None)
+    charts = await runs_charts(store, prices, filters.store_args()) if store is not None and unavailable is None and total else None
+    return render(request, "runs.html", {"view": view, "charts": charts}, block="runs_list" if wants_block(request) else None)
+
+
+async def runs_charts(store: RunStore, prices: Prices, filters: dict[str, Any]) -> RunCharts | None:
+    """The charts of the filtered runs over time (``views/charts.py``); a store that fails to read
+    them leaves the list as it is, without charts."""
+    try:
+        series = await asyncio.to_thread(run_series, store, prices, **filters)
+    except RunStoreError:
+        return None
+    return run_charts(series)
 
 
 @router.get("/runs/recent", response_class=HTMLResponse)
