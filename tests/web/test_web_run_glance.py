@@ -180,11 +180,16 @@ async def test_the_runs_page_charts_each_run_when_there_are_few(client: httpx.As
     assert 'id="run-charts"' not in filtered  # no run matches: no chart
 
 
-async def test_past_the_point_limit_the_charts_group_runs_and_say_so(client: httpx.AsyncClient, session: RecordingSession) -> None:
+async def test_past_the_point_limit_the_charts_sample_the_runs_and_say_so(client: httpx.AsyncClient, session: RecordingSession) -> None:
     many_runs(session.store, MAX_POINTS + 50)
     page = (await client.get("/runs")).text
     tokens, latency = chart_label(page, "tokens"), chart_label(page, "latency")
-    assert f"{MAX_POINTS + 50:,} runs in" in tokens and "the line is each group's mean, the band its min to max" in tokens
-    assert "one run of each group is drawn (a sample)" in latency
+    assert f"of the {MAX_POINTS + 50:,} runs: the first at or after each of evenly spaced times" in tokens
+    assert "a sample of" in latency
     line = re.search(r'id="chart-tokens".*?<polyline class="rc-line" points="([^"]*)"', page, re.S).group(1)  # type: ignore[union-attr]
-    assert len(line.split()) <= MAX_POINTS
+    assert 2 <= len(line.split()) <= MAX_POINTS
+    # a text search reads its matches anyway: they are grouped, every run counted in the tokens
+    searched = (await client.get("/runs?q=answer", headers={"HX-Request": "true"})).text
+    grouped = chart_label(searched, "tokens")
+    assert f"{MAX_POINTS + 50:,} runs in" in grouped and "the line is each group's mean, the band its min to max" in grouped
+    assert "one run of each group is drawn (a sample)" in chart_label(searched, "latency")

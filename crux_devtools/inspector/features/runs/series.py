@@ -1,11 +1,12 @@
 """Runs over time: the tokens, latency and cost of the runs a filter matches, oldest first, as the
 ``/runs`` page charts them.
 
-One query (``RunStore.buckets``) cuts the matching runs into at most ``MAX_POINTS`` buckets of
-consecutive runs; with fewer runs than that, each run is its own bucket and every figure is the
-run's. Past that, the input tokens are each bucket's mean with its min and max (every run
-counted), and latency and cost are those of one run of each bucket (a sample): ``note`` says which,
-so a chart never passes a sample off as a total.
+Up to ``MAX_POINTS`` matching runs, every run is a point. Past that, the points are a sample whose
+cost does not grow with the store: one run at each of ``MAX_POINTS`` evenly spaced instants
+(``RunStore.sampled``, an index seek an instant). A text search, whose matches are read anyway, is
+cut into ``MAX_POINTS`` groups of consecutive runs instead (``RunStore.buckets``): the input tokens
+are each group's mean with its min and max, latency and cost those of one run of each group.
+``note`` says which, so a chart never passes a sample off as a total.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Point:
 class RunSeries:
     points: tuple[Point, ...]
     runs: int  # how many runs matched
+    sampled: bool = False  # one run at each of evenly spaced instants (else every run, or groups)
 
     @property
     def per_point(self) -> int:
@@ -45,10 +47,12 @@ class RunSeries:
 
     @property
     def bucketed(self) -> bool:
-        return self.per_point > 1
+        return self.per_point > 1 and not self.sampled
 
     def note(self, metric: str) -> str:
         """How the chart of ``metric`` (``tokens``, ``latency`` or ``cost``) reads, in words."""
+        if self.sampled:
+            return f"a sample of {len(self.points)} of the {self.runs:,} runs: the first at or after each of evenly spaced times"
         if not self.bucketed:
             return f"each of the {self.runs:,} runs, oldest left"
         groups = f"{len(self.points)} groups of about {self.per_point:,} consecutive runs"
@@ -64,7 +68,13 @@ def _number(value: Any) -> float | None:
 def run_series(store: RunStore, prices: Prices, *, target: str | None = None, status: str | None = None, origin: str | None = None,
                text: str | None = None, max_points: int = MAX_POINTS) -> RunSeries:
     """The series of the runs matching the filters (those of ``RunStore.list``)."""
-    rows = store.buckets(max_points, target=target, status=status, origin=origin, text=text)
+    searching = bool(text and text.strip())
+    total = store.count(target=target, status=status, origin=origin, text=text)
+    sample = total > max_points and not searching
+    if sample:
+        rows = store.sampled(max_points, target=target, status=status, origin=origin)
+    else:
+        rows = store.buckets(max_points, target=target, status=status, origin=origin, text=text)
     points = tuple(
         Point(
             runs=int(r["runs"]), first=float(r["first"]), last=float(r["last"]), tokens=_number(r["mean_input_tokens"]),
@@ -73,4 +83,4 @@ def run_series(store: RunStore, prices: Prices, *, target: str | None = None, st
         )
         for r in rows
     )
-    return RunSeries(points, sum(p.runs for p in points))
+    return RunSeries(points, total if sample else sum(p.runs for p in points), sample)
