@@ -16,6 +16,7 @@ from ...inspector.features.runs.glance import OTHER, OVERLAP, RunGlance, StepGla
 from .runs import fmt_ms
 
 TIMELINE_WIDTH = 1000.0  # the strip's viewBox width; the page scales it to the card
+BAR_ROW = 20.0  # the height of a step's row in the bars' SVG
 BAR_LEFT = 32.0  # room for the step number left of each bar
 BAR_WIDTH = 1020.0  # the widest bar; the bars' viewBox is BAR_LEFT + BAR_WIDTH + 8 wide
 TABLE_ROWS = 50  # past this many steps the timeline's table groups consecutive steps
@@ -114,7 +115,7 @@ def _timeline(glance: RunGlance) -> tuple[list[Piece], list[tuple[float, int]]]:
         busy = gap + model + tools
         stretch = (end - start) / busy if size > 1 and busy > 0 else 1.0  # a group's slot is its whole span
         x = start * scale
-        for kind, ms, what in (("gap", gap, "between calls"), ("model", model, "model"), ("tools", tools, "tools")):
+        for kind, ms, what in (("gap", gap, "planning and between calls"), ("model", model, "model"), ("tools", tools, "tools")):
             if ms <= 0 and kind != "model":
                 continue
             width = ms * stretch * scale
@@ -153,7 +154,7 @@ def glance_view(glance: RunGlance, colours: dict[str, int]) -> GlanceView:
     gaps = sum(s.gap_ms or 0.0 for s in glance.steps)
     n = len(glance.steps)
     summary = (f"{n} step{'s' if n != 1 else ''} over {fmt_ms(glance.span_ms)}: model {fmt_ms(model)}, tools {fmt_ms(tools)}"
-               + (f", between calls {fmt_ms(gaps)}" if glance.timed else "; when each step started was not recorded, so the steps are drawn end to end"))
+               + (f", planning and between calls {fmt_ms(gaps)}" if glance.timed else "; when each step started was not recorded, so the steps are drawn end to end"))
     most = glance.most_tokens
     scale = BAR_WIDTH / most if most > 0 else 0.0
     bars: list[StepBar] = []
@@ -170,9 +171,9 @@ def glance_view(glance: RunGlance, colours: dict[str, int]) -> GlanceView:
             pieces_.append(BarPiece(css, round(BAR_LEFT + x, 1), round(width, 1)))
             x += width
         total = f"{s.input_tokens:,}" if s.input_tokens is not None else "not planned here"
-        bars.append(StepBar(s.index, f"step-{s.index}", pieces_, total, _spent_text(s), row * 16.0))
+        bars.append(StepBar(s.index, f"step-{s.index}", pieces_, total, _spent_text(s), row * BAR_ROW))
     ordered = sorted(legend.values(), key=lambda e: (e.css in ("c-msg", "c-tools", "c-other"), e.label in (OTHER, OVERLAP), e.label))
     known = [s.input_tokens for s in glance.steps if s.input_tokens is not None]
     tokens_summary = (f"input tokens of {n} step{'s' if n != 1 else ''}, largest {most:,}" if known else "no step of this run was planned here")
-    return GlanceView(pieces, labels, fmt_ms(glance.span_ms), summary, rows, grouped, bars, len(bars) * 16.0, ordered, tokens_summary,
+    return GlanceView(pieces, labels, fmt_ms(glance.span_ms), summary, rows, grouped, bars, len(bars) * BAR_ROW, ordered, tokens_summary,
                       glance.timed)
