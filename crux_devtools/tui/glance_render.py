@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from rich.columns import Columns
 from rich.console import Group, RenderableType
 from rich.text import Text
 
@@ -20,7 +21,7 @@ from ..inspector.features.shown.colours import MESSAGES_COLOUR, OTHER_COLOUR, TO
 from ..inspector.features.shown.visible import visible
 from .runs_render import fmt_duration
 
-BAR_CELLS = 24  # the widest step's bar; fits beside the step list at 80 columns
+BAR_CELLS = 20  # the widest step's bar; with its figures it fits beside the step list at 80 columns
 WINDOW = 12
 
 
@@ -36,17 +37,30 @@ def spend_style(spend: Spend, colours: dict[str, int]) -> str:
 
 
 def _cells(spends: Iterable[Spend], scale: float) -> list[tuple[Spend, int]]:
-    """Each segment's width in cells (at least one for a segment that has tokens), largest remainder."""
-    out = []
+    """Each segment's width in cells: cut at the rounded running total (so the bar is as long as its
+    total), a segment that rounds to nothing given one cell taken from the widest."""
+    out: list[tuple[Spend, int]] = []
+    running, edge = 0, 0
     for s in spends:
-        if s.tokens > 0:
-            out.append((s, max(1, round(s.tokens * scale))))
-    return out
+        if s.tokens <= 0:
+            continue
+        running += s.tokens
+        end = round(running * scale)
+        out.append((s, end - edge))
+        edge = end
+    for n, (spend, width) in enumerate(out):
+        if width == 0:
+            widest = max(range(len(out)), key=lambda k: out[k][1])
+            if out[widest][1] > 1:
+                out[widest] = (out[widest][0], out[widest][1] - 1)
+                out[n] = (spend, 1)
+    return [(spend, width) for spend, width in out if width > 0]
 
 
 def step_line(step: StepGlance, most: int, colours: dict[str, int], current: bool) -> Text:
-    """``▸  2 ██████▆▆▆▆░ 1,204  model 0.8 s · tools 12 ms``."""
-    line = Text("▸" if current else " ", style="bold" if current else "")
+    """``▸  2 ██████████ 1,204  0.8 s, tools 12 ms`` (the model's time, then the tools'): one line,
+    cut (never wrapped) when narrow."""
+    line = Text("▸" if current else " ", style="bold" if current else "", no_wrap=True, overflow="ellipsis")
     line.append(f"{step.index:>3} ", "bold" if current else "dim")
     scale = BAR_CELLS / most if most > 0 else 0.0
     used = 0
@@ -58,30 +72,26 @@ def step_line(step: StepGlance, most: int, colours: dict[str, int], current: boo
         line.append("not planned here", "dim italic")
     else:
         line.append(f"{step.input_tokens:>7,}", "bold" if current else "")
-    times = [f"model {fmt_duration(step.model_ms)}"] if step.model_ms is not None else []
+    times = [f"model {fmt_duration(step.model_ms)}" if not step.tool_ms else fmt_duration(step.model_ms)] if step.model_ms is not None else []
     if step.tool_ms:
         times.append(f"tools {fmt_duration(step.tool_ms)}")
     if step.error:
         times.append("failed")
     if times:
-        line.append("  " + " · ".join(times), "red" if step.error else "dim")
+        line.append("  " + ", ".join(times), "red" if step.error else "dim")
     return line
 
 
-def legend(glance: RunGlance, colours: dict[str, int]) -> Text:
-    """``■ catalog  ■ house-rules  ■ messages  ■ tools``: what the colours of the bars are."""
+def legend(glance: RunGlance, colours: dict[str, int]) -> Columns:
+    """``■ catalog  ■ house-rules  ■ messages  ■ tools``: what the colours of the bars are (an entry
+    is never split over two lines)."""
     seen: dict[str, Spend] = {}
     for s in glance.steps:
         for spend in s.spends:
-            seen.setdefault(spend.label, spend)
+            if spend.tokens > 0:
+                seen.setdefault(spend.label, spend)
     order = sorted(seen.values(), key=lambda s: (s.kind != "context", s.kind == "other", s.label))
-    text = Text()
-    for n, spend in enumerate(order):
-        if n:
-            text.append("  ")
-        text.append("■ ", spend_style(spend, colours))
-        text.append(visible(spend.label), "dim")
-    return text
+    return Columns([Text.assemble(("■ ", spend_style(s, colours)), (visible(s.label), "dim")) for s in order], padding=(0, 2))
 
 
 def render_glance(run: dict[str, Any], current: int | None, names: Iterable[str] = ()) -> RenderableType:

@@ -62,7 +62,7 @@ def test_each_context_keeps_its_colour_in_the_tui_when_the_use_is_reordered(tmp_
     for order in (names, list(reversed(names))):
         painted = styled(render_glance(run, 0, order), 80)
         for name in names:
-            assert (("■ ", swatch(colours[name]).hex)) in painted
+            assert ("■ ", swatch(colours[name]).hex) in painted
     glance = run_glance(run)
     assert max(len(s.spends) for s in glance.steps) <= BAR_CELLS
 
