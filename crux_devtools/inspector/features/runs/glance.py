@@ -72,6 +72,10 @@ class RunGlance:
         return max((max(s.input_tokens or 0, sum(p.tokens for p in s.spends)) for s in self.steps), default=0)
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -106,7 +110,7 @@ def run_glance(run: Mapping[str, Any]) -> RunGlance:
     steps: list[StepGlance] = []
     cursor = 0.0  # where the previous step ended
     for position, step in enumerate(raw):
-        receipt = step.get("request") if isinstance(step.get("request"), Mapping) else {}
+        receipt = _mapping(step.get("request"))
         model_ms, tool_ms = _ms(step.get("latency_ms")), _ms(step.get("tool_ms"))
         start = _ms(step.get("started_ms")) if timed else cursor
         gap = max(0.0, start - cursor) if timed and start is not None else None
@@ -131,7 +135,7 @@ def run_colours(steps: Iterable[Mapping[str, Any]], names: Iterable[str] = ()) -
     so a context has the colour the prompt's own views give it)."""
     seen: list[str] = list(names)
     for step in steps:
-        receipt = step.get("request") if isinstance(step.get("request"), Mapping) else {}
+        receipt = _mapping(step.get("request"))
         seen += [str(c.get("contributor")) for c in receipt.get("contributions") or []
                  if isinstance(c, Mapping) and c.get("kind") not in (*MESSAGE_KINDS, TOOLS_KIND)]
         seen += [str(c.get("contributor")) for c in receipt.get("candidates") or [] if isinstance(c, Mapping)]
