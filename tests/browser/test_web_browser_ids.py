@@ -18,7 +18,7 @@ from web_fakes import FakeSession, Ticket
 
 from crux_devtools import prompt
 from crux_devtools.web.app import create_app
-from crux_devtools.web.views.prompt.prompt import prompt_href
+from crux_devtools.web.views.prompt import prompt_href
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 

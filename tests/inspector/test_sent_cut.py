@@ -10,8 +10,8 @@ from test_sent import laddered
 from crux_devtools import InputBudget, ModelCapacityProfile, ScriptedModel, preview
 from crux_devtools.inspector.features.shown.sent import UNATTRIBUTED, cut_system, system_parts
 from crux_devtools.tui.runs_render import system_pieces
-from crux_devtools.web.views.prompt.run import system_parts as run_page_parts
-from crux_devtools.web.views.prompt.sent import sent_view
+from crux_devtools.web.views.run import system_parts as run_page_parts
+from crux_devtools.web.views.sent import sent_view
 
 
 def planned(limit: int) -> dict:

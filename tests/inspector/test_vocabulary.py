@@ -44,7 +44,7 @@ from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.planning import render_planning  # noqa: E402
 from crux_devtools.web.app import create_app, make_templates  # noqa: E402
-from crux_devtools.web.views.prompt.planning import planning_view  # noqa: E402
+from crux_devtools.web.views.planning import planning_view  # noqa: E402
 
 
 class Sku(BaseModel):

@@ -24,7 +24,7 @@ from web_runs_fakes import XSS, RecordingSession, audit_run, many_runs, run_reco
 from crux_devtools import tool_call
 from crux_devtools.core.plan.rungs import label
 from crux_devtools.web.app import create_app
-from crux_devtools.web.views.prompt.runs import DISPLAY_CAP, PAGE_SIZE
+from crux_devtools.web.views.runs import DISPLAY_CAP, PAGE_SIZE
 
 
 @pytest.fixture
