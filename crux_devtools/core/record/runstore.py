@@ -897,6 +897,63 @@ class RunStore:
         )
         return conn.execute(sql, args).fetchall()
 
+    def buckets(self, count: int, *, target: str | None = None, status: str | None = None, origin: str | None = None,
+                text: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The runs matching the filters (those of ``list``), oldest first, cut into at most ``count``
+        buckets of consecutive runs, in one query: each bucket's ``runs``, ``first`` and ``last`` start
+        times (epoch seconds), the mean, min and max of its input tokens (every run counted), and the
+        ``duration_ms``, ``model`` and ``usage`` of one run of it (its last written), read from that
+        run's summary alone, so the cost stays that of the index however many runs match."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"count must be a positive int, got {count!r}")
+        clause, args = self._where(target, status, origin, text)
+        usage = ", ".join(f"json_extract(s.summary, '$.usage.{k}')" for k in _USAGE_KEYS)
+        sql = (
+            f"WITH f AS (SELECT seq, started, input_tokens, row_number() OVER (ORDER BY started, seq) - 1 AS rn, count(*) OVER () AS n FROM runs{clause}),"
+            " b AS (SELECT rn * ? / n AS bucket, count(*) AS runs, min(started) AS first, max(started) AS last, avg(input_tokens) AS mean,"
+            " min(input_tokens) AS low, max(input_tokens) AS high, max(seq) AS pick FROM f GROUP BY bucket)"
+            " SELECT b.runs, b.first, b.last, b.mean, b.low, b.high, json_extract(s.summary, '$.duration_ms'), json_extract(s.summary, '$.model'),"
+            f" {usage} FROM b JOIN run_summaries s ON s.seq = b.pick ORDER BY b.bucket"
+        )
+        with self._reading("chart runs") as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(sql, (*args, count)).fetchall()
+        return [self._bucket_row(row) for row in rows]
+
+    def sampled(self, count: int, *, target: str | None = None, status: str | None = None, origin: str | None = None) -> builtins.list[dict[str, Any]]:
+        """At most ``count`` runs matching the filters, oldest first: the first run at or after each of
+        ``count`` evenly spaced instants between the oldest and the newest match, in one query that
+        seeks the filters' index once an instant, so it costs the same with 1,000 runs or 100,000.
+        Each row as ``buckets`` gives it, one run a row (``runs`` 1)."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+            raise ValueError(f"count must be an int of at least 2, got {count!r}")
+        clause, args = self._where(target, status, origin, None)
+        after = clause + (" AND " if clause else " WHERE ") + "started >= span.lo + (span.hi - span.lo) * ticks.i / ?"
+        usage = ", ".join(f"json_extract(s.summary, '$.usage.{k}')" for k in _USAGE_KEYS)
+        sql = (
+            f"WITH RECURSIVE span AS (SELECT min(started) AS lo, max(started) AS hi FROM runs{clause}),"
+            " ticks(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM ticks WHERE i + 1 < ?),"
+            f" picks AS (SELECT DISTINCT (SELECT seq FROM runs{after} ORDER BY started, seq LIMIT 1) AS seq FROM ticks, span)"
+            " SELECT 1, r.started, r.started, r.input_tokens, r.input_tokens, r.input_tokens, json_extract(s.summary, '$.duration_ms'),"
+            f" json_extract(s.summary, '$.model'), {usage} FROM picks JOIN runs r ON r.seq = picks.seq JOIN run_summaries s ON s.seq = r.seq"
+            " ORDER BY r.started, r.seq"
+        )
+        with self._reading("chart runs") as conn:
+            if conn is None:
+                return []
+            rows = conn.execute(sql, (*args, count, *args, count - 1)).fetchall()
+        return [self._bucket_row(row) for row in rows]
+
+    @staticmethod
+    def _bucket_row(row: tuple[Any, ...]) -> dict[str, Any]:
+        reported = dict(zip(_USAGE_KEYS, row[8:], strict=True))
+        return {
+            "runs": row[0], "first": row[1], "last": row[2], "mean_input_tokens": row[3], "min_input_tokens": row[4],
+            "max_input_tokens": row[5], "duration_ms": row[6], "model": row[7],
+            "usage": {k: v for k, v in reported.items() if v is not None} if reported["input_tokens"] is not None else None,
+        }
+
     def targets(self) -> builtins.list[str]:
         """Every target that has a recorded run, sorted (for a filter menu)."""
         with self._reading("list targets") as conn:

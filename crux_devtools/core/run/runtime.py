@@ -38,7 +38,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -80,7 +80,10 @@ class Step(_ToDict):
 
     ``sent`` is the ``ModelRequest`` dispatched, exactly as the model received it; ``usage`` is the
     provider-reported ``{"input_tokens", "output_tokens"}`` (``None`` when it reported none);
-    ``latency_ms`` is the provider call's wall time; ``error`` says why the run stopped here.
+    ``latency_ms`` is the provider call's wall time, ``started_ms`` when that call began (milliseconds
+    after the run started) and ``tool_ms`` the wall time of the tool calls it led to (``None`` when
+    it led to none, or for a step recorded before these were kept); ``error`` says why the run
+    stopped here.
     """
 
     index: int
@@ -93,6 +96,8 @@ class Step(_ToDict):
     usage: dict[str, int] | None = None
     latency_ms: float | None = None
     error: ErrorInfo | None = None
+    started_ms: float | None = None
+    tool_ms: float | None = None
 
 
 def sum_usage(steps: Sequence[Step]) -> dict[str, int] | None:
@@ -212,6 +217,7 @@ class _Run:
     model_name: str | None
     max_steps: int
     capture: recording.RunCapture | None
+    clock: float = field(default_factory=time.perf_counter)  # when the run started: steps' ``started_ms`` count from here
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,9 +241,11 @@ class _Planned:
     offloads: list[OffloadReceipt]
 
     def step(self, text: str | None, usage: dict[str, int] | None, latency: float | None, error: ErrorInfo | None = None,
-             calls: Sequence[Any] = (), results: Sequence[ToolResult] = (), offloads: Sequence[OffloadReceipt] = ()) -> Step:
+             calls: Sequence[Any] = (), results: Sequence[ToolResult] = (), offloads: Sequence[OffloadReceipt] = (),
+             *, started_ms: float | None = None, tool_ms: float | None = None) -> Step:
         """The step this request became, with the model's answer (and the tools it led to)."""
-        return Step(self.index, self.receipt, self.request, text, list(calls), list(results), [*self.offloads, *offloads], usage, latency, error)
+        return Step(self.index, self.receipt, self.request, text, list(calls), list(results), [*self.offloads, *offloads], usage, latency, error,
+                    started_ms, tool_ms)
 
 
 async def agenerate(
@@ -332,6 +340,7 @@ async def _loop(target: Any, options: RunOptions, capture: recording.RunCapture 
 
 async def _start(target: Any, options: RunOptions, capture: recording.RunCapture | None) -> _Run:
     """Check the call and gather the prompt's text once (each callback runs once per run)."""
+    clock = time.perf_counter()
     o = options
     s = setup(target, o.model, o.input_budget, o.max_tokens, o.counter, o.capacity_resolver, o.token_budget)
     if s.model is None:
@@ -351,7 +360,7 @@ async def _start(target: Any, options: RunOptions, capture: recording.RunCapture
     gathered = (await drive_async(gather(s.prompt, validated))).apply_budget(s.token_budget, s.counter)
     return _Run(
         s, session, summary_store, offload_store, session.namespace(s.prompt), history, active, gathered,
-        model_name_of(s.model), max_steps, capture,
+        model_name_of(s.model), max_steps, capture, clock,
     )
 
 
@@ -363,25 +372,28 @@ async def _step(run: _Run, progress: _Progress, index: int) -> _Progress | Gener
     """
     planned = await _plan_request(run, progress, index)
     started = time.perf_counter()
+    at = round((started - run.clock) * 1000, 3)
     try:
         response = await acall(run.setup.model, planned.request)
     except Exception as exc:  # noqa: BLE001 - any adapter fault ends the run with a clear step error
         error = ErrorInfo.from_exception(exc, f"model {run.model_name!r} failed: {type(exc).__name__}: {exc}")
-        raise _failed([*progress.steps, planned.step(None, None, _elapsed_ms(started), error)], error, exc) from exc
+        raise _failed([*progress.steps, planned.step(None, None, _elapsed_ms(started), error, started_ms=at)], error, exc) from exc
     latency, usage = _elapsed_ms(started), _usage_of(response)
     offered = {t.name: t for t in planned.plan.tools}
     problem = _check_response(response, offered)
     if problem is not None:
         text = getattr(response, "text", None)
-        raise _failed([*progress.steps, planned.step(text if isinstance(text, str) else None, usage, latency, problem)], problem)
+        raise _failed([*progress.steps, planned.step(text if isinstance(text, str) else None, usage, latency, problem, started_ms=at)], problem)
     if not response.tool_calls:
-        return GenerateResult(response.text, [*progress.steps, planned.step(response.text, usage, latency)], "text")
+        return GenerateResult(response.text, [*progress.steps, planned.step(response.text, usage, latency, started_ms=at)], "text")
+    tools_started = time.perf_counter()
     results, pending, tool_error, cause = await _run_tools(response.tool_calls, offered, run.namespace, run.setup.counter)
     calls = list(response.tool_calls)
     if tool_error is not None:
-        raise _failed([*progress.steps, planned.step(response.text, usage, latency, tool_error, calls, results)], tool_error, cause)
+        raise _failed([*progress.steps, planned.step(response.text, usage, latency, tool_error, calls, results, started_ms=at,
+                                                     tool_ms=_elapsed_ms(tools_started))], tool_error, cause)
     offloads = [run.offload_store.put(run.namespace, key, value) for key, value in pending]  # only now that every tool succeeded
-    step = planned.step(response.text, usage, latency, None, calls, results, offloads)
+    step = planned.step(response.text, usage, latency, None, calls, results, offloads, started_ms=at, tool_ms=_elapsed_ms(tools_started))
     told = [{"role": "tool", "tool_call_id": call.id, "content": result.model_output} for call, result in zip(calls, results, strict=True)]
     return _Progress((*progress.steps, step), (*progress.conversation, response.to_message(), *told), progress.support_required or bool(pending))
 

@@ -20,7 +20,9 @@ from textual.screen import Screen
 from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...inspector.api import find_prompt
 from ...inspector.features.shown.visible import visible
+from ..glance_render import render_glance
 from ..runs_render import no_steps_text, render_run_header, render_step_outcome, render_step_sent, step_label
 from ..widgets.footer import KeysFooter
 
@@ -62,6 +64,7 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
             yield steps
             with VerticalScroll(id="run-body"):
                 yield Static(render_run_header(self.run), id="run-head")
+                yield Static(Text(""), id="run-glance")
                 yield Static(Text(""), id="step-outcome")
                 yield Static(Text(""), id="step-sent")
         yield KeysFooter(compact=True)  # whole entries only, at any width
@@ -79,12 +82,19 @@ class RunDetailScreen(Screen[OpenInPrompt | None]):
             outcome.update(no_steps_text())
             sent.update(Text(""))
             return
+        self.query_one("#run-glance", Static).update(render_glance(self.run, self.step_index, self.context_names()))
         step = steps[self.step_index]
         outcome.update(render_step_outcome(step))
         sent.update(render_step_sent(step))
         options = self.query_one("#run-steps", OptionList)
         if options.highlighted != self.step_index:
             options.highlighted = self.step_index
+
+    def context_names(self) -> list[str]:
+        """The target prompt's contexts, so the bars colour each one as the prompt's views do."""
+        session = getattr(self.app, "session", None)
+        prompt = find_prompt(getattr(session, "report", None), str(self.run.get("target") or ""))
+        return [c["id"] for c in prompt["contexts"]] if prompt is not None else []
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()

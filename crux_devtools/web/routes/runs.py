@@ -14,10 +14,13 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ...core.record.runstore import RunStore, RunStoreError, json_text
-from ...inspector.features.runs.costs import prices_for
+from ...inspector.api import find_prompt
+from ...inspector.features.runs.costs import Prices, prices_for
+from ...inspector.features.runs.series import run_series
 from .pages import render, wants_block
 from ..runs_access import open_store, recent_runs
 from ..views.prompt import report_header, shown_report
+from ..views.charts import RunCharts, run_charts
 from ..views.run import RunMissing, run_detail, with_costs
 from ..views.runs import ORIGINS, PAGE_SIZE, STATUSES, RunFilters, parse_filters, runs_list_view
 
@@ -86,7 +89,18 @@ async def runs_page(
     view = runs_list_view(header, filters, summaries, total, targets, problems, prices)
     view.unavailable = unavailable
     view.cost_total = prices.total(usage).label
-    return render(request, "runs.html", {"view": view}, block="runs_list" if wants_block(request) else None)
+    charts = await runs_charts(store, prices, filters.store_args()) if store is not None and unavailable is None and total else None
+    return render(request, "runs.html", {"view": view, "charts": charts}, block="runs_list" if wants_block(request) else None)
+
+
+async def runs_charts(store: RunStore, prices: Prices, filters: dict[str, Any]) -> RunCharts | None:
+    """The charts of the filtered runs over time (``views/charts.py``); a store that fails to read
+    them leaves the list as it is, without charts."""
+    try:
+        series = await asyncio.to_thread(run_series, store, prices, **filters)
+    except RunStoreError:
+        return None
+    return run_charts(series)
 
 
 @router.get("/runs/recent", response_class=HTMLResponse)
@@ -111,7 +125,9 @@ async def run_page(request: Request, run_id: str) -> Response:
         context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
         return render(request, "run.html", context, status=404 if unavailable is None else 503)
     root = getattr(request.app.state.session, "root", None)
-    view = with_costs(run_detail(header, run, set(known_targets(request)), root), run, prices_for(root))
+    shown = find_prompt(report, str(run.get("target") or ""))
+    names = [c["id"] for c in shown["contexts"]] if shown is not None else []
+    view = with_costs(run_detail(header, run, set(known_targets(request)), root, names), run, prices_for(root))
     return render(request, "run.html", {"view": view, "missing": None})
 
 

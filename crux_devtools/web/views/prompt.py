@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ...inspector.features.shown.colours import assign_colours
 from ...inspector.features.shown.expectation_view import ExpectationRow, expectation_count, expectation_rows
 from ...inspector.api import default_budget_target, find_prompt, is_stale
 from ...inspector.report_types import ExampleReport, InspectionDict, LoadErrorDict, PromptReport, Report
@@ -23,7 +24,6 @@ from ..display import displayable
 from ..input_check import FieldError
 from .sent import SentTool, SentView
 
-PALETTE = 10  # colours c-1 .. c-9 for contexts; c-0 is the prompt's own text
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,14 +280,11 @@ class PromptView:
 
 
 def colour_map(prompt: PromptReport, inspection: InspectionDict | None) -> dict[str, int]:
-    """One colour per contributor, stable across examples and budgets (static tree order first)."""
-    colours: dict[str, int] = {"<prompt>": 0}
+    """One colour per contributor, a function of its name (``inspector/features/shown/colours.py``):
+    the same whatever the order of ``use``, the example or the budget."""
     names = [c["id"] for c in prompt["contexts"]]
     names += [p["source"] for p in inspection["parts"]] if inspection is not None else []
-    for name in names:
-        if name and name not in colours:
-            colours[name] = 1 + (len(colours) - 1) % (PALETTE - 1)
-    return colours
+    return assign_colours(names)
 
 
 def part_views(inspection: InspectionDict, colours: dict[str, int], prompt: PromptReport | None = None) -> list[PartView]:

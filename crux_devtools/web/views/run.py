@@ -9,6 +9,7 @@ rungs and reasons are the receipt's, never re-derived here.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,14 @@ from ...core.plan.rungs import rung_rank
 from ...core.record.pricing import cache_usage_text
 from ...inspector.features.runs.text import NOT_PLANNED, located, run_planned, step_planned
 from ...inspector.features.runs.costs import Prices, format_usd, format_usd_column
+from ...inspector.features.runs.glance import run_colours, run_glance
+from ...inspector.features.shown.colours import hashed_slot
 from ...inspector.features.shown.sent import SYSTEM_KINDS, cut_system
+from .glance import GlanceView, glance_view
 from .prompt import Chip, ReportHeader, prompt_href
 from .planning import pretty, shown_to_model
 from .runs import capped, fmt_ms, fmt_started, status_chip, usage_pair
 
-_PALETTE = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +226,7 @@ class RunDetail:
     not_planned: str | None = None  # ``NOT_PLANNED`` for a run crux did not plan (spans from elsewhere)
     run_span_missing: bool = False  # a run from OpenTelemetry whose agent span has not arrived
     loose_tools: list[LooseTool] = field(default_factory=list)
+    glance: GlanceView | None = None  # the timeline and the bars per step (``views/glance.py``)
 
 
 def otel_marks(step: dict[str, Any]) -> OtelMarks | None:
@@ -246,8 +250,9 @@ def loose_tools(run: dict[str, Any]) -> list[LooseTool]:
 
 
 def _colour_of(colours: dict[str, int], contributor: str) -> int:
+    """The run's colour of a contributor (``run_colours``); a name it did not list gets its hash's."""
     if contributor not in colours:
-        colours[contributor] = 0 if contributor == "<prompt>" else 1 + (len([c for c in colours if c != "<prompt>"])) % (_PALETTE - 1)
+        colours[contributor] = hashed_slot(contributor)
     return colours[contributor]
 
 
@@ -488,14 +493,18 @@ def source_href(root: Path | None, file: str | None, line: int | None) -> str | 
     return f"/source?{urlencode(query)}"
 
 
-def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str], root: Path | None = None) -> RunDetail:
+def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str], root: Path | None = None,
+               context_names: Iterable[str] = ()) -> RunDetail:
+    """The page's view of ``run``; ``context_names`` (the target's contexts, when it is known) make a
+    context's colour the one the prompt page shows."""
     run_id = str(run.get("id", ""))
     target = str(run.get("target") or "?")
     run_input = run.get("input")
-    colours: dict[str, int] = {"<prompt>": 0}
+    raw_steps = [s for s in run.get("steps") or [] if isinstance(s, dict)]
+    colours = run_colours(raw_steps, context_names)
     steps: list[StepDetail] = []
     previous: str | None = None
-    for position, step in enumerate(s for s in run.get("steps") or [] if isinstance(s, dict)):
+    for position, step in enumerate(raw_steps):
         steps.append(step_detail(step, position, target, run_input, colours, previous, run_id))
         sent = _dict(step.get("sent"))
         previous = _text(sent.get("system"), None)
@@ -533,6 +542,7 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         not_planned=None if run_planned(run) else NOT_PLANNED,
         run_span_missing=bool(_dict(run.get("otel")).get("run_span_missing")),
         loose_tools=loose_tools(run),
+        glance=glance_view(run_glance(run), colours) if raw_steps else None,
     )
 
 

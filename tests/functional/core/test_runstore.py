@@ -394,3 +394,16 @@ def test_counts_stay_right_through_replacing_pruning_and_filters(store: RunStore
     assert store.count() == 8 and store.targets() == sorted({r["target"] for r in store.list()})
     with sqlite3.connect(store.path) as conn:
         assert conn.execute("SELECT count(*) FROM run_counts WHERE n <= 0").fetchone()[0] == 0
+
+
+def test_a_sample_for_the_charts_keeps_the_oldest_and_the_newest_run_and_stays_in_order(store: RunStore) -> None:
+    for n in range(300):
+        store.write(make_run(n, started_at=f"2026-01-01T{n // 60:02d}:{n % 60:02d}:00+00:00", usage={"input_tokens": n, "output_tokens": 1}))
+    rows = store.sampled(20)
+    assert 2 <= len(rows) <= 20
+    assert [r["first"] for r in rows] == sorted(r["first"] for r in rows)
+    assert rows[0]["usage"]["input_tokens"] == 0 and rows[-1]["usage"]["input_tokens"] == 299
+    assert store.sampled(20, status="error") == []
+    groups = store.buckets(20)
+    assert len(groups) == 20 and sum(g["runs"] for g in groups) == 300
+    assert groups[0]["min_input_tokens"] == groups[-1]["max_input_tokens"] == 201  # each run's steps summed, every run counted

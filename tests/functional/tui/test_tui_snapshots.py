@@ -95,8 +95,10 @@ def test_a_runs_detail_shows_the_step_list_and_the_step(snap_compare: Any, tmp_p
     for n, call in enumerate(run["steps"][0]["tool_calls"]):
         text = text.replace(call["id"], f"call_{n + 1}")
     run["steps"] = json.loads(text)
-    for step in run["steps"]:
+    for n, step in enumerate(run["steps"]):
         step["latency_ms"] = 0.5
+        step["started_ms"] = 2.0 + 5.0 * n  # when each call began and its tools' time: measured, so fixed here
+        step["tool_ms"] = 1.5 if step["tool_calls"] else None
     assert session.store is not None
     session.store.write(run)
 

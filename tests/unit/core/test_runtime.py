@@ -341,3 +341,12 @@ def test_caller_history_comes_before_the_user_prompt_and_counts_as_messages() ->
     assert {"messages", "user-prompt"} <= kinds
     with pytest.raises(TypeError, match="messages"):
         generate(support_prompt(), input={}, model=m, messages="hello")  # type: ignore[arg-type]
+
+
+def test_each_step_records_when_its_model_call_began_and_how_long_its_tools_took() -> None:
+    m = ScriptedModel([[tool_call("fetch_audit_log", {"query": "d-1"})], "checked"], capacity=capacity())
+    first, second = generate(support_prompt(), input={}, model=m).steps
+    assert first.started_ms is not None and first.latency_ms is not None and first.tool_ms is not None and first.tool_ms >= 0
+    assert second.tool_ms is None  # the answer led to no tool call
+    assert second.started_ms is not None and second.started_ms >= first.started_ms + first.latency_ms + first.tool_ms
+    assert set(("started_ms", "tool_ms")) <= set(first.to_dict())
