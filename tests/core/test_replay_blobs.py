@@ -8,7 +8,7 @@ from pathlib import Path
 from test_replay import assert_every_step_replays_exactly, generated_agent
 
 from crux_devtools import generate, record_runs
-from crux_devtools.core.record.runstore import RunStore
+from crux_devtools.core.record.runstore import SCHEMA_VERSION, RunStore
 
 
 def record(root: Path, sizes: list[int]) -> RunStore:
@@ -53,7 +53,7 @@ def test_a_version_2_file_gets_its_references_and_loses_its_orphan_blobs_on_open
         db.execute("PRAGMA user_version = 2")
     before = counts_v2(path)
     store = RunStore(path)
-    assert store.schema_version == 3
+    assert store.schema_version == SCHEMA_VERSION
     blobs, plans, refs = counts(tmp_path, ("blobs", "step_plans", "blob_refs"))
     assert blobs == before - 1 and plans == 8 and refs > 0
     assert store.prune(1) == 1 and counts(tmp_path)[0] < blobs
