@@ -46,6 +46,16 @@ def figures_text(first_token_ms: Any, latency_ms: Any, output_tokens: Any) -> st
     return text + (f" · {rate:,.1f} tok/s" if rate is not None else "")
 
 
+def step_stream_text(step: Any) -> str | None:
+    """A recorded step's ``first token 120 ms · 48.2 tok/s`` (the provider's output tokens over the
+    time after the first token), or ``None`` for a step that was not streamed."""
+    stream = step.get("stream") if isinstance(step, dict) else None
+    if not isinstance(stream, dict):
+        return None
+    usage = step.get("usage")
+    return figures_text(stream.get("first_token_ms"), step.get("latency_ms"), usage.get("output_tokens") if isinstance(usage, dict) else None)
+
+
 class LiveRun:
     """One recorded run whose steps may stream: where its live rows go (the recorders the run will
     be written to, chosen when it starts) and what is known of it so far."""
@@ -200,4 +210,4 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-__all__ = ["LIVE_EVERY", "LiveRun", "LiveStep", "figures_text", "stream_figures"]
+__all__ = ["LIVE_EVERY", "LiveRun", "LiveStep", "figures_text", "step_stream_text", "stream_figures"]

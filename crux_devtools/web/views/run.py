@@ -22,6 +22,7 @@ from ...inspector.features.shown.sent import cut_system
 from .prompt import Chip, ReportHeader, prompt_href
 from .planning import pretty, shown_to_model
 from .runs import capped, fmt_ms, fmt_started, status_chip, usage_pair
+from .run_live import step_stream_text
 
 _PALETTE = 10
 
@@ -160,6 +161,7 @@ class StepDetail:
     sent_missing: bool
     cost: str = "unpriced"  # the provider's usage at the model's price (``with_costs``)
     cache_usage: str | None = None  # the provider's cache reads and writes (``cache_usage_text``)
+    stream: str | None = None  # a streamed step's time to first token and tokens per second (``run_live.step_stream_text``)
 
     @property
     def usage_delta(self) -> int | None:
@@ -425,6 +427,7 @@ def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any
         error=error,
         replay_href=replay_href(target, run_input, f"{run_id}:{step['index']}" if run_id and isinstance(step.get("index"), int) else None),
         sent_missing=not sent,
+        stream=step_stream_text(step),
     )
 
 
