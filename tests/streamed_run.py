@@ -13,7 +13,9 @@ from waits import WAIT, until
 from crux_devtools import ScriptedModel, generate, prompt, record_runs
 from crux_devtools.core.record.runstore import RunStore
 
-PIECES = ["Paid once: ", "INV-1042 ", "was charged ", "a single time ", "on 3 March."]
+TEXT = "INV-1042 was charged once, on 3 March, by card ending 4242; nothing is owed."
+CHUNK = 13
+PIECES = [TEXT[i : i + CHUNK] for i in range(0, len(TEXT), CHUNK)]
 
 
 class PacedRun:
@@ -25,9 +27,9 @@ class PacedRun:
         self.gates = [threading.Event() for _ in pieces]
         self.result: Any = None
         self.error: BaseException | None = None
-        size = max(len(p) for p in pieces)
-        self._text = "".join(p.ljust(size) for p in pieces)  # each piece padded to one chunk: piece i is chunk i
-        self.chunk = size
+        self.chunk = max(len(p) for p in pieces)
+        assert all(len(p) == self.chunk for p in pieces[:-1]), "every piece but the last is one chunk long"
+        self._text = "".join(pieces)
         self.thread = threading.Thread(target=self._run, name="paced-run", daemon=True)
 
     def shown(self, upto: int) -> str:

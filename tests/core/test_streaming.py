@@ -176,5 +176,5 @@ def test_stream_figures_are_time_to_first_token_and_output_tokens_per_second_aft
     assert stream_figures(200.0, 1200.0, 50) == (200.0, 50.0)
     assert stream_figures(None, 1200.0, 50) == (None, None)
     assert stream_figures(200.0, 200.0, 50) == (200.0, None) and stream_figures(200.0, 900.0, None) == (200.0, None)
-    assert figures_text(200.0, 1200.0, 50) == "first token 200 ms · 50.0 tok/s"
+    assert figures_text(200.0, 1200.0, 50) == "first token 200 ms · 50.0 tok/s" and figures_text(5217.0, 6500.0, None) == "first token 5.2 s"
     assert figures_text(None, 1.0, 1) is None and figures_text(12.4, None, None) == "first token 12 ms"

@@ -14,6 +14,7 @@ from test_web_sse import read_event
 from waits import WAIT
 from web_conftest_helpers import live_server
 
+from crux_devtools.core.record.live import figures_text
 from crux_devtools.web.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,6 +40,8 @@ async def test_an_open_run_page_gets_each_piece_of_a_streaming_step_then_the_fin
                 page = await client.get(f"/runs/{run_id}")
                 assert page.status_code == 200 and 'id="run-live"' in page.text and "waiting for the first token" in page.text
                 assert "live-demo" in page.text and "running" in page.text
+                line = await client.get("/live-runs")  # /runs links to it while it is recorded
+                assert f'href="/runs/{run_id}"' in line.text and "live-demo" in line.text
                 for i in range(3):
                     paced.release(i)
                     while True:  # each run event, until the fragment holds piece i
@@ -57,6 +60,7 @@ async def test_an_open_run_page_gets_each_piece_of_a_streaming_step_then_the_fin
             finished = await client.get(f"/runs/{run_id}")
             assert 'id="run-live"' not in finished.text and "step-stream" in finished.text
             ttft = result.steps[0].stream["first_token_ms"]
-            assert f"first token {ttft:,.0f} ms" in finished.text
+            assert figures_text(ttft, result.steps[0].latency_ms, None) in finished.text
+            assert 'class="run-live-link"' not in (await client.get("/live-runs")).text
             gone = await client.get("/runs/0-nosuchrun/live")
             assert 'data-state="gone"' in gone.text

@@ -1,7 +1,8 @@
 """A run while it is being recorded: ``/runs/{id}`` shows its streaming step (``live_page``, called
 by the run page when the run is not written yet), and ``/runs/{id}/live`` is that section alone,
 fetched again on every ``run`` event (its text grew) and ``runs`` event (it was written). Once the
-run is written, the fragment answers ``HX-Refresh`` and the page reloads as the finished run."""
+run is written, the fragment answers ``HX-Refresh`` and the page reloads as the finished run.
+``/live-runs`` is the line of ``/runs`` that links to every run being recorded."""
 
 from __future__ import annotations
 
@@ -51,3 +52,14 @@ async def live_fragment(request: Request, run_id: str) -> Response:
     report = shown_report(request.app.state.session)
     view = _view(request, run) if run is not None else gone_view(report_header(report), run_id)
     return render(request, "_run_live.html", {"view": view})
+
+
+@router.get("/live-runs", response_class=HTMLResponse)
+async def live_runs_line(request: Request) -> Response:
+    """The runs being recorded now, as the line ``/runs`` shows above its list (empty when none is)."""
+    store, _unavailable = open_store(request.app.state.session)
+    try:
+        runs = await asyncio.to_thread(store.live_runs) if store is not None else []
+    except RunStoreError:
+        runs = []
+    return render(request, "_runs_live.html", {"live": [_view(request, run) for run in runs]})

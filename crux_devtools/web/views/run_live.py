@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...core.record.live import step_stream_text, stream_figures
+from ...core.record.live import figures_text, step_stream_text
 from .prompt import ReportHeader, prompt_href
 from .runs import fmt_ms, fmt_started
 
@@ -30,8 +30,7 @@ class LiveRunView:
     text: str
     chunks: int
     elapsed: str
-    first_token: str | None  # "120 ms", or None while no text has come
-    rate: str | None  # "48.2 tok/s" (our count of the text so far over the time after the first token)
+    figures: str | None  # "first token 120 ms · 48.2 tok/s" (our count of the text so far), None before the first token
     live: bool = True  # False: the run is neither live nor written (its process is gone)
 
 
@@ -40,21 +39,19 @@ def live_run_view(header: ReportHeader, run: dict[str, Any], known_targets: set[
     live = run.get("live") if isinstance(run.get("live"), dict) else {}
     text = str(live.get("text") or "")
     tokens = counter.count(text) if text else 0
-    first, rate = stream_figures(live.get("first_token_ms"), live.get("elapsed_ms"), tokens)
     started, started_title = fmt_started(run.get("started_at"))
     target = str(run.get("target") or "")
     return LiveRunView(
         header=header, id=str(run.get("id") or ""), target=target, target_href=prompt_href(target), target_known=target in known_targets,
         kind=str(run.get("kind") or ""), model=str(run.get("model") or "—"), origin=str(run.get("origin") or "app"),
         started=started, started_title=started_title, step=int(live.get("index") or 0), text=text, chunks=int(live.get("chunks") or 0),
-        elapsed=fmt_ms(live.get("elapsed_ms")), first_token=fmt_ms(first) if first is not None else None,
-        rate=f"{rate:,.1f} tok/s" if rate is not None else None,
+        elapsed=fmt_ms(live.get("elapsed_ms")), figures=figures_text(live.get("first_token_ms"), live.get("elapsed_ms"), tokens),
     )
 
 
 def gone_view(header: ReportHeader, run_id: str) -> LiveRunView:
     """A run page whose run stopped being live without being written (its process ended mid-run)."""
-    return LiveRunView(header, run_id, "", "", False, "", "—", "", "—", "", 0, "", 0, "—", None, None, live=False)
+    return LiveRunView(header, run_id, "", "", False, "", "—", "", "—", "", 0, "", 0, "—", None, live=False)
 
 
 __all__ = ["LiveRunView", "gone_view", "live_run_view", "step_stream_text"]
