@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 LIVE_EVERY = 0.05  # seconds between two writes of one step's text
+IDLE_SECONDS = 30.0  # the writing thread ends after this long with nothing to write (a new step starts it again)
 
 
 def stream_figures(first_token_ms: Any, latency_ms: Any, output_tokens: Any) -> tuple[float | None, float | None]:
@@ -166,7 +167,7 @@ class _Publisher:
         while True:
             with self._cond:
                 while not self._waiting:
-                    if not self._cond.wait(30.0):
+                    if not self._cond.wait(IDLE_SECONDS) and not self._waiting:  # (a step may come as the wait times out)
                         self._thread = None
                         return
                 now = time.perf_counter()
