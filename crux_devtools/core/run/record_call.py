@@ -210,7 +210,8 @@ class RecordedStream:
             if assembler is not None:
                 call.provider_response = storable(assembler.completion())
                 if exc is None and assembler.done:
-                    call.answer = assembler.response(call.model_name or "model")
+                    parse = parse_chat_completion if assembler.kind == "openai" else parse_message
+                    call.answer = parse(assembler.completion(), model=call.model_name or "model")
         except Exception as parse_error:  # noqa: BLE001 - a stream that does not make an answer is the step's error
             self.error = parse_error
         if self.error is None and call.answer is None:

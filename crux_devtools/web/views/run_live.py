@@ -36,7 +36,8 @@ class LiveRunView:
 
 def live_run_view(header: ReportHeader, run: dict[str, Any], known_targets: set[str], counter: Any) -> LiveRunView:
     """The view of ``run`` as ``RunStore.live_run`` gives it (``counter`` counts the text's tokens)."""
-    live = run.get("live") if isinstance(run.get("live"), dict) else {}
+    found = run.get("live")
+    live: dict[str, Any] = found if isinstance(found, dict) else {}
     text = str(live.get("text") or "")
     tokens = counter.count(text) if text else 0
     started, started_title = fmt_started(run.get("started_at"))

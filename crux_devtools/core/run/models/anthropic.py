@@ -198,7 +198,7 @@ class AnthropicModel:
             )
         if not assembler.done:
             raise self._cut(assembler, "the stream ended before message_stop")
-        yield assembler.response(self.model, self.url)
+        yield parse_message(assembler.completion(), model=self.model, url=self.url)
 
     def _cut(self, assembler: Any, why: str) -> ModelError:
         return ModelError(

@@ -184,7 +184,7 @@ class OpenAICompatibleModel:
             raise self._malformed(f"a streamed chunk is not JSON ({exc.msg})") from exc
         if not assembler.done:
             raise self._cut(assembler, None)
-        yield assembler.response(self.model, self.url)
+        yield parse_chat_completion(assembler.completion(), model=self.model, url=self.url)
 
     def _cut(self, assembler: Any, exc: Exception | None) -> ModelError:
         why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""

@@ -15,7 +15,7 @@ Both take chunks as decoded JSON (the adapters' SSE ``data:`` lines) or as a pro
 objects (read by attribute, never converted chunk by chunk: a chunk costs a few attribute reads).
 ``feed`` returns the text the chunk added (``None`` when it added none); ``completion()`` is the
 answer in the provider's non-streamed shape (a ``chat.completion`` / a ``message``), which the
-non-streamed parsers read, so a streamed answer's text, tool calls and usage are exactly those of
+non-streamed parsers (``parse_chat_completion``, ``parse_message``) read, so a streamed answer's text, tool calls and usage are exactly those of
 the same answer not streamed. ``started`` says whether any text or tool call arrived (time to
 first token), ``done`` whether the stream reached its end.
 """
@@ -25,9 +25,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...contract import ModelResponse
-from .anthropic import parse_message
-from .openai import parse_chat_completion
 
 
 def field(obj: Any, key: str) -> Any:
@@ -113,7 +110,7 @@ class ChatStream:
 
     def completion(self) -> dict[str, Any]:
         """The answer as the same request without streaming would have returned it."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.text if self.parts else None}
+        message: dict[str, Any] = {"role": "assistant", "content": self.text if self.parts else None}  # parse_chat_completion reads it
         if self.calls:
             message["tool_calls"] = [
                 {"id": c["id"], "type": "function", "function": {"name": "".join(c["name"]), "arguments": "".join(c["arguments"])}}
@@ -125,9 +122,6 @@ class ChatStream:
             "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
             "usage": plain(self.usage),
         }
-
-    def response(self, model: str = "model", url: str = "<stream>") -> ModelResponse:
-        return parse_chat_completion(self.completion(), model=model, url=url)
 
 
 class MessageStream:
@@ -174,7 +168,7 @@ class MessageStream:
         elif kind == "content_block_start":
             block = plain(field(event, "content_block")) or {}
             index = field(event, "index")
-            entry = {"block": dict(block) if isinstance(block, dict) else {}, "parts": [], "json": []}
+            entry: dict[str, Any] = {"block": dict(block) if isinstance(block, dict) else {}, "parts": [], "json": []}
             first = entry["block"].get("text")
             self.blocks[index if isinstance(index, int) else len(self.blocks)] = entry
             if entry["block"].get("type") == "tool_use":
@@ -221,9 +215,6 @@ class MessageStream:
                     block["input"] = raw  # parse_message says the input is not an object
             content.append(block)
         return {**self.message, "content": content, "usage": dict(self.usage)}
-
-    def response(self, model: str = "model", url: str = "<stream>") -> ModelResponse:
-        return parse_message(self.completion(), model=model, url=url)
 
 
 def assembler_for(chunk: Any) -> ChatStream | MessageStream:
