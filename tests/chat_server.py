@@ -8,6 +8,11 @@ assert what a client actually sent over the wire.
     with ChatServer() as server:
         server.reply_text("hello")
         model = OpenAICompatibleModel(server.base_url, "test-model")
+
+A streamed answer (``reply_stream``) is sent as server-sent events over chunked transfer encoding,
+one ``data:`` event per chunk; each chunk may wait for a gate (a ``threading.Event`` the test sets)
+and each sets ``sent[i]`` once it is on the wire, so a test paces the stream by events, never by
+sleeps. ``cut_after=n`` drops the connection after ``n`` chunks, mid-message.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,6 +35,70 @@ class ScriptedAnswer:
     body: str
     delay: float = 0.0
     content_type: str = "application/json"
+
+
+@dataclass(slots=True)
+class ScriptedStream:
+    """A streamed answer: ``events`` (dicts, sent as ``data:`` JSON; a ``(name, dict)`` pair is sent
+    with an ``event:`` line first, as Anthropic does), then ``data: [DONE]`` when ``done``.
+
+    ``gates[i]``, when given, is waited for before event ``i`` goes out; ``sent[i]`` is set once it
+    has (``sent_at[i]`` holds the ``time.perf_counter()`` then); ``cut_after`` drops the connection
+    after that many events, without the last chunk of the chunked body."""
+
+    events: list[Any]
+    done: bool = True
+    gates: dict[int, threading.Event] = field(default_factory=dict)
+    cut_after: int | None = None
+    sent: list[threading.Event] = field(default_factory=list)
+    sent_at: list[float] = field(default_factory=list)
+    status: int = 200
+
+    def __post_init__(self) -> None:
+        self.sent = [threading.Event() for _ in self.events]
+        self.sent_at = [0.0] * len(self.events)
+
+
+def chat_chunks(pieces: Sequence[str], *, usage: dict[str, Any] | None = None, tool_calls: Sequence[dict[str, Any]] = (),
+                model: str = "test-model") -> list[dict[str, Any]]:
+    """Chat-completions stream chunks for text ``pieces`` (and tool calls, each sent as a head and its
+    arguments in two pieces), then a ``finish_reason`` chunk and, with ``usage``, the usage chunk."""
+    head = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": model}
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **({"usage": None} if usage else {})}
+    out = [chunk({"role": "assistant", "content": ""})]
+    out += [chunk({"content": p}) for p in pieces]
+    for i, call in enumerate(tool_calls):
+        arguments = call["function"]["arguments"]
+        half = len(arguments) // 2
+        out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": arguments[:half]}}]}))
+        out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": arguments[half:]}}]}))
+    out.append(chunk({}, "tool_calls" if tool_calls else "stop"))
+    if usage:
+        out.append({**head, "choices": [], "usage": usage})
+    return out
+
+
+def message_events(pieces: Sequence[str], *, usage: dict[str, Any], output_tokens: int, tool_use: dict[str, Any] | None = None,
+                   model: str = "claude-test") -> list[Any]:
+    """Anthropic Messages stream events for text ``pieces`` (and one ``tool_use`` block, its input
+    JSON in two pieces): ``usage`` is ``message_start``'s, ``output_tokens`` ``message_delta``'s."""
+    start = {"type": "message_start", "message": {"id": "msg_test", "type": "message", "role": "assistant", "model": model, "content": [],
+             "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}}
+    out: list[Any] = [("message_start", start), ("ping", {"type": "ping"})]
+    out.append(("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
+    out += [("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}) for p in pieces]
+    out.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    if tool_use is not None:
+        raw = json.dumps(tool_use["input"])
+        out.append(("content_block_start", {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": tool_use["id"], "name": tool_use["name"], "input": {}}}))
+        for part in (raw[: len(raw) // 2], raw[len(raw) // 2 :]):
+            out.append(("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": part}}))
+        out.append(("content_block_stop", {"type": "content_block_stop", "index": 1}))
+    stop = "tool_use" if tool_use is not None else "end_turn"
+    out.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": output_tokens}}))
+    out.append(("message_stop", {"type": "message_stop"}))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +136,7 @@ class ChatServer:
     def __init__(self, *, route: str = "/v1/chat/completions") -> None:
         self.route = route  # the one path answered (another provider's format lives at another path)
         self.received: list[ReceivedRequest] = []
-        self._answers: deque[ScriptedAnswer] = deque()
+        self._answers: deque[ScriptedAnswer | ScriptedStream] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -86,6 +157,13 @@ class ChatServer:
 
     def reply_tool_calls(self, calls: list[dict[str, Any]], *, content: str | None = None) -> ChatServer:
         return self.reply_json(completion({"content": content, "tool_calls": calls}))
+
+    def reply_stream(self, events: list[Any], **options: Any) -> ScriptedStream:
+        """Queue a streamed answer (see ``ScriptedStream``); returns it, to pace and watch it."""
+        stream = ScriptedStream(list(events), **options)
+        with self._lock:
+            self._answers.append(stream)  # type: ignore[arg-type]
+        return stream
 
     def reply_status(self, status: int, body: str) -> ChatServer:
         return self.reply(ScriptedAnswer(status=status, body=body, content_type="text/plain"))
@@ -136,7 +214,7 @@ class ChatServer:
         """The request handler (a server of another kind answers in its own way)."""
         return _handler_for(self)
 
-    def _record(self, request: ReceivedRequest) -> ScriptedAnswer:
+    def _record(self, request: ReceivedRequest) -> ScriptedAnswer | ScriptedStream:
         with self._lock:
             self.received.append(request)
             if self._answers:
@@ -159,6 +237,9 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             answer = server._record(ReceivedRequest(path=self.path, headers=headers, body=body))
             if self.path != server.route:
                 answer = ScriptedAnswer(status=404, body=f"no route {self.path}", content_type="text/plain")
+            if isinstance(answer, ScriptedStream):
+                self._stream(answer)
+                return
             if answer.delay and server._stopping.wait(answer.delay):
                 return
             data = answer.body.encode("utf-8")
@@ -170,6 +251,38 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test); nothing left to tell it
+
+        def _stream(self, stream: ScriptedStream) -> None:
+            try:
+                self.send_response(stream.status)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.flush()
+                for i, event in enumerate(stream.events):
+                    gate = stream.gates.get(i)
+                    while gate is not None and not gate.wait(0.05):
+                        if server._stopping.is_set():
+                            return
+                    if stream.cut_after is not None and i >= stream.cut_after:
+                        self.close_connection = True
+                        self.connection.shutdown(2)  # mid-body: the client sees an incomplete chunked read
+                        return
+                    name, data = event if isinstance(event, tuple) else (None, event)
+                    text = (f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n"
+                    self._chunk(text.encode("utf-8"))
+                    stream.sent_at[i] = time.perf_counter()
+                    stream.sent[i].set()
+                if stream.done:
+                    self._chunk(b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                pass  # the client stopped reading
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode("ascii") + data + b"\r\n")
+            self.wfile.flush()
 
         def log_message(self, format: str, *args: Any) -> None:
             return  # keep test output clean

@@ -250,6 +250,11 @@ class Model(Protocol):
         Preferred over ``complete`` wherever the library is already async (every ``generate`` step,
         every summary it prepares), so a network adapter does not block the event loop. Same
         contract as ``complete``.
+    ``astream(request: ModelRequest) -> AsyncIterator[str | ModelResponse]``
+        The answer streamed: an async iterator of the text's pieces (``str``) as they arrive,
+        ending with the whole ``ModelResponse`` (the one ``acomplete`` would have returned, usage
+        included). ``generate(..., on_text=...)`` streams every step through it; without
+        ``on_text`` it is never called. A fault, also one after some pieces, is a ``ModelError``.
     ``name: str``
         The model's name: shown in receipts, run records and the inspector; picks the tiktoken
         encoding when no ``counter=`` and no ``count_tokens`` is given; keys the planning epochs
@@ -277,7 +282,7 @@ class Model(Protocol):
     def complete(self, request: ModelRequest) -> ModelResponse: ...
 
 
-OPTIONAL_HOOKS: tuple[str, ...] = ("acomplete", "name", "capacity", "capacity_resolver", "count_tokens")
+OPTIONAL_HOOKS: tuple[str, ...] = ("acomplete", "astream", "name", "capacity", "capacity_resolver", "count_tokens")
 """The optional hooks of ``Model``, in the order its docstring lists them (tests keep the list true)."""
 
 

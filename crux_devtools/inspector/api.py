@@ -178,7 +178,7 @@ from typing import Any, Literal, Protocol
 
 from .report_types import ExampleReport, LoadErrorDict, PlanErrorDict, PrepareResult, PromptReport, Report
 
-EventKind = Literal["loading", "report", "error", "runs"]
+EventKind = Literal["loading", "report", "error", "runs", "run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +190,7 @@ class SessionEvent:
     summary: str
     changed_files: list[str] = field(default_factory=list)
     changed_prompts: list[str] = field(default_factory=list)
-    runs: list[str] = field(default_factory=list)  # kind "runs": the ids of the new runs, oldest first
+    runs: list[str] = field(default_factory=list)  # kind "runs": the ids of the new runs, oldest first; "run": the runs being recorded (a step streaming)
     load: str = ""  # kinds "report" and "error": "incremental" or "full" (see "Incremental evaluation")
     reevaluated: list[str] = field(default_factory=list)  # kinds "report" and "error": the prompts evaluated
     verification: Literal["", "agreed", "corrected"] = ""  # a verification's event: it agreed (only the mark changed) or corrected the report

@@ -126,7 +126,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, R
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
         self._unsubscribe = self.session.subscribe(
-            lambda event: self.post_message(RunsChanged(event) if event.kind == "runs" else SessionChanged(event))
+            lambda event: None if event.kind == "run" else self.post_message(RunsChanged(event) if event.kind == "runs" else SessionChanged(event))
         )
         history_warning = getattr(self.session, "history_warning", None)  # a session-like may predate it
         if history_warning:

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.plan.rungs import label
+from ..core.record.live import step_stream_text
 from ..core.record.pricing import cache_usage_text
 from ..inspector.features.runs.costs import format_usd, format_usd_column
 from ..inspector.features.runs.text import input_tokens as sent_tokens
@@ -475,6 +476,9 @@ def render_step_outcome(step: dict[str, Any]) -> RenderableType:
     else:
         head.append("not reported", "dim")
     head.append(f"  latency {fmt_duration(step.get('latency_ms'))}", "dim")
+    streamed = step_stream_text(step)  # a streamed step: time to first token, tokens per second
+    if streamed is not None:
+        head.append(f"  {streamed}", "dim")
     if isinstance(step.get("cost_usd"), float):  # set by the Runs tab when the model has a price
         head.append(f"  cost {format_usd(step['cost_usd'])}", "dim")
     items: list[RenderableType] = [head]

@@ -26,6 +26,7 @@ from .routes import (
     otel as routes_otel,
     pages as routes_pages,
     replay as routes_replay,
+    run_live as routes_run_live,
     runs as routes_runs,
 )
 from . import rung_styles
@@ -110,6 +111,7 @@ def create_app(
     app.include_router(routes_events.router)
     app.add_middleware(BodyDeadline)  # a request body that never finishes gets 408, not a hung route
     app.include_router(routes_runs.router)
+    app.include_router(routes_run_live.router)  # /runs/{id}/live: a run's streaming step while it is recorded
     app.include_router(routes_diff.router)
     app.include_router(routes_replay.router)
     app.include_router(routes_cache.router)  # GET /prompt/cache: the Cache panel, fetched by the page

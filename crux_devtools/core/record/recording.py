@@ -219,6 +219,19 @@ class RunRecorder:
             self._store = RunStore(self.path, busy_timeout=self.busy_timeout)
         return self._store
 
+    def write_live(self, row: dict[str, Any]) -> None:
+        """Write a streaming step's text so far (``live.py``). Skipped, never queued or retried, when
+        the store is busy or recording is off; never raises and never turns recording off."""
+        if not self.enabled or self._pending or self._pid != os.getpid():
+            return
+        if _suspended is not None and (row.get("summary") or {}).get("origin") != "inspector":
+            return
+        try:
+            store = self._store_here()
+            store.write_live(row)
+        except Exception:  # noqa: BLE001 - the live view misses one update; the run is written as usual
+            return
+
     def disable(self, reason: str) -> None:
         """Turn this recorder off with one warning; the application carries on unaffected."""
         if not self.enabled:
@@ -403,7 +416,7 @@ def begin(target: Any, input: Any) -> RunCapture | None:
 class RunCapture:
     """What one run needs for its record, gathered while ``agenerate`` runs."""
 
-    __slots__ = ("target", "raw_input", "scope", "started_at", "started", "model", "validated", "plan_inputs")
+    __slots__ = ("target", "raw_input", "scope", "started_at", "started", "model", "validated", "plan_inputs", "id", "live")
 
     def __init__(self, target: Any, input: Any, scope: Scope | None) -> None:
         self.target = target
@@ -414,6 +427,50 @@ class RunCapture:
         self.model: Any = None
         self.validated: Any = None
         self.plan_inputs: Any = None
+        self.id = new_run_id()  # known from the start: a live page of the run names it
+        self.live: Any = None  # the LiveRun, once a step streams
+
+    def consumers(self) -> list[RunRecorder]:
+        """The recorders this run goes to: every one ``record_runs`` turned on, and the scope's."""
+        consumers = [r for r in _active_now() if r.enabled]
+        scope = self.scope
+        if scope is not None and scope.recorder is not None and scope.recorder.enabled and scope.recorder not in consumers:
+            consumers.append(scope.recorder)
+        return consumers
+
+    def live_step(self, index: int) -> Any:
+        """A ``LiveStep`` for step ``index``, which streams: its text so far is written to the stores
+        this run goes to while it arrives (``live.py``). ``None`` when no store takes it. Never raises."""
+        try:
+            if self.live is None:
+                consumers = self.consumers()
+                if not consumers:
+                    return None
+                from .live import LiveRun
+
+                with _lock:
+                    hooks = [r.redact for r in _redacting if r.redact is not None]
+                hooks += [r.redact for r in consumers if r.redact is not None and r.redact not in hooks]
+                self.live = LiveRun(self.id, self._live_summary(), consumers, hooks)
+            return self.live.step(index)
+        except Exception as exc:  # noqa: BLE001 - a live view fault never reaches the application
+            _internal_failure(exc)
+            return None
+
+    def _live_summary(self) -> dict[str, Any]:
+        """What a live page shows of the run before it is written (no input: it is redacted with the run)."""
+        from ..plan.budget import model_name_of
+        from ..compose.prompts import Prompt
+
+        target = self.target
+        site = getattr(target, "defined_at", None)
+        model = self.model
+        name = model if isinstance(model, str) else model_name_of(model) if model is not None else None
+        return {
+            "target": str(getattr(target, "id", "") or ""), "kind": "prompt" if isinstance(target, Prompt) else "agent",
+            "file": site[0] if site else None, "line": site[1] if site else None,
+            "origin": self.scope.origin if self.scope is not None else "app", "started_at": self.started_at, "model": name,
+        }
 
     def plan_made(self, index: int, plan: Any, setup: Any) -> None:
         """Step ``index`` was planned: keep what its plan was made from (so it can be replayed)."""
@@ -431,11 +488,11 @@ class RunCapture:
     def finish(self, result: Any = None, exc: BaseException | None = None) -> dict[str, Any] | None:
         """Build the run and hand it to every recorder. Never raises."""
         try:
+            if self.live is not None:
+                self.live.close()
             run = self._build(result, exc)
-            consumers = [r for r in _active_now() if r.enabled]
+            consumers = self.consumers()
             scope = self.scope
-            if scope is not None and scope.recorder is not None and scope.recorder.enabled and scope.recorder not in consumers:
-                consumers.append(scope.recorder)
             shared = redacted(run, consumers)
             if scope is not None:  # what the devtools show of their own run: as redacted, never more
                 scope.runs.append(withheld(run) if shared is None else {k: v for k, v in shared.items() if k != "plan_inputs"})
@@ -478,7 +535,7 @@ class RunCapture:
             model_name = (step_dicts[0].get("request") or {}).get("model")
         usage = _sum_usage(step_dicts)
         return {
-            "id": new_run_id(),
+            "id": self.id,
             "target": str(getattr(target, "id", "") or ""),
             "kind": kind,
             "file": site[0] if site else None,

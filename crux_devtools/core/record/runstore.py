@@ -220,7 +220,27 @@ def _migrate_v4(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Any, ...] = (_V1, _V2, _migrate_v3, _migrate_v4)
+# Version 5: the runs being recorded right now (``live.py``): per run, its summary so far and the
+# text of the step streaming, with its timing. A run's row goes when the run is written; ``meta``'s
+# ``live`` counts the updates, so a page polls one number to learn the text grew.
+_V5 = """
+CREATE TABLE IF NOT EXISTS live_runs (
+    run_id          TEXT    PRIMARY KEY,
+    started         REAL    NOT NULL,
+    summary         TEXT    NOT NULL,
+    idx             INTEGER NOT NULL,
+    text            TEXT    NOT NULL,
+    first_token_ms  REAL,
+    elapsed_ms      REAL,
+    chunks          INTEGER NOT NULL,
+    pid             INTEGER NOT NULL,
+    updated         REAL    NOT NULL
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta (key, value) VALUES ('live', 0);
+"""
+
+MIGRATIONS: tuple[Any, ...] = (_V1, _V2, _migrate_v3, _migrate_v4, _V5)
+LIVE_BUSY_MS = 50  # how long a live update waits for another writer before it is skipped
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -668,6 +688,8 @@ class RunStore:
             conn.executemany("INSERT INTO steps (run_seq, idx, data) VALUES (?, ?, ?)", [(seq, i, row) for i, row in enumerate(step_rows)])
             conn.execute("INSERT INTO runs_fts (rowid, target, model, input, text, error) VALUES (?, ?, ?, ?, ?, ?)", (seq, *search))
             _write_replay_data(conn, seq, data, plan_inputs)
+            if conn.execute("DELETE FROM live_runs WHERE run_id = ?", (run_id,)).rowcount:
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'live'")
             if keep is not None:
                 self._prune(conn, keep)
             conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'writes'")
@@ -1011,6 +1033,73 @@ class RunStore:
             out.append(run)
         return top, out
 
+    # -- the runs being recorded (``live.py`` writes them) ----------------------------------------
+    def write_live(self, row: Mapping[str, Any]) -> bool:
+        """Write a run's live row (its step's text so far); ``False`` when skipped: the run is
+        already written, or another writer held the file for more than ``LIVE_BUSY_MS``."""
+        summary = stored_json(row.get("summary") or {})
+        text = _utf8(cut_text(str(row.get("text") or "")))
+        values = (
+            row["run_id"], float(row.get("started") or time.time()), summary, int(row.get("index") or 0), text,
+            row.get("first_token_ms"), row.get("elapsed_ms"), int(row.get("chunks") or 0), int(row.get("pid") or 0), time.time(),
+        )
+        with self._lock:
+            conn = self._open()
+            assert conn is not None
+            conn.execute(f"PRAGMA busy_timeout = {LIVE_BUSY_MS}")
+            try:
+                with self._writing("write a live step") as conn:
+                    cur = conn.execute(
+                        "INSERT INTO live_runs (run_id, started, summary, idx, text, first_token_ms, elapsed_ms, chunks, pid, updated) "
+                        "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = ?) "
+                        "ON CONFLICT (run_id) DO UPDATE SET summary = excluded.summary, idx = excluded.idx, text = excluded.text, "
+                        "first_token_ms = excluded.first_token_ms, elapsed_ms = excluded.elapsed_ms, chunks = excluded.chunks, updated = excluded.updated",
+                        (*values, row["run_id"]),
+                    )
+                    if cur.rowcount:
+                        conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'live'")
+                    return bool(cur.rowcount)
+            except RunStoreError:
+                return False
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+
+    def live_runs(self) -> builtins.list[dict[str, Any]]:
+        """The runs being recorded now, oldest first: each its summary so far plus ``live`` (``index``,
+        ``text``, ``first_token_ms``, ``elapsed_ms``, ``chunks``, ``updated``). Rows of a process that
+        is gone are left out."""
+        return self._live("")
+
+    def live_run(self, run_id: str) -> dict[str, Any] | None:
+        """The run ``run_id`` while it is being recorded (as ``live_runs`` gives it), else ``None``."""
+        found = self._live(" WHERE run_id = ?", run_id)
+        return found[0] if found else None
+
+    def live_token(self) -> int:
+        """A number that grows whenever a live row changes (a step's text grew, a run started or was written)."""
+        with self._reading("read the live token") as conn:
+            if conn is None:
+                return 0
+            row = conn.execute("SELECT value FROM meta WHERE key = 'live'").fetchone()
+            return int(row[0]) if row else 0
+
+    def _live(self, clause: str, *args: Any) -> builtins.list[dict[str, Any]]:
+        with self._reading("read the runs being recorded") as conn:
+            if conn is None or int(conn.execute("PRAGMA user_version").fetchone()[0]) < 4:
+                return []
+            rows = conn.execute(
+                f"SELECT run_id, summary, idx, text, first_token_ms, elapsed_ms, chunks, pid, updated FROM live_runs{clause} ORDER BY started, run_id", args
+            ).fetchall()
+        out = []
+        for run_id, summary, idx, text, first, elapsed, chunks, pid, updated in rows:
+            if not _alive(pid):
+                continue
+            run = json.loads(summary)
+            run.update(id=run_id, status="running")
+            run["live"] = {"index": idx, "text": text, "first_token_ms": first, "elapsed_ms": elapsed, "chunks": chunks, "updated": updated}
+            out.append(run)
+        return out
+
     def change_token(self) -> int:
         """A number that grows whenever any process writes (or prunes) runs; cheap to poll."""
         with self._reading("read the change token") as conn:
@@ -1159,6 +1248,19 @@ def is_locked(exc: BaseException) -> bool:
                 return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a live row of a process that died is stale)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by another user
+        return True
+    return True
 
 
 def new_run_id() -> str:

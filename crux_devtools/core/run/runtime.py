@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -47,7 +47,7 @@ from ..record import recording
 from ..plan.agents import Agent
 from ..plan.budget import model_name_of
 from ..compose.callbacks import drive_async, run_sync
-from ..errors import CruxError, ErrorInfo, RequestCompositionError, RunError
+from ..errors import CruxError, ErrorInfo, ModelError, RequestCompositionError, RunError
 from ..plan.ladders import Offloaded, OutputPolicy
 from .models import ModelRequest
 from ..contract import acall, is_model
@@ -84,6 +84,8 @@ class Step(_ToDict):
     after the run started) and ``tool_ms`` the wall time of the tool calls it led to (``None`` when
     it led to none, or for a step recorded before these were kept); ``error`` says why the run
     stopped here.
+    ``stream`` is set when the answer was streamed: ``{"first_token_ms", "chunks"}`` (time to the
+    first piece of text or tool call, and how many pieces arrived); ``to_dict`` leaves it out otherwise.
     """
 
     index: int
@@ -98,6 +100,13 @@ class Step(_ToDict):
     error: ErrorInfo | None = None
     started_ms: float | None = None
     tool_ms: float | None = None
+    stream: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = _ToDict.to_dict(self)
+        if data.get("stream") is None:
+            del data["stream"]
+        return data
 
 
 def sum_usage(steps: Sequence[Step]) -> dict[str, int] | None:
@@ -192,6 +201,7 @@ class RunOptions:
     max_steps: int | None = None
     token_budget: int | None = None
     capacity_resolver: Any = None
+    on_text: Callable[[str], Any] | None = None
 
     @classmethod
     def of(cls, call: Mapping[str, Any]) -> RunOptions:
@@ -218,6 +228,7 @@ class _Run:
     max_steps: int
     capture: recording.RunCapture | None
     clock: float = field(default_factory=time.perf_counter)  # when the run started: steps' ``started_ms`` count from here
+    on_text: Callable[[str], Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,10 +253,56 @@ class _Planned:
 
     def step(self, text: str | None, usage: dict[str, int] | None, latency: float | None, error: ErrorInfo | None = None,
              calls: Sequence[Any] = (), results: Sequence[ToolResult] = (), offloads: Sequence[OffloadReceipt] = (),
-             *, started_ms: float | None = None, tool_ms: float | None = None) -> Step:
+             *, started_ms: float | None = None, tool_ms: float | None = None, stream: dict[str, Any] | None = None) -> Step:
         """The step this request became, with the model's answer (and the tools it led to)."""
         return Step(self.index, self.receipt, self.request, text, list(calls), list(results), [*self.offloads, *offloads], usage, latency, error,
-                    started_ms, tool_ms)
+                    started_ms, tool_ms, stream)
+
+
+class _Streamed:
+    """A step's answer as it streams: the pieces so far, and when the first came."""
+
+    __slots__ = ("parts", "first_token_ms", "started")
+
+    def __init__(self, started: float) -> None:
+        self.parts: list[str] = []
+        self.first_token_ms: float | None = None
+        self.started = started
+
+    def timing(self) -> dict[str, Any]:
+        return {"first_token_ms": self.first_token_ms, "chunks": len(self.parts)}
+
+    def text(self) -> str | None:
+        return "".join(self.parts) or None
+
+
+async def _stream_answer(run: _Run, planned: _Planned, streamed: _Streamed) -> Any:
+    """Ask the model through its ``astream``: each piece of text goes to ``on_text`` (and to the
+    run's live view while it is recorded) as it arrives; returns the ``ModelResponse`` it ends with."""
+    on_text = run.on_text
+    assert on_text is not None
+    live = run.capture.live_step(planned.index) if run.capture is not None else None
+    response = None
+    async for piece in run.setup.model.astream(planned.request):
+        if isinstance(piece, str):
+            if not piece:
+                continue
+            if streamed.first_token_ms is None:
+                streamed.first_token_ms = _elapsed_ms(streamed.started)
+            streamed.parts.append(piece)
+            if live is not None:
+                live.add(piece)
+            shown = on_text(piece)
+            if inspect.isawaitable(shown):
+                await shown
+        else:
+            response = piece
+    if response is None:
+        raise ModelError(
+            f"model {run.model_name!r}: astream ended without its ModelResponse; an adapter's astream must end by yielding the whole answer",
+            kind="malformed", model=run.model_name,
+        )
+    return response
 
 
 async def agenerate(
@@ -264,6 +321,7 @@ async def agenerate(
     max_steps: int | None = None,
     token_budget: int | None = None,
     capacity_resolver: Any = None,
+    on_text: Callable[[str], Any] | None = None,
 ) -> GenerateResult:
     """Run the tool loop for a ``Prompt`` (with ``model=``) or an ``Agent``; see the module docstring.
 
@@ -275,7 +333,10 @@ async def agenerate(
     count, else tiktoken); ``summary_store``, ``offload_store``, ``session``, see below;
     ``max_steps``, the most provider calls (else the agent's, else 8); ``token_budget``, the system
     text's budget (else the prompt's); ``capacity_resolver``, ``name -> ModelCapacityProfile`` for a
-    model known by name only.
+    model known by name only; ``on_text``, called with each piece of an answer's text as it arrives
+    (awaited when it returns an awaitable): every step is then streamed through the model's
+    ``astream``, and records its time to first token (a model without ``astream`` is called as
+    usual, and ``on_text`` gets each answer's whole text at once).
 
     Stores: ``summary_store``/``offload_store`` when given, else those of ``session``; with
     neither, this run's own fresh in-memory stores (nothing it prepares or offloads outlives the
@@ -304,6 +365,7 @@ def generate(
     max_steps: int | None = None,
     token_budget: int | None = None,
     capacity_resolver: Any = None,
+    on_text: Callable[[str], Any] | None = None,
 ) -> GenerateResult:
     """The sync form of ``agenerate``; works outside a running event loop."""
     return run_sync(generate_with(target, RunOptions.of(locals())))
@@ -360,8 +422,14 @@ async def _start(target: Any, options: RunOptions, capture: recording.RunCapture
     gathered = (await drive_async(gather(s.prompt, validated))).apply_budget(s.token_budget, s.counter)
     return _Run(
         s, session, summary_store, offload_store, session.namespace(s.prompt), history, active, gathered,
-        model_name_of(s.model), max_steps, capture, clock,
+        model_name_of(s.model), max_steps, capture, clock, _check_on_text(o.on_text),
     )
+
+
+def _check_on_text(on_text: Any) -> Callable[[str], Any] | None:
+    if on_text is not None and not callable(on_text):
+        raise TypeError(f"on_text must be a function of each piece of text (such as print), got {type(on_text).__name__}")
+    return on_text  # type: ignore[no-any-return]
 
 
 async def _step(run: _Run, progress: _Progress, index: int) -> _Progress | GenerateResult:
@@ -373,27 +441,35 @@ async def _step(run: _Run, progress: _Progress, index: int) -> _Progress | Gener
     planned = await _plan_request(run, progress, index)
     started = time.perf_counter()
     at = round((started - run.clock) * 1000, 3)
+    streamed = _Streamed(started) if run.on_text is not None and callable(getattr(run.setup.model, "astream", None)) else None
     try:
-        response = await acall(run.setup.model, planned.request)
+        response = await (_stream_answer(run, planned, streamed) if streamed is not None else acall(run.setup.model, planned.request))
     except Exception as exc:  # noqa: BLE001 - any adapter fault ends the run with a clear step error
         error = ErrorInfo.from_exception(exc, f"model {run.model_name!r} failed: {type(exc).__name__}: {exc}")
-        raise _failed([*progress.steps, planned.step(None, None, _elapsed_ms(started), error, started_ms=at)], error, exc) from exc
+        so_far = streamed.text() if streamed is not None else None  # a stream cut mid-way: what arrived
+        timing = streamed.timing() if streamed is not None else None
+        raise _failed([*progress.steps, planned.step(so_far, None, _elapsed_ms(started), error, started_ms=at, stream=timing)], error, exc) from exc
     latency, usage = _elapsed_ms(started), _usage_of(response)
+    timing = streamed.timing() if streamed is not None else None
+    if streamed is None and run.on_text is not None and isinstance(getattr(response, "text", None), str) and response.text:
+        shown = run.on_text(response.text)  # a model that cannot stream: its whole text, as one piece
+        if inspect.isawaitable(shown):
+            await shown
     offered = {t.name: t for t in planned.plan.tools}
     problem = _check_response(response, offered)
     if problem is not None:
         text = getattr(response, "text", None)
-        raise _failed([*progress.steps, planned.step(text if isinstance(text, str) else None, usage, latency, problem, started_ms=at)], problem)
+        raise _failed([*progress.steps, planned.step(text if isinstance(text, str) else None, usage, latency, problem, started_ms=at, stream=timing)], problem)
     if not response.tool_calls:
-        return GenerateResult(response.text, [*progress.steps, planned.step(response.text, usage, latency, started_ms=at)], "text")
+        return GenerateResult(response.text, [*progress.steps, planned.step(response.text, usage, latency, started_ms=at, stream=timing)], "text")
     tools_started = time.perf_counter()
     results, pending, tool_error, cause = await _run_tools(response.tool_calls, offered, run.namespace, run.setup.counter)
     calls = list(response.tool_calls)
     if tool_error is not None:
         raise _failed([*progress.steps, planned.step(response.text, usage, latency, tool_error, calls, results, started_ms=at,
-                                                     tool_ms=_elapsed_ms(tools_started))], tool_error, cause)
+                                                     tool_ms=_elapsed_ms(tools_started), stream=timing)], tool_error, cause)
     offloads = [run.offload_store.put(run.namespace, key, value) for key, value in pending]  # only now that every tool succeeded
-    step = planned.step(response.text, usage, latency, None, calls, results, offloads, started_ms=at, tool_ms=_elapsed_ms(tools_started))
+    step = planned.step(response.text, usage, latency, None, calls, results, offloads, started_ms=at, tool_ms=_elapsed_ms(tools_started), stream=timing)
     told = [{"role": "tool", "tool_call_id": call.id, "content": result.model_output} for call, result in zip(calls, results, strict=True)]
     return _Progress((*progress.steps, step), (*progress.conversation, response.to_message(), *told), progress.support_required or bool(pending))
 

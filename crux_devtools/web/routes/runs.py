@@ -18,6 +18,7 @@ from ...inspector.api import find_prompt
 from ...inspector.features.runs.costs import Prices, prices_for
 from ...inspector.features.runs.series import run_series
 from .pages import render, wants_block
+from .run_live import live_page
 from ..runs_access import open_store, recent_runs
 from ..views.prompt import report_header, shown_report
 from ..views.charts import RunCharts, run_charts
@@ -121,6 +122,13 @@ async def run_page(request: Request, run_id: str) -> Response:
             run = await read(store, store.get, run_id)
         except RunStoreError as exc:
             unavailable = str(exc)
+    if run is None and store is not None and unavailable is None:
+        try:
+            live = await live_page(request, store, run_id)  # not written yet: being recorded right now?
+        except RunStoreError as exc:
+            live, unavailable = None, str(exc)
+        if live is not None:
+            return live
     if run is None:
         context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
         return render(request, "run.html", context, status=404 if unavailable is None else 503)

@@ -26,6 +26,7 @@ from .glance import GlanceView, glance_view
 from .prompt import Chip, ReportHeader, prompt_href
 from .planning import pretty, shown_to_model
 from .runs import capped, fmt_ms, fmt_started, status_chip, usage_pair
+from .run_live import step_stream_text
 
 
 
@@ -184,6 +185,7 @@ class StepDetail:
     cache_usage: str | None = None  # the provider's cache reads and writes (``cache_usage_text``)
     not_planned: str | None = None  # ``NOT_PLANNED`` for a step crux did not plan (a span from elsewhere)
     otel: OtelMarks | None = None  # where a step from OpenTelemetry came from, and what did not arrive
+    stream: str | None = None  # a streamed step's time to first token and tokens per second (``run_live.step_stream_text``)
 
     @property
     def usage_delta(self) -> int | None:
@@ -476,6 +478,7 @@ def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any
         sent_missing=not sent,
         not_planned=None if step_planned(step) else NOT_PLANNED,
         otel=otel_marks(step),
+        stream=step_stream_text(step),
     )
 
 

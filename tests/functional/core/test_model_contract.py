@@ -164,6 +164,12 @@ def test_each_optional_hook_is_used_when_present_as_documented() -> None:
             self.seen.append("acomplete")
             return ModelResponse("async answer")
 
+        async def astream(self, request: ModelRequest) -> Any:
+            self.seen.append("astream")
+            yield "streamed "
+            yield "answer"
+            yield ModelResponse("streamed answer")
+
     model = Probe()
     planned = preview(weather_prompt(), input={}, model=model)
     assert (planned.model, planned.context_window, planned.capacity_source, planned.measurement) == ("probe-model", 4096, "resolver", "exact")
@@ -179,6 +185,10 @@ def test_each_optional_hook_is_used_when_present_as_documented() -> None:
 
     result = generate(weather_prompt(), input={}, model=model)
     assert result.text == "async answer", "acomplete is preferred over complete"
+    assert "astream" not in model.seen, "without on_text nothing is streamed"
+    pieces: list[str] = []
+    assert generate(weather_prompt(), input={}, model=model, on_text=pieces.append).text == "streamed answer"
+    assert pieces == ["streamed ", "answer"], "with on_text the answer streams through astream"
     assert set(model.seen) == {*OPTIONAL_HOOKS}, sorted(set(model.seen))
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ModelError
 from ...contract import ModelRequest, ModelResponse, capacity_dict, messages_body, tool_call
-from .openai import _excerpt, apost_json, check_http_adapter, post_json
+from .openai import _excerpt, apost_json, check_http_adapter, post_json, sse_events, stream_post
 
 if TYPE_CHECKING:
     import httpx
@@ -160,6 +161,51 @@ class AnthropicModel:
         except httpx.HTTPError as exc:
             raise self._failed(exc) from exc
         return self._parse(response)
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """The answer streamed (``stream: true``; Messages events): the text's pieces as they
+        arrive, then the whole ``ModelResponse``, usage and cache counts included, equal to what
+        ``acomplete`` returns for the same answer. An ``error`` event, or a stream cut before
+        ``message_stop``, is a ``ModelError`` that says how much had arrived."""
+        import httpx
+
+        from .streaming import MessageStream
+
+        body = {**self.payload(request), "stream": True}
+        headers = {**self._headers(), "accept": "text/event-stream"}
+        assembler = MessageStream()
+        try:
+            async with stream_post(self._client, self.url, body, headers, self.timeout) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._parse(response)  # raises the HTTP error with its hint
+                async for event in sse_events(response):
+                    text = assembler.feed(event)
+                    if text:
+                        yield text
+                    if assembler.error is not None or assembler.done:
+                        break
+        except httpx.HTTPError as exc:
+            raise (self._cut(assembler, f"{type(exc).__name__}: {exc}") if assembler.chunks else self._failed(exc)) from exc
+        except json.JSONDecodeError as exc:
+            raise _malformed(self.model, self.url, f"a streamed event is not JSON ({exc.msg})") from exc
+        if assembler.error is not None:
+            error = assembler.error if isinstance(assembler.error, dict) else {}
+            raise ModelError(
+                f"model {self.model!r} at {self.url} sent an error event after {len(assembler.text)} characters of text: "
+                f"{error.get('type')}: {error.get('message')}; retry later (an overloaded_error is the API being busy)",
+                kind="http", model=self.model,
+            )
+        if not assembler.done:
+            raise self._cut(assembler, "the stream ended before message_stop")
+        yield parse_message(assembler.completion(), model=self.model, url=self.url)
+
+    def _cut(self, assembler: Any, why: str) -> ModelError:
+        return ModelError(
+            f"the stream from model {self.model!r} at {self.url} was cut after {assembler.chunks} events and "
+            f"{len(assembler.text)} characters of text ({why}); retry the call",
+            kind="transport", model=self.model,
+        )
 
     def _failed(self, exc: Exception) -> ModelError:
         import httpx

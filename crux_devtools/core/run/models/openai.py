@@ -8,8 +8,10 @@ a ``ModelError`` whose ``kind`` says which. httpx is imported on first use, so t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ModelError
@@ -56,6 +58,30 @@ async def apost_json(client: Any, url: str, body: Any, headers: dict[str, str], 
         return await client.post(url, json=body, headers=headers, timeout=timeout)
     async with httpx.AsyncClient(timeout=timeout) as own:
         return await own.post(url, json=body, headers=headers)
+
+
+@contextlib.asynccontextmanager
+async def stream_post(client: Any, url: str, body: Any, headers: dict[str, str], timeout: float) -> AsyncIterator[httpx.Response]:
+    """POST ``body`` and hold the answer open while its body streams (``client`` used when it is an
+    ``httpx.AsyncClient``, else a client of its own for this one call)."""
+    import httpx
+
+    async with contextlib.AsyncExitStack() as stack:
+        if not isinstance(client, httpx.AsyncClient):
+            client = await stack.enter_async_context(httpx.AsyncClient(timeout=timeout))
+        response = await stack.enter_async_context(client.stream("POST", url, json=body, headers=headers, timeout=timeout))
+        yield response
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[Any]:
+    """The decoded JSON of each ``data:`` line the answer streams, up to ``[DONE]``."""
+    async for line in response.aiter_lines():
+        if line.startswith("data:"):
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                return
+            if payload:
+                yield json.loads(payload)
 
 
 class OpenAICompatibleModel:
@@ -128,6 +154,46 @@ class OpenAICompatibleModel:
         except httpx.TransportError as exc:
             raise self._transport_error(exc) from exc
         return self._parse(response)
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """The answer streamed (``stream: true``, ``stream_options: {"include_usage": true}``): the
+        text's pieces as they arrive, then the whole ``ModelResponse``, usage included, equal to
+        what ``acomplete`` returns for the same answer. A stream cut before its last chunk is a
+        ``ModelError`` (``kind="transport"``) that says how much had arrived."""
+        import httpx
+
+        from .streaming import ChatStream
+
+        body = {**self.payload(request), "stream": True, "stream_options": {"include_usage": True}}
+        headers = {**self._headers(), "Accept": "text/event-stream"}
+        assembler = ChatStream()
+        try:
+            async with stream_post(self._client, self.url, body, headers, self.timeout) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._parse(response)  # raises the HTTP error with its hint
+                async for chunk in sse_events(response):
+                    text = assembler.feed(chunk)
+                    if text:
+                        yield text
+        except httpx.TimeoutException as exc:
+            raise self._cut(assembler, exc) if assembler.chunks else self._timeout_error(exc) from exc
+        except httpx.TransportError as exc:
+            raise self._cut(assembler, exc) if assembler.chunks else self._transport_error(exc) from exc
+        except json.JSONDecodeError as exc:
+            raise self._malformed(f"a streamed chunk is not JSON ({exc.msg})") from exc
+        if not assembler.done:
+            raise self._cut(assembler, None)
+        yield parse_chat_completion(assembler.completion(), model=self.model, url=self.url)
+
+    def _cut(self, assembler: Any, exc: Exception | None) -> ModelError:
+        why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
+        return ModelError(
+            f"the stream from model {self.model!r} at {self.url} was cut after {assembler.chunks} chunks "
+            f"and {len(assembler.text)} characters of text{why}; retry the call",
+            kind="transport",
+            model=self.model,
+        )
 
     def _timeout_error(self, exc: Exception) -> ModelError:
         return ModelError(

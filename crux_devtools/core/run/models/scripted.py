@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 from ...errors import ModelError
@@ -19,13 +20,26 @@ class ScriptedModel:
     Each response is a string (a text answer), a list of ``ToolCall`` (the model asks for those
     tools) or a ready ``ModelResponse``. A call after the last response raises ``ModelError``
     (``kind="exhausted"``); that request is still recorded.
+
+    ``astream`` streams each text answer in pieces of ``chunk`` characters (``generate(...,
+    on_text=...)`` uses it); ``before_chunk(i)``, when given, is called (and awaited when it returns
+    an awaitable) before piece ``i`` goes out, so a test or a demo sets the pace by its own events.
     """
 
-    def __init__(self, responses: Iterable[ScriptedResponse], *, name: str = "scripted", capacity: Any = None) -> None:
+    def __init__(
+        self, responses: Iterable[ScriptedResponse], *, name: str = "scripted", capacity: Any = None,
+        chunk: int = 16, before_chunk: Callable[[int], Any] | None = None,
+    ) -> None:
         if isinstance(responses, (str, bytes)):
             raise TypeError("ScriptedModel responses must be a list of answers, not a single string; wrap it: [text]")
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+            raise ValueError(f"chunk must be a positive number of characters per streamed piece, got {chunk!r}")
+        if before_chunk is not None and not callable(before_chunk):
+            raise TypeError(f"before_chunk must be a function of the piece's index, got {type(before_chunk).__name__}")
         self.name = name
         self.capacity = capacity
+        self.chunk = chunk
+        self.before_chunk = before_chunk
         self._responses: list[ModelResponse] = [_scripted(i, r) for i, r in enumerate(responses)]
         self.requests: list[ModelRequest] = []
         self._lock = threading.Lock()
@@ -59,6 +73,19 @@ class ScriptedModel:
     async def acomplete(self, request: ModelRequest) -> ModelResponse:
         """Same as ``complete``; nothing here blocks."""
         return self.complete(request)
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """The next scripted answer streamed: its text in pieces of ``chunk`` characters (each after
+        ``before_chunk(i)``), then the answer itself."""
+        response = self.complete(request)
+        text = response.text or ""
+        for i, start in enumerate(range(0, len(text), self.chunk)):
+            if self.before_chunk is not None:
+                waited = self.before_chunk(i)
+                if inspect.isawaitable(waited):
+                    await waited
+            yield text[start : start + self.chunk]
+        yield response
 
     def to_dict(self) -> dict[str, Any]:
         return {

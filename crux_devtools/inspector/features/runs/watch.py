@@ -5,6 +5,11 @@ use. While anyone listens to the session, a task polls its change token every ``
 look itself runs in a thread) and emits one ``SessionEvent("runs", ...)`` naming the new runs. A
 write to the store never reloads the project. A corrupt or unreadable store is logged once and
 polled on (it may be fixed); ``store()`` is then ``None``.
+
+Runs being recorded (a step streaming, ``core/record/live.py``): each time their live rows change
+the poller emits ``SessionEvent("run", ...)`` naming the runs still live, and while any is live it
+polls every ``live_poll`` seconds, so an open run page shows each piece of text within tens of
+milliseconds.
 """
 
 from __future__ import annotations
@@ -38,13 +43,27 @@ def _runs_changes(store: Any, token: int | None, mark: int | None) -> tuple[int,
     return now, mark, SessionEvent("runs", now, summary, runs=[str(r.get("id")) for r in new])
 
 
+def _live_changes(store: Any, token: int | None, live: bool) -> tuple[int, bool, SessionEvent | None]:
+    """The store's live token now, whether any run is live, and the ``run`` event to send if the
+    token moved (in a thread). ``live`` is the last look's answer, kept while nothing moved."""
+    now = store.live_token()
+    if token is not None and now == token:
+        return now, live, None
+    ids = [str(r.get("id")) for r in store.live_runs()]
+    if token is None:
+        return now, bool(ids), None
+    summary = f"{len(ids)} run{'s' if len(ids) != 1 else ''} being recorded" if ids else "No run is being recorded"
+    return now, bool(ids), SessionEvent("run", now, summary, runs=ids)
+
+
 class RunsWatcher:
     """The project's ``RunStore`` and its poller. ``emit`` sends an event to the session's
     subscribers; ``listening`` says whether there are any (the poller ends when there are none)."""
 
-    def __init__(self, root: Path, emit: Callable[[SessionEvent], None], listening: Callable[[], bool], poll: float = 0.1) -> None:
+    def __init__(self, root: Path, emit: Callable[[SessionEvent], None], listening: Callable[[], bool], poll: float = 0.1, live_poll: float = 0.02) -> None:
         self.root = root
         self.poll = poll
+        self.live_poll = min(live_poll, poll)
         self._emit = emit
         self._listening = listening
         self._store: Any = None  # the RunStore, opened on first use
@@ -93,15 +112,25 @@ class RunsWatcher:
 
         token: int | None = None
         mark: int | None = None
+        live_token: int | None = None
+        live = False
         while self._listening():
             try:
-                token, mark, event = await asyncio.to_thread(_runs_changes, self._open(), token, mark)
+                token, mark, event, live_token, live, live_event = await asyncio.to_thread(self._look, token, mark, live_token, live)
             except RunStoreError as exc:  # corrupt or unreadable: say so once, keep polling (it may be fixed)
                 self._warn(exc)
-                event = None
+                event = live_event = None
+            if live_event is not None:
+                self._emit(live_event)
             if event is not None:
                 self._emit(event)
-            await asyncio.sleep(self.poll)
+            await asyncio.sleep(self.live_poll if live else self.poll)
+
+    def _look(self, token: int | None, mark: int | None, live_token: int | None, live: bool) -> tuple[Any, ...]:
+        store = self._open()
+        token, mark, event = _runs_changes(store, token, mark)
+        live_token, live, live_event = _live_changes(store, live_token, live)
+        return token, mark, event, live_token, live, live_event
 
     async def close(self) -> None:
         if self.task is not None:
