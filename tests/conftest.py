@@ -44,7 +44,7 @@ pytest_plugins = ("web_client",)  # the ``client`` fixture over a module's ``ses
 
 
 def names_only_files(config: pytest.Config) -> bool:
-    """Whether the command names test files (``tests/core/test_tokens.py``, ``...::test_x``) and no folder."""
+    """Whether the command names test files (``tests/functional/core/test_tokens.py``, ``...::test_x``) and no folder."""
     root = config.invocation_params.dir
     return all((root / arg.split("::", 1)[0]).is_file() for arg in config.args)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     # What type checkers read (``X as X``: re-exported, for strict checkers too). At run time the table
     # ``_SOURCES`` below is the one source: ``__all__`` and ``__getattr__`` are derived from it, and
-    # tests/core/test_runstore.py keeps these imports equal to it.
+    # tests/functional/core/test_runstore.py keeps these imports equal to it.
     from .plan.cache_plan import CachePolicy as CachePolicy
     from .plan.budget import (
         CONSERVATIVE_MODEL_CAPACITY as CONSERVATIVE_MODEL_CAPACITY,

@@ -20,7 +20,7 @@ raise. Catch ``CruxError`` for all of them, or one branch of the tree::
 ``validation.py`` (this module stays importable without pydantic: the inspector's light session
 process reads the runs store through it). Every other class is defined here; the modules that raise
 them (``models``, ``summaries``, ``offload_store``, ``memory.store``, ``runstore``) re-import them.
-``tests/core/test_errors.py`` checks this drawing against the real class hierarchy.
+``tests/unit/core/test_errors.py`` checks this drawing against the real class hierarchy.
 
 Outside the tree: a wrong argument to a public function (a wrong type, an unknown option) raises the
 built-in ``TypeError`` or ``ValueError`` with a message saying what to pass, and the inspector's

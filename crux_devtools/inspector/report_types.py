@@ -3,7 +3,7 @@ holds and both front ends read.
 
 The types themselves live in ``crux_devtools/shapes.py`` (one definition per shape, below every
 layer, so the core's ``to_dict()`` returns them too); this module names the ones the report is made
-of, for the inspector and the front ends. ``tests/inspector/test_report_contract.py`` validates real reports
+of, for the inspector and the front ends. ``tests/functional/inspector/test_report_contract.py`` validates real reports
 against them (extra keys forbidden), so the types cannot drift from what is produced, and
 ``wire.py`` derives the check of every worker message from them.
 

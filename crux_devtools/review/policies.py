@@ -2,7 +2,7 @@
 
 ``POLICIES`` is the one table of them: each entry's name, the form it is written in, what it means
 and its check. ``parse``, ``met``, the help of ``crux-devtools diff --fail-on`` and the README's list
-are read from it (``tests/review/test_policies.py`` keeps the README equal), so a new policy is one
+are read from it (``tests/unit/review/test_policies.py`` keeps the README equal), so a new policy is one
 entry here and its test.
 """
 

@@ -5,7 +5,7 @@ Rungs, highest fidelity first: ``full`` -> ``authored`` -> ``summary`` -> ``offl
 The only legal nesting is ``droppable(offloadable(summarizable(prefer(src, alt...))))`` with any layer
 left out; each constructor accepts only what may stand directly inside it, so any other nesting
 raises ``RequestCompositionError(INVALID_COMPOSITION)`` at construction, and the typed signatures
-make mypy reject the same ladders (see ``tests/typing/``).
+make mypy reject the same ladders (see ``tests/functional/typing/``).
 
 Decisions:
 

@@ -231,7 +231,7 @@ PRICE_KEYS = ("input_price", "output_price", "cache_read_price", "cache_write_pr
 # the lifetime asked for, and whether the provider takes explicit breakpoints.
 # cache_breakpoint_field: the explicit breakpoint field the model takes in a chat-completions body.
 CACHE_KEYS = ("cache", "cache_min_tokens", "cache_ttl", "cache_breakpoints", "cache_breakpoint_field")
-# The planner's own tables (core/plan/cache_plan.py), kept equal by tests/inspector/test_cache_profile.py:
+# The planner's own tables (core/plan/cache_plan.py), kept equal by tests/unit/inspector/test_cache_profile.py:
 # the server reads profiles without importing the core.
 BREAKPOINT_FIELDS = ("prompt_cache_breakpoint",)
 CACHE_TTLS = ("5m", "1h")

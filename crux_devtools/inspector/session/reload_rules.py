@@ -26,7 +26,7 @@ its life cycle and events are its own. Every rule is here, in the order a save m
    what each module's last good prompts are from then on.
 
 Changing a rule: change the function here and add a row to its table in
-``tests/inspector/test_reload_rules.py``; the process tests (``test_incremental.py``, ``test_isolation.py``,
+``tests/unit/inspector/test_reload_rules.py``; the process tests (``test_incremental.py``, ``test_isolation.py``,
 ``test_verify.py``) check the session applies it.
 """
 

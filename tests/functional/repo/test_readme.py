@@ -168,7 +168,7 @@ def test_the_tours_budget_step_names_the_drops_in_the_order_they_happen():
 
 SAMPLE = REPO / "sample_project"
 # references in the README to a file named like a sample one, in another example project
-OTHER_PROJECTS = {"shared.py:12": "the diff --runs example: the project of tests/cli/test_diff_cli.py"}
+OTHER_PROJECTS = {"shared.py:12": "the diff --runs example: the project of tests/functional/cli/test_diff_cli.py"}
 LINE_REF = re.compile(r"(?<![\w/.])([\w-]+\.py):(\d+)")
 
 

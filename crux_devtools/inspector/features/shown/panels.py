@@ -5,7 +5,7 @@ the planner's decisions...): its ``key``, the ``title`` a tab or card shows, a o
 ``description``, and where each front end shows it. The web prompt page renders a panel from
 ``templates/_panel_<key>.html``; the TUI from the widget in ``tui/widgets/`` whose ``PANEL`` names its key. Neither
 front end lists panels of its own: a panel missing a renderer in a front end that shows it is a test
-failure (tests/tui/test_panels.py), not a blank space.
+failure (tests/functional/tui/test_panels.py), not a blank space.
 
 Adding a panel: a line in ``PANELS`` (its place in the order is its place on screen), its web
 partial, and its TUI widget (a class in ``tui/widgets/`` with ``PANEL = "<key>"``).
