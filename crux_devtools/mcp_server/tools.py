@@ -309,7 +309,7 @@ class ProjectTools:
         except click.ClickException as exc:
             raise ToolFault(exc.format_message()) from None
         await self.fresh()
-        replayed = await replay_variant(self.session, self.recorded(run), step, overrides.to_dict(), source)
+        replayed = await replay_variant(self.session, self.recorded(run), step, overrides, source)
         if replayed.document is None:
             raise ToolFault(str(replayed.error), no_plan_inputs=replayed.no_plan_inputs)
         return replayed.document

@@ -336,7 +336,7 @@ def _result(call: RecordedCall, exc: BaseException | None) -> Any:
     else:
         text, calls, usage = (stream.text(), [], stream.usage()) if stream is not None else (None, [], None)
     step = Step(
-        0, call.receipt, call.sent, text, calls, [], [], usage, call.latency_ms, error, stream.timing() if stream is not None else None,
+        0, call.receipt, call.sent, text, calls, [], [], usage, call.latency_ms, error, stream=stream.timing() if stream is not None else None,
     )
     recorded: Any = _WithProviderResponse(step, call.provider_response)  # a Step to the recorder: it calls to_dict()
     return GenerateResult(answer.text if answer and error is None else None, [recorded], "error" if error else "text", error)

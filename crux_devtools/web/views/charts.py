@@ -43,7 +43,11 @@ class RunCharts:
 
 
 def _when(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M")
+    """A chart's edge in local time; a time the platform cannot show (year 0, far future) as ``?``."""
+    try:
+        return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M")
+    except (ValueError, OverflowError, OSError):
+        return "?"
 
 
 def _chart(key: str, title: str, series: RunSeries, value: Callable[[Point], float | None], fmt: Callable[[float], str]) -> Chart:

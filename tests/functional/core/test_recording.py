@@ -363,7 +363,7 @@ def test_a_run_waiting_for_a_lock_is_written_when_the_application_exits(tmp_path
     # the run is still waiting when the process ends, and its retry thread would not try for an hour.
     app_code = textwrap.dedent(f"""
         import atexit, sys, threading
-        sys.path[:0] = [{str(HERE.parent)!r}, {str(HERE.parents[1])!r}]  # test_recording and the helpers it imports
+        sys.path[:0] = [{str(HERE.parent)!r}, {str(HERE.parents[2])!r}]  # test_recording and the helpers it imports
         from crux_devtools import generate, record_runs
         from crux_devtools.core.record import recording
         from test_recording import helper_agent

@@ -57,7 +57,8 @@ async def test_the_runs_list_shows_each_runs_cost_and_the_total_of_the_filter(cl
     assert one_cached is not None and one_plain is not None
     # 500 plain input + 400 read + 100 written + 200 out, at their own rates, per step.
     assert one_cached == pytest.approx((500 * 2 + 400 * 0.5 + 100 * 4 + 200 * 10) / 1e6)
-    assert cells(page, "run-cost") == ["unpriced", f"${one_plain * steps:.4g}", f"${one_cached * steps:.4g}"]
+    # one precision for the whole column: the four decimals its smallest cost needs
+    assert cells(page, "run-cost") == ["unpriced", f"${one_plain * steps:.4f}", f"${one_cached * steps:.4f}"]
     total = re.search(r'id="runs-cost".*?<b class="mono">(.*?)</b>', page, re.S)
     assert total is not None and total.group(1) == f"${(one_cached + one_plain) * steps:.4g} (1 unpriced)"
     filtered = (await client.get("/runs?origin=inspector")).text

@@ -32,7 +32,7 @@ def tree_line(screen: str, prompt_id: str) -> str:
 
 
 def test_at_80_columns_the_footer_is_whole_and_an_edit_is_marked_until_undone(terminal: Terminal, project: Path) -> None:
-    screen = terminal.wait_for(lambda s: "triage" in s and "Request" in s and "^p palette" in s)
+    screen = terminal.wait_for(lambda s: "triage" in s and "Req" in s and "^p palette" in s)
     footer = screen.rstrip("\n").splitlines()[-1]
     assert footer.rstrip().endswith("▏^p palette"), footer
     for label in ("q Quit", "/ Search", "1-7 Tabs", "e Example"):
