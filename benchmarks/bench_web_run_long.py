@@ -15,42 +15,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from web_runs_fakes import RecordingSession, run_record  # noqa: E402
+from web_runs_fakes import RecordingSession, long_run, run_record  # noqa: E402
 
 from crux_devtools.web.app import create_app  # noqa: E402
 
 SIZE_RATIO_TARGET = 1.2
-
-
-def long_run(base: dict[str, Any], steps: int, run_id: str) -> dict[str, Any]:
-    """``base`` with ``steps`` steps: its own steps repeated, each re-indexed and one after another in time."""
-    run = copy.deepcopy(base)
-    pattern = base["steps"]
-    run["id"] = run_id
-    out = []
-    clock = 0.0
-    for n in range(steps):
-        step = copy.deepcopy(pattern[n % len(pattern)] if n < steps - 1 else pattern[-1])
-        step["index"] = n
-        if isinstance(step.get("started_ms"), (int, float)):
-            step["started_ms"] = clock
-            clock += float(step.get("latency_ms") or 1.0) + float(step.get("tool_ms") or 0.0) + 1.0
-        out.append(step)
-    run["steps"] = out
-    return run
 
 
 async def measure(client: httpx.AsyncClient, url: str, repeat: int) -> tuple[int, float]:
@@ -69,8 +49,8 @@ async def main(steps: int, repeat: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         session = RecordingSession(Path(tmp), agent_ids=("billing-agent",))
         base = run_record(run_id="base")
-        session.store.write(long_run(base, steps, "long"))
-        session.store.write(long_run(base, steps * 2, "longer"))
+        session.store.write(long_run(steps, "long", base))
+        session.store.write(long_run(steps * 2, "longer", base))
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as client:
             await client.get("/runs/long")  # warm the templates
             size_n, ms_n = await measure(client, "/runs/long", repeat)
