@@ -7,8 +7,9 @@ page does not).
 Each run is made of copies of the steps of one real ``generate`` run (ScriptedModel: a tool call,
 then the answer), written with the real ``RunStore``; the real app is reached through httpx over
 ASGI (no socket) and each page is timed with ``time.perf_counter``, median of ``--repeat`` requests.
-Prints the size and median time at N and 2N steps, the ratios 2N/N, and the time to fetch one
-step's card on demand.
+Prints the size and median time at N and 2N steps, the ratios 2N/N (target <= 1.75x: a step past
+the window costs its compact row and its bar in the glance, not its card), and the size and time
+of one step's card fetched on demand. Exits 1 when the size ratio misses its target.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from web_runs_fakes import RecordingSession, long_run, run_record  # noqa: E402
 
 from crux_devtools.web.app import create_app  # noqa: E402
 
-SIZE_RATIO_TARGET = 1.2
+SIZE_RATIO_TARGET = 1.75  # the compact rows and the glance's bars grow with the run; the cards do not
 
 
 async def measure(client: httpx.AsyncClient, url: str, repeat: int) -> tuple[int, float]:
@@ -60,6 +61,7 @@ async def main(steps: int, repeat: int) -> int:
     print(f"{steps} steps:  {size_n / 1e6:8.2f} MB  {ms_n:8.1f} ms (median of {repeat})")
     print(f"{steps * 2} steps: {size_2n / 1e6:8.2f} MB  {ms_2n:8.1f} ms (median of {repeat})")
     print(f"ratio {steps * 2}/{steps}: size {size_2n / size_n:.2f}x  time {ms_2n / ms_n:.2f}x  (size target <= {SIZE_RATIO_TARGET}x)")
+    print(f"each step past {steps}: {(size_2n - size_n) / steps / 1e3:.2f} kB of page")
     if card.status_code == 200:
         print(f"one step's card on demand (step {steps // 2}): {card_size / 1e3:.1f} kB  {card_ms:.1f} ms")
     else:
