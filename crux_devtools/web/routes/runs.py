@@ -164,7 +164,10 @@ async def run_step(request: Request, run_id: str, index: int) -> Response:
         view = run_view(request, shown_report(request.app.state.session), run, {index})
         for detail in view.steps:
             if detail.index == index:
-                return render(request, "_run_step.html", {"step": detail, "r": view})
+                response = render(request, "_run_step.html", {"step": detail, "r": view})
+                response.headers["HX-Retarget"] = f"#{detail.anchor}"  # an htmx fetch (a row's link, a bar) replaces the step's row
+                response.headers["HX-Reswap"] = "outerHTML"
+                return response
         problem = f"run {run_id!r} has no step {index}: its steps are {view.steps[0].index} to {view.steps[-1].index}" if view.steps else f"run {run_id!r} has no steps"
     return HTMLResponse(f'<p class="banner banner-error step-missing">{html.escape(problem)}</p>', status_code=404 if unavailable is None else 503)
 

@@ -65,8 +65,8 @@ async def test_every_step_of_a_long_run_is_on_its_page_with_its_anchor_and_a_lin
         assert f'href="#step-{index}" class="step-bar"' in page  # the glance's bar reaches the step's anchor
     glance = section(page, 'id="run-glance"')
     for index in compact(page):
-        assert f'href="/runs/long?step={index}#step-{index}" hx-get="/runs/long/steps/{index}"' in page
-        assert f'hx-get="/runs/long/steps/{index}" hx-target="#step-{index}.step-row"' in glance  # its bar swaps its card in
+        assert f'href="/runs/long?step={index}#step-{index}" hx-get="/runs/long/steps/{index}">' in page
+        assert f'data-step="{index}" hx-get="/runs/long/steps/{index}"' in glance  # its bar swaps its card in
     assert glance.count("hx-get=") == len(compact(page)) == 480
     row = re.search(r'<section class="card step-row" id="step-250".*?</section>', page, re.S)
     assert row is not None
@@ -83,6 +83,7 @@ async def test_a_step_card_fetched_on_demand_is_the_card_the_page_shows(client: 
     for step in short["steps"]:
         card = await client.get(f"/runs/short/steps/{step['index']}")
         assert card.status_code == 200
+        assert card.headers["HX-Retarget"] == f"#step-{step['index']}" and card.headers["HX-Reswap"] == "outerHTML"  # in its row's place
         assert card.text.strip().startswith(f'<section class="card step-card" id="step-{step["index"]}"')
         assert card.text.strip() in page
     long_page = (await client.get("/runs/long")).text
