@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Query, Request
@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ...core.record.runstore import RunStore, RunStoreError, json_text
 from ...inspector.api import find_prompt
+from ...inspector.report_types import Report
 from ...inspector.features.runs.costs import Prices, prices_for
 from ...inspector.features.runs.series import run_series
 from .pages import render, wants_block
@@ -139,7 +140,7 @@ async def run_page(request: Request, run_id: str, step: str | None = Query(None,
     return render(request, "run.html", {"view": view, "missing": None})
 
 
-def run_view(request: Request, report: dict[str, Any], run: dict[str, Any], whole: Container[int] | None = None) -> RunDetail:
+def run_view(request: Request, report: Report, run: dict[str, Any], whole: frozenset[int] | None = None) -> RunDetail:
     """The run page's view of ``run``, the same for the page and ``run_step``; ``whole``: the steps
     whose whole card is made (None: every step)."""
     root = getattr(request.app.state.session, "root", None)
@@ -161,7 +162,7 @@ async def run_step(request: Request, run_id: str, index: int) -> Response:
             unavailable = str(exc)
     problem = unavailable or f"no recorded run with id {run_id!r}: it may have been pruned"
     if run is not None:
-        view = run_view(request, shown_report(request.app.state.session), run, {index})
+        view = run_view(request, shown_report(request.app.state.session), run, frozenset({index}))
         for detail in view.steps:
             if detail.index == index:
                 response = render(request, "_run_step.html", {"step": detail, "r": view})

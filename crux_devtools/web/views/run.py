@@ -9,7 +9,7 @@ rungs and reasons are the receipt's, never re-derived here.
 from __future__ import annotations
 
 import json
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -528,7 +528,7 @@ def source_href(root: Path | None, file: str | None, line: int | None) -> str | 
 
 
 def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str], root: Path | None = None,
-               context_names: Iterable[str] = (), whole: Container[int] | None = None) -> RunDetail:
+               context_names: Iterable[str] = (), whole: frozenset[int] | None = None) -> RunDetail:
     """The page's view of ``run``; ``context_names`` (the target's contexts, when it is known) make a
     context's colour the one the prompt page shows. ``whole`` (step indexes; None: every step) names
     the steps whose whole card is made; the others get the figures of their compact row (``step_row``)."""
@@ -582,7 +582,7 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         run_span_missing=bool(_dict(run.get("otel")).get("run_span_missing")),
         loose_tools=loose_tools(run),
         glance=glance_view(run_glance(run), colours) if raw_steps else None,
-        full=None if whole is None else frozenset(whole),
+        full=whole,
     )
 
 
