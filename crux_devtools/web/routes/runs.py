@@ -140,13 +140,13 @@ async def run_page(request: Request, run_id: str, step: str | None = Query(None,
     return render(request, "run.html", {"view": view, "missing": None})
 
 
-def run_view(request: Request, report: Report, run: dict[str, Any], whole: frozenset[int] | None = None) -> RunDetail:
+def run_view(request: Request, report: Report, run: dict[str, Any], whole: frozenset[int] | None = None, glance: bool = True) -> RunDetail:
     """The run page's view of ``run``, the same for the page and ``run_step``; ``whole``: the steps
     whose whole card is made (None: every step)."""
     root = getattr(request.app.state.session, "root", None)
     shown = find_prompt(report, str(run.get("target") or ""))
     names = [c["id"] for c in shown["contexts"]] if shown is not None else []
-    return with_costs(run_detail(report_header(report), run, set(known_targets(request)), root, names, whole), run, prices_for(root))
+    return with_costs(run_detail(report_header(report), run, set(known_targets(request)), root, names, whole, glance), run, prices_for(root))
 
 
 @router.get("/runs/{run_id}/steps/{index}", response_class=HTMLResponse)
@@ -162,7 +162,7 @@ async def run_step(request: Request, run_id: str, index: int) -> Response:
             unavailable = str(exc)
     problem = unavailable or f"no recorded run with id {run_id!r}: it may have been pruned"
     if run is not None:
-        view = run_view(request, shown_report(request.app.state.session), run, frozenset({index}))
+        view = run_view(request, shown_report(request.app.state.session), run, frozenset({index}), glance=False)
         for detail in view.steps:
             if detail.index == index:
                 response = render(request, "_run_step.html", {"step": detail, "r": view})

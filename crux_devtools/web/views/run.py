@@ -528,10 +528,11 @@ def source_href(root: Path | None, file: str | None, line: int | None) -> str | 
 
 
 def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str], root: Path | None = None,
-               context_names: Iterable[str] = (), whole: frozenset[int] | None = None) -> RunDetail:
+               context_names: Iterable[str] = (), whole: frozenset[int] | None = None, glance: bool = True) -> RunDetail:
     """The page's view of ``run``; ``context_names`` (the target's contexts, when it is known) make a
     context's colour the one the prompt page shows. ``whole`` (step indexes; None: every step) names
-    the steps whose whole card is made; the others get the figures of their compact row (``step_row``)."""
+    the steps whose whole card is made; the others get the figures of their compact row (``step_row``).
+    ``glance=False`` leaves out the timeline and bars (one step's card does not show them)."""
     run_id = str(run.get("id", ""))
     target = str(run.get("target") or "?")
     run_input = run.get("input")
@@ -581,7 +582,7 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         not_planned=None if run_planned(run) else NOT_PLANNED,
         run_span_missing=bool(_dict(run.get("otel")).get("run_span_missing")),
         loose_tools=loose_tools(run),
-        glance=glance_view(run_glance(run), colours) if raw_steps else None,
+        glance=glance_view(run_glance(run), colours) if raw_steps and glance else None,
         full=whole,
     )
 
