@@ -8,6 +8,7 @@ records, not on a hand-made dict.
 
 from __future__ import annotations
 
+import copy
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -134,6 +135,24 @@ def run_record(
         "usage": summed,
         "steps": step_dicts,
     }
+
+
+def long_run(steps: int, run_id: str, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A run of ``steps`` steps: the steps of one real run (``run_record``: a tool call, then the
+    answer) repeated, each re-indexed and after the one before in time; it ends with the answer."""
+    run = copy.deepcopy(base if base is not None else run_record())
+    pattern = run["steps"]
+    clock = 0.0
+    out = []
+    for n in range(steps):
+        step = copy.deepcopy(pattern[-1] if n == steps - 1 else pattern[n % len(pattern)])
+        step["index"] = n
+        if isinstance(step.get("started_ms"), (int, float)):
+            step["started_ms"] = clock
+            clock += float(step.get("latency_ms") or 1.0) + float(step.get("tool_ms") or 0.0) + 1.0
+        out.append(step)
+    run["id"], run["steps"] = run_id, out
+    return run
 
 
 def many_runs(store: RunStore, count: int, *, target: str = "billing-agent", start: datetime | None = None) -> list[str]:

@@ -7,6 +7,7 @@ never a 500).
 from __future__ import annotations
 
 import asyncio
+import html
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -15,6 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ...core.record.runstore import RunStore, RunStoreError, json_text
 from ...inspector.api import find_prompt
+from ...inspector.report_types import Report
 from ...inspector.features.runs.costs import Prices, prices_for
 from ...inspector.features.runs.series import run_series
 from .pages import render, wants_block
@@ -22,7 +24,7 @@ from .run_live import live_page
 from ..runs_access import open_store, recent_runs
 from ..views.prompt import report_header, shown_report
 from ..views.charts import RunCharts, run_charts
-from ..views.run import RunMissing, run_detail, with_costs
+from ..views.run import RunDetail, RunMissing, run_detail, step_indexes, step_window, with_costs
 from ..views.runs import ORIGINS, PAGE_SIZE, STATUSES, RunFilters, parse_filters, runs_list_view
 
 router = APIRouter()
@@ -112,7 +114,7 @@ async def recent_runs_panel(request: Request, target: str = Query(...)) -> Respo
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-async def run_page(request: Request, run_id: str) -> Response:
+async def run_page(request: Request, run_id: str, step: str | None = Query(None, description="a step to show whole on a long run's page")) -> Response:
     report = shown_report(request.app.state.session)
     header = report_header(report)
     store, unavailable = open_store(request.app.state.session)
@@ -132,11 +134,43 @@ async def run_page(request: Request, run_id: str) -> Response:
     if run is None:
         context = {"view": RunMissing(header, run_id, unavailable), "missing": run_id}
         return render(request, "run.html", context, status=404 if unavailable is None else 503)
+    window = step_window(step_indexes(run), step)
+    view = run_view(request, report, run, window.whole)
+    view.step_problem, view.window_note = window.problem, window.note
+    return render(request, "run.html", {"view": view, "missing": None})
+
+
+def run_view(request: Request, report: Report, run: dict[str, Any], whole: frozenset[int] | None = None, glance: bool = True) -> RunDetail:
+    """The run page's view of ``run``, the same for the page and ``run_step``; ``whole``: the steps
+    whose whole card is made (None: every step)."""
     root = getattr(request.app.state.session, "root", None)
     shown = find_prompt(report, str(run.get("target") or ""))
     names = [c["id"] for c in shown["contexts"]] if shown is not None else []
-    view = with_costs(run_detail(header, run, set(known_targets(request)), root, names), run, prices_for(root))
-    return render(request, "run.html", {"view": view, "missing": None})
+    return with_costs(run_detail(report_header(report), run, set(known_targets(request)), root, names, whole, glance), run, prices_for(root))
+
+
+@router.get("/runs/{run_id}/steps/{index}", response_class=HTMLResponse)
+async def run_step(request: Request, run_id: str, index: int) -> Response:
+    """One step's whole card, the same HTML the run page shows for it (a long run's page loads the
+    steps it shows as compact rows from here)."""
+    store, unavailable = open_store(request.app.state.session)
+    run = None
+    if store is not None:
+        try:
+            run = await read(store, store.get, run_id)
+        except RunStoreError as exc:
+            unavailable = str(exc)
+    problem = unavailable or f"no recorded run with id {run_id!r}: it may have been pruned"
+    if run is not None:
+        view = run_view(request, shown_report(request.app.state.session), run, frozenset({index}), glance=False)
+        for detail in view.steps:
+            if detail.index == index:
+                response = render(request, "_run_step.html", {"step": detail, "r": view})
+                response.headers["HX-Retarget"] = f"#{detail.anchor}"  # an htmx fetch (a row's link, a bar) replaces the step's row
+                response.headers["HX-Reswap"] = "outerHTML"
+                return response
+        problem = f"run {run_id!r} has no step {index}: its steps are {view.steps[0].index} to {view.steps[-1].index}" if view.steps else f"run {run_id!r} has no steps"
+    return HTMLResponse(f'<p class="banner banner-error step-missing">{html.escape(problem)}</p>', status_code=404 if unavailable is None else 503)
 
 
 # ---------------------------------------------------------------- JSON

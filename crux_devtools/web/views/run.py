@@ -229,6 +229,13 @@ class RunDetail:
     run_span_missing: bool = False  # a run from OpenTelemetry whose agent span has not arrived
     loose_tools: list[LooseTool] = field(default_factory=list)
     glance: GlanceView | None = None  # the timeline and the bars per step (``views/glance.py``)
+    full: frozenset[int] | None = None  # the steps (by index) shown as whole cards; None: every step (``step_window``)
+    step_problem: str | None = None  # a ``?step=`` that names no step, said on the page
+    window_note: str | None = None  # what a long run's page shows whole, and how to see the rest
+
+    def in_full(self, step: StepDetail) -> bool:
+        """Whether the page shows ``step`` as its whole card (else as one compact row that loads it)."""
+        return self.full is None or step.index in self.full
 
 
 def otel_marks(step: dict[str, Any]) -> OtelMarks | None:
@@ -482,6 +489,30 @@ def step_detail(step: dict[str, Any], position: int, target: str, run_input: Any
     )
 
 
+def step_row(step: dict[str, Any], position: int) -> StepDetail:
+    """A step its page shows as one compact row (``_run_step_row.html``): the figures the row reads,
+    as ``step_detail`` computes them; what only the whole card shows is left empty (its tool calls
+    are there to be counted, without their arguments or results), and the card itself comes from
+    ``step_detail`` when asked for."""
+    receipt = _dict(step.get("request"))
+    index = _int(step.get("index"))
+    index = position if index is None else index
+    got_in, got_out = usage_pair(step.get("usage"))
+    response = _text(step.get("response_text"), None)
+    return StepDetail(
+        index=index, anchor=f"step-{index}", receipt_id=receipt.get("id"), previous_request_id=None, model=receipt.get("model"),
+        input_tokens=_int(receipt.get("input_tokens")), max_input_tokens=None, optimize_at=None, measurement=None, epoch=None,
+        tier=None, token_budget=None, max_tokens=None, usage_in=got_in, usage_out=got_out, latency=fmt_ms(step.get("latency_ms")),
+        system_tokens=None, system_chars=0, system_same_as=None, parts=[], not_sent=[], token_rows=[], messages=[], tools=[],
+        tool_tokens_total=None, ladders=[], adaptations=[], dropped=[], warnings=[],
+        response_text=capped(response)[0] if response is not None else None, offloads=[],
+        exchanges=[ToolExchange(str(c.get("id") or ""), str(c.get("name", "?")), "", None, 0, None, 0, False)  # the row counts them
+                   for c in step.get("tool_calls") or [] if isinstance(c, dict)],
+        error=_dict(step.get("error")), replay_href=None, sent_missing=not _dict(step.get("sent")),
+        not_planned=None if step_planned(step) else NOT_PLANNED,
+    )
+
+
 def source_href(root: Path | None, file: str | None, line: int | None) -> str | None:
     """The ``/source`` link for where the target is defined, when that file is inside the project."""
     if root is None or not file or file.startswith("<"):
@@ -497,9 +528,11 @@ def source_href(root: Path | None, file: str | None, line: int | None) -> str | 
 
 
 def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str], root: Path | None = None,
-               context_names: Iterable[str] = ()) -> RunDetail:
+               context_names: Iterable[str] = (), whole: frozenset[int] | None = None, glance: bool = True) -> RunDetail:
     """The page's view of ``run``; ``context_names`` (the target's contexts, when it is known) make a
-    context's colour the one the prompt page shows."""
+    context's colour the one the prompt page shows. ``whole`` (step indexes; None: every step) names
+    the steps whose whole card is made; the others get the figures of their compact row (``step_row``).
+    ``glance=False`` leaves out the timeline and bars (one step's card does not show them)."""
     run_id = str(run.get("id", ""))
     target = str(run.get("target") or "?")
     run_input = run.get("input")
@@ -508,7 +541,11 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
     steps: list[StepDetail] = []
     previous: str | None = None
     for position, step in enumerate(raw_steps):
-        steps.append(step_detail(step, position, target, run_input, colours, previous, run_id))
+        index = _int(step.get("index"))
+        if whole is None or (position if index is None else index) in whole:
+            steps.append(step_detail(step, position, target, run_input, colours, previous, run_id))
+        else:
+            steps.append(step_row(step, position))
         sent = _dict(step.get("sent"))
         previous = _text(sent.get("system"), None)
     got_in, got_out = usage_pair(run.get("usage"))
@@ -545,8 +582,55 @@ def run_detail(header: ReportHeader, run: dict[str, Any], known_targets: set[str
         not_planned=None if run_planned(run) else NOT_PLANNED,
         run_span_missing=bool(_dict(run.get("otel")).get("run_span_missing")),
         loose_tools=loose_tools(run),
-        glance=glance_view(run_glance(run), colours) if raw_steps else None,
+        glance=glance_view(run_glance(run), colours) if raw_steps and glance else None,
+        full=whole,
     )
+
+
+WINDOW_HEAD = 10  # a long run's page shows its first steps whole, ...
+WINDOW_TAIL = 10  # ... and its last ones (how it ended); every other step is a compact row
+FULL_RUN_STEPS = WINDOW_HEAD + WINDOW_TAIL  # a run of at most this many steps shows every step whole
+
+
+@dataclass(frozen=True, slots=True)
+class StepWindow:
+    """The steps a run's page shows whole (None: every step), the one ``?step=`` asked for, and what
+    the page says about them."""
+
+    whole: frozenset[int] | None
+    asked: int | None
+    problem: str | None
+    note: str | None
+
+
+def step_indexes(run: dict[str, Any]) -> list[int]:
+    """Each step's index as the page shows it (its position when it recorded none)."""
+    raw = [s for s in run.get("steps") or [] if isinstance(s, dict)]
+    return [position if _int(s.get("index")) is None else int(s["index"]) for position, s in enumerate(raw)]
+
+
+def step_window(indexes: list[int], asked: str | None) -> StepWindow:
+    """The steps a page shows whole: all of a short run's; of a longer one the first ``WINDOW_HEAD``,
+    the last ``WINDOW_TAIL`` and the step ``asked`` (``?step=N``) names. The others are compact rows,
+    each loading its card on demand (``GET /runs/{id}/steps/{index}``)."""
+    wanted: int | None = None
+    problem = None
+    if asked is not None and asked.strip() != "":
+        try:
+            wanted = int(asked.strip())
+        except ValueError:
+            wanted = None
+        if wanted is None or wanted not in indexes:
+            wanted = None
+            known = f"steps {indexes[0]} to {indexes[-1]}" if indexes else "no steps"
+            problem = f"?step={asked} names no step of this run (it has {known}): pass one of its step numbers"
+    if len(indexes) <= FULL_RUN_STEPS:
+        return StepWindow(None, wanted, problem, None)
+    ends = indexes[:WINDOW_HEAD] + indexes[-WINDOW_TAIL:]
+    extra = f" and step {wanted}" if wanted is not None and wanted not in ends else ""
+    note = (f"{len(indexes):,} steps: the first {WINDOW_HEAD}, the last {WINDOW_TAIL}{extra} are shown whole; "
+            "every other step is one row, and its link (or its bar above) shows it whole.")
+    return StepWindow(frozenset(ends + ([wanted] if wanted is not None else [])), wanted, problem, note)
 
 
 def with_costs(view: RunDetail, run: dict[str, Any], prices: Prices) -> RunDetail:
