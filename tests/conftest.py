@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+import schedule
 from tier_guard import no_processes_or_sockets
 
 # Compiled modules are cached even where PYTHONDONTWRITEBYTECODE is set: otherwise each test process
@@ -68,10 +69,12 @@ def tier_of(item: pytest.Item) -> str | None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every functional test is ``slow`` (so ``-m "not slow"`` is the unit tier too)."""
+    """Every functional test is ``slow`` (so ``-m "not slow"`` is the unit tier too); the files run
+    longest first (``schedule.py``: a long file started last would end the run alone)."""
     for item in items:
         if tier_of(item) == "functional" and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
+    items[:] = schedule.longest_first(items, schedule.read_seconds())
 
 
 def guarded(item: pytest.Item) -> bool:

@@ -154,10 +154,11 @@ async def test_tui_a_save_switching_to_a_real_model_during_a_run_asks_before_cal
 
 
 async def screen_shown(pilot: Any, app: Any, kind: type) -> None:
-    """Wait (60 s at most: a failure bound, not a pause) until the app shows a screen of ``kind``."""
+    """Wait (60 s at most: a failure bound, not a pause) until the app shows a screen of ``kind``, drawn:
+    a pushed screen is ``app.screen`` a frame before its text is on the terminal."""
     for _ in range(1200):
         await pilot.pause(0.05)
-        if isinstance(app.screen, kind):
+        if isinstance(app.screen, kind) and screen_text(app).strip():
             return
     raise AssertionError(f"{kind.__name__} was not shown; the screen is {app.screen!r}")
 
