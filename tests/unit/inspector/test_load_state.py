@@ -67,7 +67,7 @@ def test_what_the_rules_are_handed_compares_the_module_list_and_names_files_from
 
 def test_an_update_leaves_the_broken_modules_it_did_not_import_again_broken_with_their_errors() -> None:
     shown = cast(Report, {"errors": [error("alpha.py"), error(os.path.join("pkg", "beta.py"))]})
-    decision = Incremental("saved", keep_stale=frozenset({"alpha", "beta"}))
+    decision = Incremental(keep_stale=frozenset({"alpha", "beta"}))
     fresh = error("gamma.py")
     kept = keep_broken(outcome(errors=[fresh], reimported=["beta"]), decision, [ALPHA, BETA], ROOT, shown)
     assert kept.broken == {"alpha"} and kept.errors == [error("alpha.py"), fresh]
