@@ -341,6 +341,15 @@ def read_watch_ignore(root: str | os.PathLike[str]) -> tuple[list[str], list[Loa
     return [p.strip() for p in value], []
 
 
+def read_project(root: Path) -> tuple[Discovery, dict[str, Any], list[LoadErrorDict], list[str]]:
+    """What a load reads of the project before any worker: discovery, the model profiles, the
+    settings' errors (unknown keys, bad profiles, bad patterns) and ``watch_ignore``."""
+    discovery = discover(root)
+    models, model_errors = read_model_config(root)
+    ignore, ignore_errors = read_watch_ignore(root)
+    return discovery, models, read_tool_keys(root) + model_errors + ignore_errors, ignore
+
+
 def read_allow_network(root: str | os.PathLike[str]) -> tuple[bool, list[LoadErrorDict]]:
     """``[tool.crux-devtools] allow_network``: whether user code may open network connections while
     the inspector imports and evaluates it (``netguard.py``; default false). A value that is not
