@@ -973,24 +973,33 @@ class RunStore:
         buckets of consecutive runs, in one query: each bucket's ``runs``, ``first`` and ``last`` start
         times (epoch seconds), the mean, min and max of its input tokens (every run counted), and the
         ``duration_ms``, ``model`` and ``usage`` of one run of it (its last written), read from that
-        run's summary alone, so the cost stays that of the index however many runs match. With
+        run's row alone, so the cost stays that of the index however many runs match. With
         ``text`` and ``at_most``: of the ``at_most`` matching runs written last (``count(at_most=...)``)."""
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"count must be a positive int, got {count!r}")
         clause, args = self._where(target, status, origin, text, at_most=at_most)
-        usage = ", ".join(f"json_extract(s.summary, '$.usage.{k}')" for k in _USAGE_KEYS)
-        sql = (
-            f"WITH f AS (SELECT seq, started, input_tokens, row_number() OVER (ORDER BY started, seq) - 1 AS rn, count(*) OVER () AS n FROM runs{clause}),"
-            " b AS (SELECT rn * ? / n AS bucket, count(*) AS runs, min(started) AS first, max(started) AS last, avg(input_tokens) AS mean,"
-            " min(input_tokens) AS low, max(input_tokens) AS high, max(seq) AS pick FROM f GROUP BY bucket)"
-            " SELECT b.runs, b.first, b.last, b.mean, b.low, b.high, json_extract(s.summary, '$.duration_ms'), json_extract(s.summary, '$.model'),"
-            f" {usage} FROM b JOIN run_summaries s ON s.seq = b.pick ORDER BY b.bucket"
-        )
         with self._reading("chart runs") as conn:
             if conn is None:
                 return []
+            columns, table = self._picked(conn)
+            sql = (
+                f"WITH f AS (SELECT seq, started, input_tokens, row_number() OVER (ORDER BY started, seq) - 1 AS rn, count(*) OVER () AS n FROM runs{clause}),"
+                " b AS (SELECT rn * ? / n AS bucket, count(*) AS runs, min(started) AS first, max(started) AS last, avg(input_tokens) AS mean,"
+                " min(input_tokens) AS low, max(input_tokens) AS high, max(seq) AS pick FROM f GROUP BY bucket)"
+                f" SELECT b.runs, b.first, b.last, b.mean, b.low, b.high, {columns} FROM b JOIN {table} p ON p.seq = b.pick ORDER BY b.bucket"
+            )
             rows = conn.execute(sql, (*args, count)).fetchall()
         return [self._bucket_row(row) for row in rows]
+
+    @staticmethod
+    def _picked(conn: sqlite3.Connection) -> tuple[str, str]:
+        """The columns of a picked run ``p``'s ``duration_ms``, ``model`` and usage counts, and the
+        table they are read from: the run's own row (the values ``_FIGURES`` took from its summary
+        when it was written), or, in a file older than those columns, its summary."""
+        if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= 4:
+            return ", ".join(f"p.{c}" for c in ("duration_ms", "model", *_USAGE_COLUMNS)), "runs"
+        usage = ", ".join(f"json_extract(p.summary, '$.usage.{k}')" for k in _USAGE_KEYS)
+        return f"json_extract(p.summary, '$.duration_ms'), json_extract(p.summary, '$.model'), {usage}", "run_summaries"
 
     def sampled(self, count: int, *, target: str | None = None, status: str | None = None, origin: str | None = None) -> builtins.list[dict[str, Any]]:
         """At most ``count`` runs matching the filters, oldest first: the first run at or after each of

@@ -108,15 +108,16 @@ async def runs_page(
     view = runs_list_view(header, filters, summaries, found.total, targets, problems, prices, more=found.more)
     view.unavailable = unavailable
     view.cost_total, view.cost_of_last = prices.total(found.usage).label, found.cost_of_last
-    charts = await runs_charts(store, prices, filters.store_args()) if store is not None and unavailable is None and found.total else None
+    matched = found.total + (1 if found.more else 0)  # past the count when more match: all the charts ask
+    charts = await runs_charts(store, prices, filters.store_args(), matched) if store is not None and unavailable is None and found.total else None
     return render(request, "runs.html", {"view": view, "charts": charts}, block="runs_list" if wants_block(request) else None)
 
 
-async def runs_charts(store: RunStore, prices: Prices, filters: dict[str, Any]) -> RunCharts | None:
-    """The charts of the filtered runs over time (``views/charts.py``); a store that fails to read
-    them leaves the list as it is, without charts."""
+async def runs_charts(store: RunStore, prices: Prices, filters: dict[str, Any], matched: int) -> RunCharts | None:
+    """The charts of the filtered runs over time (``views/charts.py``) of the ``matched`` runs the
+    list counted; a store that fails to read them leaves the list as it is, without charts."""
     try:
-        series = await asyncio.to_thread(run_series, store, prices, **filters, at_most=SEARCH_SCOPE)
+        series = await asyncio.to_thread(run_series, store, prices, **filters, at_most=SEARCH_SCOPE, matched=matched)
     except RunStoreError:
         return None
     return run_charts(series)

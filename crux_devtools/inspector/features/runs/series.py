@@ -69,12 +69,15 @@ def _number(value: Any) -> float | None:
 
 
 def run_series(store: RunStore, prices: Prices, *, target: str | None = None, status: str | None = None, origin: str | None = None,
-               text: str | None = None, max_points: int = MAX_POINTS, at_most: int | None = None) -> RunSeries:
+               text: str | None = None, max_points: int = MAX_POINTS, at_most: int | None = None, matched: int | None = None) -> RunSeries:
     """The series of the runs matching the filters (those of ``RunStore.list``); a text search's of at
-    most ``at_most`` of its matches, those recorded last."""
+    most ``at_most`` of its matches, those recorded last. ``matched``: how many runs match, when the
+    caller has counted them (for a text search, counting may stop once past ``at_most``)."""
     searching = bool(text and text.strip())
     scope = at_most if searching else None
-    total = store.count(target=target, status=status, origin=origin, text=text, at_most=None if scope is None else scope + 1)
+    total = matched if matched is not None else store.count(
+        target=target, status=status, origin=origin, text=text, at_most=None if scope is None else scope + 1
+    )
     sample = total > max_points and not searching
     if sample:
         rows = store.sampled(max_points, target=target, status=status, origin=origin)
