@@ -745,8 +745,8 @@ class RunStore:
         a prefix for the column names, such as ``"runs."`` in a join). ``at_most`` (with ``text``):
         only the ``at_most`` matching runs written last (``_last_matches``)."""
         if at_most is not None and text is not None and text.strip():
-            sql, args = RunStore._last_matches(target, status, origin, text, at_most)
-            return f" WHERE {table}seq IN ({sql})", args
+            sql, last_args = RunStore._last_matches(target, status, origin, text, at_most)
+            return f" WHERE {table}seq IN ({sql})", last_args
         clauses: list[str] = []
         args: list[Any] = []
         for column, value in (("target", target), ("status", status), ("origin", origin)):
@@ -813,12 +813,12 @@ class RunStore:
                 return []
             if searching:
                 assert text is not None
-                rows = _searched_page(conn, clause, args, text, limit, offset)
+                page = _searched_page(conn, clause, args, text, limit, offset)
             else:
-                rows = conn.execute(
+                page = conn.execute(
                     f"SELECT seq, step_count, input_tokens FROM runs{clause} ORDER BY started DESC, seq DESC LIMIT ? OFFSET ?", (*args, limit, offset)
                 ).fetchall()
-            rows = self._with_summaries(conn, rows)
+            rows = self._with_summaries(conn, page)
         out = []
         for summary, step_count, input_tokens in rows:
             run = json.loads(summary)

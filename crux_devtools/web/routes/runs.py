@@ -26,7 +26,7 @@ from ..runs_access import open_store, recent_runs
 from ..views.prompt import report_header, shown_report
 from ..views.charts import RunCharts, run_charts
 from ..views.run import RunDetail, RunMissing, run_detail, step_indexes, step_window, with_costs
-from ..views.runs import ORIGINS, PAGE_SIZE, SEARCH_SCOPE, STATUSES, RunFilters, parse_filters, runs_list_view
+from ..views.runs import ORIGINS, PAGE_SIZE, SEARCH_SCOPE, STATUSES, RunFilters, StoreFilters, parse_filters, runs_list_view
 
 router = APIRouter()
 T = TypeVar("T")
@@ -113,7 +113,7 @@ async def runs_page(
     return render(request, "runs.html", {"view": view, "charts": charts}, block="runs_list" if wants_block(request) else None)
 
 
-async def runs_charts(store: RunStore, prices: Prices, filters: dict[str, Any], matched: int) -> RunCharts | None:
+async def runs_charts(store: RunStore, prices: Prices, filters: StoreFilters, matched: int) -> RunCharts | None:
     """The charts of the filtered runs over time (``views/charts.py``) of the ``matched`` runs the
     list counted; a store that fails to read them leaves the list as it is, without charts."""
     try:
@@ -235,7 +235,7 @@ async def api_runs(
     store, unavailable = open_store(request.app.state.session)
     if store is None:
         return JSONResponse({"detail": unavailable}, status_code=503)
-    filters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or text or None}
+    filters: StoreFilters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or text or None}
     try:
         runs, total = await asyncio.to_thread(lambda: (store.list(limit=how_many, offset=skip, **filters), store.count(**filters)))
     except RunStoreError as exc:

@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import quote, urlencode
 
 from ...core.record.runstore import RUN_ORIGINS, RUN_STATUSES
@@ -86,6 +86,15 @@ def capped(text: str) -> tuple[str, int]:
 # ---------------------------------------------------------------- the list
 
 
+class StoreFilters(TypedDict):
+    """The filters of ``RunStore.list``/``count``, as keywords."""
+
+    target: str | None
+    status: str | None
+    origin: str | None
+    text: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class RunFilters:
     """The list's state, kept in the URL query so a live refresh re-renders the same page."""
@@ -96,7 +105,7 @@ class RunFilters:
     text: str = ""
     page: int = 1
 
-    def store_args(self) -> dict[str, str | None]:
+    def store_args(self) -> StoreFilters:
         return {"target": self.target or None, "status": self.status or None, "origin": self.origin or None, "text": self.text or None}
 
     def query(self, **change: Any) -> str:
