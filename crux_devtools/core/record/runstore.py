@@ -738,9 +738,15 @@ class RunStore:
 
     # -- reading -----------------------------------------------------------------------------
     @staticmethod
-    def _where(target: str | None, status: str | None, origin: str | None, text: str | None, *, table: str = "") -> tuple[str, list[Any]]:
+    def _where(
+        target: str | None, status: str | None, origin: str | None, text: str | None, *, table: str = "", at_most: int | None = None
+    ) -> tuple[str, list[Any]]:
         """The WHERE clause and its arguments for the filters of ``list`` and ``count`` (``table``:
-        a prefix for the column names, such as ``"runs."`` in a join)."""
+        a prefix for the column names, such as ``"runs."`` in a join). ``at_most`` (with ``text``):
+        only the ``at_most`` matching runs written last (``_last_matches``)."""
+        if at_most is not None and text is not None and text.strip():
+            sql, last_args = RunStore._last_matches(target, status, origin, text, at_most)
+            return f" WHERE {table}seq IN ({sql})", last_args
         clauses: list[str] = []
         args: list[Any] = []
         for column, value in (("target", target), ("status", status), ("origin", origin)):
@@ -757,6 +763,29 @@ class RunStore:
                 clauses.append("seq IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?)")
                 args.append(expr)
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+    @staticmethod
+    def _last_matches(target: str | None, status: str | None, origin: str | None, text: str, at_most: int) -> tuple[str, list[Any]]:
+        """A query of the ``seq`` of the ``at_most`` runs written last that match the filters and ``text``.
+
+        The text index gives its matches newest written first (by rowid, ``seq``), so the query
+        stops after ``at_most`` of them: its cost is that of ``at_most`` runs, not of every match.
+        """
+        limit = min(max(at_most, 0), SQLITE_MAX_INT)
+        clause, args = RunStore._where(target, status, origin, None, table="runs.")
+        joined = clause.replace(" WHERE ", " AND ", 1)
+        expr = _match_expr(text)
+        if expr is None:  # only punctuation: the substring test of ``_where``, newest written first
+            return (
+                f"SELECT s.seq FROM run_summaries s CROSS JOIN runs ON runs.seq = s.seq WHERE instr(lower(s.summary), ?) > 0{joined}"
+                " ORDER BY s.seq DESC LIMIT ?"
+            ), [text.strip().lower(), *args, limit]
+        if not clause:
+            return "SELECT rowid FROM runs_fts WHERE runs_fts MATCH ? ORDER BY rowid DESC LIMIT ?", [expr, limit]
+        return (
+            f"SELECT runs.seq FROM runs_fts CROSS JOIN runs ON runs.seq = runs_fts.rowid WHERE runs_fts MATCH ?{joined}"
+            " ORDER BY runs_fts.rowid DESC LIMIT ?"
+        ), [expr, *args, limit]
 
     def list(
         self,
@@ -777,18 +806,19 @@ class RunStore:
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValueError(f"offset must be a non-negative int, got {offset!r}")
         limit, offset = min(limit, SQLITE_MAX_INT), min(offset, SQLITE_MAX_INT)
-        clause, args = self._where(target, status, origin, text)
-        # With a text filter, walk the newest-first index and test each run against the (once
-        # materialised) matches, so a page stops after `limit` rows however many runs match.
-        table = "runs INDEXED BY runs_newest" if text is not None and text.strip() else "runs"
+        searching = text is not None and bool(text.strip())
+        clause, args = self._where(target, status, origin, None if searching else text)
         with self._reading("list runs") as conn:
             if conn is None:
                 return []
-            rows = conn.execute(
-                f"SELECT seq, step_count, input_tokens FROM {table}{clause} ORDER BY started DESC, seq DESC LIMIT ? OFFSET ?",
-                (*args, limit, offset),
-            ).fetchall()
-            rows = self._with_summaries(conn, rows)
+            if searching:
+                assert text is not None
+                page = _searched_page(conn, clause, args, text, limit, offset)
+            else:
+                page = conn.execute(
+                    f"SELECT seq, step_count, input_tokens FROM runs{clause} ORDER BY started DESC, seq DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+                ).fetchall()
+            rows = self._with_summaries(conn, page)
         out = []
         for summary, step_count, input_tokens in rows:
             run = json.loads(summary)
@@ -806,14 +836,23 @@ class RunStore:
         found = dict(conn.execute(f"SELECT seq, summary FROM run_summaries WHERE seq IN ({marks})", [r[0] for r in rows]).fetchall())
         return [(found[seq], steps, tokens) for seq, steps, tokens in rows if seq in found]
 
-    def count(self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None) -> int:
-        """How many runs match the filters (the same filters as ``list``).
+    def count(
+        self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None, at_most: int | None = None
+    ) -> int:
+        """How many runs match the filters (the same filters as ``list``), or ``at_most`` when more do.
 
         Without ``text`` the answer comes from a small table of counts per target, status and origin,
-        so it costs the same with 100 runs or 100,000.
+        so it costs the same with 100 runs or 100,000. With ``text`` it reads every match, unless
+        ``at_most`` is given: then it stops at the ``at_most``-th (a page asks one more than it shows,
+        to learn whether there are more).
         """
+        if at_most is not None and (isinstance(at_most, bool) or not isinstance(at_most, int) or at_most < 0):
+            raise ValueError(f"at_most must be a non-negative int or None, got {at_most!r}")
         expr = _match_expr(text) if text is not None and text.strip() else None
-        if expr is not None and target is None and status is None and origin is None:
+        if at_most is not None and text is not None and text.strip():
+            sql, args = self._last_matches(target, status, origin, text, at_most)
+            sql = f"SELECT count(*) FROM ({sql})"
+        elif expr is not None and target is None and status is None and origin is None:
             sql, args = "SELECT count(*) FROM runs_fts WHERE runs_fts MATCH ?", [expr]  # one row per run
         elif text is not None and text.strip():
             clause, args = self._where(target, status, origin, text)
@@ -824,22 +863,27 @@ class RunStore:
         with self._reading("count runs") as conn:
             if conn is None:
                 return 0
-            return int(conn.execute(sql, args).fetchone()[0])
+            found = int(conn.execute(sql, args).fetchone()[0])
+        return found if at_most is None else min(found, at_most)
 
-    def usage_by_model(self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None) -> builtins.list[dict[str, Any]]:
+    def usage_by_model(
+        self, *, target: str | None = None, status: str | None = None, origin: str | None = None, text: str | None = None, at_most: int | None = None
+    ) -> builtins.list[dict[str, Any]]:
         """The provider-reported usage of every run matching the filters (those of ``list``), summed
         per model: ``{"model", "runs", "reported" (runs with usage), "input_tokens", "output_tokens",
         "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens"}``, ordered by model, so a
         caller can price a whole filter at once (and ``sum(row["runs"])`` is ``count()``'s answer).
 
         Without ``text`` the sums come from ``run_usage`` (kept as runs are written and deleted), so
-        they cost the same with 100 runs or 100,000; with ``text``, from the matching runs' rows.
+        they cost the same with 100 runs or 100,000; with ``text``, from the matching runs' rows:
+        with ``at_most``, those of the ``at_most`` matching runs written last (``count(at_most=...)``).
         """
+        searching = text is not None and bool(text.strip())
         with self._reading("sum usage") as conn:
             if conn is None:
                 return []
             if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 4:  # a file this process may not migrate
-                rows = self._usage_from_summaries(conn, target, status, origin, text)
+                rows = self._usage_from_summaries(conn, target, status, origin, text, at_most)
             else:
                 clause, args = self._where(target, status, origin, None)
                 sums = ", ".join(f"sum({c})" for c in _USAGE_COLUMNS)
@@ -847,8 +891,9 @@ class RunStore:
                     f"SELECT model_key, sum(n), sum(reported), sum(odd), {sums} FROM run_usage{clause} GROUP BY model_key ORDER BY model_key", args
                 ).fetchall()
                 odd = any(row[3] for row in kept)  # a model or count SQL's sum() types otherwise: sum the runs themselves
-                if text is not None and text.strip():
-                    rows = self._usage_from_runs(conn, target, status, origin, text, one_model=None if odd or len(kept) != 1 else kept[0][0])
+                if searching:
+                    one_model = None if odd or len(kept) != 1 else kept[0][0]
+                    rows = self._usage_from_runs(conn, target, status, origin, text, one_model=one_model, at_most=at_most)
                 elif odd:
                     rows = self._usage_from_runs(conn, target, status, origin, None)
                 else:
@@ -856,14 +901,15 @@ class RunStore:
         return [{"model": row[0], "runs": row[1], "reported": row[2], **dict(zip(_USAGE_KEYS, row[3:], strict=True))} for row in rows]
 
     def _usage_from_runs(
-        self, conn: sqlite3.Connection, target: str | None, status: str | None, origin: str | None, text: str | None, *, one_model: str | None = None
+        self, conn: sqlite3.Connection, target: str | None, status: str | None, origin: str | None, text: str | None, *,
+        one_model: str | None = None, at_most: int | None = None,
     ) -> builtins.list[Any]:
         """The sums over the matching runs' own rows (a text filter; a filter with odd values).
         ``one_model``: the ``model_key`` of every run the other filters match, when they all have one
-        model: then the sums need no grouping (a sort of every match)."""
+        model: then the sums need no grouping (a sort of every match). ``at_most``: as ``_where``'s."""
         expr = _match_expr(text) if text is not None and text.strip() else None
-        if expr is None:
-            clause, args = self._where(target, status, origin, text, table="runs.")
+        if expr is None or at_most is not None:
+            clause, args = self._where(target, status, origin, text, table="runs.", at_most=at_most)
             source = f"runs{clause}"
         else:  # the text index's matches drive, each run's row read by its key
             clause, args = self._where(target, status, origin, None, table="runs.")
@@ -909,9 +955,11 @@ class RunStore:
             })
         return out
 
-    def _usage_from_summaries(self, conn: sqlite3.Connection, target: str | None, status: str | None, origin: str | None, text: str | None) -> builtins.list[Any]:
+    def _usage_from_summaries(
+        self, conn: sqlite3.Connection, target: str | None, status: str | None, origin: str | None, text: str | None, at_most: int | None = None
+    ) -> builtins.list[Any]:
         """The same sums read from each run's summary JSON (a file older than the usage columns)."""
-        clause, args = self._where(target, status, origin, text)
+        clause, args = self._where(target, status, origin, text, at_most=at_most)
         sql = (
             "SELECT json_extract(summary, '$.model') AS model, count(*), count(json_extract(summary, '$.usage.input_tokens')), "
             + ", ".join(f"coalesce(sum(json_extract(summary, '$.usage.{k}')), 0)" for k in _USAGE_KEYS)
@@ -920,28 +968,38 @@ class RunStore:
         return conn.execute(sql, args).fetchall()
 
     def buckets(self, count: int, *, target: str | None = None, status: str | None = None, origin: str | None = None,
-                text: str | None = None) -> builtins.list[dict[str, Any]]:
+                text: str | None = None, at_most: int | None = None) -> builtins.list[dict[str, Any]]:
         """The runs matching the filters (those of ``list``), oldest first, cut into at most ``count``
         buckets of consecutive runs, in one query: each bucket's ``runs``, ``first`` and ``last`` start
         times (epoch seconds), the mean, min and max of its input tokens (every run counted), and the
         ``duration_ms``, ``model`` and ``usage`` of one run of it (its last written), read from that
-        run's summary alone, so the cost stays that of the index however many runs match."""
+        run's row alone, so the cost stays that of the index however many runs match. With
+        ``text`` and ``at_most``: of the ``at_most`` matching runs written last (``count(at_most=...)``)."""
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"count must be a positive int, got {count!r}")
-        clause, args = self._where(target, status, origin, text)
-        usage = ", ".join(f"json_extract(s.summary, '$.usage.{k}')" for k in _USAGE_KEYS)
-        sql = (
-            f"WITH f AS (SELECT seq, started, input_tokens, row_number() OVER (ORDER BY started, seq) - 1 AS rn, count(*) OVER () AS n FROM runs{clause}),"
-            " b AS (SELECT rn * ? / n AS bucket, count(*) AS runs, min(started) AS first, max(started) AS last, avg(input_tokens) AS mean,"
-            " min(input_tokens) AS low, max(input_tokens) AS high, max(seq) AS pick FROM f GROUP BY bucket)"
-            " SELECT b.runs, b.first, b.last, b.mean, b.low, b.high, json_extract(s.summary, '$.duration_ms'), json_extract(s.summary, '$.model'),"
-            f" {usage} FROM b JOIN run_summaries s ON s.seq = b.pick ORDER BY b.bucket"
-        )
+        clause, args = self._where(target, status, origin, text, at_most=at_most)
         with self._reading("chart runs") as conn:
             if conn is None:
                 return []
+            columns, table = self._picked(conn)
+            sql = (
+                f"WITH f AS (SELECT seq, started, input_tokens, row_number() OVER (ORDER BY started, seq) - 1 AS rn, count(*) OVER () AS n FROM runs{clause}),"
+                " b AS (SELECT rn * ? / n AS bucket, count(*) AS runs, min(started) AS first, max(started) AS last, avg(input_tokens) AS mean,"
+                " min(input_tokens) AS low, max(input_tokens) AS high, max(seq) AS pick FROM f GROUP BY bucket)"
+                f" SELECT b.runs, b.first, b.last, b.mean, b.low, b.high, {columns} FROM b JOIN {table} p ON p.seq = b.pick ORDER BY b.bucket"
+            )
             rows = conn.execute(sql, (*args, count)).fetchall()
         return [self._bucket_row(row) for row in rows]
+
+    @staticmethod
+    def _picked(conn: sqlite3.Connection) -> tuple[str, str]:
+        """The columns of a picked run ``p``'s ``duration_ms``, ``model`` and usage counts, and the
+        table they are read from: the run's own row (the values ``_FIGURES`` took from its summary
+        when it was written), or, in a file older than those columns, its summary."""
+        if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= 4:
+            return ", ".join(f"p.{c}" for c in ("duration_ms", "model", *_USAGE_COLUMNS)), "runs"
+        usage = ", ".join(f"json_extract(p.summary, '$.usage.{k}')" for k in _USAGE_KEYS)
+        return f"json_extract(p.summary, '$.duration_ms'), json_extract(p.summary, '$.model'), {usage}", "run_summaries"
 
     def sampled(self, count: int, *, target: str | None = None, status: str | None = None, origin: str | None = None) -> builtins.list[dict[str, Any]]:
         """At most ``count`` runs matching the filters, oldest first: the first run at or after each of
@@ -1107,6 +1165,60 @@ class RunStore:
                 return 0
             row = conn.execute("SELECT value FROM meta WHERE key = 'writes'").fetchone()
             return int(row[0]) if row else 0
+
+
+# -- one page of a text search -------------------------------------------------------------------
+SEARCH_CHUNK = 64  # runs of the newest-first index a search page reads first (then twice as many a time)
+SEARCH_CHUNK_MAX = 65_536
+
+
+def _searched_page(conn: sqlite3.Connection, clause: str, args: builtins.list[Any], text: str, limit: int, offset: int) -> builtins.list[tuple[int, int, int]]:
+    """``(seq, step_count, input_tokens)`` of one page of the runs matching ``text`` and the other
+    filters (``clause``), newest first.
+
+    The newest-first index is walked in chunks, and each chunk is tested against the matches of
+    its own range of ``seq`` alone (the text index reads a rowid range without the rest), so page
+    1 of a search that most runs match reads one chunk, however many runs match. A chunk whose
+    runs are far apart in ``seq`` (other filters; runs written out of their start order) is tested
+    against every match instead, read once for the rest of the walk.
+    """
+    expr = _match_expr(text)
+    if expr is None:  # only punctuation: a plain substring test on the summary
+        term: str = text.strip().lower()
+        ranged = "SELECT seq FROM run_summaries WHERE seq BETWEEN :lo AND :hi AND instr(lower(summary), :q) > 0"
+        every = "SELECT seq FROM run_summaries WHERE instr(lower(summary), :q) > 0"
+    else:
+        term = expr
+        ranged = "SELECT rowid FROM runs_fts WHERE runs_fts MATCH :q AND rowid BETWEEN :lo AND :hi"
+        every = "SELECT rowid FROM runs_fts WHERE runs_fts MATCH :q"
+    walk = f"SELECT seq, started, step_count, input_tokens FROM runs INDEXED BY runs_newest{clause}"
+    after = walk + (" AND " if clause else " WHERE ") + "(started, seq) < (?, ?)"
+    order = " ORDER BY started DESC, seq DESC LIMIT ?"
+    page: builtins.list[tuple[int, int, int]] = []
+    every_match: set[int] | None = None
+    cursor: tuple[float, int] | None = None
+    size, skip = min(max(offset + limit, SEARCH_CHUNK), SEARCH_CHUNK_MAX), offset
+    while len(page) < limit:
+        rows = conn.execute((walk if cursor is None else after) + order, (*args, *(cursor or ()), size)).fetchall()
+        if not rows:
+            break
+        low, high = min(r[0] for r in rows), max(r[0] for r in rows)
+        if every_match is None and high - low >= 4 * len(rows):
+            every_match = {seq for (seq,) in conn.execute(every, {"q": term})}
+        hits = every_match if every_match is not None else {seq for (seq,) in conn.execute(ranged, {"q": term, "lo": low, "hi": high})}
+        for seq, _started, step_count, input_tokens in rows:
+            if seq not in hits:
+                continue
+            if skip:
+                skip -= 1
+                continue
+            page.append((seq, step_count, input_tokens))
+            if len(page) >= limit:
+                break
+        if len(rows) < size:
+            break
+        cursor, size = (rows[-1][1], rows[-1][0]), min(size * 2, SEARCH_CHUNK_MAX)
+    return page
 
 
 # -- replay data: plan inputs and lineage (``plan_inputs.py`` builds them, ``replay.py`` reads them) --

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import html
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Query, Request
@@ -25,7 +26,7 @@ from ..runs_access import open_store, recent_runs
 from ..views.prompt import report_header, shown_report
 from ..views.charts import RunCharts, run_charts
 from ..views.run import RunDetail, RunMissing, run_detail, step_indexes, step_window, with_costs
-from ..views.runs import ORIGINS, PAGE_SIZE, STATUSES, RunFilters, parse_filters, runs_list_view
+from ..views.runs import ORIGINS, PAGE_SIZE, SEARCH_SCOPE, STATUSES, RunFilters, StoreFilters, parse_filters, runs_list_view
 
 router = APIRouter()
 T = TypeVar("T")
@@ -50,13 +51,29 @@ def known_targets(request: Request) -> list[str]:
     return [p["id"] for p in report["prompts"]]
 
 
-def matching(store: RunStore, filters: RunFilters) -> tuple[list[dict[str, Any]], int, list[str]]:
-    """What the list reads once per request, whatever its page: the usage of every run the filters
-    match (per model), how many they match, and every stored target. With a text filter the usage
-    sums already read each match, so the count is theirs (a second pass over the matches saved)."""
-    usage = store.usage_by_model(**filters.store_args())
-    total = sum(int(row["runs"]) for row in usage) if filters.text else store.count(**filters.store_args())
-    return usage, total, store.targets()
+@dataclass(frozen=True, slots=True)
+class Matching:
+    """What the list reads once per request, whatever its page: the usage of the runs the filters
+    match (per model), how many they match, and every stored target."""
+
+    usage: list[dict[str, Any]]
+    total: int
+    more: bool  # more than ``total`` match (a text search counts up to its scope)
+    cost_of_last: int | None  # the usage is of the runs recorded last of this many (else of every match)
+    targets: list[str]
+
+
+def matching(store: RunStore, filters: RunFilters) -> Matching:
+    """The filters' matches as the list reads them. A text search reads at most ``SEARCH_SCOPE`` of
+    its matches (those recorded last) for the usage, and counts up to that or the page shown,
+    whichever is further, so it costs the same whether 1,000 runs match or 100,000."""
+    args = filters.store_args()
+    if not filters.text:
+        return Matching(store.usage_by_model(**args), store.count(**args), False, None, store.targets())
+    scope = max(SEARCH_SCOPE, filters.page * PAGE_SIZE)
+    found = store.count(**args, at_most=scope + 1)  # one more than counted: are there more?
+    usage = store.usage_by_model(**args, at_most=SEARCH_SCOPE)
+    return Matching(usage, min(found, scope), found > scope, SEARCH_SCOPE if found > SEARCH_SCOPE else None, store.targets())
 
 
 @router.get("/runs", response_class=HTMLResponse)
@@ -74,33 +91,33 @@ async def runs_page(
     filters, problems = parse_filters(target, status, origin, q or text, page)
     store, unavailable = open_store(request.app.state.session)
     summaries: list[dict[str, Any]] = []
-    usage: list[dict[str, Any]] = []
-    total = 0
+    found = Matching([], 0, False, None, [])
     targets = known_targets(request)
     if store is not None:
         try:
-            usage, total, stored_targets = await asyncio.to_thread(matching, store, filters)
-            last_page = max(1, -(-total // PAGE_SIZE))
-            if filters.page > last_page:
+            found = await asyncio.to_thread(matching, store, filters)
+            last_page = max(1, -(-found.total // PAGE_SIZE))
+            if filters.page > last_page and not found.more:
                 problems.append(f"page {filters.page} is past the last page ({last_page}); showing page {last_page}")
                 filters = parse_filters(filters.target, filters.status, filters.origin, filters.text, str(last_page))[0]
             summaries = await read(store, store.list, limit=PAGE_SIZE, offset=(filters.page - 1) * PAGE_SIZE, **filters.store_args())
-            targets += [t for t in stored_targets if t not in targets]
+            targets += [t for t in found.targets if t not in targets]
         except RunStoreError as exc:
             unavailable = str(exc)
     prices = prices_for(getattr(request.app.state.session, "root", None))
-    view = runs_list_view(header, filters, summaries, total, targets, problems, prices)
+    view = runs_list_view(header, filters, summaries, found.total, targets, problems, prices, more=found.more)
     view.unavailable = unavailable
-    view.cost_total = prices.total(usage).label
-    charts = await runs_charts(store, prices, filters.store_args()) if store is not None and unavailable is None and total else None
+    view.cost_total, view.cost_of_last = prices.total(found.usage).label, found.cost_of_last
+    matched = found.total + (1 if found.more else 0)  # past the count when more match: all the charts ask
+    charts = await runs_charts(store, prices, filters.store_args(), matched) if store is not None and unavailable is None and found.total else None
     return render(request, "runs.html", {"view": view, "charts": charts}, block="runs_list" if wants_block(request) else None)
 
 
-async def runs_charts(store: RunStore, prices: Prices, filters: dict[str, Any]) -> RunCharts | None:
-    """The charts of the filtered runs over time (``views/charts.py``); a store that fails to read
-    them leaves the list as it is, without charts."""
+async def runs_charts(store: RunStore, prices: Prices, filters: StoreFilters, matched: int) -> RunCharts | None:
+    """The charts of the filtered runs over time (``views/charts.py``) of the ``matched`` runs the
+    list counted; a store that fails to read them leaves the list as it is, without charts."""
     try:
-        series = await asyncio.to_thread(run_series, store, prices, **filters)
+        series = await asyncio.to_thread(run_series, store, prices, **filters, at_most=SEARCH_SCOPE, matched=matched)
     except RunStoreError:
         return None
     return run_charts(series)
@@ -218,7 +235,7 @@ async def api_runs(
     store, unavailable = open_store(request.app.state.session)
     if store is None:
         return JSONResponse({"detail": unavailable}, status_code=503)
-    filters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or text or None}
+    filters: StoreFilters = {"target": target or None, "status": status or None, "origin": origin or None, "text": q or text or None}
     try:
         runs, total = await asyncio.to_thread(lambda: (store.list(limit=how_many, offset=skip, **filters), store.count(**filters)))
     except RunStoreError as exc:

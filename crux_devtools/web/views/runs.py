@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import quote, urlencode
 
 from ...core.record.runstore import RUN_ORIGINS, RUN_STATUSES
@@ -21,6 +21,10 @@ from .prompt import Chip, ReportHeader, prompt_href
 from .planning import pretty, shown_to_model
 
 PAGE_SIZE = 50
+# A text search reads at most this many of its matches, those recorded last, for its count, cost and
+# charts (and as many as the page shown needs): past that the page says "more than", so a search
+# costs the same however many runs it matches.
+SEARCH_SCOPE = 1000
 RECENT = 5
 _CHIPS = {"ok": ("ok", "chip-fits"), "error": ("error", "chip-error"), "max_steps": ("max steps", "chip-over")}
 STATUSES: dict[str, tuple[str, str]] = {s: _CHIPS.get(s, (s, "chip-error")) for s in RUN_STATUSES}  # the store's vocabulary
@@ -82,6 +86,15 @@ def capped(text: str) -> tuple[str, int]:
 # ---------------------------------------------------------------- the list
 
 
+class StoreFilters(TypedDict):
+    """The filters of ``RunStore.list``/``count``, as keywords."""
+
+    target: str | None
+    status: str | None
+    origin: str | None
+    text: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class RunFilters:
     """The list's state, kept in the URL query so a live refresh re-renders the same page."""
@@ -92,7 +105,7 @@ class RunFilters:
     text: str = ""
     page: int = 1
 
-    def store_args(self) -> dict[str, str | None]:
+    def store_args(self) -> StoreFilters:
         return {"target": self.target or None, "status": self.status or None, "origin": self.origin or None, "text": self.text or None}
 
     def query(self, **change: Any) -> str:
@@ -219,6 +232,8 @@ class RunsListView:
     prev_href: str | None = None
     next_href: str | None = None
     cost_total: str = "unpriced"  # the cost of every run the filter matches, not only this page's
+    more: bool = False  # more runs match than ``total`` (a text search counts up to its scope)
+    cost_of_last: int | None = None  # the cost is of the runs recorded last of this many (a text search past its scope)
 
     @property
     def first(self) -> int:
@@ -237,8 +252,9 @@ class RunsListView:
         return ORIGINS
 
 
-def page_links(filters: RunFilters, pages: int) -> list[PageLink]:
-    """First, last and two either side of the current page, with gaps as ``…``."""
+def page_links(filters: RunFilters, pages: int, more: bool = False) -> list[PageLink]:
+    """First, last and two either side of the current page, with gaps as ``…`` (and one after the
+    last page known when ``more`` runs match than were counted)."""
     current = filters.page
     wanted = sorted({1, pages, *range(max(1, current - 2), min(pages, current + 2) + 1)})
     links: list[PageLink] = []
@@ -248,22 +264,25 @@ def page_links(filters: RunFilters, pages: int) -> list[PageLink]:
             links.append(PageLink("…", None))
         links.append(PageLink(str(number), None if number == current else f"/runs?{filters.query(page=number)}"))
         previous = number
+    if more:
+        links.append(PageLink("…", None))
     return links
 
 
 def runs_list_view(
     header: ReportHeader, filters: RunFilters, summaries: list[dict[str, Any]], total: int, targets: list[str], problems: list[str],
-    prices: Prices | None = None,
+    prices: Prices | None = None, more: bool = False,
 ) -> RunsListView:
+    """``more``: more than ``total`` runs match (the pages past the last counted are reached by "older")."""
     pages = max(1, math.ceil(total / PAGE_SIZE))
     costs = format_usd_column([prices.run_cost(s) if prices is not None else None for s in summaries])  # one precision for the column
     rows = under_parents([run_row(s, prices, cost) for s, cost in zip(summaries, costs, strict=True)])
-    view = RunsListView(header=header, filters=filters, rows=rows, total=total, pages=pages, targets=targets, problems=problems)
-    if pages > 1:
-        view.links = page_links(filters, pages)
+    view = RunsListView(header=header, filters=filters, rows=rows, total=total, pages=pages, targets=targets, problems=problems, more=more)
+    if pages > 1 or more:
+        view.links = page_links(filters, pages, more)
     if filters.page > 1:
         view.prev_href = f"/runs?{filters.query(page=min(filters.page - 1, pages))}"
-    if filters.page < pages:
+    if filters.page < pages or more:
         view.next_href = f"/runs?{filters.query(page=filters.page + 1)}"
     return view
 

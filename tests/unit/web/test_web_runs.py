@@ -23,7 +23,9 @@ from web_runs_fakes import XSS, RecordingSession, audit_run, many_runs, run_reco
 
 from crux_devtools import tool_call
 from crux_devtools.core.plan.rungs import label
+from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.web.app import create_app
+from crux_devtools.web.routes import runs as runs_routes
 from crux_devtools.web.views.runs import DISPLAY_CAP, PAGE_SIZE
 
 
@@ -105,6 +107,36 @@ async def test_the_list_is_paginated_so_ten_thousand_runs_are_never_all_rendered
     assert "page 9 is past the last page (3)" in past.text and rows(past.text) == rows(third.text)
     filtered = await client.get("/runs?status=ok&page=2")
     assert 'href="/runs?status=ok&amp;page=3"' in filtered.text  # the pages keep the filters
+
+
+async def test_a_search_matching_more_runs_than_it_reads_says_more_than_and_whose_cost_it_shows(
+    client: httpx.AsyncClient, session: RecordingSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runs_routes, "SEARCH_SCOPE", 5)  # a search reads 5 of its matches (and what its page needs)
+    ids = many_runs(session.store, PAGE_SIZE + 10)
+    first = (await client.get("/runs?q=answer")).text
+    assert rows(first) == ids[::-1][:PAGE_SIZE]
+    assert '1–50 of more than <b class="mono">50</b> runs' in first and 'data-more="1"' in first
+    assert "cost of the last 5 recorded" in first
+    assert 'href="/runs?q=answer&amp;page=2" rel="next"' in first
+    assert "each of the last 5 recorded of more runs that match, oldest left" in first  # the charts say whose they are
+    second = (await client.get("/runs?q=answer&page=2")).text
+    assert rows(second) == ids[::-1][PAGE_SIZE:]
+    assert '51–60 of <b class="mono">60</b> runs' in second and 'rel="next"' not in second and "data-more" not in second
+    few = (await client.get("/runs?q=answer number 4")).text  # run 4 and runs 40 to 49: more than it reads, fewer than a page
+    assert '1–11 of <b class="mono">11</b> runs' in few and "more than" not in few and "cost of the last 5 recorded" in few
+    one = (await client.get("/runs?q=number 7")).text
+    assert '1–1 of <b class="mono">1</b> run<' in one and "cost of the last" not in one
+
+
+async def test_a_search_finds_the_runs_written_after_the_page_was_opened(client: httpx.AsyncClient, session: RecordingSession, tmp_path: Path) -> None:
+    session.record(run_record(run_id="first", started_at=at(0), answer="the parcel is lost"))
+    hx = {"HX-Request": "true"}
+    assert rows((await client.get("/runs?q=parcel", headers=hx)).text) == ["first"]
+    with RunStore.for_project(tmp_path) as other:  # another process's writer
+        other.write(run_record(run_id="later", started_at=at(5), answer="a parcel was found"))
+    block = (await client.get("/runs?q=parcel", headers=hx)).text
+    assert rows(block) == ["later", "first"] and '1–2 of <b class="mono">2</b> runs' in block
 
 
 async def test_an_htmx_refresh_gets_only_the_list_block(client: httpx.AsyncClient, session: RecordingSession) -> None:
