@@ -1,5 +1,6 @@
 """The tree's "changed" marks: a Textual pilot over a real ProjectSession of a git project built here
-(real worker processes, real git), and the same screen outside a git work tree.
+(in-process workers; the base revision is evaluated in real worker processes; real git), and the same
+screen outside a git work tree.
 
 An edit to a prompt's text marks that prompt (``Δ`` after its id, a count in the header); undoing the
 edit takes the mark away. The marks come from the review the Diff screen shows.
