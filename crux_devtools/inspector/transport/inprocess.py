@@ -13,16 +13,35 @@ the caller; the ``timeout`` is not applied), the network guard is off (``Worker.
 is not suspended, and ``os._exit`` in user code would end this process. Isolation, timeouts, kills,
 crashes, orphans and the network guard are tested over real processes (``process.py``).
 
-Each worker keeps its own project: the project modules it imported are taken out of ``sys.modules``
-between calls and put back for its next one, with the import graph (``graph.tracker``) and the
-working folder and ``sys.path`` (and no bytecode written, as in a worker process), so two workers of one session (the held one, a verification's) never see each
-other's modules. One call runs at a time, in a thread (handlers may start their own event loop).
+Each worker keeps what a worker process would have to itself, and finds what a fresh one finds:
+
+- its project modules: the ones it imported are taken out of ``sys.modules`` between calls and put
+  back for its next one, so two workers of one session (the held one, a verification's, the base
+  revision a diff evaluates from a copy of ``HEAD`` whose modules have the same names) never see
+  each other's modules;
+- no one else's module under a project module's name: for the length of a call, every module this
+  process imported that is named like a top-level module or package of the worker's project (a
+  file of another copy of the project a test imported, a test helper) is taken out of
+  ``sys.modules`` too, unless it comes from the interpreter's own library folders (a project file
+  ``json.py`` still meets the real ``json``, as in a worker process, and is imported as
+  ``crux_project.json``). A fresh process has none of them: without this, ``from shared import x``
+  in the project would run another folder's ``shared.py``;
+- its import graph (``graph.tracker``), its ``sys.path`` and what its spare pre-imported
+  (``main._primed_files``: a load checks only the libraries this worker primed);
+- its project's folder as the working folder, from its first call on (a worker process starts in
+  it), and no bytecode written (``worker_env``: a same-size save within a second would otherwise
+  be read from a stale ``.pyc``).
+
+One call runs at a time, in a thread (handlers may start their own event loop).
+``tests/functional/inspector/test_transport_parity.py`` runs one sequence of ops through both
+transports and compares the answers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -80,6 +99,7 @@ class InProcessWorker:
         self._modules: dict[str, Any] = {}  # the project modules this worker imported, out of sys.modules between calls
         self._tracker = Tracker().__dict__.copy()  # this worker's import graph, swapped into graph.tracker per call
         self._path: list[str] | None = None  # its sys.path (the project root first), between calls
+        self._primed: dict[str, tuple[int, int]] = {}  # the library files its ``prime`` imported (``main._primed_files``)
         self.calls: list[str] = []  # the ops answered, in order (tests)
 
     @classmethod
@@ -145,15 +165,21 @@ class InProcessWorker:
 
     @contextlib.contextmanager
     def _own_state(self) -> Any:
-        """This worker's project modules, import graph and folder in place for one call."""
+        """This worker's project modules, import graph, folder and primed libraries in place for one
+        call, and no module of another folder under a project module's name (see the module docstring)."""
+        from ..worker import main as worker_main
         from ..worker.graph import tracker
 
-        cwd, path, bytecode = os.getcwd(), list(sys.path), sys.dont_write_bytecode
+        cwd, path, bytecode, primed = os.getcwd(), list(sys.path), sys.dont_write_bytecode, worker_main._primed_files
         sys.dont_write_bytecode = True  # as a worker process (``worker_env``): a same-size save within a second is never read from a stale .pyc
+        with contextlib.suppress(OSError):
+            os.chdir(self.root)  # a worker process runs in its project's folder (a removed one: where it was)
         if self._path is not None:
             sys.path[:] = self._path
+        hidden = {name: sys.modules.pop(name) for name in _shadowing(self.root, sys.modules)}
         outside = set(sys.modules)
         sys.modules.update(self._modules)
+        worker_main._primed_files = self._primed
         saved = tracker.__dict__.copy()
         installed = saved.get("_installed", False)
         tracker.__dict__.update(self._tracker)
@@ -163,10 +189,12 @@ class InProcessWorker:
         finally:
             self._tracker = {k: v for k, v in tracker.__dict__.items() if k != "_installed"}
             tracker.__dict__.update({k: v for k, v in saved.items() if k != "_installed"})
+            self._primed, worker_main._primed_files = worker_main._primed_files, primed
             mine = {name: module for name, module in sys.modules.items() if (name not in outside or name in self._modules) and self._is_project(name, module)}
             for name in mine:
                 sys.modules.pop(name, None)
             self._modules = mine
+            sys.modules.update(hidden)
             self._path = list(sys.path)
             sys.path[:] = path
             sys.dont_write_bytecode = bytecode
@@ -189,6 +217,44 @@ class InProcessWorker:
     async def close(self) -> None:
         self._closed = True
         self._modules = {}
+
+
+def _shadowing(root: Path, modules: Mapping[str, Any]) -> list[str]:
+    """The modules in ``modules`` a fresh worker process of ``root`` would not have under their name:
+    those named like a top-level module or package of the project (or inside one), that do not come
+    from the interpreter's library folders."""
+    tops = _top_names(root)
+    return [name for name, module in list(modules.items()) if name.partition(".")[0] in tops and not _from_library(module)]
+
+
+def _top_names(root: Path) -> set[str]:
+    """The names ``import NAME`` finds in the project folder: its ``.py`` files and its folders."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return set()
+    names = {e.name[:-3] if e.name.endswith(".py") else e.name for e in entries if e.name.endswith(".py") or e.is_dir()}
+    return {name for name in names if name.isidentifier()}
+
+
+@functools.cache
+def _library_folders() -> tuple[str, ...]:
+    """The interpreter's own module folders (the standard library, site-packages) and this package's."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    folders = {os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    folders.add(os.path.realpath(Path(__file__).parents[2]))  # crux_devtools, wherever it is installed from
+    return tuple(os.path.join(folder, "") for folder in folders)
+
+
+def _from_library(module: Any) -> bool:
+    """A built-in module, or one whose file (or every folder of a package) is in ``_library_folders``."""
+    places = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or [])]
+    places = [p for p in places if isinstance(p, str)]
+    if not places:
+        return True  # built in, frozen, or made in memory: nothing a project file could be
+    return all(os.path.realpath(p).startswith(_library_folders()) for p in places)
 
 
 async def _call(callback: Callable[[dict[str, Any]], None], message: dict[str, Any]) -> None:

@@ -146,10 +146,11 @@ async def test_a_prepared_summary_is_printed_as_the_summary_rung_that_is_sent(tm
     import shutil
 
     from crux_devtools.inspector.session.service import ProjectSession
+    from crux_devtools.inspector.transport.inprocess import in_process
 
     project = tmp_path / "sample_project"
     shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns("__pycache__", ".crux*"))
-    async with ProjectSession(project, watch=False, history=False, prewarm=False, fork=False) as session:
+    async with ProjectSession(project, transport=in_process, watch=False, history=False, prewarm=False, fork=False) as session:
         result = await session.prepare_summaries("ladder-reply", example="busy-day")
     assert [p["contributor"] for p in result["prepared"]] == ["sync-log"], result
     done = inspect(str(project), "--prompt", "ladder-reply", "--example", "busy-day")

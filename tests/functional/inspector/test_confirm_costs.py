@@ -4,7 +4,7 @@ A recorded run of ``bot`` (model ``model-a``, cheap) is replayed; a save switche
 ``model-b`` (ten thousand times dearer) while a question is on screen. The send must not go to
 ``model-b`` on a "yes" given about ``model-a``: the worker asks again, about ``model-b``. The web
 panel prices a send at the model it would call, not the recorded one, and the web Run confirmation
-shows the same estimate ``replay --send`` prints. Real session, real worker, real run store.
+shows the same estimate ``replay --send`` prints. Real session (its worker in process), real run store.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from waits import pilot_until
 from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.features.runs.costs import Prices
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 from crux_devtools.tui import make_tui
 from crux_devtools.tui.screens.replay import ConfirmSend, ReplayScreen
 from crux_devtools.web.app import create_app
@@ -48,7 +49,7 @@ async def recorded(tmp_path: Path) -> AsyncIterator[tuple[ProjectSession, dict[s
     """A session on the project, with one run of ``bot`` recorded on ``model-a``."""
     (tmp_path / "pyproject.toml").write_text(PRICES)
     (tmp_path / "agents.py").write_text(agents("model-a"))
-    session = ProjectSession(tmp_path, watch=False, history=False, prewarm=False)
+    session = ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False)
     await session.start()
     try:
         done = await session.run("bot", example="first", confirm=True)

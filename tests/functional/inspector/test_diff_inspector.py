@@ -15,6 +15,7 @@ import httpx
 from diff_helpers import commit_all, make_project
 
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.screens.diff import DiffScreen, live_diff
 from crux_devtools.web.app import create_app
@@ -40,7 +41,7 @@ def add_rule(root: Path) -> None:
 
 async def test_the_diff_page_shows_the_working_tree_against_head_and_caches_the_base(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
             page = (await client.get("/")).text
@@ -76,7 +77,7 @@ async def test_the_diff_page_shows_the_working_tree_against_head_and_caches_the_
 
 async def test_the_tui_diff_screen_updates_when_a_save_is_reported(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    session = ProjectSession(root, watch=True, history=False, prewarm=False)
+    session = ProjectSession(root, transport=in_process, watch=True, history=False, prewarm=False)
     app = make_tui(session)
 
     def body() -> str:
@@ -116,7 +117,7 @@ async def test_the_diff_page_masks_what_the_projects_redact_hook_masks(tmp_path:
     pyproject = root / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('default_model = "house-model"', 'default_model = "house-model"\nredact = "hush:redact"'))
     commit_all(root, "a prompt, and the redact hook")
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
             (root / "echo.py").write_text(echo.replace("MARK", f"raise ValueError('the key {SECRET} is refused')"))
@@ -137,7 +138,7 @@ async def test_one_changed_prompt_is_said_in_the_singular_and_unpriced_is_said_o
     commit_all(root, "unpriced")
     reply = root / "reply.py"
     reply.write_text(reply.read_text().replace('system="You are Ari."', 'system="You are Ari, of the shop."'))
-    async with ProjectSession(root, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(root, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
             badge = (await client.get("/diff/summary")).text

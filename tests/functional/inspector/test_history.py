@@ -372,12 +372,13 @@ async def test_a_session_answers_the_previous_version_from_the_file_after_edits_
     import asyncio
 
     from crux_devtools.inspector.session.service import ProjectSession
+    from crux_devtools.inspector.transport.inprocess import in_process
 
     source = tmp_path / "hello_prompts.py"
     module = "from crux_devtools import prompt\n\nhello = prompt('hello', system={text!r}, examples={{'e': {{}}}})\nother = prompt('other', system='Same.', examples={{'e': {{}}}})\n"
     source.write_text(module.format(text="A."), encoding="utf-8")
     answers = []
-    async with ProjectSession(tmp_path, watch=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, prewarm=False) as session:
         assert session.history is not None
         for text in ["B.", "A.", "C.", "A."]:
             source.write_text(module.format(text=text), encoding="utf-8")
@@ -390,7 +391,7 @@ async def test_a_session_answers_the_previous_version_from_the_file_after_edits_
         assert [v["system"] for v in session.history.versions("hello", "e")] == ["A.", "C.", "A.", "B.", "A."]
         assert len(session.history.versions("other", "e")) == 1
     assert answers == ["A.", "B.", "A.", "C."]
-    async with ProjectSession(tmp_path, watch=False, prewarm=False) as later:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, prewarm=False) as later:
         assert later.previous_system("hello", "e") == "C."
 
 
@@ -414,6 +415,7 @@ def test_a_text_with_a_lone_surrogate_is_stored_as_it_is_and_later_writes_go_on(
 
 async def test_an_old_file_holding_a_lone_surrogate_is_migrated_and_the_session_starts(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from crux_devtools.inspector.session.service import ProjectSession
+    from crux_devtools.inspector.transport.inprocess import in_process
 
     (tmp_path / ".crux").mkdir()
     with sqlite3.connect(tmp_path / ".crux" / "devtools.sqlite3") as db:
@@ -423,7 +425,7 @@ async def test_an_old_file_holding_a_lone_surrogate_is_migrated_and_the_session_
     db.close()
     (tmp_path / "hello_prompts.py").write_text("from crux_devtools import prompt\n\nhello = prompt('hello', system='B.', examples={'e': {}})\n")
     caplog.set_level(logging.WARNING)
-    async with ProjectSession(tmp_path, watch=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, prewarm=False) as session:
         assert session.history is not None and session.history_warning is None
         assert session.previous_system("hello", "e") == SURROGATE
     assert not [r for r in caplog.records if "history is off" in r.getMessage()]

@@ -1,5 +1,5 @@
 """A broken module that several prompt modules import is one load error, at its own file and line,
-not one per importer; fixing it clears the error on the next save (a real session and worker).
+not one per importer; fixing it clears the error on the next save (a real session, its worker in process).
 
 Both kinds of shared module are covered: one that is a prompt module itself (it imports
 ``crux_devtools``, so discovery imports it too) and a plain helper that only the importers reach."""
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 
 IMPORTER = '''from crux_devtools import prompt
 from shared import RULES
@@ -38,7 +39,7 @@ async def test_a_syntax_error_in_a_shared_module_is_one_load_error_and_a_fix_cle
     (tmp_path / "shared.py").write_text(broken, encoding="utf-8")
     for name in ("first", "second", "third"):
         (tmp_path / f"{name}.py").write_text(IMPORTER.format(name=name), encoding="utf-8")
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as session:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         assert errors(session) == [("shared.py", broken_at, "SyntaxError")]
         assert session.report is not None and session.report["prompts"] == []
         (tmp_path / "shared.py").write_text(good, encoding="utf-8")  # the fix, then the save

@@ -1,5 +1,6 @@
 """The tree's "changed" marks: a Textual pilot over a real ProjectSession of a git project built here
-(real worker processes, real git), and the same screen outside a git work tree.
+(in-process workers; the base revision is evaluated in real worker processes; real git), and the same
+screen outside a git work tree.
 
 An edit to a prompt's text marks that prompt (``Δ`` after its id, a count in the header); undoing the
 edit takes the mark away. The marks come from the review the Diff screen shows.
@@ -26,8 +27,9 @@ from crux_devtools.tui.app import make_tui  # noqa: E402
 from crux_devtools.tui.change_marks import ChangeMarks, ChangeMarksComputed  # noqa: E402
 from crux_devtools.tui.screens.diff import live_diff  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
+from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 
-pytestmark = pytest.mark.slow  # a whole Textual app, two over real worker processes
+pytestmark = pytest.mark.slow  # a whole Textual app; the base revision is evaluated in real worker processes
 
 SIZE = (120, 36)
 
@@ -59,7 +61,7 @@ def answered(app: Any, session: ProjectSession) -> bool:
 
 async def test_an_edit_marks_the_prompts_it_changes_and_undoing_it_removes_the_marks(tmp_path: Path) -> None:
     root = make_project(tmp_path)
-    session = ProjectSession(root, history=False)
+    session = ProjectSession(root, transport=in_process, history=False)
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot_until(pilot, lambda: started(app) and answered(app, session), "the first marks are worked out")
@@ -90,7 +92,7 @@ async def test_an_edit_marks_the_prompts_it_changes_and_undoing_it_removes_the_m
 async def test_outside_a_git_work_tree_there_are_no_marks_and_one_quiet_note(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     shutil.rmtree(root / ".git")
-    session = ProjectSession(root, history=False)
+    session = ProjectSession(root, transport=in_process, history=False)
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot_until(pilot, lambda: started(app) and answered(app, session), "the marks are worked out")
@@ -134,7 +136,7 @@ async def test_a_commit_moves_the_base_and_the_marks_follow_it(tmp_path: Path) -
     from diff_helpers import commit_all
 
     root = make_project(tmp_path)
-    session = ProjectSession(root, history=False)
+    session = ProjectSession(root, transport=in_process, history=False)
     app = make_tui(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot_until(pilot, lambda: started(app) and answered(app, session), "the first marks are worked out")

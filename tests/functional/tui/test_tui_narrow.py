@@ -12,6 +12,7 @@ from typing import Any
 from waits import pilot_until
 
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 from crux_devtools.tui.app import make_tui
 
 REPO = Path(__file__).resolve().parents[3]
@@ -25,7 +26,7 @@ async def test_at_80_by_24_the_errors_tab_and_the_budget_set_stay_on_screen(tmp_
     project = tmp_path / "sample_project"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("__pycache__", ".crux*", "data"))
     (project / "zz_broken.py").write_text("import crux_devtools\n\ndef broken(:\n    pass\n", encoding="utf-8")
-    session = ProjectSession(project)
+    session = ProjectSession(project, transport=in_process)
     app = make_tui(session)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot_until(pilot, lambda: session.report is not None and app.prompt_id is not None and app.busy is None, "a prompt is shown")

@@ -15,6 +15,7 @@ from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.review.render import describe
 from crux_devtools.tui.app import make_tui
+from crux_devtools.inspector.transport.inprocess import in_process
 
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 OLD_RULE = "- Never ask for passwords or full card numbers.\\n"
@@ -32,7 +33,7 @@ def head(app: Any) -> str:
 async def test_t_plans_the_step_from_todays_source_as_the_cli_does(tmp_path: Path) -> None:
     project = record_sample(tmp_path)
     run = newest_run(project)
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(200, 60)) as pilot:
         shared = project / "shared.py"
@@ -65,7 +66,7 @@ async def test_t_plans_the_step_from_todays_source_as_the_cli_does(tmp_path: Pat
 
 async def test_a_run_recorded_before_plan_inputs_and_a_gone_target_say_what_the_cli_says(tmp_path: Path) -> None:
     project, run, old, gone = old_and_gone(tmp_path)
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     app = make_tui(session)
     async with app.run_test(size=(200, 60)) as pilot:
         await open_replay(app, pilot, old)

@@ -1,5 +1,5 @@
 """The prompt list groups by the file that defines each prompt, on the real web app over a real
-session and worker: a file whose name is not a Python identifier (``01_contexts.py``, imported by
+session (its worker in process): a file whose name is not a Python identifier (``01_contexts.py``, imported by
 the inspector under an internal name) and a file in a folder (``agents/support.py``) are headed by
 their paths in the project, never by the module names the inspector imported them by."""
 
@@ -15,6 +15,7 @@ import pytest
 
 from crux_devtools.inspector.features.shown.groups import group_prompts, prompt_group
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
 from crux_devtools.web.app import create_app
 
 NUMBERED = '''
@@ -36,7 +37,7 @@ async def session(tmp_path: Path) -> AsyncIterator[ProjectSession]:
     (tmp_path / "01_contexts.py").write_text(NUMBERED, encoding="utf-8")
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "support.py").write_text(FOLDER, encoding="utf-8")
-    async with ProjectSession(tmp_path, watch=False, history=False, prewarm=False) as s:
+    async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as s:
         assert s.report is not None and not s.report["errors"], s.report
         yield s
 

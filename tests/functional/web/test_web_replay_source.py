@@ -22,6 +22,7 @@ from crux_devtools.inspector.features.shown.sent import system_parts
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.review.render import describe
 from crux_devtools.web.app import create_app
+from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[3]
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
@@ -36,7 +37,7 @@ async def recorded(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Pro
     done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     run_id = str(RunStore.for_project(project).list()[-1]["id"])  # two steps, ladders adapted
-    session = ProjectSession(project, history=False, watch=False)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
     await session.start()
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(session)), base_url="http://127.0.0.1:4400") as client:
