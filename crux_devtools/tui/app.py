@@ -133,7 +133,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, R
             self.notify(history_warning, title="Running without history", severity="warning", timeout=20)
         if self.session.report is not None:
             self.show_report()
-        self.watch_head_moves()
+        self.call_after_refresh(self.watch_head_moves)  # git's HEAD (and the review's modules) after the first frame
         self.call_after_refresh(self.refresh_runs)  # the store's read (a hidden tab's title) after the first frame
         self.start_session()
 

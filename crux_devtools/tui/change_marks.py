@@ -18,7 +18,6 @@ from rich.text import Text
 from textual import work
 from textual.message import Message
 
-from ..inspector.session.head_watch import head_watcher
 
 BASE = "HEAD"
 
@@ -84,6 +83,8 @@ class ChangeMarksApp:
         ``HeadWatcher``, which the web list's marks follow too)."""
         if getattr(self.session, "root", None) is None:
             return
+        from ..inspector.session.head_watch import head_watcher  # with git's revisions: not needed before the first frame
+
         self._stop_head_watch = head_watcher(self.session).subscribe(self.head_moved)
 
     def stop_watching_head(self: Any) -> None:

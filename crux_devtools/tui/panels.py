@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -26,13 +28,17 @@ from textual.widgets.option_list import Option
 from ..inspector.features.shown import panels as registry
 from . import widgets as widget_package
 from .widgets.panel_tabs import BAR_TABS as BAR_TABS
-from .widgets.panel_tabs import PanelTabs, split_bar
+from .widgets.panel_tabs import PanelTabs, WidgetRef, split_bar
+
+# The line of a widget class that names the panel it renders (``PANEL = "KEY"``), as written in its source.
+PANEL_LINE = re.compile(r"""^[ \t]+PANEL = ["']([^"']+)["']""", re.MULTILINE)
 
 
 def find_panel_widgets() -> dict[str, type[Widget]]:
     """The widget that renders each TUI panel, by the panel's key: every widget class in
-    ``tui/widgets/`` that names a registry panel in its ``PANEL`` attribute. A new panel's widget is
-    found by being there; two widgets claiming one panel is an error."""
+    ``tui/widgets/`` that names a registry panel in its ``PANEL`` attribute (each module imported:
+    ``panel_modules`` finds the same from the sources, and the TUI starts from that). Two widgets
+    claiming one panel is an error."""
     found: dict[str, type[Widget]] = {}
     for module_info in sorted(pkgutil.iter_modules(widget_package.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{widget_package.__name__}.{module_info.name}")
@@ -45,14 +51,32 @@ def find_panel_widgets() -> dict[str, type[Widget]]:
     return found
 
 
-# The widget that renders each TUI panel, by the panel's key (found once, at import).
-PANEL_WIDGETS: dict[str, type[Widget]] = find_panel_widgets()
+def panel_modules() -> dict[str, str]:
+    """The module of each TUI panel's widget, by the panel's key: the module of ``tui/widgets/`` whose
+    source has a class line ``PANEL = "KEY"``. Read from the sources, not imported: importing every
+    widget module (and what each imports: the cache advice, the planner's rows...) cost the first
+    frame a tenth of a second, so a widget's module is imported when its tab is first shown. A new
+    panel's widget is found by being there; two modules claiming one panel is an error."""
+    found: dict[str, str] = {}
+    for folder in widget_package.__path__:
+        for source in sorted(Path(folder).glob("*.py")):
+            module = f"{widget_package.__name__}.{source.stem}"
+            for key in PANEL_LINE.findall(source.read_text(encoding="utf-8")):
+                if key in found:
+                    raise TypeError(f"two TUI widget modules render the panel {key!r}: {found[key]} and {module}")
+                found[key] = module
+    return found
 
-# (tab id, title, widget class, widget id) of one tab.
-TabRow = tuple[str, str, type[Any], str]
+
+# The widget that renders each TUI panel, by the panel's key: the name of its module (found once, at
+# import, from the sources), or a widget class.
+PANEL_WIDGETS: dict[str, WidgetRef] = dict(panel_modules())
+
+# (tab id, title, widget class or module, widget id = the panel's key) of one tab.
+TabRow = tuple[str, str, WidgetRef, str]
 
 
-def tab_table(panels: tuple[registry.Panel, ...] | None = None, widgets: dict[str, type[Widget]] | None = None) -> tuple[TabRow, ...]:
+def tab_table(panels: tuple[registry.Panel, ...] | None = None, widgets: dict[str, WidgetRef] | None = None) -> tuple[TabRow, ...]:
     """The TUI panels as tabs, the bar's first (in their order), then those in More."""
     bar, more = split_bar(registry.panels_for("tui", panels))
     found = PANEL_WIDGETS if widgets is None else widgets

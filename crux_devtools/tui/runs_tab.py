@@ -18,7 +18,6 @@ from textual.widgets import TabbedContent
 
 from ..inspector.api import SessionLike
 from ..inspector.report_types import PromptReport
-from ..inspector.features.runs.costs import prices_for
 from ..inspector.features.runs.text import located
 from ..inspector.features.shown.visible import visible
 from .messages import RunsChanged
@@ -131,6 +130,7 @@ class RunsTabApp(App[None]):
 
     def open_run(self, run: dict[str, Any]) -> None:
         """Push the run's detail; it opens on the step that failed, if one did."""
+        from ..inspector.features.runs.costs import prices_for  # the prices: read when a run is opened, not at start
         from .screens import RunDetailScreen
 
         steps = run.get("steps") or []

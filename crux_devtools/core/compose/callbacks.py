@@ -6,7 +6,6 @@ Resolution is written once, as a generator that yields ``Call`` requests; ``driv
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
@@ -38,6 +37,8 @@ def _wrap(call: Call, exc: BaseException) -> CallbackError:
 
 def run_sync(awaitable: Awaitable[T]) -> T:
     """Run an awaitable from sync code; refuses inside a running event loop (use the ``a`` form)."""
+    import asyncio  # here: a project without async callbacks does not pay asyncio's import (the worker's warm-up)
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

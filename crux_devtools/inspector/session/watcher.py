@@ -5,13 +5,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where used: the worker reads ``file_state`` and does not otherwise need asyncio at its warm-up
+    import asyncio
 
 log = logging.getLogger(__name__)
 STEP_MS = 5  # quiet time (ms) after the last event before a batch is yielded
@@ -124,6 +126,8 @@ def _watched_file(root: Path, path: str, watched: Callable[[str], bool]) -> bool
 
 async def poll(root: Path, on_change: Callable[[list[str]], Awaitable[Any] | Any], stop: asyncio.Event, interval: float = POLL_SECONDS) -> None:
     """The fallback watcher: compare each relevant file's size and modification time every ``interval``."""
+    import asyncio
+
     before = await asyncio.to_thread(snapshot, root)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
@@ -154,6 +158,8 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
 
 
 async def _call(on_change: Callable[[list[str]], Awaitable[Any] | Any], files: list[str]) -> None:
+    import asyncio
+
     result = on_change(files)
     if asyncio.iscoroutine(result):
         await result

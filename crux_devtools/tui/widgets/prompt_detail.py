@@ -34,7 +34,7 @@ from ..selection import Choice, CustomInput, Selection
 from .contributors import ContributorsTable
 from .errors import ErrorsView, collect_errors, notes
 from .pane import ReportPane
-from .panel_tabs import BAR_TABS, PanelTabs
+from .panel_tabs import BAR_TABS, PanelTabs, WidgetRef, widget_class
 from .request import RequestView
 from .runs import RunsPanel
 from .status_line import StatusLine
@@ -45,7 +45,9 @@ PaneT = TypeVar("PaneT")
 # A hidden tab's widgets are composed when the tab is first shown (a shorter first frame: fewer
 # widgets to style, lay out and mount), except these: the Runs tab counts the stored runs in its
 # title, and the app lists runs in its table at any time; the Contributors table sizes its columns
-# by every row it has held, so it is filled from the start as before.
+# by every row it has held, so it is filled from the start as before. A tab whose widget's module is
+# not imported yet (the table names it by module) gets its widget when first shown too, handed then
+# what it would have been handed meanwhile.
 EAGER_PANES: tuple[type[Any], ...] = (RunsPanel, ContributorsTable)
 
 # a narrow tab bar's labels (the count a title carries, ``Errors (2)``, is kept)
@@ -95,7 +97,7 @@ class PromptDetail(Vertical):
     shown: reactive[ExampleReport | None] = reactive(None, init=False, always_update=True)
     busy: reactive[str | None] = reactive(None, init=False)
 
-    def __init__(self, session: Any, tabs: tuple[tuple[str, str, type[Any], str], ...], **kwargs: Any) -> None:
+    def __init__(self, session: Any, tabs: tuple[tuple[str, str, WidgetRef, str], ...], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session = session  # a ``SessionLike``: its ``report`` and ``evaluate``
         self.tabs = tabs
@@ -108,22 +110,42 @@ class PromptDetail(Vertical):
         self.tabbed = PanelTabs(id="tabs")  # the panes beyond the bar's seven have their tabs hidden
         self._panes: dict[type[Any], Any] = {}  # widget class -> the tab's widget
         self._unmounted: dict[str, Any] = {}  # tab id -> its widget, until the tab is first shown
+        self._unmade: dict[str, tuple[WidgetRef, str]] = {}  # tab id -> its widget's module and id, until the tab is first shown
 
     def compose(self) -> ComposeResult:
         yield self.status
         with self.tabbed:
-            for index, (tab_id, title, view, view_id) in enumerate(self.tabs):
-                pane = self._panes[view] = view(id=view_id)
+            for index, (tab_id, title, ref, view_id) in enumerate(self.tabs):
+                view = widget_class(ref, view_id, load=index == 0)
                 with TabPane(title, id=tab_id):  # numbered by ``label_tabs`` when they fit
+                    if view is None:  # its module is imported, and its widget made, when the tab is first shown
+                        self._unmade[tab_id] = (ref, view_id)
+                        continue
+                    pane = self._panes[view] = view(id=view_id)
                     if index == 0 or view in EAGER_PANES:
                         yield pane
                     else:  # mounted when its tab is first shown (``on_tabbed_content_tab_activated``); it keeps its data meanwhile
                         self._unmounted[tab_id] = pane
 
     def pane(self, view: type[PaneT]) -> PaneT:
-        """The tab's widget of class ``view``."""
+        """The tab's widget of class ``view`` (made now if its tab has not been shown yet)."""
+        if view not in self._panes:
+            for tab_id, (ref, view_id) in list(self._unmade.items()):
+                if widget_class(ref, view_id) is view:
+                    self._unmounted[tab_id] = self._make_pane(tab_id)
         found: PaneT = self._panes[view]
         return found
+
+    def _make_pane(self, tab_id: str) -> Any:
+        """The widget of a tab not shown yet whose module was not imported: imported and made now, and
+        handed the data every other report pane holds."""
+        ref, view_id = self._unmade.pop(tab_id)
+        view = widget_class(ref, view_id)
+        assert view is not None
+        pane = self._panes[view] = view(id=view_id)
+        if isinstance(pane, ReportPane) and view not in (SystemTextView, ErrorsView) and self._panes_shown is not None:
+            pane.data = self._panes_shown  # as ``update_panes`` hands it to every other report pane
+        return pane
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.label_tabs)
@@ -329,7 +351,8 @@ class PromptDetail(Vertical):
         return [tab_id for tab_id, _, _, _ in self.tabs][:BAR_TABS]
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        pane = self._unmounted.pop(str(event.pane.id), None)
+        tab_id = str(event.pane.id)
+        pane = self._make_pane(tab_id) if tab_id in self._unmade else self._unmounted.pop(tab_id, None)
         if pane is not None:
             await event.pane.mount(pane)
             self.update_part()  # a table's cursor on the selected part

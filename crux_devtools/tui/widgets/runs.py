@@ -23,7 +23,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
-from ...inspector.features.runs.costs import prices_for
 from ..messages import PaneTitled
 from ..runs_render import RUN_COLUMNS, cost_column, render_run_preview, run_row
 
@@ -145,6 +144,8 @@ class RunsPanel(Vertical):
                 runs = store.list(target=target, limit=LIST_LIMIT)
                 shown_total = store.count(target=target) if len(runs) >= LIST_LIMIT or target else len(runs)
                 total = store.count() if target else shown_total
+                from ...inspector.features.runs.costs import prices_for  # the prices: not needed before the first frame
+
                 prices = prices_for(getattr(self.session, "root", None))
                 for run in runs:
                     run["cost_usd"] = prices.run_cost(run)

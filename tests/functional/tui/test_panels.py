@@ -6,6 +6,7 @@ Errors (it is reached with ``m``).
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from crux_devtools.tui import make_tui  # noqa: E402
 from crux_devtools.tui import panels as tui_panels  # noqa: E402
 from crux_devtools.tui.widgets import PromptTree  # noqa: E402
 from crux_devtools.tui.widgets.pane import ReportPane  # noqa: E402
+from crux_devtools.tui.widgets.panel_tabs import widget_class  # noqa: E402
 from crux_devtools.web.app import make_templates, panel_template  # noqa: E402
 from crux_devtools.web.paths import asset_dir  # noqa: E402
 
@@ -153,11 +155,14 @@ async def test_m_lists_exactly_the_panels_beyond_the_bar() -> None:
 
 def test_a_panels_tui_widget_is_found_by_the_key_it_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A widget module dropped into ``tui/widgets/`` with ``PANEL = key`` is the panel's widget: no
-    table to edit; two widgets claiming one key is refused with both names."""
+    table to edit; two widgets claiming one key is refused with both names. The TUI reads which module
+    from the sources (``panel_modules``): what it reads is what importing every module finds."""
     from crux_devtools.tui import widgets as widget_package
 
     found = tui_panels.find_panel_widgets()
-    assert found == tui_panels.PANEL_WIDGETS and all(cls.PANEL == key for key, cls in found.items())  # type: ignore[attr-defined]
+    assert all(cls.PANEL == key for key, cls in found.items())  # type: ignore[attr-defined]
+    assert {key: widget_class(ref, key) for key, ref in tui_panels.PANEL_WIDGETS.items()} == found
+    assert tui_panels.panel_modules() == {key: cls.__module__ for key, cls in found.items()}
     extra = tmp_path / "widgets"
     extra.mkdir()
     (extra / "notes_panel.py").write_text(
@@ -165,11 +170,64 @@ def test_a_panels_tui_widget_is_found_by_the_key_it_names(tmp_path: Path, monkey
     )
     monkeypatch.setattr(widget_package, "__path__", [*widget_package.__path__, str(extra)])
     assert tui_panels.find_panel_widgets()["notes"].__name__ == "NotesView"
+    assert tui_panels.panel_modules()["notes"] == "crux_devtools.tui.widgets.notes_panel"
     (extra / "other_notes.py").write_text(
         "from textual.widgets import Static\n\nclass OtherNotes(Static):\n    PANEL = 'notes'\n", encoding="utf-8"
     )
     with pytest.raises(TypeError, match="NotesView and OtherNotes"):
         tui_panels.find_panel_widgets()
+    with pytest.raises(TypeError, match="notes_panel and crux_devtools.tui.widgets.other_notes"):
+        tui_panels.panel_modules()
+
+
+def test_the_tui_imports_no_panel_widget_the_first_frame_does_not_show() -> None:
+    """Importing the app imports the widgets of the tabs the first frame composes (Request, and those
+    handed data by class: System text, Contributors, Runs, Errors), not those of the other panels
+    (nor what they import: the cache advice): each is imported when its tab is first shown."""
+    lazy = sorted(m for key, m in tui_panels.panel_modules().items() if key in {"tools", "planning", "expectations", "cache"})
+    assert len(lazy) == 4
+    code = "import sys, crux_devtools.tui.app; print('\\n'.join(sorted(sys.modules)))"
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert "crux_devtools.tui.widgets.request" in loaded
+    assert [m for m in lazy if m in loaded] == []
+    assert "crux_devtools.review.cache_advice" not in loaded
+
+
+async def test_a_panels_widget_module_is_imported_when_its_tab_is_first_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tab whose widget's module is not imported yet is composed empty: the module is imported, and
+    the widget made and handed the prompt and example on screen, when the tab is first shown."""
+    from crux_devtools.tui import widgets as widget_package
+
+    extra = tmp_path / "widgets"
+    extra.mkdir()
+    (extra / "about_panel.py").write_text(
+        "from rich.text import Text\n"
+        "from crux_devtools.tui.widgets.pane import ReportPane\n\n"
+        "class AboutView(ReportPane):\n"
+        "    PANEL = 'test-lazy'\n\n"
+        "    def render_data(self):\n"
+        "        prompt, example = self.data or (None, None)\n"
+        "        return Text(f'lazy about {prompt[\"id\"]}: example {example[\"name\"]}' if prompt and example else 'no data handed over')\n",
+        encoding="utf-8",
+    )
+    module = "crux_devtools.tui.widgets.about_panel"
+    monkeypatch.setattr(widget_package, "__path__", [*widget_package.__path__, str(extra)])
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    lazy = registry.Panel("test-lazy", "Test lazy", "a panel whose widget is imported late", None, True)
+    monkeypatch.setattr(registry, "PANELS", (*registry.PANELS[:-1], lazy, registry.PANELS[-1]))
+    monkeypatch.setitem(tui_panels.PANEL_WIDGETS, "test-lazy", tui_panels.panel_modules()["test-lazy"])
+    monkeypatch.setattr(tui_app, "TABS", tui_panels.tab_table())
+    app = make_tui(TuiSession())
+    async with app.run_test(size=(160, 40)) as pilot:
+        app.query_one(PromptTree).select_prompt("support-reply")
+        await settle(pilot)
+        assert module not in sys.modules
+        app.query_one(TabbedContent).active = "tab-test-lazy"
+        await settle(pilot)
+        assert module in sys.modules
+        shown = screen_text(app)
+        assert "lazy about support-reply: example " in shown and "no data handed over" not in shown, shown
+    sys.modules.pop(module, None)  # the test's module: gone with its folder
 
 
 class ExampleNamePane(ReportPane):
