@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 
-from crux_devtools.core.record.replay_overrides import Overrides, wire_fields
+from crux_devtools.core.record.replay_overrides import Overrides, form_name, wire_fields
+
+PANEL = Path(__file__).resolve().parents[3] / "templates" / "_replay_panel.html"
 
 
 def test_every_override_survives_the_json_round_trip() -> None:
@@ -42,3 +47,25 @@ def test_the_wire_form_names_every_field_but_the_profile() -> None:
 def test_a_bad_value_is_refused_with_what_it_must_be(data: Any, message: str) -> None:
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         Overrides.from_dict(data)
+
+
+def test_every_override_has_its_cli_option_and_its_form_input() -> None:
+    # the planner and the web form's reading follow from the field; the option and the input are written by hand
+    from crux_devtools.cli.replay import replay
+
+    options = {opt for p in replay.params if isinstance(p, click.Option) for opt in p.opts}
+    inputs = set(re.findall(r'name="([a-z_]+)[":]', PANEL.read_text(encoding="utf-8")))
+    for f in wire_fields():
+        assert "--" + form_name(f).replace("_", "-") in options, f"add the option --{form_name(f).replace('_', '-')} of override {f.name!r} to cli/replay.py"
+        assert form_name(f) in inputs, f"add an input named {form_name(f)!r} (override {f.name!r}) to {PANEL.name}'s form"
+
+
+def test_an_override_is_planned_in_place_of_the_input_its_apply_names() -> None:
+    recorded = {"model": "recorded", "budget": {"optimize_at": 100, "max": 200}, "rungs": (), "drop": ()}
+    inputs, replaced = Overrides(max=300, model="other", drop=("notes",)).applied(recorded)
+    assert inputs == {"model": "other", "budget": {"optimize_at": 100, "max": 300}, "rungs": (), "drop": ("notes",)}
+    assert replaced == {"budget.max": 300, "model": "other", "drop": ("notes",)}
+    assert Overrides(optimize_at=50).applied({**recorded, "budget": None})[0]["budget"] == {"optimize_at": 50}
+    assert Overrides().applied(recorded) == (recorded, {})
+    with pytest.raises(KeyError, match="override 'model' replaces 'model', which is not one of the recorded inputs"):
+        Overrides(model="other").applied({"budget": None})
