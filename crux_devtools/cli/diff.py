@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from ..review.policies import help_text as fail_on_help
+from ..review.policies import help_rows, help_text as fail_on_help
 from .common import TIMEOUT_HELP, OneLineCommand, UsageFault
 
 
@@ -174,7 +174,16 @@ def ran_line(document: dict[str, Any]) -> str:
     return f"ran the code of {code(document['base'])} and of {code(document['head'])}; no model was called"
 
 
-@click.command("diff", cls=OneLineCommand)
+class DiffCommand(OneLineCommand):
+    """``diff``, whose help ends with every ``--fail-on`` policy and what it fails on."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Policies of --fail-on"):
+            formatter.write_dl(help_rows())
+        super().format_epilog(ctx, formatter)
+
+
+@click.command("diff", cls=DiffCommand)
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--base", default="HEAD", show_default=True, metavar="REV", help="The git revision to compare against.")
 @click.option("--head", metavar="REV", help="The revision to review (default: the working tree, uncommitted edits included).")

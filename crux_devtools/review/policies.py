@@ -1,9 +1,10 @@
 """``--fail-on`` policies: when a review should fail a CI job.
 
 ``POLICIES`` is the one table of them: each entry's name, the form it is written in, what it means
-and its check. ``parse``, ``met``, the help of ``crux-devtools diff --fail-on`` and the README's list
-are read from it (``tests/unit/review/test_policies.py`` keeps the README equal), so a new policy is one
-entry here and its test.
+and its check. ``parse``, ``met`` and the help of ``crux-devtools diff`` (every policy's form and
+description) are read from it, so a new policy is one entry here and its test. The README shows a
+few of them and points at that help (``tests/unit/review/test_policies.py`` checks that each policy
+it names is spelled as here).
 """
 
 from __future__ import annotations
@@ -151,8 +152,13 @@ NAMES = tuple(kind.form for kind in POLICIES)
 
 
 def help_text() -> str:
-    """The help of ``--fail-on``: every policy's form."""
-    return f"Exit 1 when met: {', '.join(NAMES)} (repeatable)."
+    """The help of ``--fail-on``: what it does; the policies are listed under it (``help_rows``)."""
+    return "Exit 1 when POLICY is met (repeatable); the policies are listed below."
+
+
+def help_rows() -> list[tuple[str, str]]:
+    """Every policy as ``diff --help`` lists it: the form it is written in, and what it fails on."""
+    return [(kind.form, kind.description) for kind in POLICIES]
 
 
 def parse(text: str) -> Policy:

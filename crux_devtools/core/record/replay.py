@@ -324,33 +324,47 @@ class PlannedReplay:
     left_out: set[str]
 
 
+def recorded_inputs(frame: dict[str, Any]) -> dict[str, Any]:
+    """What an override can replace (its ``apply``): the step's recorded frame, no rung forced
+    (``rungs``) and nothing left out (``drop``). A ``profile`` put in place of the recorded entry is
+    a ``ModelCapacityProfile``."""
+    return {**frame, "rungs": (), "drop": ()}
+
+
 def plan_recorded(frame: dict[str, Any], texts: Mapping[str, str], state: dict[str, Any], messages: list[dict[str, Any]], overrides: Overrides) -> PlannedReplay:
     """Plan a step from its plan inputs, with ``messages`` (history, user prompt, this run's traffic)
-    and ``state`` (``history``, ``prompt``, ``ceilings``, ``epoch``, ``support_required``)."""
+    and ``state`` (``history``, ``prompt``, ``ceilings``, ``epoch``, ``support_required``).
+
+    The overrides replace recorded inputs (``Overrides.applied``) and the step is planned from what
+    results; only what a replaced input brings with it is decided here: another model, its counter
+    and a new epoch; another profile, its cache placement; a budget key, the budget merged over the
+    recorded one."""
+    inputs, replaced = overrides.applied(recorded_inputs(frame))
     prompt_at = state["history"] if state.get("prompt") else None
-    changed_model = overrides.model is not None
-    model = overrides.model if changed_model else frame["model"]
-    counter, warnings = _counter(frame["counter"], model, changed_model)
-    measurement = counter_for_model(model)[1] if changed_model else frame["measurement"]
-    profile = overrides.profile if overrides.profile is not None else _recorded_profile(frame)
-    limits = derive_limits(profile, _budget(frame.get("budget"), overrides), frame.get("max_tokens"))
+    changed_model = "model" in replaced
+    model = inputs["model"]
+    counter, warnings = _counter(inputs["counter"], model, changed_model)
+    measurement = counter_for_model(model)[1] if changed_model else inputs["measurement"]
+    budget = {key.partition(".")[2]: value for key, value in replaced.items() if key.startswith("budget.")}
+    profile = inputs["profile"] if "profile" in replaced else _recorded_profile(frame)
+    limits = derive_limits(profile, _budget(frame.get("budget"), budget), inputs.get("max_tokens"))
     recorded_limits = frame["limits"]
     new_epoch = changed_model or (limits.max_input_tokens, limits.optimize_at) != (recorded_limits["max_input_tokens"], recorded_limits["optimize_at"])
-    forced = dict(overrides.rungs)
-    unknown = [c for c in forced if c not in {x["id"] for x in frame["contributors"]}]
+    forced = dict(inputs["rungs"])
+    unknown = [c for c in forced if c not in {x["id"] for x in inputs["contributors"]}]
     if unknown:
-        ladders = ", ".join(x["id"] for x in frame["contributors"]) or "none"
+        ladders = ", ".join(x["id"] for x in inputs["contributors"]) or "none"
         raise ReplayError(f"--rung {unknown[0]!r}: not a ladder contributor of this step; its ladder contributors: {ladders}")
-    left_out = _left_out(frame, overrides.drop)
+    left_out = _left_out(inputs, inputs["drop"])
     options = PlanOptions(
         model=model, limits=limits, counter=counter, measurement=measurement, messages=messages[: state["history"]],
-        active_tools=frame.get("active_tools"), summary_store=SummaryStore(), offload_store=OffloadStore(), namespace=frame["namespace"],
+        active_tools=inputs.get("active_tools"), summary_store=SummaryStore(), offload_store=OffloadStore(), namespace=inputs["namespace"],
         ceilings={} if new_epoch else dict(state["ceilings"]), epoch=state["epoch"] + (1 if new_epoch else 0),
         support_required=bool(state["support_required"]),
-        cache=overrides.profile.cache if overrides.profile is not None else _recorded_cache(frame),
+        cache=profile.cache if "profile" in replaced else _recorded_cache(frame),
     )
-    plan: Plan = RecordedPlanner(frame, texts, messages, prompt_at, options, forced, left_out).plan()
-    request = ModelRequest(plan.system, plan.messages, plan.tools, frame.get("max_tokens"), plan.cache) if plan.fits else None
+    plan: Plan = RecordedPlanner(inputs, texts, messages, prompt_at, options, forced, left_out).plan()
+    request = ModelRequest(plan.system, plan.messages, plan.tools, inputs.get("max_tokens"), plan.cache) if plan.fits else None
     return PlannedReplay(plan, request, model, limits, new_epoch, warnings + plan.warnings, left_out)
 
 
@@ -389,16 +403,18 @@ def _recorded_profile(frame: dict[str, Any]) -> ModelCapacityProfile:
     return ModelCapacityProfile(p["context_window"], reserve if reserve is not None else frame["limits"]["output_reserve"], p["counting_confidence"])
 
 
-def _budget(recorded: dict[str, Any] | None, overrides: Overrides) -> InputBudget | None:
-    """The recorded input budget with the overrides merged over it. A ``max`` alone below the
-    recorded ``optimize_at`` brings ``optimize_at`` down with it (else the budget would be invalid)."""
+def _budget(recorded: dict[str, Any] | None, replaced: Mapping[str, int]) -> InputBudget | None:
+    """The recorded input budget with the replaced keys (``max``, ``optimize_at``) merged over it. A
+    ``max`` alone below the recorded ``optimize_at`` brings ``optimize_at`` down with it (else the
+    budget would be invalid)."""
     base = InputBudget(**recorded) if recorded else None
-    if overrides.max is None and overrides.optimize_at is None:
+    if not replaced:
         return base
-    optimize_at = overrides.optimize_at
-    if optimize_at is None and base is not None and base.optimize_at is not None and (overrides.max is None or base.optimize_at <= overrides.max):
+    new_max = replaced.get("max")
+    optimize_at = replaced.get("optimize_at")
+    if optimize_at is None and base is not None and base.optimize_at is not None and (new_max is None or base.optimize_at <= new_max):
         optimize_at = base.optimize_at
-    top = overrides.max if overrides.max is not None else (base.max if base is not None else None)
+    top = new_max if new_max is not None else (base.max if base is not None else None)
     try:
         if top is not None and optimize_at is not None and optimize_at > top:
             raise TypeError(f"--optimize-at {optimize_at} is above --max {top}; optimize_at must be at most max")
@@ -407,4 +423,4 @@ def _budget(recorded: dict[str, Any] | None, overrides: Overrides) -> InputBudge
         raise ReplayError(str(exc)) from exc
 
 
-__all__ = ["Overrides", "PlannedReplay", "RecordedPlanner", "RecordedTool", "ReplayError", "ReplayedStep", "parse_rungs", "plan_recorded", "recorded_step", "replay_recorded", "replay_step"]
+__all__ = ["Overrides", "PlannedReplay", "RecordedPlanner", "RecordedTool", "ReplayError", "ReplayedStep", "parse_rungs", "plan_recorded", "recorded_inputs", "recorded_step", "replay_recorded", "replay_step"]

@@ -7,6 +7,13 @@ the replay document shows the ``to_dict()`` of the value the planner used. Both 
 dataclass fields (each field's type says its JSON form), so a field added here crosses the worker
 boundary with no other change; a field the planner only takes in this process (``profile``, found
 again by name in the worker) is marked ``wire=False``.
+
+Everything else about a field is its metadata too, so no other module names the overrides one by
+one: ``apply``, what of the recorded inputs it replaces (a key of the step's recorded frame, or
+``budget.KEY`` for one key of its input budget: ``applied``, which the planner plans from); ``form``,
+its name in the web form and as a CLI option (``--form``; the field's name when left out); ``label``,
+how a replay's title says it (a format of each of its values, ``shown``); ``words`` and ``min``, what
+it must be.
 """
 
 from __future__ import annotations
@@ -29,12 +36,14 @@ class Overrides:
     force; ``drop``: contexts to leave out.
     """
 
-    max: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens"})
-    optimize_at: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens"})
-    model: str | None = field(default=None, metadata={"words": "a capacity profile's name"})
-    profile: ModelCapacityProfile | None = field(default=None, metadata={"wire": False})
-    rungs: tuple[tuple[str, str], ...] = field(default=(), metadata={"words": "an object of contributor: rung"})
-    drop: tuple[str, ...] = field(default=(), metadata={"words": "a list of context ids"})
+    max: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens", "apply": "budget.max", "label": "max {:,}"})
+    optimize_at: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens", "apply": "budget.optimize_at",
+                                                            "label": "optimize at {:,}"})
+    model: str | None = field(default=None, metadata={"words": "a capacity profile's name", "apply": "model", "label": "model {}"})
+    profile: ModelCapacityProfile | None = field(default=None, metadata={"wire": False, "apply": "profile"})
+    rungs: tuple[tuple[str, str], ...] = field(default=(), metadata={"words": "an object of contributor: rung", "apply": "rungs", "form": "rung",
+                                                                     "label": "{} → {}"})
+    drop: tuple[str, ...] = field(default=(), metadata={"words": "a list of context ids", "apply": "drop", "label": "without {}"})
 
     @property
     def empty(self) -> bool:
@@ -63,6 +72,34 @@ class Overrides:
             except (TypeError, ValueError):
                 raise ValueError(f"override {name!r} must be {f.metadata.get('words', str(f.type))}{_minimum(f)} or left out, got {value!r}") from None
         return cls(**values)
+
+    def applied(self, recorded: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The recorded inputs with each override that is set in place of what its ``apply`` names,
+        and those replacements alone (``{apply: value}``). ``budget.KEY`` replaces one key of the
+        recorded input budget (none recorded: a budget of that key alone)."""
+        inputs, replaced = dict(recorded), {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value == f.default:
+                continue
+            target = f.metadata["apply"]
+            key, dot, inner = target.partition(".")
+            if key not in inputs:
+                raise KeyError(f"override {f.name!r} replaces {key!r}, which is not one of the recorded inputs ({', '.join(sorted(inputs))}): "
+                               "name one of them in its field's metadata 'apply'")
+            inputs[key] = {**(inputs[key] or {}), inner: value} if dot else value
+            replaced[target] = value
+        return inputs, replaced
+
+    def shown(self) -> list[tuple[dataclasses.Field[Any], tuple[Any, ...]]]:
+        """Each value of every wire field that is set, in field order, as the arguments of its
+        ``label`` (a pair of ``rungs`` is two): what a query string and a title are made of."""
+        return [(f, args) for f in wire_fields() for args in _KINDS[str(f.type)][2](getattr(self, f.name))]
+
+
+def form_name(f: dataclasses.Field[Any]) -> str:
+    """The field's name in the web form and as a CLI option (``--`` and dashes for underscores)."""
+    return str(f.metadata.get("form", f.name))
 
 
 def wire_fields() -> tuple[dataclasses.Field[Any], ...]:
@@ -102,13 +139,25 @@ def _names(value: Any, minimum: int | None) -> tuple[str, ...]:
     return tuple(value)
 
 
-# Each field type's (JSON form, check and value of the JSON form): a field of another type needs a line here.
-_KINDS: dict[str, tuple[Any, Any]] = {
-    "int | None": (lambda v: v, _int),
-    "str | None": (lambda v: v, _str),
-    "tuple[tuple[str, str], ...]": (dict, _pairs),
-    "tuple[str, ...]": (list, _names),
+# Each field type's (JSON form, check and value of the JSON form, its values as ``label`` arguments):
+# a field of another type needs a line here (and in the web form's ``_READERS``).
+_KINDS: dict[str, tuple[Any, Any, Any]] = {
+    "int | None": (lambda v: v, _int, lambda v: [] if v is None else [(v,)]),
+    "str | None": (lambda v: v, _str, lambda v: [(v,)] if v else []),
+    "tuple[tuple[str, str], ...]": (dict, _pairs, list),
+    "tuple[str, ...]": (list, _names, lambda v: [(x,) for x in v]),
 }
 
 
-__all__ = ["Overrides", "wire_fields"]
+def _check_fields() -> None:
+    """Every field says what it replaces and has a known kind; a wire field says how it is shown."""
+    for f in dataclasses.fields(Overrides):
+        missing = [key for key in ("apply", *(("words", "label") if f.metadata.get("wire", True) else ())) if key not in f.metadata]
+        if missing or (str(f.type) not in _KINDS and f.metadata.get("wire", True)):
+            raise TypeError(f"Overrides.{f.name} needs {', '.join(missing) or 'a kind in _KINDS'} in its field (see the module docstring)")
+
+
+_check_fields()
+
+
+__all__ = ["Overrides", "form_name", "wire_fields"]

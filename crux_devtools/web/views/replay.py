@@ -10,13 +10,14 @@ and latency. Variants travel in the query string (``v``), so the panel holds no 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from ...core.record.replay_overrides import Overrides
+from ...core.record.replay_overrides import Overrides, form_name, wire_fields
 from ...inspector.features.replay.source import SOURCES, Replayed
 from ...inspector.features.shown.sent import system_parts
 from ...review.render import describe, prefix_line
@@ -46,54 +47,73 @@ class Variant:
 
 
 def overrides_query(o: Overrides) -> str:
-    """The overrides as a query string (one ``v`` value of the panel)."""
-    pairs: list[tuple[str, str]] = []
-    if o.max is not None:
-        pairs.append(("max", str(o.max)))
-    if o.optimize_at is not None:
-        pairs.append(("optimize_at", str(o.optimize_at)))
-    if o.model:
-        pairs.append(("model", o.model))
-    pairs += [("rung", f"{c}={r}") for c, r in o.rungs]
-    pairs += [("drop", d) for d in o.drop]
-    return urlencode(pairs)
+    """The overrides as a query string (one ``v`` value of the panel): each value under its form name,
+    a pair as ``C=R``."""
+    return urlencode([(form_name(f), "=".join(str(a) for a in args)) for f, args in o.shown()])
 
 
 def overrides_label(o: Overrides) -> str:
-    """A variant's column title: its overrides in words."""
-    words = [f"max {o.max:,}" if o.max is not None else "", f"optimize at {o.optimize_at:,}" if o.optimize_at is not None else "",
-             f"model {o.model}" if o.model else ""]
-    words += [f"{c} → {r}" for c, r in o.rungs] + [f"without {d}" for d in o.drop]
-    return ", ".join(w for w in words if w) or "as recorded"
+    """A variant's column title: its overrides in words (each value in its field's ``label``)."""
+    return ", ".join(f.metadata["label"].format(*args) for f, args in o.shown()) or "as recorded"
+
+
+def _number(f: dataclasses.Field[Any], found: dict[str, Any], key: str, inner: str | None, value: str) -> str | None:
+    if inner is not None:
+        return None
+    least = f.metadata.get("min", 0)
+    if not value.isdigit() or int(value) < least:
+        return f"{key.replace('_', ' ')} must be {f.metadata['words']}{f', at least {least}' if 'min' in f.metadata else ''}; got {value!r}"
+    found[f.name] = int(value)
+    return None
+
+
+def _text(f: dataclasses.Field[Any], found: dict[str, Any], key: str, inner: str | None, value: str) -> str | None:
+    if inner is None:
+        found[f.name] = value
+    return None
+
+
+def _pair(f: dataclasses.Field[Any], found: dict[str, Any], key: str, inner: str | None, value: str) -> str | None:
+    pairs = found.setdefault(f.name, {})
+    if inner is not None:
+        pairs[inner] = value
+    elif "=" in value:
+        first, _sep, second = value.partition("=")
+        pairs[first.strip()] = second.strip()
+    return None
+
+
+def _name(f: dataclasses.Field[Any], found: dict[str, Any], key: str, inner: str | None, value: str) -> str | None:
+    names = found.setdefault(f.name, [])
+    if inner is None and value not in names:
+        names.append(value)
+    return None
+
+
+# How a form field of each kind of override is read (``replay_overrides._KINDS``): ``NAME`` with the
+# value, or for a pair also ``NAME:FIRST`` with the second; the reader puts the value in ``found`` or
+# returns the problem in words. A pair's or a list's values are collected, and made a tuple at the end.
+_READERS: dict[str, Any] = {"int | None": _number, "str | None": _text, "tuple[tuple[str, str], ...]": _pair, "tuple[str, ...]": _name}
 
 
 def parse_overrides(pairs: Iterable[tuple[str, str]]) -> tuple[Overrides, list[str]]:
-    """Overrides from form fields (``max``, ``optimize_at``, ``model``, ``rung`` as ``C=R`` or
-    ``rung:C`` = ``R``, ``drop``); blank fields are ignored. Returns the problems found, in words."""
+    """Overrides from form fields, each named by its override's form name (``max``, ``optimize_at``,
+    ``model``, ``rung`` as ``C=R`` or ``rung:C`` = ``R``, ``drop``); blank fields and unknown names
+    are ignored. Returns the problems found, in words."""
+    fields = {form_name(f): f for f in wire_fields()}
     problems: list[str] = []
-    numbers: dict[str, int | None] = {"max": None, "optimize_at": None}
-    model: str | None = None
-    rungs: dict[str, str] = {}
-    drop: list[str] = []
+    found: dict[str, Any] = {}
     for key, raw in pairs:
         value = raw.strip()
-        if not value:
+        name, sep, inner = key.partition(":")
+        f = fields.get(name)
+        if not value or f is None:
             continue
-        if key in numbers:
-            if not value.isdigit() or int(value) < 1:
-                problems.append(f"{key.replace('_', ' ')} must be a whole number of tokens, at least 1; got {value!r}")
-            else:
-                numbers[key] = int(value)
-        elif key == "model":
-            model = value
-        elif key == "rung" and "=" in value:
-            contributor, _sep, rung = value.partition("=")
-            rungs[contributor.strip()] = rung.strip()
-        elif key.startswith("rung:"):
-            rungs[key[5:]] = value
-        elif key == "drop" and value not in drop:
-            drop.append(value)
-    return Overrides(max=numbers["max"], optimize_at=numbers["optimize_at"], model=model, rungs=tuple(rungs.items()), drop=tuple(drop)), problems
+        problem = _READERS[str(f.type)](f, found, key, inner if sep else None, value)
+        if problem:
+            problems.append(problem)
+    values: dict[str, Any] = {name: tuple(v.items()) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v for name, v in found.items()}
+    return Overrides(**values), problems
 
 
 def parse_variant(pairs: Iterable[tuple[str, str]]) -> tuple[Variant, list[str]]:

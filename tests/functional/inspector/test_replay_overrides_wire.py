@@ -1,7 +1,8 @@
 """Every replay override reaches the worker's planner: each field of ``Overrides`` is set alone, sent as
 ``to_dict()`` through the session to the worker's ``replay_step`` (in-process transport: the same
 checks and JSON round trip as the pipe), and the replay document (the ``to_dict()`` of the value the
-planner used) shows it. A field added to ``Overrides`` that the worker side drops fails here."""
+planner used) shows it, planned otherwise than as recorded. A field added to ``Overrides`` that the
+worker side drops, or whose ``apply`` names an input the planner does not read, fails here."""
 
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ def test_every_override_has_a_sample_value_here() -> None:
 @pytest.mark.parametrize("source", ["recorded", "current"])
 async def test_each_override_reaches_the_planner_in_the_worker(recorded: tuple[ProjectSession, dict[str, Any]], source: str) -> None:
     session, run = recorded
+    as_recorded = await replay_variant(session, run, 1, Overrides(), source)
+    assert as_recorded.document is not None, as_recorded.error
     for f in wire_fields():
         overrides = Overrides(**{f.name: SAMPLES[f.name]})
         replayed = await replay_variant(session, run, 1, overrides, source)
@@ -53,6 +56,9 @@ async def test_each_override_reaches_the_planner_in_the_worker(recorded: tuple[P
         planned = Overrides.from_dict(replayed.document["overrides"])
         assert getattr(planned, f.name) == SAMPLES[f.name], f"override {f.name!r} did not reach the planner from the {source} source"
         assert planned == dataclasses.replace(Overrides(), **{f.name: SAMPLES[f.name]})  # and nothing else changed
+        assert replayed.document["replayed"] != as_recorded.document["replayed"], (
+            f"override {f.name!r} reached the planner but the step was planned as recorded from the {source} source: "
+            f"does its 'apply' ({f.metadata['apply']!r}) name an input plan_recorded reads?")
 
 
 async def test_a_bad_override_is_answered_with_what_it_must_be(recorded: tuple[ProjectSession, dict[str, Any]]) -> None:
