@@ -3,9 +3,9 @@
 ``get_context`` must count every match, sum each section's tokens, find each section's top item and
 order the sections the budget reaches. All of that needs every match scored (bm25), which is most of
 the cost; what is left is kept inside SQLite: the matches of one rowid range (part of one session, see
-``schema.slot_range``) go into a per-connection temp table keyed by rowid and indexed by
-``(sec, score, id)``, and assembly then asks it for per-section counts, one top row per section, or a
-section's rows best first. Nothing per match crosses into Python.
+``schema.slot_range``) go into a per-connection temp table keyed by ``(sec, score, id)``, and assembly
+then asks it for per-section counts, one top row per section, or a section's rows best first. Nothing
+per match crosses into Python.
 
 A large session is split in two rowid halves scored at the same time on two connections (SQLite
 releases the GIL while it works); each half is a complete, exact answer for its rows, and
@@ -27,9 +27,11 @@ from .sections import SECTION_RANK
 
 WORKING_MEMORY = SECTION_RANK["working_memory"]
 
+# One b-tree keyed in reading order: per-section counts stream from it without a sort, a section's
+# best rows are its last keys. (A rowid table plus an index on the same key costs two inserts a match.)
 _SETUP = (
-    "CREATE TEMP TABLE crux_scored (id INTEGER PRIMARY KEY, sec INTEGER NOT NULL, score REAL NOT NULL, tokens INTEGER NOT NULL)",
-    "CREATE INDEX temp.crux_scored_order ON crux_scored (sec, score, id)",
+    "CREATE TEMP TABLE crux_scored (sec INTEGER NOT NULL, score REAL NOT NULL, id INTEGER NOT NULL, tokens INTEGER NOT NULL,"
+    " PRIMARY KEY (sec, score, id)) WITHOUT ROWID",
 )
 # The FTS5 statistics record (row count and total size) changes with every write to the index; with
 # the newest rowid it tells two connections whether they read the same snapshot.
@@ -107,20 +109,21 @@ def score(conn: sqlite3.Connection, scope: Scope) -> Scored:
     """Score every match of ``scope`` into the connection's temp table (inside its open transaction)."""
     conn.execute("DELETE FROM temp.crux_scored")
     filters, params = scope.meta_filters()
-    # ``rank`` is FTS5's bm25 (negated: higher is better). Rows arrive in rowid order, so the temp
-    # table's primary key grows by appending.
+    # ``rank`` is FTS5's bm25 (negated: higher is better).
     matched = conn.execute(
-        "INSERT INTO temp.crux_scored (id, sec, score, tokens)"
-        " SELECT f.rowid, m.sec, -f.rank, m.tokens FROM entries_fts f CROSS JOIN entry_meta m ON m.id = f.rowid"
+        "INSERT INTO temp.crux_scored (sec, score, id, tokens)"
+        " SELECT m.sec, -f.rank, f.rowid, m.tokens FROM entries_fts f CROSS JOIN entry_meta m ON m.id = f.rowid"
         " WHERE entries_fts MATCH ? AND f.rowid BETWEEN ? AND ?" + filters,
         [scope.match, scope.lo, scope.hi, *params],
     ).rowcount
     if scope.working_memory and (scope.secs is None or WORKING_MEMORY in scope.secs):
+        # Only the working-memory entries that did not match: a match keeps its score.
         lane = "" if scope.lane is None else " AND lane = ?"
         conn.execute(
-            "INSERT OR IGNORE INTO temp.crux_scored (id, sec, score, tokens)"
-            " SELECT id, sec, 0.0, tokens FROM entry_meta WHERE sec = ? AND id BETWEEN ? AND ?" + lane,
-            [WORKING_MEMORY, scope.lo, scope.hi, *([] if scope.lane is None else [scope.lane])],
+            "INSERT INTO temp.crux_scored (sec, score, id, tokens)"
+            " SELECT sec, 0.0, id, tokens FROM entry_meta WHERE sec = ? AND id BETWEEN ? AND ?" + lane
+            + " AND id NOT IN (SELECT id FROM temp.crux_scored WHERE sec = ?)",
+            [WORKING_MEMORY, scope.lo, scope.hi, *([] if scope.lane is None else [scope.lane]), WORKING_MEMORY],
         )
     sections = {sec: [count, tokens] for sec, count, tokens in conn.execute("SELECT sec, count(*), sum(tokens) FROM temp.crux_scored GROUP BY sec")}
     return Scored(conn, sections, matched)
