@@ -72,9 +72,11 @@ OFFENDERS = textwrap.dedent(
 def suite_copy(tmp_path: Path, tier: str) -> Path:
     root = tmp_path / "tests"
     (root / tier / "core").mkdir(parents=True)
-    shutil.copy(TESTS / "conftest.py", root / "conftest.py")
-    for helper in ("tier_guard.py", "web_client.py"):
-        shutil.copy(TESTS / helper, root / helper)
+    # The whole top level of the real suite (its conftest and every helper module it imports), so the
+    # copy loads exactly as the real one does whatever the conftest comes to import.
+    for helper in TESTS.iterdir():
+        if helper.is_file() and helper.suffix in (".py", ".txt"):
+            shutil.copy(helper, root / helper.name)
     (root / tier / "core" / "test_offenders.py").write_text(OFFENDERS, encoding="utf-8")
     return root
 
