@@ -34,15 +34,58 @@ def model_profile(root: Path, name: str) -> Any:
     return ModelCapacityProfile(profile["context_window"], profile["default_output_reserve"], profile["counting_confidence"], cache_policy(profile))
 
 
-def build_overrides(root: Path, max_: int | None, optimize_at: int | None, model: str | None, rungs: tuple[str, ...], drop: tuple[str, ...]) -> Any:
-    from ..core.record.replay import Overrides, ReplayError, parse_rungs
+def option_name(f: Any) -> str:
+    """An override's CLI option: ``--`` and its form name with dashes (``--optimize-at``)."""
+    from ..core.record.replay_overrides import form_name
+
+    return "--" + form_name(f).replace("_", "-")
+
+
+def _rungs(f: Any, values: Any) -> tuple[tuple[str, str], ...]:
+    from ..core.record.replay import ReplayError, parse_rungs
 
     try:
-        pairs = parse_rungs(rungs)
+        return parse_rungs(values or ())
     except ReplayError as exc:
-        raise click.BadParameter(str(exc), param_hint="--rung") from None
-    profile = model_profile(root, model) if model is not None else None
-    return Overrides(max=max_, optimize_at=optimize_at, model=model, profile=profile, rungs=pairs, drop=tuple(drop))
+        raise click.BadParameter(str(exc), param_hint=option_name(f)) from None
+
+
+# How an override of each kind (``replay_overrides._KINDS``) is an option: its click type, whether it
+# repeats, and its value from the option's (a repeated option's values are a tuple, or a list or None
+# from the MCP tool). A field of a kind not here has no option: add its line.
+_OPTIONS: dict[str, tuple[Any, bool, Any]] = {
+    "int | None": (lambda f: click.IntRange(min=f.metadata.get("min")), False, lambda f, v: v),
+    "str | None": (lambda f: None, False, lambda f, v: v),
+    "tuple[tuple[str, str], ...]": (lambda f: None, True, _rungs),
+    "tuple[str, ...]": (lambda f: None, True, lambda f, v: tuple(v or ())),
+}
+
+
+def repeatable(f: Any) -> bool:
+    """Whether an override's option repeats (a list: one value each time)."""
+    return bool(_OPTIONS[str(f.type)][1])
+
+
+def override_options(command: Any) -> Any:
+    """One option per override of ``Overrides`` (its wire fields, in their order), each named by its
+    form name (``option_name``) with its field's ``metavar`` and ``help``; the command receives each
+    value under the form name, for ``build_overrides``."""
+    from ..core.record.replay_overrides import form_name, wire_fields
+
+    for f in reversed(wire_fields()):  # click lists the options in the order they were written, top down
+        kind, multiple, _read = _OPTIONS[str(f.type)]
+        command = click.option(option_name(f), form_name(f), type=kind(f), multiple=multiple, metavar=f.metadata["metavar"], help=f.metadata["help"])(command)
+    return command
+
+
+def build_overrides(root: Path, options: Any) -> Any:
+    """The ``Overrides`` of the values of ``override_options`` (a mapping of form name to value; one
+    left out is its default), with the capacity profile of ``model`` from the project's pyproject."""
+    from ..core.record.replay_overrides import Overrides, form_name, wire_fields
+
+    values = {f.name: _OPTIONS[str(f.type)][2](f, options.get(form_name(f))) for f in wire_fields()}
+    model = values.get("model")
+    return Overrides(**values, profile=model_profile(root, model) if model is not None else None)
 
 
 def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> dict[str, Any]:
@@ -70,11 +113,7 @@ def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> 
     "--source", type=click.Choice(["recorded", "current"]), default="recorded", show_default=True,
     help="recorded: plan from what the step was planned from; current: from the project's source as it is now.",
 )
-@click.option("--max", "max_", type=click.IntRange(min=1), metavar="N", help="Plan with this max input budget (tokens).")
-@click.option("--optimize-at", type=click.IntRange(min=1), metavar="N", help="Plan with this optimize_at input budget (tokens).")
-@click.option("--model", metavar="NAME", help="Plan against this capacity profile of [tool.crux-devtools.models.NAME].")
-@click.option("--rung", "rungs", multiple=True, metavar="CONTRIBUTOR=RUNG", help="Force a ladder contributor to one rung its ladder allows (repeatable).")
-@click.option("--drop", multiple=True, metavar="CONTEXT", help="Leave this context out, with what it owns and its tools (repeatable).")
+@override_options
 @click.option("--brief", is_flag=True, help="Cut long texts of the replayed request to a few lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the replay as JSON: recorded and replayed requests, changes, cache prefix.")
 @click.option("--send", is_flag=True, help="Send the replayed request to the run's model and record the answer as a child run.")
@@ -82,8 +121,8 @@ def replay_recorded_step(root: Path, run_id: str, step: int, overrides: Any) -> 
 @click.option("--continue", "continue_", is_flag=True, help="Fork the agent at this step and run on; tool calls are answered from the run's recorded results.")
 @click.option("--live-tools", is_flag=True, help="With --continue: run a tool call that was never recorded (else the fork stops there).")
 def replay(
-    directory: str, run_id: str, step: int, source: str, max_: int | None, optimize_at: int | None, model: str | None,
-    rungs: tuple[str, ...], drop: tuple[str, ...], brief: bool, as_json: bool, send: bool, yes: bool, continue_: bool, live_tools: bool,
+    directory: str, run_id: str, step: int, source: str, brief: bool, as_json: bool, send: bool, yes: bool, continue_: bool, live_tools: bool,
+    **override_values: Any,
 ) -> None:
     """Plan step K of a recorded run again and show how the request compares with the one sent.
 
@@ -104,7 +143,7 @@ def replay(
     if live_tools and not continue_:
         raise click.UsageError("--live-tools goes with --continue")
     root = _project(directory)
-    overrides = build_overrides(root, max_, optimize_at, model, rungs, drop)
+    overrides = build_overrides(root, override_values)
     if source == "current":
         from .replay_current import replay_current_step
 

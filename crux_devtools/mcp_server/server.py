@@ -10,6 +10,8 @@ carries the confirmation token the first answer gave.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
@@ -21,6 +23,7 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from ..core.record.replay_overrides import form_name, wire_fields
 from ..core.record.runstore import RunStatus
 from .answers import Detail, agent_json, answer_text, error_document
 from .spending import Spending
@@ -106,6 +109,37 @@ def agreement(outcome: ElicitationResult[Any]) -> bool | None:
     return isinstance(data, Agreed) and data.agree
 
 
+# Each kind of replay override (``replay_overrides._KINDS``) as a tool argument: its type and its
+# ``Field`` keywords; its value reaches ``cli.replay.build_overrides`` as the CLI option's would.
+_ARGUMENTS: dict[str, Callable[[dataclasses.Field[Any]], tuple[Any, dict[str, Any]]]] = {
+    "int | None": lambda f: (int | None, {"ge": f.metadata["min"]} if "min" in f.metadata else {}),
+    "str | None": lambda f: (str | None, {}),
+    "tuple[tuple[str, str], ...]": lambda f: (list[str] | None, {"description": f"{f.metadata['metavar']}, each"}),  # each pair as the option's C=R
+    "tuple[str, ...]": lambda f: (list[str] | None, {}),
+}
+
+
+def override_parameters() -> list[inspect.Parameter]:
+    """One tool argument per replay override, named by its form name, in the table's order (``None``:
+    as recorded)."""
+    parameters = []
+    for f in wire_fields():
+        kind, keywords = _ARGUMENTS[str(f.type)](f)
+        default = Field(default=None, **keywords) if keywords else None
+        parameters.append(inspect.Parameter(form_name(f), inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=kind))
+    return parameters
+
+
+def override_arguments(tool: Callable[..., Awaitable[CallToolResult]]) -> Callable[..., Awaitable[CallToolResult]]:
+    """``tool`` as the SDK reads its arguments: the replay overrides (``override_parameters``) in place
+    of its ``**override_values``, after ``source``; each value given is passed in ``override_values``."""
+    signature = inspect.signature(tool, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    at = [p.name for p in own].index("source") + 1
+    tool.__signature__ = signature.replace(parameters=[*own[:at], *override_parameters(), *own[at:]])  # type: ignore[attr-defined]
+    return tool
+
+
 def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = "crux-devtools") -> MCPServer:
     """The MCP server over ``tools`` (started and stopped by the caller)."""
     server = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -159,14 +193,12 @@ def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = 
         return await answering(sync(lambda: tools.run(id, step)), detail)
 
     @server.tool(annotations=READ_ONLY)
+    @override_arguments
     async def replay(
-        run: str, step: int = 0, source: Literal["recorded", "current"] = "recorded",
-        max: int | None = Field(default=None, ge=1), optimize_at: int | None = Field(default=None, ge=1),
-        model: str | None = None, rung: list[str] | None = Field(default=None, description="CONTRIBUTOR=RUNG, each"),
-        drop: list[str] | None = None, detail: DetailArg = "compact",
+        run: str, step: int = 0, source: Literal["recorded", "current"] = "recorded", detail: DetailArg = "compact", **override_values: Any,
     ) -> CallToolResult:
         """Plan a recorded step again, as it was or with overrides, beside the recorded request: `replay --json`."""
-        return await answering(lambda: tools.replay(run, step, source=source, max=max, optimize_at=optimize_at, model=model, rungs=rung, drop=drop), detail)
+        return await answering(lambda: tools.replay(run, step, source=source, **override_values), detail)
 
     if allow_spend:
         spending = SPENDING[server] = Spending(tools)
@@ -182,17 +214,13 @@ def build_server(tools: ProjectTools, *, allow_spend: bool = False, name: str = 
             return await answering(lambda: spending.run_target(agreement(agreed), target, example, input, confirm), detail)
 
         @server.tool(annotations=SPENDS)
+        @override_arguments
         async def replay_send(
             run: str, agreed: Annotated[ElicitationResult[Agreed], Resolve(ask_before_send)], step: int = 0,
-            source: Literal["recorded", "current"] = "recorded",
-            max: int | None = Field(default=None, ge=1), optimize_at: int | None = Field(default=None, ge=1),
-            model: str | None = None, rung: list[str] | None = None, drop: list[str] | None = None,
-            confirm: str | None = None, detail: DetailArg = "compact",
+            source: Literal["recorded", "current"] = "recorded", confirm: str | None = None, detail: DetailArg = "compact", **override_values: Any,
         ) -> CallToolResult:
             """Send a replayed step to the run's model and record the answer as a child run: CALLS A MODEL (asks first
             when it is not scripted)."""
-            return await answering(
-                lambda: spending.replay_send(agreement(agreed), run, step, source=source, max=max, optimize_at=optimize_at, model=model,
-                                             rungs=rung, drop=drop, confirm=confirm), detail)
+            return await answering(lambda: spending.replay_send(agreement(agreed), run, step, source=source, confirm=confirm, **override_values), detail)
 
     return server

@@ -294,10 +294,9 @@ class ProjectTools:
         known = [s.get("index") for s in steps]
         raise ToolFault(f"run {id!r} has no step {step}; its steps: {', '.join(map(str, known)) or 'none'}", known=known)
 
-    async def replay(
-        self, run: str, step: int = 0, *, source: str = "recorded", max: int | None = None, optimize_at: int | None = None,
-        model: str | None = None, rungs: list[str] | None = None, drop: list[str] | None = None,
-    ) -> dict[str, Any]:
+    async def replay(self, run: str, step: int = 0, *, source: str = "recorded", **override_values: Any) -> dict[str, Any]:
+        """``override_values``: each replay override under its form name, as the CLI's options take it
+        (``max=2000``, ``rung=["catalog=summary"]``; ``cli.replay.build_overrides``)."""
         from ..cli.replay import build_overrides
         from ..inspector.features.replay.source import SOURCES, replay_variant
 
@@ -305,7 +304,7 @@ class ProjectTools:
             raise ToolFault(f"source {source!r} is not one of {', '.join(SOURCES)}", known=list(SOURCES))
         self.run(run, step)  # an unknown run or step: the error names the known ones
         try:
-            overrides = build_overrides(self.root, max, optimize_at, model, tuple(rungs or ()), tuple(drop or ()))
+            overrides = build_overrides(self.root, override_values)
         except click.ClickException as exc:
             raise ToolFault(exc.format_message()) from None
         await self.fresh()

@@ -13,7 +13,9 @@ one: ``apply``, what of the recorded inputs it replaces (a key of the step's rec
 ``budget.KEY`` for one key of its input budget: ``applied``, which the planner plans from); ``form``,
 its name in the web form and as a CLI option (``--form``; the field's name when left out); ``label``,
 how a replay's title says it (a format of each of its values, ``shown``); ``words`` and ``min``, what
-it must be.
+it must be; ``metavar`` and ``help``, its CLI option's (``cli/replay.override_options``, which also
+makes the MCP tool's argument of it). A list is a repeatable option; the TUI's replay screen edits
+each override of a kind it has an input for.
 """
 
 from __future__ import annotations
@@ -36,14 +38,19 @@ class Overrides:
     force; ``drop``: contexts to leave out.
     """
 
-    max: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens", "apply": "budget.max", "label": "max {:,}"})
+    max: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens", "apply": "budget.max", "label": "max {:,}",
+                                                    "metavar": "N", "help": "Plan with this max input budget (tokens)."})
     optimize_at: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens", "apply": "budget.optimize_at",
-                                                            "label": "optimize at {:,}"})
-    model: str | None = field(default=None, metadata={"words": "a capacity profile's name", "apply": "model", "label": "model {}"})
+                                                            "label": "optimize at {:,}", "metavar": "N",
+                                                            "help": "Plan with this optimize_at input budget (tokens)."})
+    model: str | None = field(default=None, metadata={"words": "a capacity profile's name", "apply": "model", "label": "model {}", "metavar": "NAME",
+                                                      "help": "Plan against this capacity profile of [tool.crux-devtools.models.NAME]."})
     profile: ModelCapacityProfile | None = field(default=None, metadata={"wire": False, "apply": "profile"})
     rungs: tuple[tuple[str, str], ...] = field(default=(), metadata={"words": "an object of contributor: rung", "apply": "rungs", "form": "rung",
-                                                                     "label": "{} → {}"})
-    drop: tuple[str, ...] = field(default=(), metadata={"words": "a list of context ids", "apply": "drop", "label": "without {}"})
+                                                                     "label": "{} → {}", "metavar": "CONTRIBUTOR=RUNG",
+                                                                     "help": "Force a ladder contributor to one rung its ladder allows (repeatable)."})
+    drop: tuple[str, ...] = field(default=(), metadata={"words": "a list of context ids", "apply": "drop", "label": "without {}", "metavar": "CONTEXT",
+                                                        "help": "Leave this context out, with what it owns and its tools (repeatable)."})
 
     @property
     def empty(self) -> bool:
@@ -152,7 +159,7 @@ _KINDS: dict[str, tuple[Any, Any, Any]] = {
 def _check_fields() -> None:
     """Every field says what it replaces and has a known kind; a wire field says how it is shown."""
     for f in dataclasses.fields(Overrides):
-        missing = [key for key in ("apply", *(("words", "label") if f.metadata.get("wire", True) else ())) if key not in f.metadata]
+        missing = [key for key in ("apply", *(("words", "label", "metavar", "help") if f.metadata.get("wire", True) else ())) if key not in f.metadata]
         if missing or (str(f.type) not in _KINDS and f.metadata.get("wire", True)):
             raise TypeError(f"Overrides.{f.name} needs {', '.join(missing) or 'a kind in _KINDS'} in its field (see the module docstring)")
 
