@@ -5,7 +5,8 @@
 max input budget (``binding_budget``); ``m`` switches them to the other one; ``0`` goes back to the
 recorded budget, ``t`` switches what the step is planned from (its recording, or today's
 source: ``inspector/features/replay/source.replay_variant``, as the CLI's ``replay --source current``), ``v`` pins the current replay as a variant (three at most: the oldest
-goes), ``c`` clears the pinned ones, ``s`` sends the current replay to the run's model and records
+goes), ``c`` clears the pinned ones, ``o`` edits every override (``screens/overrides.py``: the budget,
+the model profile, forced rungs, contexts left out, and any override added to ``Overrides`` later), ``s`` sends the current replay to the run's model and records
 the answer as a child run (a model that is not scripted only after a confirmation that shows the
 estimated input cost). Each replay and send runs in the session's worker (the planner and the model
 adapter never run in the TUI's process).
@@ -14,6 +15,7 @@ adapter never run in the TUI's process).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 from rich.text import Text
@@ -31,6 +33,7 @@ from ...inspector.features.runs.costs import prices_for
 from ..replay_render import render_sent, render_variants, variant_label
 from ..widgets.footer import KeysFooter
 from .confirm_run import ConfirmRun
+from .overrides import OverridesScreen
 
 MAX_PINNED = 3
 
@@ -59,6 +62,7 @@ class ReplayScreen(Screen[None]):
         Binding("v", "pin", "Pin as variant"),
         Binding("c", "clear", "Clear variants"),
         Binding("s", "send", "Send to the model"),
+        Binding("o", "overrides", "Overrides"),
     ]
 
     def __init__(self, run: dict[str, Any], index: int, session: Any) -> None:
@@ -72,6 +76,7 @@ class ReplayScreen(Screen[None]):
         self.binding, self.recorded_binding = binding_budget(request)  # what + and - move, and from where
         self.max: int | None = None
         self.optimize_at: int | None = None
+        self.edited = Overrides()  # what ``o`` set (its budget is moved by + and - from then on)
         self.source = "recorded"  # what the step is planned from: "recorded" (its recording) or "current" (today's source)
         self.current: tuple[str, dict[str, Any] | None, str | None] = ("as recorded", None, None)
         self.pinned: list[tuple[str, dict[str, Any] | None, str | None]] = []
@@ -90,7 +95,7 @@ class ReplayScreen(Screen[None]):
         self.replay()
 
     def overrides(self) -> Overrides:
-        return Overrides(max=self.max, optimize_at=self.optimize_at)
+        return dataclasses.replace(self.edited, max=self.max, optimize_at=self.optimize_at)
 
     def show(self) -> None:
         self.query_one("#replay-head", Static).update(self.head())
@@ -124,6 +129,16 @@ class ReplayScreen(Screen[None]):
             error = f"{error}; press t to plan it from today's source (or run: {command})"
         self.current = (label, replayed.document, error)
         self.show()
+
+    def action_overrides(self) -> None:
+        """Edit every override (``OverridesScreen``); a change replays the step."""
+
+        def edited(overrides: Overrides | None) -> None:
+            if overrides is not None and overrides != self.overrides():
+                self.edited, self.max, self.optimize_at = overrides, overrides.max, overrides.optimize_at
+                self.replay()
+
+        self.app.push_screen(OverridesScreen(self.overrides()), edited)
 
     def action_toggle_source(self) -> None:
         self.source = "current" if self.source == "recorded" else "recorded"

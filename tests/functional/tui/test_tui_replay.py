@@ -14,11 +14,14 @@ import pytest
 from chat_server import ChatServer
 from rich.console import Console
 from test_replay_send import chat_project  # noqa: F401 - the fixture
+from textual.widgets import Input
 
+from crux_devtools.core.record.replay_overrides import Overrides, form_name, wire_fields
 from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.replay_render import render_variants
+from crux_devtools.tui.screens.overrides import OverridesScreen
 from crux_devtools.inspector.transport.inprocess import in_process
 
 REPO = Path(__file__).resolve().parents[3]
@@ -112,6 +115,38 @@ async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) 
         await pilot.press("escape")
         await pilot.pause()
         assert type(app.screen).__name__ == "RunDetailScreen"
+
+
+async def test_o_edits_every_override_and_replays_with_what_it_says(tmp_path: Path) -> None:
+    project = record_sample(tmp_path)
+    run = newest_run(project)
+    session = ProjectSession(project, transport=in_process, history=False, watch=False)
+    app = make_tui(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await open_replay(app, pilot, run)  # step 1
+        await wait_for(app, pilot, "identical to the recorded request")
+        await pilot.press("o")
+        dialog = await wait_until(pilot, lambda: app.screen if isinstance(app.screen, OverridesScreen) else None)
+        assert [i.id for i in dialog.query(Input)] == [f"override-{form_name(f)}" for f in wire_fields()]  # one input per override
+        dialog.query_one("#override-max", Input).value = "lots"
+        dialog.query_one("#override-drop", Input).value = "house-rules"
+        dialog.query_one("#override-model", Input).value = "nimbus-local"
+        dialog.query_one("#override-drop", Input).focus()
+        await pilot.press("enter")
+        problem = await wait_until(pilot, lambda: str(dialog.query_one("#overrides-problem").content))
+        assert problem == "override 'max' must be a whole number of tokens, at least 1, or left out, got 'lots'" and app.screen is dialog
+        dialog.query_one("#override-max", Input).value = ""
+        await pilot.press("enter")
+        text = await wait_for(app, pilot, "now: model=nimbus-local, drop house-rules")
+        assert "house-rules" in text and app.screen.overrides() == Overrides(model="nimbus-local", drop=("house-rules",))
+        await pilot.press("minus")  # the budget keys move the budget on top of them
+        await wait_for(app, pilot, "now: optimize-at=2520, model=nimbus-local, drop house-rules")
+        await pilot.press("o")
+        dialog = await wait_until(pilot, lambda: app.screen if isinstance(app.screen, OverridesScreen) else None)
+        assert dialog.query_one("#override-optimize_at", Input).value == "2520"  # what the replay is now
+        await pilot.press("escape")  # nothing changes
+        await wait_until(pilot, lambda: not isinstance(app.screen, OverridesScreen))
+        assert app.screen.overrides() == Overrides(optimize_at=2520, model="nimbus-local", drop=("house-rules",))
 
 
 async def wait_for_sent(app: Any, pilot: Any, needle: str) -> str:
