@@ -45,9 +45,6 @@ class Overrides:
                                                             "help": "Plan with this optimize_at input budget (tokens)."})
     model: str | None = field(default=None, metadata={"words": "a capacity profile's name", "apply": "model", "label": "model {}", "metavar": "NAME",
                                                       "help": "Plan against this capacity profile of [tool.crux-devtools.models.NAME]."})
-    max_tokens: int | None = field(default=None, metadata={"min": 1, "words": "a whole number of tokens", "apply": "max_tokens",
-                                                           "label": "max tokens {:,}", "metavar": "N",
-                                                           "help": "Plan with this output reserve (max_tokens of the request)."})
     profile: ModelCapacityProfile | None = field(default=None, metadata={"wire": False, "apply": "profile"})
     rungs: tuple[tuple[str, str], ...] = field(default=(), metadata={"words": "an object of contributor: rung", "apply": "rungs", "form": "rung",
                                                                      "label": "{} → {}", "metavar": "CONTRIBUTOR=RUNG",

@@ -31,7 +31,6 @@ SAMPLES: dict[str, Any] = {
     "max": 5000,
     "optimize_at": 3000,
     "model": "nimbus-local",
-    "max_tokens": 4000,
     "rungs": (("catalog", "authored:catalog-index"),),
     "drop": ("house-rules",),
 }
