@@ -13,9 +13,10 @@ one: ``apply``, what of the recorded inputs it replaces (a key of the step's rec
 ``budget.KEY`` for one key of its input budget: ``applied``, which the planner plans from); ``form``,
 its name in the web form and as a CLI option (``--form``; the field's name when left out); ``label``,
 how a replay's title says it (a format of each of its values, ``shown``); ``words`` and ``min``, what
-it must be; ``metavar`` and ``help``, its CLI option's (``cli/replay.override_options``, which also
-makes the MCP tool's argument of it). A list is a repeatable option; the TUI's replay screen edits
-each override of a kind it has an input for.
+it must be; ``metavar`` and ``help``, its CLI option's. Each front end offers every field by its
+kind: the CLI's option (``cli/replay.override_options``, a list repeatable), the MCP replay tools'
+argument (``mcp_server/server.override_arguments``), the web form (``web/views/replay.py``) and the
+TUI replay screen's input (``tui/screens/overrides.py``).
 """
 
 from __future__ import annotations
