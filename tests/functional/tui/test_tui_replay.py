@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,15 +84,22 @@ async def open_replay(app: Any, pilot: Any, run: dict[str, Any]) -> None:
     await pilot.press("n", "R")
 
 
-async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) -> None:
+@asynccontextmanager
+async def replaying(tmp_path: Path) -> AsyncIterator[tuple[Any, Any, Path, dict[str, Any]]]:
+    """(app, pilot, project, run): the TUI on the replay screen of step 1 of a recorded sample run,
+    once it shows the step replayed as recorded."""
     project = record_sample(tmp_path)
     run = newest_run(project)
-    session = ProjectSession(project, transport=in_process, history=False, watch=False)
-    app = make_tui(session)
+    app = make_tui(ProjectSession(project, transport=in_process, history=False, watch=False))
     async with app.run_test(size=(160, 50)) as pilot:
         await open_replay(app, pilot, run)  # step 1
-        text = await wait_for(app, pilot, "identical to the recorded request")
-        assert "as recorded" in text
+        await wait_for(app, pilot, "identical to the recorded request")
+        yield app, pilot, project, run
+
+
+async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) -> None:
+    async with replaying(tmp_path) as (app, pilot, project, run):
+        assert "as recorded" in shown(app)
         # the header fits the 160 columns whole, on one line (the keys are the footer's)
         assert [line for line in screen_lines(app) if head(app) in line], (head(app), screen_lines(app)[:4])
         footer = screen_lines(app)[-1]
@@ -118,13 +127,7 @@ async def test_r_replays_the_step_and_budget_keys_make_variants(tmp_path: Path) 
 
 
 async def test_o_edits_every_override_and_replays_with_what_it_says(tmp_path: Path) -> None:
-    project = record_sample(tmp_path)
-    run = newest_run(project)
-    session = ProjectSession(project, transport=in_process, history=False, watch=False)
-    app = make_tui(session)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await open_replay(app, pilot, run)  # step 1
-        await wait_for(app, pilot, "identical to the recorded request")
+    async with replaying(tmp_path) as (app, pilot, _project, _run):
         await pilot.press("o")
         dialog = await wait_until(pilot, lambda: app.screen if isinstance(app.screen, OverridesScreen) else None)
         assert [i.id for i in dialog.query(Input)] == [f"override-{form_name(f)}" for f in wire_fields()]  # one input per override
