@@ -194,8 +194,11 @@ class LoadError:
 
     @classmethod
     def from_dict(cls, value: LoadErrorDict) -> LoadError:
-        """The error a ``LoadErrorDict`` holds (check one from a worker with ``wire.check_load_error`` first)."""
-        return cls(value["type"], value["message"], value["file"], value["line"], value["traceback"])
+        """The error a ``LoadErrorDict`` holds (check one from a worker with ``wire.check_load_error`` first).
+        Read field by field from the dataclass, so a field added to both (``to_dict`` is checked by
+        mypy against the shape) travels back without a line here."""
+        fields: Mapping[str, Any] = value
+        return cls(**{field.name: fields[field.name] for field in dataclasses.fields(cls)})
 
     def located(self, file: str | None, line: int | None) -> LoadError:
         """This error at ``file:line`` when it names no file of its own."""

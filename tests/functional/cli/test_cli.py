@@ -273,6 +273,21 @@ def test_the_command_table_names_each_command_with_its_own_short_help() -> None:
     assert main.list_commands(ctx) == sorted(COMMANDS)
 
 
+def test_every_command_a_module_of_the_cli_defines_is_in_the_command_table() -> None:
+    """A ``click.command("NAME")`` in ``cli/NAME.py`` without its line in ``COMMANDS`` is no command at all."""
+    import ast
+
+    from crux_devtools.cli import COMMANDS
+
+    defined = {}
+    for path in sorted((REPO / "crux_devtools" / "cli").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            for decorator in getattr(node, "decorator_list", []):
+                if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) in ("click.command", "click.group") and decorator.args:
+                    defined[ast.literal_eval(decorator.args[0])] = f"{path.stem}:{node.name}"  # type: ignore[attr-defined]
+    assert defined == {name: entry.target for name, entry in COMMANDS.items()}
+
+
 def test_help_lists_every_command_without_importing_any_command_module() -> None:
     code = (
         "import sys\nfrom crux_devtools.cli import main\n"

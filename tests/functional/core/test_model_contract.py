@@ -92,6 +92,24 @@ def test_the_shipped_adapters_and_the_documented_one_are_models() -> None:
         assert isinstance(model, Model), type(model).__name__
 
 
+def test_every_adapter_shipped_in_the_models_folder_is_a_public_name() -> None:
+    """A class with ``complete`` in a module of ``core/run/models/`` is re-exported by the folder's
+    ``__init__`` and named in the core's table (``_SOURCES["run.models"]``), so ``from crux_devtools import`` finds it."""
+    import importlib
+    import pkgutil
+
+    import crux_devtools
+    from crux_devtools.core.run import models
+
+    shipped = set()
+    for info in pkgutil.iter_modules(models.__path__):
+        module = importlib.import_module(f"{models.__name__}.{info.name}")
+        shipped |= {name for name, value in vars(module).items() if isinstance(value, type) and value.__module__ == module.__name__ and callable(getattr(value, "complete", None))}
+    assert {"ScriptedModel", "OpenAICompatibleModel", "AnthropicModel"} <= shipped
+    assert shipped <= set(models.__all__), "import the adapter in core/run/models/__init__.py and name it in __all__"
+    assert shipped <= set(crux_devtools.__all__), "name the adapter in _SOURCES['run.models'] of core/__init__.py (and its TYPE_CHECKING import)"
+
+
 def test_an_object_without_complete_is_not_a_model_even_with_every_optional_hook() -> None:
     class OnlyHooks:
         name = "x"
