@@ -52,14 +52,27 @@ class _WorkerThreadsApart:
 
 
 @contextmanager
-def in_process_workers() -> Iterator[None]:
-    """Every ``WorkerPool`` made meanwhile starts in-process workers (unless it was given another
-    way), and what user code prints in them is kept out of this process's stdout and stderr."""
-    init, answer = pool.WorkerPool.__init__, InProcessWorker._answer
-    workers: set[int] = set()
+def in_process_pools() -> Iterator[None]:
+    """Every ``WorkerPool`` made meanwhile starts in-process workers (unless it was given another way):
+    the sessions a command, a page or a diff's base evaluation makes."""
+    init = pool.WorkerPool.__init__
 
     def in_process_init(self: pool.WorkerPool, root: Path, *, start: pool.StartWorker | None = None, **options: bool) -> None:
         init(self, root, start=start or in_process, **options)
+
+    pool.WorkerPool.__init__ = in_process_init  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        pool.WorkerPool.__init__ = init  # type: ignore[method-assign]
+
+
+@contextmanager
+def in_process_workers() -> Iterator[None]:
+    """``in_process_pools``, and what user code prints in those workers kept out of this process's
+    stdout and stderr."""
+    answer = InProcessWorker._answer
+    workers: set[int] = set()
 
     def apart(self: InProcessWorker, request: dict[str, Any], deliver: Any) -> dict[str, Any]:
         workers.add(threading.get_ident())
@@ -70,12 +83,12 @@ def in_process_workers() -> Iterator[None]:
 
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _WorkerThreadsApart(out, workers), _WorkerThreadsApart(err, workers)  # type: ignore[assignment]
-    pool.WorkerPool.__init__ = in_process_init  # type: ignore[method-assign]
     InProcessWorker._answer = apart  # type: ignore[method-assign]
     try:
-        yield
+        with in_process_pools():
+            yield
     finally:
-        pool.WorkerPool.__init__, InProcessWorker._answer = init, answer  # type: ignore[method-assign]
+        InProcessWorker._answer = answer  # type: ignore[method-assign]
         sys.stdout, sys.stderr = out, err
 
 
