@@ -26,7 +26,7 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from crux_devtools.cli import main
 from crux_devtools.inspector.transport import pool
@@ -103,13 +103,20 @@ class _Command:
             return main.main(*args, **kwargs)
 
 
+def invoke(*args: str, input: str | None = None, env: Mapping[str, str] | None = None, catch_exceptions: bool = True) -> Result:
+    """``CliRunner().invoke`` of ``crux-devtools ARGS``, its workers in this process (``env``: added to
+    the environment meanwhile)."""
+    return CliRunner().invoke(_Command(), list(args), input=input, env=dict(env or {}), prog_name="crux-devtools",  # type: ignore[arg-type]
+                              catch_exceptions=catch_exceptions)
+
+
 def cli(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
     """``crux-devtools ARGS`` run in this process, in ``cwd``, with ``env`` added to the environment."""
     before = os.getcwd()
     if cwd is not None:
         os.chdir(cwd)
     try:
-        result = CliRunner().invoke(_Command(), list(args), input=input, env=dict(env or {}), prog_name="crux-devtools")  # type: ignore[arg-type]
+        result = invoke(*args, input=input, env=env)
     finally:
         os.chdir(before)
     stderr, code = result.stderr, result.exit_code
