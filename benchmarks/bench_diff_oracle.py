@@ -195,8 +195,13 @@ def requests(report: dict[str, Any]) -> dict[tuple[str, str], Any]:
     return found
 
 
-def inspect(project: Path) -> dict[tuple[str, str], Any]:
-    done = subprocess.run([CLI, "inspect", str(project), "--json", "--timeout", "30"], capture_output=True, text=True, check=False)
+def command(*args: str) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools ARGS`` as a process (the test runs the same commands in its own process)."""
+    return subprocess.run([CLI, *args], capture_output=True, text=True, check=False)
+
+
+def inspect(project: Path, cli: Callable[..., subprocess.CompletedProcess[str]] = command) -> dict[tuple[str, str], Any]:
+    done = cli("inspect", str(project), "--json", "--timeout", "30")
     try:
         return requests(json.loads(done.stdout))
     except json.JSONDecodeError:
@@ -241,15 +246,17 @@ def restore(project: Path) -> None:
     git(top, "submodule", "foreach", "-q", "git checkout -q -- . && git clean -fdq")
 
 
-def check_edit(project: Path, edit: Edit, before: dict[tuple[str, str], Any]) -> Outcome:
+def check_edit(
+    project: Path, edit: Edit, before: dict[tuple[str, str], Any], cli: Callable[..., subprocess.CompletedProcess[str]] = command
+) -> Outcome:
     """Apply ``edit`` to the working tree, compare ``diff`` with the oracle, restore the tree."""
     try:
         edit.apply(project)
-        done = subprocess.run([CLI, "diff", str(project), "--format", "json", "--timeout", "30"], capture_output=True, text=True, check=False)
+        done = cli("diff", str(project), "--format", "json", "--timeout", "30")
         if done.returncode != 0:
             return Outcome(edit.name, 0, 0, [f"diff exited {done.returncode}: {done.stderr.strip()[:200]}"], [], [])
         document = json.loads(done.stdout)
-        expected = oracle(before, inspect(project))
+        expected = oracle(before, inspect(project, cli))
     finally:
         restore(project)
     got = {(p["id"], e["name"]): e for p in document["prompts"] for e in p["examples"]}
@@ -262,16 +269,19 @@ def check_edit(project: Path, edit: Edit, before: dict[tuple[str, str], Any]) ->
     return Outcome(edit.name, len(expected), changed, wrong, unnamed, kinds)
 
 
-def run_oracle(tmp: Path, only: set[str] | None = None) -> list[Outcome]:
-    """Every edit of both projects (``only``: those names), each checked against the oracle."""
+def run_oracle(
+    tmp: Path, only: set[str] | None = None, cli: Callable[..., subprocess.CompletedProcess[str]] = command
+) -> list[Outcome]:
+    """Every edit of both projects (``only``: those names), each checked against the oracle; ``cli``
+    runs one ``crux-devtools`` command (default: a process)."""
     outcomes: list[Outcome] = []
     for make, edits in ((sample_repository, SAMPLE_EDITS), (generated_repository, GENERATED_EDITS)):
         chosen = [e for e in edits if only is None or e.name in only]
         if not chosen:
             continue
         project = make(tmp)
-        before = inspect(head_clone(project, tmp))
-        outcomes += [check_edit(project, edit, before) for edit in chosen]
+        before = inspect(head_clone(project, tmp), cli)
+        outcomes += [check_edit(project, edit, before, cli) for edit in chosen]
     return outcomes
 
 

@@ -1,20 +1,20 @@
 """``crux-devtools check`` refuses a ``[tool.crux-devtools]`` it cannot fully understand: an unknown
 key (a typo would otherwise be ignored, and the project planned against what the person did not
-mean) and a ``default_model`` that names no profile. Run as the real command on a real project."""
+mean) and a ``default_model`` that names no profile. Run as the real command on a real project, in
+this process with in-process workers (``cli_in_process``; ``test_check.py`` runs it as a process)."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-from waits import WAIT
+from cli_in_process import cli
 
 GOOD = "from crux_devtools import prompt\n\nhello = prompt('hello', system='Hi.', examples={'one': {}})\n"
 
 
 def check(project: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(Path(sys.executable).parent / "crux-devtools"), "check", str(project)], capture_output=True, text=True, timeout=WAIT)
+    return cli("check", str(project))
 
 
 def project(tmp_path: Path, pyproject: str) -> Path:

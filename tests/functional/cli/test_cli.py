@@ -1,4 +1,6 @@
-"""The ``inspect`` and ``check`` commands, run for real (worker processes included), and their docs."""
+"""The ``inspect`` and ``check`` commands, run for real, and their docs: in this process through click's
+runner with in-process workers (``cli_in_process``), as a process where exit codes and output of the
+process are read, and with worker processes for a hang killed at its timeout."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import click
 import pytest
+from cli_in_process import invoke
 from click.testing import CliRunner
 
 from crux_devtools.cli import main
@@ -18,6 +21,12 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def run(*args: str) -> tuple[int, str]:
+    """Exit code and output (stdout and stderr) of ``crux-devtools ARGS``, its workers in this process."""
+    result = invoke(*args, catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def run_with_worker_processes(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
     return result.exit_code, result.output
 
@@ -133,7 +142,7 @@ def test_an_example_typo_is_one_readable_line_per_field_with_a_suggestion() -> N
         "    unknown field 'mesage' (did you mean 'message'?)\n"
         "    missing required field 'message'"
     )
-    result = CliRunner().invoke(main, ["inspect", str(PROJECTS / "example_typo"), "--example", "typo", "--json"], catch_exceptions=False)
+    result = invoke("inspect", str(PROJECTS / "example_typo"), "--example", "typo", "--json", catch_exceptions=False)
     assert result.exit_code == 1 and result.stderr == "1 failure(s)\n"
     out = result.stdout
     [example] = json.loads(out)["prompts"][0]["examples"]
@@ -204,7 +213,7 @@ def test_check_reports_import_faults_and_exits_1(project: str, expected: str) ->
 
 
 def test_check_kills_a_hang_after_the_timeout() -> None:
-    code, out = run("check", str(PROJECTS / "infinite_loop"), "--timeout", "1")
+    code, out = run_with_worker_processes("check", str(PROJECTS / "infinite_loop"), "--timeout", "1")
     assert code == 1
     assert "TimeoutError: user code did not finish within 1 s" in out
     assert "prompts.py:4:" in out or "prompts.py:5:" in out

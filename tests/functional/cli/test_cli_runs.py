@@ -1,4 +1,6 @@
-"""``crux-devtools runs`` and ``crux-devtools run``, run for real as subprocesses (worker processes included)."""
+"""``crux-devtools runs`` and ``crux-devtools run``, run for real: in this process with in-process workers
+(``cli_in_process``), and as processes (worker processes included) for a run's printed answer and
+for ``runs --follow`` stopped by a signal."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import cli as in_process_cli
 from child_signals import INTERRUPTIBLE, ignores_sigint
 from waits import WAIT, Lines
 
@@ -21,7 +24,12 @@ PROJECT = Path(__file__).parents[2] / "projects" / "runs"
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 
 
-def cli(*args: str, timeout: float = WAIT) -> subprocess.CompletedProcess[str]:
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools ARGS`` in this process, its workers in-process."""
+    return in_process_cli(*args, cwd=REPO)
+
+
+def cli_process(*args: str, timeout: float = WAIT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
@@ -47,7 +55,7 @@ def fake(n: int, target: str = "helper", status: str = "ok") -> dict:
 
 
 def test_run_prints_the_answer_and_a_summary_and_records_the_run(project: Path) -> None:
-    done = cli("run", str(project), "--prompt", "helper", "--example", "first")
+    done = cli_process("run", str(project), "--prompt", "helper", "--example", "first")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "In Rotterdam.\n"
     [summary] = done.stderr.strip().splitlines()

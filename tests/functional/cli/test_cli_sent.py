@@ -1,4 +1,5 @@
-"""``crux-devtools inspect`` prints the request as sent: the real command, in a subprocess."""
+"""``crux-devtools inspect`` prints the request as sent: the real command, in this process with
+in-process workers (``cli_in_process``), and as a process where what a process prints is read."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_in_process import cli
 
 REPO = Path(__file__).resolve().parents[3]
 PROJECTS = Path(__file__).parents[2] / "projects"
@@ -18,11 +20,16 @@ SAMPLE = REPO / "sample_project"
 
 
 def inspect(*args: str) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools inspect ARGS`` in this process, its worker in-process."""
+    return cli("inspect", *args, cwd=REPO)
+
+
+def inspect_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([COMMAND, "inspect", *args], capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
-def preview_of(project: Path, prompt_id: str, example: str, *more: str) -> dict[str, Any]:
-    done = inspect(str(project), "--prompt", prompt_id, "--example", example, "--json", *more)
+def preview_of(project: Path, prompt_id: str, example: str, *more: str, run: Any = inspect) -> dict[str, Any]:
+    done = run(str(project), "--prompt", prompt_id, "--example", example, "--json", *more)
     return json.loads(done.stdout)["prompts"][0]["examples"][0]["preview"]
 
 
@@ -45,7 +52,7 @@ def printed_parts(out: str) -> list[tuple[str, list[str]]]:
 
 
 def test_inspect_prints_the_authored_alternative_that_is_sent_and_its_parts_rebuild_the_sent_system_text() -> None:
-    done = inspect(str(SAMPLE), "--prompt", "ladder-reply", "--example", "big-catalog")
+    done = inspect_process(str(SAMPLE), "--prompt", "ladder-reply", "--example", "big-catalog")  # the bytes a process prints
     assert done.returncode == 0, done.stderr
     preview = preview_of(SAMPLE, "ladder-reply", "big-catalog")
     out = done.stdout
@@ -153,9 +160,9 @@ async def test_a_prepared_summary_is_printed_as_the_summary_rung_that_is_sent(tm
     async with ProjectSession(project, transport=in_process, watch=False, history=False, prewarm=False, fork=False) as session:
         result = await session.prepare_summaries("ladder-reply", example="busy-day")
     assert [p["contributor"] for p in result["prepared"]] == ["sync-log"], result
-    done = inspect(str(project), "--prompt", "ladder-reply", "--example", "busy-day")
+    done = inspect_process(str(project), "--prompt", "ladder-reply", "--example", "busy-day")  # in a test's event loop: processes
     assert done.returncode == 0, done.stderr
-    preview = preview_of(project, "ladder-reply", "busy-day")
+    preview = preview_of(project, "ladder-reply", "busy-day", run=inspect_process)
     summary = next(c for c in preview["contributions"] if c["contributor"] == "sync-log")
     assert summary["representation"] == "summary"
     assert f"    ┌─ sync-log [ladder] summary, {summary['tokens']} tokens" in done.stdout

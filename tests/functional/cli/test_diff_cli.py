@@ -1,4 +1,8 @@
-"""``crux-devtools diff`` run as a real command on git repositories built here (real workers, real git)."""
+"""``crux-devtools diff`` on git repositories built here (real git).
+
+``diff`` runs the command in this process with in-process workers (``cli_in_process``), which answer
+as worker processes do; ``diff_process`` runs it as a process with real workers, for what only a
+process shows: an unchanged tree end to end, usage errors' exit codes and the timeout of hung user code."""
 
 from __future__ import annotations
 
@@ -6,9 +10,11 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_in_process import cli
 from diff_helpers import OTHER, REPLY, commit_all, git, make_project
 
 REPO = Path(__file__).resolve().parents[3]
@@ -21,20 +27,26 @@ def project(tmp_path: Path) -> Path:
 
 
 def diff(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools diff ROOT ARGS`` in this process, its workers in-process."""
+    return cli("diff", str(root), "--timeout", "30", *args, cwd=cwd or root)
+
+
+def diff_process(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools diff ROOT ARGS`` as a process, with worker processes."""
     return subprocess.run([CLI, "diff", str(root), "--timeout", "30", *args], capture_output=True, text=True, timeout=300, cwd=cwd or root)
 
 
-def as_json(root: Path, *args: str) -> dict:
-    done = diff(root, "--format", "json", *args)
+def as_json(root: Path, *args: str, run: Callable[..., subprocess.CompletedProcess[str]] = diff) -> dict:
+    done = run(root, "--format", "json", *args)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)
 
 
 def test_an_unchanged_working_tree_has_no_prompt_changes(project: Path) -> None:
-    done = diff(project)
+    done = diff_process(project)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("no prompt changes")
-    document = as_json(project)
+    document = as_json(project, run=diff_process)
     assert document["summary"]["examples"] == {"added": 0, "removed": 0, "changed": 0, "unchanged": 4}
 
 
@@ -128,7 +140,7 @@ def test_each_fail_on_policy_fails_when_met_and_passes_when_not(project: Path, p
     ],
 )
 def test_bad_invocations_exit_2_with_one_line(project: Path, args: list[str], message: str) -> None:
-    done = diff(project, *args)
+    done = diff_process(project, *args)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
@@ -236,7 +248,7 @@ def test_a_module_that_hangs_at_the_base_is_a_finding_of_the_base(project: Path)
     (project / "slow.py").write_text("import crux_devtools\n\nwhile True:\n    pass\n")
     commit_all(project, "a module that hangs")
     (project / "slow.py").write_text("from crux_devtools import prompt\n\nfast = prompt('fast', system='Quick.', examples={'a': {}})\n")
-    done = diff(project, "--timeout", "3")
+    done = diff_process(project, "--timeout", "3")  # a hung import is killed: worker processes
     assert done.returncode == 0, done.stderr
     [line] = [x for x in done.stdout.splitlines() if x.startswith("base: slow.py:")]
     assert "Timeout" in line or "timed out" in line or "seconds" in line, line

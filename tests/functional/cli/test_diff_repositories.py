@@ -1,6 +1,8 @@
 """``crux-devtools diff`` on the repositories people have: git-ignored local data, untracked work,
 non-ASCII and spaced file names, submodules, symlinks, non-UTF-8 text, odd revisions, a stop by
-SIGTERM. Real git repositories built here, the real command, real workers."""
+SIGTERM. Real git repositories built here; the command in this process with in-process workers
+(``test_diff_cli.diff``), and as a process where the process is the subject: the bytes it prints
+and its stop by a signal."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from diff_helpers import commit_all, git, make_project
-from test_diff_cli import as_json, diff
+from test_diff_cli import as_json, diff, diff_process
 from waits import until
 
 STORE_PROMPT = '''\
@@ -154,7 +156,7 @@ def test_non_utf8_text_is_replaced_and_the_output_is_valid_utf8_json(tmp_path: P
     assert legacy["status"] == "removed"
     [failure] = [f for f in document["failures"] if f["revision"] == "head"]
     assert failure["message"] == "unreadable rule: Caf\ufffd rules, \ufffd always.", failure
-    text = diff(root)
+    text = diff_process(root)  # what a process prints on its stdout
     assert text.returncode == 0 and "unreadable rule: Caf\ufffd rules" in text.stdout, text.stderr
 
 

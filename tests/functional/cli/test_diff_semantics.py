@@ -1,5 +1,7 @@
 """What ``crux-devtools diff`` calls a change, on real git repositories: the status comes from the
-literal request, and each difference is named with its cause and the line that was edited."""
+literal request, and each difference is named with its cause and the line that was edited. The
+command runs in this process with in-process workers (``cli_in_process``; ``test_diff_cli.py`` runs
+it as a process too)."""
 
 from __future__ import annotations
 
@@ -7,18 +9,17 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from cli_in_process import cli
 from diff_helpers import SHARED, commit_all, git, make_project
 
 REPO = Path(__file__).resolve().parents[3]
-CLI = str(Path(sys.executable).parent / "crux-devtools")
 
 
 def diff(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, "diff", str(root), "--timeout", "30", *args], capture_output=True, text=True, timeout=300, cwd=root)
+    return cli("diff", str(root), "--timeout", "30", *args, cwd=root)
 
 
 def as_json(root: Path, *args: str) -> dict[str, Any]:

@@ -1,15 +1,15 @@
-"""``check`` and ``diff --fail-on expect`` enforce expectations, run as real commands on real git repositories."""
+"""``check`` and ``diff --fail-on expect`` enforce expectations, on real git repositories: the commands
+run in this process with in-process workers (``cli_in_process``; ``test_check.py`` and
+``test_diff_cli.py`` run them as processes)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_in_process import cli
 from diff_helpers import commit_all, git
-
-CLI = str(Path(sys.executable).parent / "crux-devtools")
 
 BUDGETED = '''\
 from crux_devtools import context, example, expect, prompt
@@ -34,7 +34,7 @@ reply = prompt(
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, *args], cwd=root, capture_output=True, text=True, timeout=180)
+    return cli(*args, cwd=root)
 
 
 def repo(tmp_path: Path, text: str) -> Path:

@@ -1,5 +1,10 @@
-"""``crux-devtools mcp``: the SDK's real client over stdio against the real command, on copies of the
-sample project (real workers, real git, a local chat server standing in for a paid model)."""
+"""``crux-devtools mcp``: the SDK's real client against the command's server, on copies of the sample
+project (real git, a local chat server standing in for a paid model).
+
+Over stdio (``connected``: the real command, its worker processes) for the whole agent's flow and the
+spending confirmation; the other tests talk to the same server in this process (``served``: the
+server ``mcp`` builds, connected in memory, its session's workers in-process), which answers the same
+tool calls."""
 
 from __future__ import annotations
 
@@ -51,6 +56,25 @@ async def connected(project: Path, *args: str, env: dict[str, str] | None = None
     params = StdioServerParameters(command=CLI, args=["mcp", str(project), *args], env=env or dict(os.environ))
     async with Client(params, **client) as session:
         yield session
+
+
+@asynccontextmanager
+async def served(project: Path, *, allow_spend: bool = False, timeout: float = 10.0, **client: Any) -> AsyncIterator[Client]:
+    """The server ``crux-devtools mcp PROJECT`` serves (``cli/mcp.py``'s ``serve_stdio``), built in
+    this process over a session with in-process workers, and the SDK's client connected to it in memory."""
+    from crux_devtools.inspector.session.service import ProjectSession
+    from crux_devtools.inspector.transport.inprocess import in_process
+    from crux_devtools.mcp_server.server import build_server
+    from crux_devtools.mcp_server.tools import ProjectTools
+
+    tools = ProjectTools(ProjectSession(project.resolve(), timeout=timeout, history=False, transport=in_process), timeout=timeout)
+    server = build_server(tools, allow_spend=allow_spend)
+    await tools.start()
+    try:
+        async with Client(server, **client) as session:
+            yield session
+    finally:
+        await tools.stop()
 
 
 async def ask(client: Client, tool: str, **arguments: Any) -> tuple[bool, str, Any]:
@@ -120,7 +144,7 @@ async def test_unknown_names_are_one_error_naming_the_known_ones_and_check_is_th
     project = sample_copy(tmp_path, repo=False)
     with (project / "pyproject.toml").open("a") as toml:
         toml.write(TINY)
-    async with connected(project) as client:
+    async with served(project) as client:
         failed, _text, small = await ask(client, "inspect", target="ladder-reply", example="big-catalog", model="tiny")
         assert not failed and small["decisions"][0]["status"] == "over-limit"
         assert small["prompts"][0]["examples"][0]["preview"]["model"] == "tiny"  # planned against the profile asked for
@@ -146,7 +170,7 @@ async def test_a_compact_answer_fits_and_counts_what_it_cut_and_full_cuts_nothin
     from crux_devtools.mcp_server.answers import ANSWER_TOKENS, count_tokens
 
     project = sample_copy(tmp_path, repo=False)
-    async with connected(project) as client:
+    async with served(project) as client:
         _failed, text, compact = await ask(client, "inspect")
         _failed, full_text, full = await ask(client, "inspect", detail="full")
     assert count_tokens(text) <= ANSWER_TOKENS < count_tokens(full_text)
@@ -159,7 +183,7 @@ async def test_a_compact_answer_fits_and_counts_what_it_cut_and_full_cuts_nothin
 async def test_a_project_that_fails_to_load_answers_its_load_errors(tmp_path: Path) -> None:
     project = sample_copy(tmp_path, repo=False)
     (project / "03_budgets.py").write_text("from crux_devtools import prompt\nbroken = (\n")
-    async with connected(project) as client:
+    async with served(project) as client:
         failed, _text, listed = await ask(client, "list_targets")
         assert not failed and [e["file"] for e in listed["errors"]] == ["03_budgets.py"]
         assert "budgeted-reply" not in [t["id"] for t in listed["targets"]]
@@ -184,7 +208,7 @@ async def test_user_text_arrives_as_data_with_no_raw_control_character(tmp_path:
     project = tmp_path / "hostile"
     project.mkdir()
     (project / "echo_app.py").write_text(textwrap.dedent(HOSTILE))
-    async with connected(project) as client:
+    async with served(project) as client:
         _failed, text, answer = await ask(client, "inspect", target="echo", detail="full")
     assert not any(ch in text for ch in "\x1b\x07\x9b\u202e\u202c")
     [example] = answer["prompts"][0]["examples"]
@@ -205,12 +229,15 @@ helper = agent("helper", prompt=ask, model=OpenAICompatibleModel(os.environ["MCP
 
 
 @pytest.fixture
-def chat_project(tmp_path: Path) -> Any:
+def chat_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The project, its chat server, and the environment its code reads the server's address from
+    (also set in this process, for a server in this process)."""
     project = tmp_path / "chat"
     project.mkdir()
     (project / "helper_app.py").write_text(textwrap.dedent(REAL_MODEL))
     (project / "pyproject.toml").write_text('[tool.crux-devtools.models.test-model]\ncontext_window = 32000\n')
     server = ChatServer().start()
+    monkeypatch.setenv("MCP_CHAT_URL", server.base_url)
     try:
         yield project, server, {**os.environ, "MCP_CHAT_URL": server.base_url}
     finally:
@@ -219,7 +246,7 @@ def chat_project(tmp_path: Path) -> Any:
 
 async def test_without_allow_spend_no_tool_calls_the_model(chat_project: Any) -> None:
     project, server, env = chat_project
-    async with connected(project, env=env) as client:
+    async with served(project) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "run_target" not in names and "replay_send" not in names
         for tool, arguments in [("list_targets", {}), ("inspect", {"target": "helper"}), ("check", {}), ("runs", {}), ("inspect", {})]:
@@ -242,7 +269,7 @@ async def test_allow_spend_asks_the_user_through_the_client_before_a_real_model(
         return ElicitResult(action=action, content={"agree": True} if action == "accept" else None)
 
     server.reply_text("Because.")
-    async with connected(project, "--allow-spend", env=env, elicitation_callback=elicit, mode=mode) as client:
+    async with served(project, allow_spend=True, elicitation_callback=elicit, mode=mode) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"run_target", "replay_send"} <= names
         failed, _text, declined = await ask(client, "run_target", target="helper", example="why")

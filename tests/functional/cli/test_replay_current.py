@@ -1,4 +1,7 @@
-"""``crux-devtools replay --source current``: a recorded step planned from today's source, in a real worker."""
+"""``crux-devtools replay --source current``: a recorded step planned from today's source, in a worker.
+
+The runs are recorded once by a real process (``record_demo.py``) and each test gets a copy. The
+command runs in this process with an in-process worker (``cli_in_process``), and once as a process."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import cli
 
 from crux_devtools.core.record.runstore import RunStore
 
@@ -16,18 +20,31 @@ REPO = Path(__file__).resolve().parents[3]
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 
 
-@pytest.fixture
-def recorded_sample(tmp_path: Path) -> tuple[Path, str]:
-    """A copy of the sample project with the agent's runs recorded by a real process; the last run's id."""
-    project = tmp_path / "sample"
+@pytest.fixture(scope="module")
+def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sample project with the agent's runs recorded by a real process."""
+    project = tmp_path_factory.mktemp("recorded") / "sample"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=project.parent)
     assert done.returncode == 0, done.stderr
+    return project
+
+
+@pytest.fixture
+def recorded_sample(recorded_template: Path, tmp_path: Path) -> tuple[Path, str]:
+    """This test's copy of the recorded sample project (its runs too); the last run's id."""
+    project = tmp_path / "sample"
+    shutil.copytree(recorded_template, project, ignore=shutil.ignore_patterns("__pycache__"))
     runs = RunStore.for_project(project).list()
     return project, str(runs[-1]["id"])
 
 
 def replay(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools replay PROJECT ARGS`` in this process, its worker in-process."""
+    return cli("replay", str(project), *args)
+
+
+def replay_process(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([CLI, "replay", str(project), *args], capture_output=True, text=True, timeout=300)
 
 
@@ -67,6 +84,6 @@ def test_a_target_gone_from_the_source_is_a_clear_error(recorded_sample: tuple[P
     project, run_id = recorded_sample
     agent_file = project / "05_agent.py"
     agent_file.write_text(agent_file.read_text().replace('agent(\n    "support-agent"', 'agent(\n    "renamed-agent"').replace('agent("support-agent"', 'agent("renamed-agent"'))
-    done = replay(project, "--run", run_id, "--source", "current")
+    done = replay_process(project, "--run", run_id, "--source", "current")
     assert done.returncode != 0
     assert "no longer exists in the source" in done.stderr and "Traceback" not in done.stderr

@@ -1,4 +1,7 @@
-"""``crux-devtools replay --send``: the replayed request sent to the run's model, recorded as a child run."""
+"""``crux-devtools replay --send``: the replayed request sent to the run's model, recorded as a child run.
+
+The command runs in this process with an in-process worker (``cli_in_process``), and as a process
+for the scripted send."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import ChatServer
+from cli_in_process import cli
 from crux_devtools.core.record.runstore import RunStore, child_runs
 
 REPO = Path(__file__).resolve().parents[3]
@@ -21,7 +25,12 @@ CLI = str(Path(sys.executable).with_name("crux-devtools"))
 
 
 def replay(project: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, "replay", str(project), *args], capture_output=True, text=True, timeout=300, input=input, env=env)
+    """``crux-devtools replay PROJECT ARGS`` in this process (``env``: added to the environment meanwhile)."""
+    return cli("replay", str(project), *args, input=input, env=env)
+
+
+def replay_process(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, "replay", str(project), *args], capture_output=True, text=True, timeout=300)
 
 
 def test_send_to_the_scripted_model_records_a_child_run(tmp_path: Path) -> None:
@@ -30,7 +39,7 @@ def test_send_to_the_scripted_model_records_a_child_run(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     parent = str(RunStore.for_project(project).list()[-1]["id"])
-    sent = replay(project, "--run", parent, "--step", "1", "--max", "2000", "--send", "--json")
+    sent = replay_process(project, "--run", parent, "--step", "1", "--max", "2000", "--send", "--json")
     assert sent.returncode == 0, sent.stderr
     document = json.loads(sent.stdout)
     child_id = document["sent"]["run"]

@@ -1,5 +1,6 @@
 """Change review in the inspector: ``GET /diff`` (httpx against the ASGI app) and the TUI Diff screen
-(a Textual pilot), both over a real ProjectSession of a git project built here."""
+(a Textual pilot), both over a real ProjectSession of a git project built here, its workers (those
+of the base revision's evaluation too: ``cli_in_process.in_process_pools``) in-process."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from cli_in_process import in_process_pools
 from diff_helpers import commit_all, make_project
 
 from crux_devtools.inspector.session.service import ProjectSession
@@ -19,6 +22,12 @@ from crux_devtools.inspector.transport.inprocess import in_process
 from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.screens.diff import DiffScreen, live_diff
 from crux_devtools.web.app import create_app
+
+
+@pytest.fixture(autouse=True)
+def in_process_base_evaluations() -> Any:
+    with in_process_pools():
+        yield
 
 
 async def until(check: Callable[[], Awaitable[bool]] | Callable[[], bool], what: str, deadline: float = 60.0) -> None:

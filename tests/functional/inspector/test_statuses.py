@@ -2,8 +2,9 @@
 and status line, ``inspect`` and ``check`` all say the same thing about the same project.
 
 ``tests/projects/statuses`` holds one prompt per state (crux_devtools/statuses.py); each surface is the
-real one over a real ``ProjectSession`` and worker (the web app through httpx, the TUI as a Textual
-app, the CLI as a subprocess).
+real one over a real ``ProjectSession`` with its worker in-process (the web app through httpx, the
+TUI as a Textual app, the CLI commands through ``cli_in_process``, run before the test's event loop
+starts).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import html
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
+from cli_in_process import cli as command
 
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.statuses import fails, term, word
@@ -43,10 +44,13 @@ EXPECTED = {
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "crux-devtools"), *args, str(PROJECT), "--timeout", "30"],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
-    )
+    return command(*args, str(PROJECT), "--timeout", "30", cwd=REPO)
+
+
+@pytest.fixture(scope="module")
+def commands() -> tuple[subprocess.CompletedProcess[str], ...]:
+    """``inspect``, ``check`` and ``check --strict`` on the project (each command runs its own event loop)."""
+    return cli("inspect"), cli("check"), cli("check", "--strict")
 
 
 def text_of(fragment: str) -> str:
@@ -104,11 +108,9 @@ async def tui_statuses() -> tuple[dict[str, str], dict[str, str]]:
     return tree_words, line_words
 
 
-async def test_every_surface_shows_the_one_status_the_worker_decided() -> None:
-    inspected, checked, strict, (listed, page_chip, page_status, api), (tree, line) = await asyncio.gather(
-        asyncio.to_thread(cli, "inspect"), asyncio.to_thread(cli, "check"), asyncio.to_thread(cli, "check", "--strict"),
-        web_statuses(), tui_statuses(),
-    )
+async def test_every_surface_shows_the_one_status_the_worker_decided(commands: tuple[subprocess.CompletedProcess[str], ...]) -> None:
+    inspected, checked, strict = commands
+    (listed, page_chip, page_status, api), (tree, line) = await asyncio.gather(web_statuses(), tui_statuses())
     # /api and the page carry the key; the list and the page show its one word
     assert api == EXPECTED
     assert page_status == EXPECTED
@@ -152,10 +154,7 @@ def unchecked_only(tmp_path: Path) -> Path:
 
 
 def run_check(root: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "crux-devtools"), "check", str(root), "--timeout", "30", *flags],
-        capture_output=True, text=True, timeout=300, cwd=REPO,
-    )
+    return command("check", str(root), "--timeout", "30", *flags, cwd=REPO)
 
 
 def test_check_names_a_prompt_it_could_not_check_and_strict_fails_on_it(unchecked_only: Path) -> None:

@@ -1,6 +1,10 @@
 """``diff`` against an oracle (``benchmarks/bench_diff_oracle.py``): for each kind of edit, applied to a
 real git repository, the status of every example equals what two plain ``inspect --json`` runs at the
-two revisions say (literal request and status), and every changed example names its change."""
+two revisions say (literal request and status), and every changed example names its change.
+
+Both commands run in this process with in-process workers (``cli_in_process``: the same answers as
+worker processes, ``test_transport_parity.py``); ``diff`` as a process is ``test_diff_cli.py``'s and
+``test_diff_repositories.py``'s."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from bench_diff_oracle import GENERATED_EDITS, SAMPLE_EDITS, run_oracle  # noqa: E402
@@ -19,7 +24,7 @@ REPOSITORY_KINDS = {"non-ASCII file name", "submodule edit", "data file (skill)"
 
 
 def _check(tmp_path: Path, names: set[str]) -> None:
-    outcomes = run_oracle(tmp_path, names)
+    outcomes = run_oracle(tmp_path, names, cli)
     assert {o.name for o in outcomes} == names
     wrong = {o.name: o.disagreements + [f"no named change: {u}" for u in o.unnamed] for o in outcomes if o.disagreements or o.unnamed}
     assert wrong == {}

@@ -7,19 +7,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_types import mypy_cache_dir, sample_file
+
 REPO = Path(__file__).resolve().parents[3]
 
 
-def test_strict_mypy_sees_every_public_name_with_its_type(tmp_path: Path) -> None:
+def test_strict_mypy_sees_every_public_name_with_its_type() -> None:
     import crux_devtools.core as core
 
-    sample = tmp_path / "uses_public_names.py"
     lines = ["import crux_devtools", "import crux_devtools.core"]
     lines += [f"reveal_type(crux_devtools.{name})" for name in core.__all__]
     lines += ["from crux_devtools import prompt", "wrong: int = prompt"]
-    sample.write_text("\n".join(lines) + "\n")
+    sample = sample_file("uses_public_names.py", "\n".join(lines) + "\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental", "--no-error-summary", str(sample)],
+        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", f"--cache-dir={mypy_cache_dir('test_public_names_types')}",
+         "--no-error-summary", str(sample)],
         capture_output=True, text=True, cwd=REPO, timeout=600,
     )
     revealed = [line for line in proc.stdout.splitlines() if "Revealed type is" in line]
