@@ -18,7 +18,7 @@ from web_conftest_helpers import LiveServer, new_page, project_server
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 REPO = Path(__file__).resolve().parents[3]
 
