@@ -126,9 +126,3 @@ async def new_page(browser: Any, width: int = 1360, height: int = 1000) -> Async
         yield await context.new_page()
     finally:
         await context.close()
-
-
-@asynccontextmanager
-async def chromium_page(width: int = 1360, height: int = 1000) -> AsyncIterator[Any]:
-    async with chromium() as browser, new_page(browser, width, height) as page:
-        yield page

@@ -7,26 +7,27 @@ from __future__ import annotations
 import shutil
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_diff_browser import until as until_within
 from waits import WAIT
-from web_conftest_helpers import chromium_page, live_server, require_browser
+from web_conftest_helpers import live_server, new_page, require_browser
 
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 PROJECTS = Path(__file__).parents[2] / "projects"
 until = partial(until_within, timeout=WAIT)
 
 
-async def test_the_cache_panel_draws_the_request_by_class_with_breakpoints_and_the_suggestion(tmp_path: Path) -> None:
+async def test_the_cache_panel_draws_the_request_by_class_with_breakpoints_and_the_suggestion(tmp_path: Path, browser: Any) -> None:
     require_browser()
     root = tmp_path / "breakers"
     shutil.copytree(PROJECTS / "cache_breakers", root)
     with live_server(create_app(ProjectSession(root, history=False))) as server:
-        async with chromium_page() as page:
+        async with new_page(browser) as page:
             await page.goto(server.url + "/prompts/timestamp")
             await until(page, "() => !!document.querySelector('#cache-panel svg.cache-bar')")
             order = await page.evaluate("() => [...document.querySelectorAll('rect.cache-seg')].map(r => [r.dataset.block, r.classList[1]])")

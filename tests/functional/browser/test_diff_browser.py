@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from diff_helpers import make_project
-from web_conftest_helpers import chromium_page, live_server, require_browser
+from web_conftest_helpers import live_server, new_page, require_browser
 
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 
 async def until(page: Any, expression: str, timeout: float) -> None:
@@ -25,11 +25,11 @@ async def until(page: Any, expression: str, timeout: float) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_the_changes_page_opens_from_the_header_and_follows_a_save(tmp_path: Path) -> None:
+async def test_the_changes_page_opens_from_the_header_and_follows_a_save(tmp_path: Path, browser: Any) -> None:
     require_browser()
     root = make_project(tmp_path)
     with live_server(create_app(ProjectSession(root, history=False))) as server:
-        async with chromium_page() as page:
+        async with new_page(browser) as page:
             await page.goto(server.url + "/")
             await page.click("#nav-diff")
             await until(page, "() => !!document.querySelector('#diff-headline')", timeout=60)
@@ -70,7 +70,7 @@ async def test_the_changes_page_opens_from_the_header_and_follows_a_save(tmp_pat
             await until(page, "() => document.querySelectorAll('.diff-mark').length === 0", timeout=60)
 
 
-async def test_a_link_to_another_base_asks_first_and_the_button_compares(tmp_path: Path) -> None:
+async def test_a_link_to_another_base_asks_first_and_the_button_compares(tmp_path: Path, browser: Any) -> None:
     from diff_helpers import commit_all, git
 
     require_browser()
@@ -80,7 +80,7 @@ async def test_a_link_to_another_base_asks_first_and_the_button_compares(tmp_pat
     commit_all(root, "second")
     app = create_app(ProjectSession(root, history=False))
     with live_server(app) as server:
-        async with chromium_page() as page:
+        async with new_page(browser) as page:
             await page.goto(server.url + "/diff?base=older")  # as a link from anywhere would open it
             await until(page, "() => !!document.querySelector('#diff-confirm-button')", timeout=60)
             assert app.state.live_diff.base_evaluations == 0 and not await page.locator("tr.diff-row").count()

@@ -17,7 +17,7 @@ from web_conftest_helpers import new_page, project_server
 sys.path.insert(0, str(Path(__file__).parents[2]))
 from diff_helpers import commit_all, make_project  # noqa: E402
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 
 async def until(page: Any, check: str, expected: Any) -> None:

@@ -7,18 +7,19 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from web_conftest_helpers import LiveServer, chromium, live_server, new_page, require_browser
+from web_conftest_helpers import LiveServer, live_server, new_page, require_browser
 
 from crux_devtools.core.record import otel_semconv as sc
 from crux_devtools.web.app import create_app
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -35,11 +36,11 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
         yield srv
 
 
-async def test_an_exported_span_appears_live_on_the_runs_page_with_its_cost(server: LiveServer) -> None:
+async def test_an_exported_span_appears_live_on_the_runs_page_with_its_cost(server: LiveServer, browser: Any) -> None:
     tracer_provider = TracerProvider(resource=Resource.create({"service.name": "billing-app"}))
     tracer_provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{server.url}/v1/traces", timeout=30)))
     tracer = tracer_provider.get_tracer("test")
-    async with chromium() as browser, new_page(browser) as page:
+    async with new_page(browser) as page:
         await page.goto(server.url + "/runs")
         await page.wait_for_selector("#live-status[data-state='live']")
         with tracer.start_as_current_span("chat gpt-4o-mini") as span:

@@ -12,7 +12,7 @@ from web_runs_fakes import RecordingSession, long_run, run_record
 
 from crux_devtools.web.app import create_app
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 
 async def test_clicking_a_step_bar_opens_that_step(browser: Any, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from web_conftest_helpers import new_page, project_server
 
 from crux_devtools.core.record.live import figures_text
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 REPO = Path(__file__).resolve().parents[3]
 
 

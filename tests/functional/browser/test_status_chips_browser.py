@@ -6,26 +6,27 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
-from web_conftest_helpers import chromium, live_server, new_page, require_browser
+from web_conftest_helpers import live_server, new_page, require_browser
 
 from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.statuses import word
 from crux_devtools.web.app import create_app
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 STATUSES = Path(__file__).parents[2] / "projects" / "statuses"
 SHOTS = os.environ.get("CRUX_SCREENSHOTS")  # a folder: save screenshots there to look at
 
 
-async def test_the_live_dot_says_the_report_is_stale_and_the_list_says_what_it_imported(tmp_path: Path) -> None:
+async def test_the_live_dot_says_the_report_is_stale_and_the_list_says_what_it_imported(tmp_path: Path, browser: Any) -> None:
     require_browser()
     root = tmp_path / "project"
     shutil.copytree(STATUSES, root, ignore=shutil.ignore_patterns("__pycache__", ".crux"))
     (root / "other.py").write_text("from crux_devtools import prompt\n\nother = prompt('other', system='Hi.', examples={'one': {}})\n")
     with live_server(create_app(ProjectSession(root, history=False))) as server:
-        async with chromium() as browser, new_page(browser) as page:
+        async with new_page(browser) as page:
             await page.goto(server.url + "/")
             await page.wait_for_selector("#live-status[data-state='live']")
             assert await page.get_attribute("#live-status", "data-report") == "current"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from web_conftest_helpers import LiveServer, new_page, project_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 REPO = Path(__file__).resolve().parents[3]
 
 XSS_MODULE = '''

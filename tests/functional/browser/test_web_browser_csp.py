@@ -16,7 +16,7 @@ from web_fakes import FakeSession, default_prompts, support_prompt
 from crux_devtools.web.app import create_app
 from crux_devtools.web.slow_clients import RequestHeadDeadline
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 RECORD_VIOLATIONS = """
 window.__csp = [];

@@ -20,7 +20,7 @@ from crux_devtools import prompt
 from crux_devtools.web.app import create_app
 from crux_devtools.web.views.prompt import prompt_href
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 AWKWARD_IDS = ["a/b", "..", "x?y#z", ".", "50% off", "back\\slash", "a/b/run", "sp ace+plus&amp"]
 

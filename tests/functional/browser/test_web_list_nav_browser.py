@@ -15,7 +15,7 @@ import pytest
 from waits import WAIT
 from web_conftest_helpers import LiveServer, new_page, project_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 REPO = Path(__file__).resolve().parents[3]
 EVERY = ["support-reply", "responder", "budgeted-reply", "ladder-reply", "agent-reply", "support-agent", "support-with-memory"]
 

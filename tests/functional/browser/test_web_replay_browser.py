@@ -6,30 +6,22 @@ The project is a copy of ``sample_project/`` whose agent runs were recorded by a
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_tui_replay import record_sample
 from web_conftest_helpers import LiveServer, new_page, project_server
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
-
-REPO = Path(__file__).resolve().parents[3]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("replay-browser") / "sample"
-    shutil.copytree(REPO / "sample_project", root, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(root / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=root.parent)
-    assert done.returncode == 0, done.stderr
-    return root
+    return record_sample(tmp_path_factory.mktemp("replay-browser"))
 
 
 @pytest.fixture(scope="module")

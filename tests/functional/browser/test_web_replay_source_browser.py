@@ -16,7 +16,7 @@ from web_conftest_helpers import LiveServer, new_page
 
 from crux_devtools.core.record.runstore import RunStore
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 OLD_RULE = "- Never ask for passwords or full card numbers.\\n"
 NEW_RULE = "- Never ask for passwords, card numbers or one-time codes.\\n"

@@ -26,7 +26,7 @@ from web_conftest_helpers import LiveServer, live_server, new_page, require_brow
 
 from crux_devtools.web.app import create_app
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 REPO = Path(__file__).resolve().parents[3]
 XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
 

@@ -20,7 +20,7 @@ from web_conftest_helpers import LiveServer, new_page, project_server
 
 from crux_devtools import InputBudget, SummaryStore, agenerate
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 PROJECT = '''
 from pydantic import BaseModel, Field

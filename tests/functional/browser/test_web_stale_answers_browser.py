@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from web_conftest_helpers import LiveServer, new_page, project_server
 
-pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 MODULE = '''
 from crux_devtools import context, prompt

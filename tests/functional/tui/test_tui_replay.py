@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -60,12 +62,28 @@ async def wait_for(app: Any, pilot: Any, needle: str) -> str:
     raise AssertionError(f"{needle!r} never shown; last:\n{text}")
 
 
+_RECORDING: list[Path] = []  # the one recording of this test process, made by its first ``record_sample``
+
+
+def recording() -> Path:
+    """The sample project after a real process ran ``record_demo.py`` in it, recorded once per test
+    process (a process and a second of CPU each time) and removed when the process ends."""
+    if not _RECORDING:
+        folder = Path(tempfile.mkdtemp(prefix="crux-recorded-sample-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        project = folder / "sample"
+        shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
+        done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=folder)
+        assert done.returncode == 0, done.stderr
+        _RECORDING.append(project)
+    return _RECORDING[0]
+
+
 def record_sample(tmp_path: Path) -> Path:
-    """A copy of the sample project with the runs ``record_demo.py`` records (its oldest: two steps, tool traffic)."""
+    """A copy of the sample project with the runs ``record_demo.py`` records (its oldest: two steps,
+    tool traffic): the test's own copy of ``recording()``, which it may change."""
     project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    shutil.copytree(recording(), project, ignore=shutil.ignore_patterns("__pycache__"))
     return project
 
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 import html
 import re
 import sqlite3
-import shutil
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -24,15 +21,9 @@ from crux_devtools.inspector.session.service import ProjectSession
 from crux_devtools.web.app import create_app
 from crux_devtools.inspector.transport.inprocess import in_process
 
-REPO = Path(__file__).resolve().parents[3]
-
-
 @pytest.fixture
 async def recorded(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Path, str]]:
-    project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    project = record_sample(tmp_path)
     run_id = str(RunStore.for_project(project).list()[-1]["id"])  # stalled-sync: two steps, ladders adapted
     session = ProjectSession(project, transport=in_process, history=False, watch=False)
     await session.start()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -16,6 +15,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from test_tui_replay import record_sample
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.features.shown.sent import system_parts
@@ -24,7 +24,6 @@ from crux_devtools.review.render import describe
 from crux_devtools.web.app import create_app
 from crux_devtools.inspector.transport.inprocess import in_process
 
-REPO = Path(__file__).resolve().parents[3]
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 OLD_RULE = "- Never ask for passwords or full card numbers.\\n"
 NEW_RULE = "- Never ask for passwords, card numbers or one-time codes.\\n"
@@ -32,10 +31,7 @@ NEW_RULE = "- Never ask for passwords, card numbers or one-time codes.\\n"
 
 @pytest.fixture
 async def recorded(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, ProjectSession, Path, str]]:
-    project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    project = record_sample(tmp_path)
     run_id = str(RunStore.for_project(project).list()[-1]["id"])  # two steps, ladders adapted
     session = ProjectSession(project, transport=in_process, history=False, watch=False)
     await session.start()
