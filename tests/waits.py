@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -18,12 +20,24 @@ WAIT = 120.0  # seconds: the failure bound of every wait in the suite
 POLL = 0.02  # seconds between two looks at something that gives no signal
 
 
+def timed_out(what: str, timeout: float) -> AssertionError:
+    """The failure of a wait: what never happened, and where every thread of this process stood then
+    (a hang in a worker thread or a lock shows there, not in the test's own frame)."""
+    stacks = []
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    for ident, frame in sys._current_frames().items():
+        if ident == threading.get_ident():
+            continue
+        stacks.append(f"--- thread {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame)[-12:]))
+    return AssertionError(f"timed out after {timeout:.0f} s waiting until {what}\n" + "\n".join(stacks))
+
+
 def until(predicate: Callable[[], object], what: str = "the condition holds", timeout: float = WAIT) -> None:
     """Poll ``predicate`` until it is true; fail after ``timeout`` seconds saying ``what`` never happened."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
+            raise timed_out(what, timeout)
         time.sleep(POLL)
 
 
@@ -32,7 +46,7 @@ async def until_async(predicate: Callable[[], object], what: str = "the conditio
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
+            raise timed_out(what, timeout)
         await asyncio.sleep(POLL)
 
 
@@ -61,7 +75,7 @@ async def pilot_until(pilot: Any, predicate: Callable[[], object], what: str = "
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
+            raise timed_out(what, timeout)
         await pilot.pause(0.05)
 
 
