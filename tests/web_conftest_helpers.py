@@ -83,14 +83,15 @@ def live_server(app: Any) -> Iterator[LiveServer]:
 
 
 @contextmanager
-def project_server(root: Path) -> Iterator[LiveServer]:
+def project_server(root: Path, transport: Any = None) -> Iterator[LiveServer]:
     """The inspector of the project in ``root`` (a real ``ProjectSession``: worker, watcher) on a live
-    server, for a browser to open."""
+    server, for a browser to open; ``transport=in_process`` for a page whose subject is not the worker
+    process (no process started)."""
     require_browser()
     from crux_devtools.inspector.session.service import ProjectSession
     from crux_devtools.web.app import create_app
 
-    with live_server(create_app(ProjectSession(root, history=False))) as srv:
+    with live_server(create_app(ProjectSession(root, history=False, transport=transport))) as srv:
         yield srv
 
 

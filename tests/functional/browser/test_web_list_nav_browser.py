@@ -15,6 +15,8 @@ import pytest
 from waits import WAIT
 from web_conftest_helpers import LiveServer, new_page, project_server
 
+from crux_devtools.inspector.transport.inprocess import in_process
+
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 REPO = Path(__file__).resolve().parents[3]
 EVERY = ["support-reply", "responder", "budgeted-reply", "ladder-reply", "agent-reply", "support-agent", "support-with-memory"]
@@ -29,7 +31,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(project: Path) -> Iterator[LiveServer]:
-    with project_server(project) as srv:
+    """The page is the subject, not the worker: the session loads and reloads in the test process."""
+    with project_server(project, transport=in_process) as srv:
         yield srv
 
 
