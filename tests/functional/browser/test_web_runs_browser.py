@@ -2,8 +2,7 @@
 
 The project is a copy of ``sample_project/`` plus ``orders.py``, an agent whose model is a real
 ``OpenAICompatibleModel`` pointed at a local chat-completions server (``chat_server.py``). The
-inspector is the real ``ProjectSession`` under uvicorn on 127.0.0.1, its worker in the test process
-(``in_process``: the pages are the subject, not the worker process). The application is a separate
+inspector is the real ``ProjectSession`` under uvicorn on 127.0.0.1. The application is a separate
 Python process running a real script that turns on ``record_runs(project)`` and calls ``generate``:
 its runs must show up on the open pages without a reload.
 """
@@ -25,7 +24,6 @@ from chat_server import ChatServer, wire_tool_call
 from waits import WAIT
 from web_conftest_helpers import LiveServer, live_server, new_page, require_browser
 
-from crux_devtools.inspector.transport.inprocess import in_process
 from crux_devtools.web.app import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
@@ -119,10 +117,10 @@ def server(project: Path, chat: ChatServer) -> Iterator[LiveServer]:
     require_browser()
     from crux_devtools.inspector.session.service import ProjectSession
 
-    os.environ["CHAT_BASE_URL"] = chat.base_url  # the worker (in this process: the pages are the subject) reads it: its Run reaches the chat server
+    os.environ["CHAT_BASE_URL"] = chat.base_url  # the worker (a child) inherits it: its Run reaches the chat server
     os.environ["ORDER_NOTE"] = XSS
     try:
-        with live_server(create_app(ProjectSession(project, history=False, transport=in_process))) as srv:
+        with live_server(create_app(ProjectSession(project, history=False))) as srv:
             yield srv
     finally:
         os.environ.pop("CHAT_BASE_URL", None)
