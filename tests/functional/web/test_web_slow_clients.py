@@ -27,8 +27,8 @@ from crux_devtools.web.slow_clients import BODY_ENV, HEAD_ENV, deadline_seconds
 
 REPO = Path(__file__).resolve().parents[3]
 COMMAND = Path(sys.executable).parent / "crux-devtools"
-HEAD_SECONDS = 1.0  # the server's deadlines, set short through its environment (5 s and 10 s by default)
-BODY_SECONDS = 1.5
+HEAD_SECONDS = 2.0  # the server's deadlines, set short through its environment (5 s and 10 s by default)
+BODY_SECONDS = 3.0
 DRIP = HEAD_SECONDS / 4  # seconds between two bytes of a dribbling client
 SLACK = 10.0  # seconds allowed beyond a deadline on a loaded machine (a server that ignores it keeps the socket for minutes)
 AGENT = """
