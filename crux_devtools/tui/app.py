@@ -9,6 +9,7 @@ as ``SessionChanged``; the app hands the new report to both. Slow calls (``evalu
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 from collections.abc import Awaitable
@@ -59,6 +60,12 @@ FOOTER_IMPORTANCE = (
 # "loading" only when no report came after this many seconds (no flash, and no frame spent on it).
 LOADING_SHOWN_AFTER = 0.1
 
+# While the app runs, a young collection after this many new objects (Python's default is 700): a
+# frame allocates tens of thousands of short-lived ones (strips, segments, styles), and every tenth
+# collection of the middle generation walks the whole heap (tens of milliseconds in a process that
+# holds more than the app). Put back when the app ends.
+YOUNG_COLLECTION_AFTER = 10_000
+
 
 class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, RunsTabApp):
     """Prompts and agents on the left, one report in tabs on the right."""
@@ -99,6 +106,7 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, R
         self._report_shown: Any = None  # the session report ``show_report`` last drew
         self._report_compared: Any = None  # the last report whose change marks were asked for
         self._loading: Timer | None = None  # shows "loading" unless the report comes first
+        self._gc_threshold: tuple[int, ...] | None = None  # the collector's thresholds before the app ran
         self.browser = PromptBrowser(id="left")
         self.detail = PromptDetail(session, TABS, id="detail")
 
@@ -123,6 +131,12 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, R
             yield self.detail
         yield KeysFooter(compact=True, importance=FOOTER_IMPORTANCE)  # every key at 160 columns, the most important ones below
 
+    def on_load(self) -> None:
+        threshold = gc.get_threshold()
+        if threshold[0] < YOUNG_COLLECTION_AFTER:
+            self._gc_threshold = threshold
+            gc.set_threshold(YOUNG_COLLECTION_AFTER, *threshold[1:])
+
     def on_mount(self) -> None:
         self.sub_title = str(self.session.root)
         self._unsubscribe = self.session.subscribe(
@@ -146,6 +160,9 @@ class CruxTui(NavigationActions, RequestActions, PanelActions, ChangeMarksApp, R
         self.post_message(SessionChanged(None))
 
     async def on_unmount(self) -> None:
+        if self._gc_threshold is not None and gc.get_threshold()[0] == YOUNG_COLLECTION_AFTER:
+            gc.set_threshold(*self._gc_threshold)
+        self._gc_threshold = None
         self.stop_watching_head()
         if self._unsubscribe is not None:
             self._unsubscribe()

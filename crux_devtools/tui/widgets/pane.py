@@ -22,9 +22,11 @@ class ReportPane(VerticalScroll):
     def render_data(self) -> RenderableType:
         raise NotImplementedError
 
-    def refresh_body(self) -> None:
+    def refresh_body(self, *, layout: bool = True) -> None:
+        """Render the body again; ``layout=False`` when its lines are the same but for their styles
+        (a highlight moved): the screen is then repainted without laying out every widget again."""
         for body in self.query(".pane-body").results(Static):
-            body.update(self.render_data())
+            body.update(self.render_data(), layout=layout)
 
     def watch_data(self) -> None:
         self.refresh_body()

@@ -226,7 +226,7 @@ class RequestView(ReportPane):
         return render_request(prompt, example, self.selected_part)
 
     def watch_selected_part(self, selected: str | None) -> None:
-        self.refresh_body()
+        self.refresh_body(layout=False)  # only a part rule's style changed: the same lines
         if selected is None:
             self.scroll_home(animate=False)  # a prompt was selected: its request from the top
         else:

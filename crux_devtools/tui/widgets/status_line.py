@@ -154,7 +154,14 @@ class StatusLine(Static):
         # after this layout: an update made while the screen is laid out would not lay it out again
         self.call_after_refresh(self.show_status)
 
+    _shown: Text | None = None  # the line on screen
+
     def show_status(self) -> None:
         # the last layout's outer size is cheap to read (content_size would ask the compositor)
         width = self.outer_size.width - self.styles.gutter.width
-        self.update(status_text(**self.data, width=max(20, width) if width > 0 else None) if self.data else Text(""))
+        text = status_text(**self.data, width=max(20, width) if width > 0 else None) if self.data else Text("")
+        shown, self._shown = self._shown, text
+        if shown is not None and text == shown:
+            return  # the same line (a save elsewhere, a key that changed nothing here): no redraw
+        # as many lines as before (the line is never wrapped): repainted, the screen not laid out again
+        self.update(text, layout=shown is None or text.plain.count("\n") != shown.plain.count("\n"))

@@ -104,4 +104,4 @@ class SystemTextView(ReportPane):
         return render_system(self.data, self.selected_part)
 
     def watch_selected_part(self) -> None:
-        self.refresh_body()
+        self.refresh_body(layout=False)  # only a part rule's style changed: the same lines
