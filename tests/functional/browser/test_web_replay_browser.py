@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tui_replay import record_sample
+from recorded_sample import record_sample
 from web_conftest_helpers import LiveServer, new_page, project_server
 
 from crux_devtools.core.record.runstore import RunStore, child_runs

@@ -6,37 +6,23 @@ command runs in this process with an in-process worker (``cli_in_process``), and
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from cli_in_process import cli
+from recorded_sample import newest_run, record_sample
 
-from crux_devtools.core.record.runstore import RunStore
 
-REPO = Path(__file__).resolve().parents[3]
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 
 
-@pytest.fixture(scope="module")
-def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the sample project with the agent's runs recorded by a real process."""
-    project = tmp_path_factory.mktemp("recorded") / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=project.parent)
-    assert done.returncode == 0, done.stderr
-    return project
-
-
 @pytest.fixture
-def recorded_sample(recorded_template: Path, tmp_path: Path) -> tuple[Path, str]:
+def recorded_sample(tmp_path: Path) -> tuple[Path, str]:
     """This test's copy of the recorded sample project (its runs too); the last run's id."""
-    project = tmp_path / "sample"
-    shutil.copytree(recorded_template, project, ignore=shutil.ignore_patterns("__pycache__"))
-    runs = RunStore.for_project(project).list()
-    return project, str(runs[-1]["id"])
+    project = record_sample(tmp_path)
+    return project, str(newest_run(project)["id"])
 
 
 def replay(project: Path, *args: str) -> subprocess.CompletedProcess[str]:

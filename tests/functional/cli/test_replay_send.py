@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -18,9 +17,9 @@ import pytest
 
 from chat_server import ChatServer
 from cli_in_process import cli
+from recorded_sample import record_sample
 from crux_devtools.core.record.runstore import RunStore, child_runs
 
-REPO = Path(__file__).resolve().parents[3]
 CLI = str(Path(sys.executable).with_name("crux-devtools"))
 
 
@@ -34,10 +33,7 @@ def replay_process(project: Path, *args: str) -> subprocess.CompletedProcess[str
 
 
 def test_send_to_the_scripted_model_records_a_child_run(tmp_path: Path) -> None:
-    project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    project = record_sample(tmp_path)
     parent = str(RunStore.for_project(project).list()[-1]["id"])
     sent = replay_process(project, "--run", parent, "--step", "1", "--max", "2000", "--send", "--json")
     assert sent.returncode == 0, sent.stderr
@@ -121,10 +117,7 @@ def test_an_unreachable_model_is_recorded_as_an_error_run(chat_project: tuple[Pa
 
 
 def test_continue_runs_the_agent_on_and_answers_tools_from_the_recording(tmp_path: Path) -> None:
-    project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    project = record_sample(tmp_path)
     parent = str(RunStore.for_project(project).list()[-1]["id"])
     forked = replay(project, "--run", parent, "--step", "1", "--max", "2000", "--continue", "--json")
     assert forked.returncode == 0, forked.stderr

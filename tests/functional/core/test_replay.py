@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -11,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from replay_agent import ask_prompt, assert_every_step_replays_exactly, generated_agent, record_generated
+from recorded_sample import record_sample
 
 from crux_devtools.core.record.replay import Overrides, ReplayError, replay_step
 from crux_devtools.core.record.runstore import RunStore
 
-REPO = Path(__file__).resolve().parents[3]
 CLI = [str(Path(sys.executable).with_name("crux-devtools"))]
 
 
@@ -32,10 +31,7 @@ def test_every_step_of_a_generated_50_step_agent_run_replays_to_its_recorded_req
 
 
 def test_every_step_the_sample_project_records_replays_to_its_recorded_request(tmp_path: Path) -> None:
-    project = tmp_path / "sample"
-    shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-    done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    project = record_sample(tmp_path)
     store = RunStore.for_project(project)
     runs = store.list()
     assert len(runs) >= 2

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from test_replay_overrides import SAMPLES  # a sample value of each override (the test there fails until there is one)
-from test_tui_replay import newest_run, record_sample
+from recorded_sample import newest_run, record_sample
 
 from crux_devtools.core.record.replay_overrides import Overrides, wire_fields
 from crux_devtools.inspector.features.replay.source import replay_variant

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from diff_helpers import commit_all, git
-from test_tui_replay import newest_run, record_sample
+from recorded_sample import newest_run, record_sample
 
 from crux_devtools.inspector.session.discovery import discover
 from crux_devtools.inspector.transport.inprocess import in_process

@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
-import shutil
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,6 +11,7 @@ from typing import Any
 
 import pytest
 from chat_server import ChatServer
+from recorded_sample import newest_run, record_sample
 from rich.console import Console
 from test_replay_send import chat_project  # noqa: F401 - the fixture
 from textual.widgets import Input
@@ -27,8 +23,6 @@ from crux_devtools.tui.app import make_tui
 from crux_devtools.tui.replay_render import render_variants
 from crux_devtools.tui.screens.overrides import OverridesScreen
 from crux_devtools.inspector.transport.inprocess import in_process
-
-REPO = Path(__file__).resolve().parents[3]
 
 
 def shown(app: Any) -> str:
@@ -60,39 +54,6 @@ async def wait_for(app: Any, pilot: Any, needle: str) -> str:
             return text
         await asyncio.sleep(0.05)
     raise AssertionError(f"{needle!r} never shown; last:\n{text}")
-
-
-_RECORDING: list[Path] = []  # the one recording of this test process, made by its first ``record_sample``
-
-
-def recording() -> Path:
-    """The sample project after a real process ran ``record_demo.py`` in it, recorded once per test
-    process (a process and a second of CPU each time) and removed when the process ends."""
-    if not _RECORDING:
-        folder = Path(tempfile.mkdtemp(prefix="crux-recorded-sample-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        project = folder / "sample"
-        shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns(".crux", "__pycache__"))
-        done = subprocess.run([sys.executable, str(project / "record_demo.py")], capture_output=True, text=True, timeout=300, cwd=folder)
-        assert done.returncode == 0, done.stderr
-        _RECORDING.append(project)
-    return _RECORDING[0]
-
-
-def record_sample(tmp_path: Path) -> Path:
-    """A copy of the sample project with the runs ``record_demo.py`` records (its oldest: two steps,
-    tool traffic): the test's own copy of ``recording()``, which it may change."""
-    project = tmp_path / "sample"
-    shutil.copytree(recording(), project, ignore=shutil.ignore_patterns("__pycache__"))
-    return project
-
-
-def newest_run(project: Path) -> dict[str, Any]:
-    """The run the project's store recorded last (``record_sample``'s: two steps, tool traffic)."""
-    store = RunStore.for_project(project)
-    run = store.get(str(store.list()[-1]["id"]))
-    assert run is not None
-    return run
 
 
 async def open_replay(app: Any, pilot: Any, run: dict[str, Any]) -> None:

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_tui_replay import newest_run, old_and_gone, open_replay, record_sample, wait_for
+from recorded_sample import newest_run, record_sample
+from test_tui_replay import old_and_gone, open_replay, wait_for
 
 from crux_devtools.core.record.runstore import RunStore
 from crux_devtools.inspector.session.service import ProjectSession

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from markupsafe import escape
 
-from test_tui_replay import newest_run, record_sample
+from recorded_sample import newest_run, record_sample
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.features.replay.document import step_messages

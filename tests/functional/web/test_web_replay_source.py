@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from test_tui_replay import record_sample
+from recorded_sample import record_sample
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
 from crux_devtools.inspector.features.shown.sent import system_parts
