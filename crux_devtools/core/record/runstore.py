@@ -240,6 +240,7 @@ INSERT OR IGNORE INTO meta (key, value) VALUES ('live', 0);
 """
 
 MIGRATIONS: tuple[Any, ...] = (_V1, _V2, _migrate_v3, _migrate_v4, _V5)
+LIVE_VERSION = MIGRATIONS.index(_V5) + 1  # the first schema version with ``live_runs``
 LIVE_BUSY_MS = 50  # how long a live update waits for another writer before it is skipped
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -543,6 +544,10 @@ class RunStore:
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         if version > SCHEMA_VERSION:
             raise RunStoreError(self.path, f"schema version {version} is newer than this release of crux_devtools supports ({SCHEMA_VERSION}); upgrade crux_devtools")
+        if 0 < version < SCHEMA_VERSION and not self._readonly:
+            # first seen empty, now part-made by a writer (one migration step per transaction): finish
+            # it here, each step once whoever takes it, rather than read tables that are not there yet
+            self._migrate(conn)
         return version >= 1
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -1143,8 +1148,8 @@ class RunStore:
 
     def _live(self, clause: str, *args: Any) -> builtins.list[dict[str, Any]]:
         with self._reading("read the runs being recorded") as conn:
-            if conn is None or int(conn.execute("PRAGMA user_version").fetchone()[0]) < 4:
-                return []
+            if conn is None or int(conn.execute("PRAGMA user_version").fetchone()[0]) < LIVE_VERSION:
+                return []  # no live table yet: a file being created one step at a time, or an older release's
             rows = conn.execute(
                 f"SELECT run_id, summary, idx, text, first_token_ms, elapsed_ms, chunks, pid, updated FROM live_runs{clause} ORDER BY started, run_id", args
             ).fetchall()

@@ -15,6 +15,9 @@ import pytest
 from waits import WAIT
 
 REPO = Path(__file__).resolve().parents[3]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+CURSOR_BACKGROUND = "48;5;32m"  # the tree cursor's background, as tmux writes its colour
+BUDGET = re.compile(r"input budget (\S+)")  # the status line's budget in force: a figure or "none"
 COMMAND = Path(sys.executable).parent / "crux-devtools"
 
 pytestmark = [
@@ -38,17 +41,34 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "t", "--", *keys)
 
-    def settle(self, before: str, timeout: float = WAIT) -> None:
-        """Wait until the screen (styles included) differs from ``before`` and then holds still
-        for 0.2 s: one key's effects have all been drawn."""
-        deadline = time.monotonic() + timeout
-        last, since = before, time.monotonic()
-        while time.monotonic() < deadline:
-            now = self.tmux("capture-pane", "-p", "-e", "-t", "t")
-            if now != last:
-                last, since = now, time.monotonic()
-            elif now != before and time.monotonic() - since > 0.2:
+    def cursor(self) -> tuple[int, str]:
+        """The prompt tree's highlighted row: its line on the screen and its text. The tree's cursor
+        is the one row of the left pane drawn on the highlight's background."""
+        rows = []
+        for number, line in enumerate(self.tmux("capture-pane", "-p", "-e", "-t", "t").splitlines()):
+            tree = line.split("▎", 1)[0]  # the tree pane ends at the pane border
+            if CURSOR_BACKGROUND in tree:
+                rows.append((number, ANSI.sub("", tree).strip()))
+        assert len(rows) == 1, f"expected one highlighted tree row, found {rows}"
+        return rows[0]
+
+    def down_to(self, wanted: Callable[[str], bool]) -> None:
+        """Move the tree's cursor down, one row per key, until ``wanted`` holds for its row's text.
+        Each key is awaited by the cursor moving (not by the screen holding still): on a loaded
+        machine the panes on the right are drawn later than the highlight."""
+        for _ in range(60):
+            row = self.cursor()
+            if wanted(row[1]):
                 return
+            self.keys("Down")
+            self.wait_until(lambda: self.cursor() != row, f"the cursor to leave {row[1]!r}")
+        raise AssertionError(f"no tree row matched; the cursor stopped on {self.cursor()[1]!r}")
+
+    def wait_until(self, check: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
+        deadline = time.monotonic() + timeout
+        while not check():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited {timeout:.0f} s for {what}; last screen:\n{self.screen()}")
             time.sleep(0.03)
 
     def alive(self) -> bool:
@@ -128,12 +148,7 @@ def test_the_real_tui_shows_the_sample_project_updates_live_and_quits(terminal: 
 
 def test_the_real_tui_shows_an_authored_alternative_the_summary_generate_prepares_and_an_offload_preview(terminal: Terminal, project: Path) -> None:
     terminal.wait_for(lambda s: "support-reply" in s and "Request" in s)
-    for _ in range(60):  # down the tree, one node at a time (the highlight moves), to the prompt with ladders
-        if " prompt  ladder-reply " in terminal.screen():
-            break
-        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
-        terminal.keys("Down")
-        terminal.settle(before)
+    terminal.down_to(lambda row: "ladder-reply" in row)  # the prompt with ladders
     terminal.wait_for(lambda s: " prompt  ladder-reply " in s and "example quiet-day" in s)
     terminal.keys("e", "e")
     terminal.wait_for(lambda s: all(part in s for part in ("example big-catalog", "catalog · ladder · authored: catalog-index", "## Product catalog (index)")))
@@ -142,10 +157,7 @@ def test_the_real_tui_shows_an_authored_alternative_the_summary_generate_prepare
     terminal.wait_for(lambda s: "example quiet-day" in s)
     terminal.keys("e")
     terminal.wait_for(lambda s: "example busy-day" in s)
-    for _ in range(3):  # house-rules, catalog, sync-log
-        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
-        terminal.keys("Down")
-        terminal.settle(before)
+    terminal.down_to(lambda row: "sync-log" in row)  # past house-rules and catalog
     # generate prepares the log's extractive summary before sending (no model), and so does the TUI
     screen = terminal.wait_for(lambda s: "sync-log · ladder · summary ·" in s and "[summary of sync-log]" in s)
     assert "offload preview" not in screen
@@ -154,9 +166,13 @@ def test_the_real_tui_shows_an_authored_alternative_the_summary_generate_prepare
     for _ in range(40):  # "-" lowers the request's input budget (a prompt with ladders): until the summary no longer fits
         if "sync-log · ladder · offload preview" in terminal.screen():
             break
-        before = terminal.tmux("capture-pane", "-p", "-e", "-t", "t")
+        screen = terminal.screen()
+        budget = BUDGET.search(screen)
+        assert budget is not None, f"no input budget on the status line:\n{screen}"
         terminal.keys("-")
-        terminal.settle(before)
+        # the next step is a share of the budget the last answer planned: await that answer (the new
+        # figure with "planning" gone; both change in one frame) before the next key
+        terminal.wait_for(lambda s: (now := BUDGET.search(s)) is not None and now[1] != budget[1] and "… planning" not in s)
     terminal.wait_for(
         lambda s: re.search(r"sync-log · ladder · offload preview · 270 tok · handle ofl_\d+", s) is not None
         and "[sync-log is offloaded: lines, 16762 characters." in s

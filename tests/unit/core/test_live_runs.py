@@ -5,6 +5,7 @@ is never written for a run already written, and a row of a process that is gone 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -35,6 +36,28 @@ def test_a_file_of_the_version_before_gets_the_live_table_and_keeps_its_runs(tmp
     with RunStore(path) as store:
         assert store.schema_version == 5 and store.live_runs() == [] and store.live_token() == 0
         assert store.get("kept")["steps"][0]["response_text"] == "hi"  # type: ignore[index]
+
+
+def test_a_reader_that_opened_the_file_while_a_writer_creates_it_reads_it_whole(tmp_path: Path) -> None:
+    # a writer creates the file one migration step per transaction: a reader that opened it before
+    # the first step (an empty file, read as empty) can next see it part-made, one step short
+    path = tmp_path / ".crux" / "runs.sqlite3"
+    path.parent.mkdir()
+    sqlite3.connect(path).close()
+    reader = RunStore(path, create=False)
+    assert reader.live_runs() == [] and reader.live_token() == 0
+    writer = sqlite3.connect(path, isolation_level=None)
+    apply_migrations(writer, MIGRATIONS[:-1])
+    assert reader.schema_version == SCHEMA_VERSION - 1
+    assert reader.live_runs() == [] and reader.live_run("any") is None and reader.live_token() == 0
+    assert reader.list() == [] and reader.usage_by_model() == []  # every read sees the finished schema
+    assert reader.schema_version == SCHEMA_VERSION
+    apply_migrations(writer, MIGRATIONS)
+    writer.close()
+    with RunStore(path) as store:
+        assert store.write_live({"run_id": "r1", "summary": {"target": "t"}, "index": 0, "text": "so far", "chunks": 1, "pid": os.getpid()})
+    assert [run["live"]["text"] for run in reader.live_runs()] == ["so far"]
+    reader.close()
 
 
 def test_a_live_row_is_not_written_for_a_run_already_written_and_a_dead_process_row_is_hidden(tmp_path: Path) -> None:
