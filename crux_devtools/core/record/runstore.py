@@ -544,9 +544,10 @@ class RunStore:
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         if version > SCHEMA_VERSION:
             raise RunStoreError(self.path, f"schema version {version} is newer than this release of crux_devtools supports ({SCHEMA_VERSION}); upgrade crux_devtools")
-        if 0 < version < SCHEMA_VERSION and not self._readonly:
+        if 0 < version < SCHEMA_VERSION:
             # first seen empty, now part-made by a writer (one migration step per transaction): finish
             # it here, each step once whoever takes it, rather than read tables that are not there yet
+            # (``_migrate`` leaves a file this process cannot write as it is)
             self._migrate(conn)
         return version >= 1
 

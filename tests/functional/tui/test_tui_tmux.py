@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from waits import WAIT
+from waits import WAIT, until
 
 REPO = Path(__file__).resolve().parents[3]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -61,15 +61,11 @@ class Terminal:
             if wanted(row[1]):
                 return
             self.keys("Down")
-            self.wait_until(lambda: self.cursor() != row, f"the cursor to leave {row[1]!r}")
+            try:
+                until(lambda: self.cursor() != row, f"the cursor left {row[1]!r}")
+            except AssertionError as exc:  # the app runs in tmux: its screen says more than our threads
+                raise AssertionError(f"{exc}\nlast screen:\n{self.screen()}") from None
         raise AssertionError(f"no tree row matched; the cursor stopped on {self.cursor()[1]!r}")
-
-    def wait_until(self, check: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"waited {timeout:.0f} s for {what}; last screen:\n{self.screen()}")
-            time.sleep(0.03)
 
     def alive(self) -> bool:
         return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "t"], capture_output=True, check=False).returncode == 0
