@@ -13,10 +13,18 @@ CLI's group names its commands without depending on them.
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[3] / "crux_devtools"
 CORE = PACKAGE / "core"
+
+
+@cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of a module of the package, parsed once per test process: every check here
+    and in test_layers.py walks the same few hundred files, and none changes a tree."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
 def module_name(path: Path) -> str:
@@ -60,7 +68,7 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
     """The modules of ``known`` that ``path`` imports (``from . import x`` counts as importing submodule ``x``)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parsed(path)
     out: set[str] = set()
     for node in _imports(tree):
         if isinstance(node, ast.Import):
@@ -80,12 +88,14 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
     return out
 
 
+@cache  # the checks only read the graph
 def import_graph() -> dict[str, set[str]]:
     """The core's modules and what each imports (of the core, ``crux_devtools.shapes`` and the like)."""
     known = set(package_modules())
     return {name: imported_modules(path, known) for name, path in core_modules().items()}
 
 
+@cache
 def package_graph() -> dict[str, set[str]]:
     """Every module of the package and what it imports, the packages above an imported module
     included (``a.b.c`` brings ``a.b`` and ``a``) unless the importer is inside them already."""
@@ -225,7 +235,7 @@ def test_memory_assembly_reads_no_private_name_of_another_object() -> None:
     # It is handed a public ``Source`` (snapshot, scoring helper, counter) by the store, instead of
     # calling the store's private methods.
     path = CORE / "memory" / "assembly.py"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     private = sorted(
         f"line {node.lineno}: .{node.attr}"
         for node in ast.walk(tree)

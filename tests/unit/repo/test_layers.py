@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from test_import_cycles import parsed
 
 PACKAGE = Path(__file__).resolve().parents[3] / "crux_devtools"
 
@@ -25,7 +26,7 @@ MCP_READS_FROM_CLI = {"common", "diff", "cache", "replay"}
 
 def imported_layers(path: Path) -> set[tuple[str, int]]:
     """The crux_devtools sub-packages a module imports (absolute or relative), with the line."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parsed(path)
     package_parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
     found: set[tuple[str, int]] = set()
     for node in ast.walk(tree):
@@ -61,7 +62,7 @@ def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
 def imported_modules_of(path: Path) -> set[tuple[str, int]]:
     """The crux_devtools modules (or packages) a module imports, absolute or relative, with the line;
     ``from .x import y`` names ``x`` and ``x.y`` (either may be the module)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parsed(path)
     package_parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
     if path.name == "__init__.py":
         package_parts = path.relative_to(PACKAGE.parent).parts[:-1]
@@ -159,7 +160,7 @@ def test_the_checker_sees_relative_imports() -> None:
 
 def private_core_imports(path: Path) -> list[str]:
     """The underscore names a module outside the core imports from it (``from ..core.x import _y``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parsed(path)
     package_parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
     found: list[str] = []
     for node in ast.walk(tree):
@@ -244,7 +245,7 @@ def test_stage_packages_import_nothing() -> None:
         f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
         for stage in ("compose", "plan", "run", "record")
         for path in [PACKAGE / "core" / stage / "__init__.py"]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(parsed(path))
         if isinstance(node, (ast.Import, ast.ImportFrom))
     ]
     assert heavy == []
