@@ -15,6 +15,8 @@ callback that returned the wrong type left no frame behind: it is located by its
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 import sys
 import traceback
 from collections.abc import Mapping
@@ -63,12 +65,24 @@ def distinct(errors: list[LoadErrorDict]) -> list[LoadErrorDict]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolved_absolute(filename: str) -> Path:
+    return Path(filename).resolve()
+
+
+def _resolved(filename: str) -> Path:
+    """``Path(filename).resolve()``, remembered for absolute names: a load locates each context and
+    callback by its code's file, the same few files again and again. (A relative name depends on the
+    working folder, so it is resolved each time.)"""
+    return _resolved_absolute(filename) if os.path.isabs(filename) else Path(filename).resolve()
+
+
 def relative(root: Path, filename: str | None) -> str | None:
     """``filename`` relative to the project, or as given when outside it."""
     if not filename:
         return None
     try:
-        path = Path(filename).resolve()
+        path = _resolved(filename)
     except OSError:
         return filename
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
@@ -79,7 +93,7 @@ def in_project(root: Path, filename: str) -> bool:
     if not filename or filename.startswith("<"):
         return False
     try:
-        path = Path(filename).resolve()
+        path = _resolved(filename)
     except OSError:
         return False
     return path.is_relative_to(root) and ".venv" not in path.parts and "site-packages" not in path.parts

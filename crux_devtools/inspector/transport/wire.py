@@ -392,7 +392,10 @@ def parse_event(message: dict[str, Any]) -> Event:
             check_prompt(prompt, f"the report of {target!r}")
         elif message.get("error") is None:
             raise MalformedReport("it holds neither a report nor an error")
-    check(EVENTS[kind], message, kind)
+        # The rest of the event, its prompt and error just checked (a prompt is most of a load's bytes).
+        check(EVENTS[kind], {**message, "prompt": None, "error": None}, kind)
+    else:
+        check(EVENTS[kind], message, kind)
     m: Any = message
     if kind == "import":
         return ImportStarted(m["module"])

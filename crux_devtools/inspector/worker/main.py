@@ -215,7 +215,7 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
     Imports the libraries the last load used, counts the texts it counted (token counts are cached
     by content: unchanged parts then cost nothing), and parses and compiles the project's files as
     they are now (a file still unchanged at load time is not compiled again). Then freezes what it
-    holds out of the garbage collector's reach, so the load's collections stay small.
+    holds out of the garbage collector's reach (``Worker.prime``), so the load's collections stay small.
     """
     import importlib
 
@@ -241,11 +241,6 @@ def prime(root: Path, modules: list[str], texts: list[str], separated: list[list
     for text, separator in separated or []:
         counter.count_with_separator(text, separator)
     compiled = precompile(files or [])
-    # A full collection over the heap inherited from the fork server writes to every object's
-    # header: the copy-on-write page faults happen here, while the person edits, not in the load.
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
     return {"modules": imported, "texts": len(texts), "separated": len(separated or []), "files": compiled}
 
 
@@ -364,7 +359,10 @@ class Worker:
         # After the answer (the report is shown first): "collect" frees the modules an update replaced
         # (they sit in reference cycles, a module's functions holding its globals, that the oldest
         # generation rarely visits); "freeze" also moves what a load made out of the collector's way.
-        self.collect: Literal["", "collect", "freeze"] = ""
+        # "refreeze" (after a prime) unfreezes first: a full collection over the heap inherited from the
+        # fork server writes to every object's header, so the copy-on-write page faults happen while
+        # the person edits, not in the load.
+        self.collect: Literal["", "collect", "freeze", "refreeze"] = ""
         self.allow_network = False  # [tool.crux-devtools] allow_network (netguard.py), read at load
         self.network_errors: list[Any] = []  # its ConfigError, if the value is bad
         self.guarded = True  # the network guard (netguard.py); off in the in-process transport (tests)
@@ -414,7 +412,9 @@ class Worker:
 
     def prime(self, request: dict[str, Any]) -> Any:
         """The ``prime`` op (``ops/prime.py``)."""
-        return prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
+        primed = prime(Path(request["root"]), request.get("modules", []), request.get("texts", []), request.get("separated"), request.get("files"))
+        self.collect = "refreeze"
+        return primed
 
     def _progress(self, request: dict[str, Any]) -> Any:
         self.channel.progress = bool(request.get("progress"))
@@ -648,8 +648,10 @@ def serve(proto_in: IO[str], proto_out: IO[str]) -> None:
         message["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         channel.send(message)
         if worker.collect:
+            if worker.collect == "refreeze":
+                gc.unfreeze()
             gc.collect()
-            if worker.collect == "freeze":
+            if worker.collect in ("freeze", "refreeze"):
                 gc.freeze()
             worker.collect = ""
 
