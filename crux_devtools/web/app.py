@@ -7,6 +7,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from jinja2_fragments.fastapi import Jinja2Blocks
@@ -44,10 +45,31 @@ def panel_template(panel: Panel) -> str:
     return f"_panel_{panel.key}.html"
 
 
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled templates kept in this process, by name and source checksum, for every environment
+    ``make_templates`` builds (all built alike): a second app in this process (each test builds its
+    own) reads a template's code instead of compiling it again; an edited template has another
+    checksum and is compiled anew."""
+
+    def __init__(self) -> None:
+        self._code: dict[tuple[str, str], Any] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        bucket.code = self._code.get((bucket.key, bucket.checksum))
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.code is not None:
+            self._code[(bucket.key, bucket.checksum)] = bucket.code
+
+
+_compiled_templates = _CompiledTemplates()
+
+
 def make_templates() -> Jinja2Blocks:
     """Templates with autoescaping on for every file, whatever its extension."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(asset_dir("templates"))),
+        bytecode_cache=_compiled_templates,
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
