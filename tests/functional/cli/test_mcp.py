@@ -4,10 +4,13 @@ project (real git, a local chat server standing in for a paid model).
 Over stdio (``connected``: the real command, its worker processes) for the whole agent's flow and the
 spending confirmation; the other tests talk to the same server in this process (``served``: the
 server ``mcp`` builds, connected in memory, its session's workers in-process), which answers the same
-tool calls."""
+tool calls. The command lines an answer is compared with run in this process (``cli_in_process``: the
+same documents as the commands as processes), in a thread since each runs its own event loop; ``diff``,
+which sets signal handlers (the main thread's only), runs as a process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -28,6 +31,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.types import ElicitResult  # noqa: E402
 
 from chat_server import ChatServer  # noqa: E402
+from cli_in_process import cli  # noqa: E402
 from diff_helpers import commit_all, git  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
@@ -100,9 +104,8 @@ async def test_the_agent_inspects_edits_and_diffs_over_stdio(tmp_path: Path) -> 
         assert rows["brand-voice"] == {"id": "brand-voice", "decision": "dropped", "tokens": 28, "priority": 30, "where": "shared.py:72", "reason": "budget"}
         assert rows["<prompt>"]["where"] == "03_budgets.py:39" and made["token_budget"] == 150
         # the same document `inspect --json` prints, with the decisions beside it
-        cli = subprocess.run([CLI, "inspect", str(project), "--prompt", "budgeted-reply", "--example", "with-brand-voice", "--json"],
-                             capture_output=True, text=True, timeout=300)
-        printed = json.loads(cli.stdout)
+        done = await asyncio.to_thread(cli, "inspect", str(project), "--prompt", "budgeted-reply", "--example", "with-brand-voice", "--json")
+        printed = json.loads(done.stdout)
         whole = json.loads((await client.call_tool("inspect", {"target": "budgeted-reply", "example": "with-brand-voice", "detail": "full"})).content[0].text)
         assert whole["prompts"] == printed["prompts"] and whole["errors"] == printed["errors"] == []
 
@@ -123,16 +126,15 @@ async def test_the_agent_inspects_edits_and_diffs_over_stdio(tmp_path: Path) -> 
         assert not failed and review["base"]["rev"] == "HEAD"
         changed = {(p["id"], e["name"]) for p in review["prompts"] for e in p["examples"] if e["changes"]}
         assert changed == {("budgeted-reply", "with-brand-voice")}
-        cli = subprocess.run([CLI, "diff", str(project), "--format", "json"], capture_output=True, text=True, timeout=300)
-        printed = json.loads(cli.stdout)
+        done = subprocess.run([CLI, "diff", str(project), "--format", "json"], capture_output=True, text=True, timeout=300)  # signals: main thread only
+        printed = json.loads(done.stdout)
         assert [p["id"] for p in review["prompts"]] == [p["id"] for p in printed["prompts"]]
         assert review["summary"] == printed["summary"]
 
         # the cache tool answers the document `cache --format json` prints
         cached = json.loads((await client.call_tool("cache", {"target": "budgeted-reply", "detail": "full"})).content[0].text)
-        cli = subprocess.run([CLI, "cache", str(project), "--target", "budgeted-reply", "--format", "json"],
-                             capture_output=True, text=True, timeout=300)
-        printed = json.loads(cli.stdout)
+        done = await asyncio.to_thread(cli, "cache", str(project), "--target", "budgeted-reply", "--format", "json")
+        printed = json.loads(done.stdout)
         assert cached["targets"] == printed["targets"] and [t["id"] for t in cached["targets"]] == ["budgeted-reply"]
         assert cached["targets"][0]["blocks"] and all("file" in b and "class" in b for b in cached["targets"][0]["blocks"])
 
@@ -159,9 +161,9 @@ async def test_unknown_names_are_one_error_naming_the_known_ones_and_check_is_th
         failed, _text, answer = await ask(client, "diff")
         assert failed and "git" in answer["error"]["message"]  # not a repository: said, not crashed
         failed, _text, verdict = await ask(client, "check", detail="full")
-        cli = subprocess.run([CLI, "check", str(project), "--json"], capture_output=True, text=True, timeout=300)
-        printed = json.loads(cli.stdout)
-        assert not failed and verdict == printed and verdict["ok"] is True and cli.returncode == 0
+        done = await asyncio.to_thread(cli, "check", str(project), "--json")
+        printed = json.loads(done.stdout)
+        assert not failed and verdict == printed and verdict["ok"] is True and done.returncode == 0
         failed, _text, compact = await ask(client, "check")
         assert not failed and compact["ok"] is True and compact["failures"] == []
 
@@ -291,7 +293,10 @@ async def test_allow_spend_asks_the_user_through_the_client_before_a_real_model(
 async def test_a_client_that_cannot_ask_gets_a_confirmation_token_first(chat_project: Any, mode: str) -> None:
     project, server, env = chat_project
     server.reply_text("Because.")
-    async with connected(project, "--allow-spend", env=env, mode=mode) as client:
+    # auto over stdio (the flag, the environment the command's workers inherit); legacy, which differs
+    # in the protocol the client speaks, with the same server in this process
+    server_of = connected(project, "--allow-spend", env=env, mode=mode) if mode == "auto" else served(project, allow_spend=True, mode=mode)
+    async with server_of as client:
         failed, _text, first = await ask(client, "run_target", target="helper", example="why")
         assert not failed and first["needs_confirmation"] is True and server.received == []
         failed, _text, ran = await ask(client, "run_target", target="helper", example="why", confirm=first["confirm"])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_in_process
 import pytest
 from replay_agent import ask_prompt, assert_every_step_replays_exactly, generated_agent, record_generated
 from recorded_sample import record_sample
@@ -15,7 +15,6 @@ from recorded_sample import record_sample
 from crux_devtools.core.record.replay import Overrides, ReplayError, replay_step
 from crux_devtools.core.record.runstore import RunStore
 
-CLI = [str(Path(sys.executable).with_name("crux-devtools"))]
 
 
 # -- fidelity ----------------------------------------------------------------------------------
@@ -110,7 +109,9 @@ def test_unknown_run_step_and_a_run_without_plan_inputs_are_clear_errors(tmp_pat
 
 # -- the command line ----------------------------------------------------------------------------
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, "replay", *args], capture_output=True, text=True, timeout=120)
+    """``crux-devtools replay ARGS``, run in this process (``cli_in_process``: its exit code, stdout and
+    stderr as the command as a process gives them; a traceback it did not handle is on stderr)."""
+    return cli_in_process.cli("replay", *args)
 
 
 def test_cli_replay_prints_the_json_document_with_changes_in_the_review_vocabulary(tmp_path: Path) -> None:

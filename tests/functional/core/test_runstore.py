@@ -296,24 +296,45 @@ def test_three_writer_processes_at_once_lose_nothing(tmp_path: Path) -> None:
         assert s.change_token() == 450
 
 
-OPENER = """
-import sys
+# Each round: 8 processes forked from one that imported the store once (no connection open yet),
+# let go together when the parent closes their pipe; each opens the new store, writes and closes.
+OPENERS = """
+import os, sys, traceback
 from crux_devtools.core.record.runstore import RunStore
-store = RunStore.for_project(sys.argv[1])
-store.write({"id": sys.argv[2], "target": "t", "status": "ok", "steps": []})
-store.close()
+failed = 0
+for root in sys.argv[1:]:
+    go, release = os.pipe()
+    children = []
+    for k in range(8):
+        pid = os.fork()
+        if pid == 0:
+            os.close(release)
+            os.read(go, 1)  # returns when the parent closes its end: every opener starts at once
+            code = 0
+            try:
+                store = RunStore.for_project(root)
+                store.write({"id": f"r{k}", "target": "t", "status": "ok", "steps": []})
+                store.close()
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            sys.stderr.flush()
+            os._exit(code)
+        children.append(pid)
+    os.close(go)
+    os.close(release)
+    failed += sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 for pid in children)
+sys.exit(1 if failed else 0)
 """
 
 
 def test_processes_opening_and_closing_a_new_store_at_once_all_get_in(tmp_path: Path) -> None:
     """While one process creates the file or, as its last user, tidies it up on close, SQLite may refuse
     another's switch to WAL at once, without the busy wait: opening retries it."""
-    for round_ in range(6):
-        root = tmp_path / f"round{round_}"
-        procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(root), f"r{k}"], cwd=REPO, stderr=subprocess.PIPE, text=True) for k in range(8)]
-        for p in procs:
-            _, err = p.communicate(timeout=120)
-            assert p.returncode == 0, err
+    roots = [tmp_path / f"round{round_}" for round_ in range(6)]
+    done = subprocess.run([sys.executable, "-c", OPENERS, *map(str, roots)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for root in roots:
         with RunStore.for_project(root, create=False) as s:
             assert s.count() == 8
 

@@ -60,39 +60,46 @@ def ascii_lower(text: str) -> str:
     return "".join(c.lower() if c.isascii() else c for c in text)
 
 
-def matches(run: dict[str, Any], query: str) -> bool:
-    """Every word of the query starts a word of the run; a query of punctuation alone is looked for
-    as it is in the run's stored summary (any case of its ASCII letters)."""
+def summary_text(run: dict[str, Any]) -> str:
+    """The run's stored summary, its ASCII letters in lower case: where punctuation alone is looked for."""
+    return ascii_lower(json.dumps({k: v for k, v in run.items() if k != "steps"}, ensure_ascii=False, separators=(",", ":")))
+
+
+def matches(found: list[str], summary: str, query: str) -> bool:
+    """Every word of the query starts a word of the run (``found``: its ``searched_words``); a query
+    of punctuation alone is looked for as it is in the run's stored summary (``summary_text``)."""
     if not query.strip():
         return True
     terms = list(dict.fromkeys(words(query)))[:32]
     if not terms:
-        summary = json.dumps({k: v for k, v in run.items() if k != "steps"}, ensure_ascii=False, separators=(",", ":"))
-        return query.strip().lower() in ascii_lower(summary)
-    found = searched_words(run)
+        return query.strip().lower() in summary
     return all(any(w.startswith(t) for w in found) for t in terms)
 
 
 class Model:
     """The runs of a store as this test wrote them: each with its write order (a replaced run is
-    written anew), listed newest first by start time, then by write order."""
+    written anew), listed newest first by start time, then by write order. What a query looks in is
+    worked out once per run written, not once per query."""
 
     def __init__(self) -> None:
         self.runs: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.looked_in: dict[str, tuple[list[str], str]] = {}
         self.writes = 0
 
     def write(self, run: dict[str, Any]) -> None:
         self.writes += 1
         self.runs[run["id"]] = (self.writes, run)
+        self.looked_in[run["id"]] = (searched_words(run), summary_text(run))
 
     def delete(self, run_id: str) -> None:
         self.runs.pop(run_id, None)
+        self.looked_in.pop(run_id, None)
 
     def search(self, query: str, **wanted: str) -> list[tuple[int, dict[str, Any]]]:
         """The matching runs, newest first, each with its write order."""
         found = [
             (order, run) for order, run in self.runs.values()
-            if all(run[key] == value for key, value in wanted.items()) and matches(run, query)
+            if all(run[key] == value for key, value in wanted.items()) and matches(*self.looked_in[run["id"]], query)
         ]
         return sorted(found, key=lambda item: (datetime.fromisoformat(item[1]["started_at"]).timestamp(), item[0]), reverse=True)
 
