@@ -1,5 +1,7 @@
 """``crux-devtools cache`` as a real command over a project with one cache breaker per prompt: each
-block classified, the breaker named with its file:line, the fix suggested, no model called."""
+block classified, the breaker named with its file:line, the fix suggested, no model called. It runs
+in this process with in-process workers (``cli_in_process``), and as a process for its usage errors'
+exit code."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from cli_in_process import cli
 
 from crux_devtools.core.record.runstore import RunStore
 
@@ -25,6 +29,12 @@ BREAKERS = {  # prompt -> (the block that breaks the cache, its class, the line 
 
 
 def cache(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools cache PROJECT ARGS`` in this process, its workers in-process."""
+    return cli("cache", str(project), "--timeout", "20", *args, cwd=REPO)
+
+
+def cache_process(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools cache PROJECT ARGS`` as a process, with worker processes."""
     return subprocess.run(
         [str(Path(sys.executable).parent / "crux-devtools"), "cache", str(project), "--timeout", "20", *args],
         capture_output=True, text=True, timeout=180, cwd=REPO,
@@ -84,9 +94,9 @@ def test_recorded_inputs_join_the_requests_and_their_gaps_suggest_a_lifetime(tmp
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
     project = tmp_path / "breakers"
     shutil.copytree(PROJECTS / "cache_breakers", project)
-    unknown = cache(project, "--target", "nope")
+    unknown = cache_process(project, "--target", "nope")
     assert unknown.returncode == 2 and unknown.stderr.strip().splitlines() == [
         "Error: --target 'nope': no prompt or agent with that id; known ids: timestamp, random-id, unsorted-dict, tool-order, per-user, model-switch, when-flip, rung-change"
     ]
-    model = cache(project, "--model", "gpt-9")
+    model = cache_process(project, "--model", "gpt-9")
     assert model.returncode == 2 and "--model 'gpt-9': no model profile of that name" in model.stderr

@@ -1,18 +1,17 @@
 """One request with a tool: ``expect().cacheable_prefix``, ``crux-devtools cache`` and ``diff``'s
 ``cache_prefix`` count its cacheable prefix the same way, the tools at the planner's count (the
-figure ``cache = "auto"`` places its breakpoints by), as real commands on a real git repository."""
+figure ``cache = "auto"`` places its breakpoints by), as the real commands on a real git repository,
+in this process with in-process workers (``cli_in_process``)."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_in_process import cli
 from diff_helpers import commit_all, git
 
-CLI = str(Path(sys.executable).parent / "crux-devtools")
 APP = '''\
 from pydantic import BaseModel
 
@@ -32,7 +31,7 @@ reply = prompt("reply", system="You are Ari.", use=USE, tools=[lookup], prompt="
 
 
 def run(*args: str) -> str:
-    done = subprocess.run([CLI, *args, "--timeout", "30"], capture_output=True, text=True, timeout=300)
+    done = cli(*args, "--timeout", "30")
     assert done.returncode in (0, 1), done.stdout + done.stderr
     return done.stdout
 

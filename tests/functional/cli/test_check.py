@@ -1,20 +1,19 @@
-"""``crux-devtools check`` fails on what ``generate`` would refuse, run as a real command."""
+"""``crux-devtools check`` fails on what ``generate`` would refuse: the real command, in this process
+with in-process workers (``cli_in_process``), which answer as worker processes do."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from cli_in_process import cli
 
 PROJECTS = Path(__file__).parents[2] / "projects"
 REPO = Path(__file__).resolve().parents[3]
 
 
 def check(project: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "crux-devtools"), "check", str(project), "--timeout", "20"],
-        capture_output=True, text=True, timeout=120, cwd=REPO,
-    )
+    return cli("check", str(project), "--timeout", "20", cwd=REPO)
 
 
 def test_check_fails_every_refusal_with_a_file_line_naming_the_prompt_and_example() -> None:

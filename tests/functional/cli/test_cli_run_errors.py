@@ -1,15 +1,16 @@
 """``crux-devtools run`` says where in the user's code a run failed, up front, and never calls a
-request "sent" that could not reach the model. Real CLI, real worker, a real closed port."""
+request "sent" that could not reach the model. The real command, in this process with an in-process
+worker (``cli_in_process``), which answers as a worker process does; a real closed port."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-CLI = str(Path(sys.executable).parent / "crux-devtools")
+from cli_in_process import cli
+
 
 RAISES = '''
 from pydantic import BaseModel
@@ -38,7 +39,7 @@ bot = agent("bot", prompt=ask, model=OpenAICompatibleModel("http://127.0.0.1:POR
 
 
 def run(project: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, "run", str(project), "--prompt", "bot"], capture_output=True, text=True, timeout=300)
+    return cli("run", str(project), "--prompt", "bot")
 
 
 def test_a_tool_that_raises_is_reported_at_the_users_line_before_the_traceback(tmp_path: Path) -> None:
@@ -71,6 +72,6 @@ def test_two_contexts_with_one_id_are_reported_with_where_each_is_defined(tmp_pa
         "ask = prompt('ask', system='You help.', use=[kind, brief], examples={'default': {}})\n"
     )
     (tmp_path / "pyproject.toml").write_text('[tool.crux-devtools]\nmodules = ["shop.py"]\n')
-    checked = subprocess.run([CLI, "check", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    checked = cli("check", str(tmp_path))
     assert checked.returncode == 1
     assert "two different contexts have the id 'rules' (defined at rules.py:3 and at shop.py:4)" in checked.stdout, checked.stdout

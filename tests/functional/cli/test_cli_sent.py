@@ -149,7 +149,10 @@ def test_json_is_still_the_whole_report() -> None:
     assert example["inspection"]["parts"]
 
 
-async def test_a_prepared_summary_is_printed_as_the_summary_rung_that_is_sent(tmp_path: Path) -> None:
+def test_a_prepared_summary_is_printed_as_the_summary_rung_that_is_sent(tmp_path: Path) -> None:
+    """Not a coroutine: the session that prepares the summary runs in an event loop of its own, so the
+    command can then run in this process (it runs its own)."""
+    import asyncio
     import shutil
 
     from crux_devtools.inspector.session.service import ProjectSession
@@ -157,12 +160,15 @@ async def test_a_prepared_summary_is_printed_as_the_summary_rung_that_is_sent(tm
 
     project = tmp_path / "sample_project"
     shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns("__pycache__", ".crux*"))
-    async with ProjectSession(project, transport=in_process, watch=False, history=False, prewarm=False, fork=False) as session:
-        result = await session.prepare_summaries("ladder-reply", example="busy-day")
+    async def prepare() -> Any:
+        async with ProjectSession(project, transport=in_process, watch=False, history=False, prewarm=False, fork=False) as session:
+            return await session.prepare_summaries("ladder-reply", example="busy-day")
+
+    result = asyncio.run(prepare())
     assert [p["contributor"] for p in result["prepared"]] == ["sync-log"], result
-    done = inspect_process(str(project), "--prompt", "ladder-reply", "--example", "busy-day")  # in a test's event loop: processes
+    done = inspect(str(project), "--prompt", "ladder-reply", "--example", "busy-day")
     assert done.returncode == 0, done.stderr
-    preview = preview_of(project, "ladder-reply", "busy-day", run=inspect_process)
+    preview = preview_of(project, "ladder-reply", "busy-day")
     summary = next(c for c in preview["contributions"] if c["contributor"] == "sync-log")
     assert summary["representation"] == "summary"
     assert f"    ┌─ sync-log [ladder] summary, {summary['tokens']} tokens" in done.stdout

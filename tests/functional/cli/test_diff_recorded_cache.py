@@ -1,23 +1,22 @@
 """``diff --runs N``: each ``run:<id>`` example shows, beside the projected cacheable prefix, the cache
-reads and writes its recorded run's provider reported; a run without usage says so (real command,
-real git repository, real SQLite run store)."""
+reads and writes its recorded run's provider reported; a run without usage says so (the real command
+in this process with in-process workers, ``cli_in_process``; a real git repository, a real SQLite
+run store)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_in_process import cli
 from diff_helpers import make_project
 
 from crux_devtools.core.record.runstore import RunStore
 
-CLI = str(Path(sys.executable).parent / "crux-devtools")
 
 
 def diff(root: Path, *args: str) -> str:
-    done = subprocess.run([CLI, "diff", str(root), "--timeout", "30", "--runs", "2", *args], capture_output=True, text=True, timeout=300, cwd=root)
+    done = cli("diff", str(root), "--timeout", "30", "--runs", "2", *args, cwd=root)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

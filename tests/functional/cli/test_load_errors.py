@@ -1,6 +1,8 @@
 """Load errors say where and what to do, run through the real `check`: a wrong module name in
 pyproject.toml, a relative import outside a package, a callback returning None, a file saved with
-a byte-order mark, and a worker whose report user code has broken by monkeypatching."""
+a byte-order mark, and a worker whose report user code has broken by monkeypatching. A project that
+patches the worker is checked as a process (its patches stay in its worker process); the module name
+in pyproject.toml in this process, with in-process workers (``cli_in_process``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_in_process import cli
 
 COMMAND = str(Path(sys.executable).parent / "crux-devtools")
 GOOD = "from crux_devtools import prompt\n\nfine = prompt('fine', system='Fine.')\n"
@@ -23,7 +26,7 @@ def test_a_wrong_module_name_in_pyproject_is_reported_there_with_what_to_do(tmp_
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.crux-devtools]\nmodules = [\n    "prompts",\n    "promts_typo",\n]\n', encoding="utf-8"
     )
-    done = check(tmp_path)
+    done = cli("check", str(tmp_path), "--timeout", "5")
     assert done.returncode == 1
     [line] = done.stdout.splitlines()
     assert line.startswith("pyproject.toml:7: ModuleNotFoundError: module 'promts_typo' listed in [tool.crux-devtools] modules was not found"), line

@@ -5,11 +5,15 @@ for the scripted send."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -73,17 +77,35 @@ with record_runs(sys.argv[1]):
 '''
 
 
-@pytest.fixture
-def chat_project(tmp_path: Path) -> tuple[Path, ChatServer, dict[str, str], str]:
-    project = tmp_path / "chat"
+@functools.cache
+def chat_recording() -> Path:
+    """The chat project after a real process recorded one run of it against a chat server: recorded
+    once per test process (a process and about a second of CPU), copied by each test, and removed
+    when the process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="crux-recorded-chat-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    project = folder / "chat"
     project.mkdir()
     (project / "helper_app.py").write_text(textwrap.dedent(PROJECT))
     (project / "pyproject.toml").write_text('[tool.crux-devtools.models.test-model]\ncontext_window = 32000\ninput_price = 2.5\noutput_price = 10.0\n')
     server = ChatServer().start()
+    try:
+        server.reply_text("Because.")
+        env = {**os.environ, "REPLAY_CHAT_URL": server.base_url}
+        done = subprocess.run([sys.executable, "-c", RECORD, str(project)], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+    finally:
+        server.stop()
+    return project
+
+
+@pytest.fixture
+def chat_project(tmp_path: Path) -> tuple[Path, ChatServer, dict[str, str], str]:
+    """The test's own copy of the recorded chat project, and a chat server of its own for what it sends."""
+    project = tmp_path / "chat"
+    shutil.copytree(chat_recording(), project, ignore=shutil.ignore_patterns("__pycache__"))
+    server = ChatServer().start()
     env = {**os.environ, "REPLAY_CHAT_URL": server.base_url}
-    server.reply_text("Because.")
-    done = subprocess.run([sys.executable, "-c", RECORD, str(project)], capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
     run_id = str(RunStore.for_project(project).list()[0]["id"])
     yield project, server, env, run_id
     server.stop()

@@ -1,12 +1,13 @@
 """One answer: ``crux-devtools diff``, the page's ``/diff`` (and ``/diff.json``) and the list's marks
 give the same document for the same revisions, on a git project built here with a git-ignored local
 store, an untracked scratch file and an error quoting an absolute path; and the page runs another
-revision's code only when asked from itself. Real git, the ASGI app through httpx; the command runs
-as a process with worker processes, the page's sessions (and the base evaluations) with in-process
+revision's code only when asked from itself. Real git, the ASGI app through httpx; the command (in
+this process, ``cli_in_process``), the page's sessions and the base evaluations with in-process
 workers (``cli_in_process.in_process_pools``), which answer as worker processes do."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 from cli_in_process import in_process_pools
 
 from diff_helpers import commit_all, git, make_project  # noqa: E402
-from test_diff_cli import as_json, diff_process  # noqa: E402
+from test_diff_cli import as_json  # noqa: E402
 from test_diff_repositories import with_memory_store  # noqa: E402
 
 from crux_devtools.inspector.features.diff.live import LiveDiff  # noqa: E402
@@ -55,20 +56,22 @@ async def page_answers(root: Path) -> tuple[dict[str, Any], list[str], set[str]]
             return answer.json(), ids, rows
 
 
-async def test_the_cli_the_diff_page_and_the_list_marks_give_one_document(tmp_path: Path) -> None:
+def test_the_cli_the_diff_page_and_the_list_marks_give_one_document(tmp_path: Path) -> None:
+    """Not a coroutine: the command sets its signal handlers, which only the main thread may do, and
+    runs its own event loop; each page answer runs in one of its own."""
     root = make_project(tmp_path)
     (root / "broken.py").write_text("from pathlib import Path\n\nimport crux_devtools\n\n(Path(__file__).parent / 'missing.txt').read_text()\n")
     with_memory_store(root)  # a git-ignored store the app reads, filled after the commit
     # a clean HEAD: nobody sees a change
-    cli = as_json(root, run=diff_process)
-    page, ids, rows = await page_answers(root)
+    cli = as_json(root)
+    page, ids, rows = asyncio.run(page_answers(root))
     assert without_timing(cli) == without_timing(page)
     assert changed_ids(cli) == ids == [] and rows == set()
     # an edit, an untracked scratch file: the same answer everywhere
     (root / "scratch.py").write_text("x = 1\n")
     (root / "other.py").write_text((root / "other.py").read_text().replace("Sort the ticket.", "Sort the ticket by urgency."))
-    cli = as_json(root, run=diff_process)
-    page, ids, rows = await page_answers(root)
+    cli = as_json(root)
+    page, ids, rows = asyncio.run(page_answers(root))
     assert without_timing(cli) == without_timing(page)
     assert changed_ids(cli) == ids == ["triage"] and rows == {"triage"}
     assert str(root) not in json.dumps(cli)  # paths in messages are project-relative at both revisions

@@ -1,5 +1,8 @@
 """Incremental evaluation: a save re-imports and re-evaluates what it concerns, and only
-files that can change a report are watched. Real worker processes, real files, the real watcher."""
+files that can change a report are watched. Real files and the real watcher; the session's workers
+answer in this process (``inprocess.in_process``: each keeps its own modules, as a worker process
+does), except where the worker process is the subject: a library outside the project, an update that
+ends or hangs the worker, the ops a worker process answers, its spare's priming."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import pytest
 from waits import WAIT, watcher_caught_up
 
 from crux_devtools.inspector.api import SessionEvent
+from crux_devtools.inspector.transport.inprocess import in_process
 from crux_devtools.inspector.transport.process import SpawnedWorker
 from crux_devtools.inspector.transport.wire import MalformedRequest
 from crux_devtools.inspector.session.service import ProjectSession
@@ -81,7 +85,7 @@ class Live:
 @pytest.fixture
 async def live(tmp_path: Path) -> AsyncIterator[Live]:
     root = make_project(tmp_path / "project")
-    session = ProjectSession(root, history=False, debounce=0.01)
+    session = ProjectSession(root, history=False, debounce=0.01, transport=in_process)
     await session.start()
     await session.settled()
     try:
@@ -286,7 +290,7 @@ async def test_a_broken_module_in_an_update_keeps_its_last_good_prompt_stale_and
 async def test_a_bad_watch_ignore_is_a_config_error_at_its_line(tmp_path: Path) -> None:
     root = make_project(tmp_path / "project")
     (root / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.crux-devtools]\nwatch_ignore = "*.csv"\n', encoding="utf-8")
-    async with ProjectSession(root, history=False, watch=False) as session:
+    async with ProjectSession(root, history=False, watch=False, transport=in_process) as session:
         report = session.report
         assert report is not None
         [error] = report["errors"]
@@ -352,7 +356,7 @@ async def test_a_file_a_module_reads_and_writes_at_import_is_not_watched(tmp_pat
         "cached = prompt('cached', system='Cached.')\n",
         encoding="utf-8",
     )
-    async with ProjectSession(root, history=False, debounce=0.01) as session:
+    async with ProjectSession(root, history=False, debounce=0.01, transport=in_process) as session:
         live = Live(session)
         await live.settled()
         assert not session.is_watched("cache.json") and session.is_watched("notes/guide.md")

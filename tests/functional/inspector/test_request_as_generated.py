@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import httpx
 import pytest
+from cli_in_process import cli
 from web_fakes import FakeSession
 
 from crux_devtools import InputBudget, RequestCompositionError, ScriptedModel, agenerate, context, generate, offloadable, preview, prompt, summarizable
@@ -101,8 +100,7 @@ async def test_the_page_labels_a_summary_generate_prepares_with_a_model() -> Non
 
 
 def test_one_code_for_a_budget_nothing_can_meet_in_check_and_generate_and_warnings_only_where_generate_raises() -> None:
-    done = subprocess.run([str(Path(sys.executable).parent / "crux-devtools"), "check", str(PROJECT), "--timeout", "20"],
-                          capture_output=True, text=True, timeout=180, cwd=REPO)
+    done = cli("check", str(PROJECT), "--timeout", "20", cwd=REPO)  # the command in this process, its worker in-process
     assert done.returncode == 1, done.stdout + done.stderr
     [failure] = done.stdout.splitlines()
     module = project_module()

@@ -1,5 +1,6 @@
 """A tool that raises: the run views say where in the user's code, up front, as ``crux-devtools run``
-prints it. One run recorded by the real CLI (real worker, real store), then shown by the web page
+prints it. One run recorded by the real CLI (in this process with an in-process worker,
+``cli_in_process``; a real store), then shown by the web page
 (``/runs/{id}`` through httpx on the app, a real session) and the TUI's run detail (a Pilot over
 a real session); all three name the same ``shop.py:LINE``, from the one ``user_frame``."""
 
@@ -7,16 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from cli_in_process import cli
 
-
-from test_cli_run_errors import CLI, RAISES  # noqa: E402
-from waits import WAIT, pilot_until  # noqa: E402
+from test_cli_run_errors import RAISES  # noqa: E402
+from waits import pilot_until  # noqa: E402
 
 from crux_devtools.inspector.session.service import ProjectSession  # noqa: E402
 from crux_devtools.tui.app import make_tui  # noqa: E402
@@ -26,10 +27,12 @@ from crux_devtools.inspector.transport.inprocess import in_process  # noqa: E402
 RAISE = 'raise RuntimeError("the catalog service is down")'
 
 
-def recorded_failure(root: Path) -> tuple[str, str]:
-    """The id of the run the CLI recorded, and the location it printed first."""
-    (root / "shop.py").write_text(textwrap.dedent(RAISES))
-    done = subprocess.run([CLI, "run", str(root), "--prompt", "bot", "--json"], capture_output=True, text=True, timeout=WAIT)
+@pytest.fixture
+def recorded_failure(tmp_path: Path) -> tuple[str, str]:
+    """The id of the run the CLI recorded in ``tmp_path``, and the location it printed first (a fixture:
+    the command runs its own event loop, outside the test's)."""
+    (tmp_path / "shop.py").write_text(textwrap.dedent(RAISES))
+    done = cli("run", str(tmp_path), "--prompt", "bot", "--json")
     assert done.returncode == 1, done.stderr
     run = json.loads(done.stdout)
     assert run["recorded"] and run["status"] == "error", run
@@ -39,8 +42,8 @@ def recorded_failure(root: Path) -> tuple[str, str]:
     return run["id"], site
 
 
-async def test_the_run_page_names_the_users_line_in_its_error_block(tmp_path: Path) -> None:
-    run_id, site = recorded_failure(tmp_path)
+async def test_the_run_page_names_the_users_line_in_its_error_block(tmp_path: Path, recorded_failure: tuple[str, str]) -> None:
+    run_id, site = recorded_failure
     async with ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:4400") as client:
@@ -57,12 +60,12 @@ def screen_text(app: Any) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
-async def test_the_tui_run_detail_names_the_users_line_before_the_error(tmp_path: Path) -> None:
+async def test_the_tui_run_detail_names_the_users_line_before_the_error(tmp_path: Path, recorded_failure: tuple[str, str]) -> None:
     from test_tui_runs import open_runs_tab
 
     from crux_devtools.tui.screens import RunDetailScreen
 
-    run_id, site = recorded_failure(tmp_path)
+    run_id, site = recorded_failure
     session = ProjectSession(tmp_path, transport=in_process, watch=False, history=False, prewarm=False)
     app = make_tui(session)
     async with app.run_test(size=(160, 60)) as pilot:

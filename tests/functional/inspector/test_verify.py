@@ -1,7 +1,9 @@
 """At rest, the truth: whatever user code does at import, once the saves settle the report served
 equals a fresh load of the same files (a new session, its own fresh worker). Each case is a change
 the incremental update cannot see; a fresh load in the background (the verification) must correct it.
-Real sessions, real workers, the real watcher."""
+Real sessions and the real watcher; their workers answer in this process (``inprocess.in_process``:
+each keeps its own project modules, as a worker process does), except where a case is about what
+only a process keeps to itself (the skills it loaded, a thread user code started)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import pytest
 
 from crux_devtools.inspector.report_types import Report
 from crux_devtools.inspector.session.service import ProjectSession
+from crux_devtools.inspector.transport.inprocess import in_process
+from crux_devtools.inspector.transport.pool import StartWorker
 
 BOUND = 60.0  # seconds: only a failure bound, never a wait
 
@@ -37,9 +41,9 @@ def comparable(report: Report | None) -> tuple[list[dict[str, Any]], list[tuple[
     return prompts, errors
 
 
-async def fresh(root: Path) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
+async def fresh(root: Path, transport: StartWorker | None) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
     """A fresh full load of the files as they are now, in a session of its own."""
-    async with ProjectSession(root, watch=False, history=False) as session:
+    async with ProjectSession(root, watch=False, history=False, transport=transport) as session:
         return comparable(session.report)
 
 
@@ -69,9 +73,11 @@ def project(tmp_path: Path) -> Path:
 async def start(project: Path) -> AsyncIterator[Callable[[dict[str, str]], Any]]:
     sessions: list[ProjectSession] = []
 
-    async def started(files: dict[str, str]) -> ProjectSession:
+    async def started(files: dict[str, str], transport: StartWorker | None = in_process) -> ProjectSession:
+        """A session of ``files`` at rest, its workers in this process unless ``transport`` is None
+        (worker processes: where what a process keeps to itself, or a thread of user code, is the case)."""
         write(project, files)
-        session = ProjectSession(project, history=False, debounce=0.01)
+        session = ProjectSession(project, history=False, debounce=0.01, transport=transport)
         sessions.append(session)
         await session.start()
         await session.settled()
@@ -85,7 +91,7 @@ async def start(project: Path) -> AsyncIterator[Callable[[dict[str, str]], Any]]
 async def truth_at_rest(session: ProjectSession, change: Callable[[], None]) -> Report:
     """Make the change, then wait until the report served is verified and equals a fresh load."""
     change()
-    expected = await fresh(session.root)
+    expected = await fresh(session.root, session._pool.start)
     served = lambda: comparable(session.report) == expected and bool(session.report and session.report["verified"])  # noqa: E731
     await until(served, "the report served equals a fresh load of the same files, verified")
     await session.settled()
@@ -245,7 +251,8 @@ def skill_file(name: str, body: str) -> str:
 
 
 async def test_a_removed_skill_is_not_loaded_by_a_run_after_the_change(start: Any) -> None:
-    session = await start({"skills/refunds/SKILL.md": skill_file("refunds", "REFUND BODY"), "agents.py": SKILLS})
+    # Worker processes: the skills a process loaded are kept by name in that process.
+    session = await start({"skills/refunds/SKILL.md": skill_file("refunds", "REFUND BODY"), "agents.py": SKILLS}, None)
     first = await session.run("helper")
     assert "REFUND BODY" in json.dumps(first["steps"])
 
@@ -296,7 +303,7 @@ async def test_a_broken_module_keeps_its_last_good_prompts_stale_whatever_is_sav
         shown_stale()
         assert session.report is not None and session.report["verified"]
         assert session.disagreements == 0  # the fast answer was right: the verification only confirmed it
-        assert comparable(session.report) == await fresh(root)
+        assert comparable(session.report) == await fresh(root, in_process)
         answer = await client.get("/api/prompts/other")
         assert answer.status_code == 200 and answer.json()["stale"] is True
         listed = (await client.get("/api/prompts")).json()
@@ -311,7 +318,7 @@ async def test_the_web_pages_and_the_tui_status_line_say_whether_the_report_is_v
 
     write(project, {"good.py": GOOD.format(text="Good one.")})
     # A verification an hour after the last change: the fast answer stays unverified meanwhile.
-    async with ProjectSession(project, history=False, debounce=0.01, verify_after=3600) as session:
+    async with ProjectSession(project, history=False, debounce=0.01, verify_after=3600, transport=in_process) as session:
         app = create_app(session, manage_session=False)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
             page = (await client.get("/")).text
@@ -336,7 +343,7 @@ async def test_files_the_projects_own_code_writes_at_import_or_later_never_verif
         "HERE = Path(__file__).parent\n(HERE / 'status.txt').write_text('imported')\n\n"
         "def beat():\n    for i in range(1, 10_000):\n        (HERE / 'heartbeat.txt').write_text(str(i))\n        time.sleep(0.05)\n\n"
         "threading.Thread(target=beat, daemon=True).start()\nwriter = prompt('writer', system='Writes.')\n",
-    })
+    }, None)  # worker processes: the thread user code starts must end with its worker
     root = session.root
     verifications = session.verifications
 

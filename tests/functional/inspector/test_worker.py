@@ -1,4 +1,8 @@
-"""The worker process: user code runs there, talks JSON lines, and cannot break the protocol."""
+"""The worker process: user code runs there, talks JSON lines, and cannot break the protocol.
+
+What a load or an evaluation reports (lines, schemas, errors, a budget) is read from an
+in-process worker (``inprocess.InProcessWorker``: the worker's own handlers behind the same checks and
+JSON round trip); what only a process shows (its fds, exits, hangs, kills, forks) from real ones."""
 
 from __future__ import annotations
 
@@ -12,13 +16,15 @@ from waits import WAIT
 
 from crux_devtools.inspector.session.discovery import discover
 from crux_devtools.inspector.worker.evaluate import MAX_TEXT
+from crux_devtools.inspector.transport.inprocess import InProcessWorker
 from crux_devtools.inspector.transport.process import SpawnedWorker, WorkerError, WorkerProcess
 
 PROJECTS = Path(__file__).parents[2] / "projects"
 
 
-async def load(root: Path, timeout: float = WAIT) -> tuple[WorkerProcess, dict[str, Any]]:
-    worker = await SpawnedWorker.start(root)
+async def load(root: Path, timeout: float = WAIT, *, start: Any = SpawnedWorker.start) -> tuple[WorkerProcess, dict[str, Any]]:
+    """A worker of ``root`` (a process unless ``start`` says otherwise) and its answer to ``load``."""
+    worker = await start(root)
     modules = [m.to_dict() for m in discover(root).modules]
     try:
         answer = await worker.call("load", {"root": str(root), "modules": modules}, timeout)
@@ -29,7 +35,7 @@ async def load(root: Path, timeout: float = WAIT) -> tuple[WorkerProcess, dict[s
 
 
 async def test_a_good_project_loads_with_lines_examples_and_schemas() -> None:
-    worker, answer = await load(PROJECTS / "good")
+    worker, answer = await load(PROJECTS / "good", start=InProcessWorker.start)
     await worker.close()
     assert answer["ok"], answer
     prompts = {p["id"]: p for p in answer["result"]["prompts"]}
@@ -59,7 +65,7 @@ async def test_prints_and_reads_from_stdin_in_user_code_do_not_corrupt_the_proto
 async def test_an_import_error_names_the_file_and_line_and_keeps_other_modules(tmp_path: Path) -> None:
     shutil.copy(PROJECTS / "import_error" / "prompts.py", tmp_path / "broken.py")
     (tmp_path / "fine.py").write_text("from crux_devtools import prompt\nfine = prompt('fine', system='ok')\n", encoding="utf-8")
-    worker, answer = await load(tmp_path)
+    worker, answer = await load(tmp_path, start=InProcessWorker.start)
     await worker.close()
     [error] = answer["result"]["errors"]
     assert (error["file"], error["line"], error["type"]) == ("broken.py", 4, "RuntimeError")
@@ -96,7 +102,7 @@ async def test_a_worker_killed_by_user_code_is_reported_not_fatal(tmp_path: Path
 
 
 async def test_a_huge_system_text_is_truncated_in_the_report_with_its_true_token_count() -> None:
-    worker, answer = await load(PROJECTS / "huge_text", timeout=30.0)
+    worker, answer = await load(PROJECTS / "huge_text", timeout=30.0)  # a process: counting 10 MB costs less there than in this heap
     await worker.close()
     [huge] = answer["result"]["prompts"]
     [example] = huge["examples"]
@@ -108,7 +114,7 @@ async def test_a_huge_system_text_is_truncated_in_the_report_with_its_true_token
 
 
 async def test_evaluate_uses_the_loaded_project_with_a_budget_and_custom_input() -> None:
-    worker, _ = await load(PROJECTS / "good")
+    worker, _ = await load(PROJECTS / "good", start=InProcessWorker.start)
     try:
         answer = await worker.call("evaluate", {"prompt_id": "support", "example": "expert", "token_budget": 12}, 10)
         custom = await worker.call("evaluate", {"prompt_id": "support", "input": {"question": "hi", "tone": "dry"}}, 10)

@@ -143,12 +143,13 @@ async def test_a_change_under_a_non_utf8_name_does_not_stop_watching(tmp_path: P
 
     from crux_devtools.inspector.api import SessionEvent
     from crux_devtools.inspector.session.service import ProjectSession
+    from crux_devtools.inspector.transport.inprocess import in_process
 
     root = tmp_path / "project"
     root.mkdir()
     (root / "hello.py").write_text("from crux_devtools import prompt\n\nhello = prompt('hello', system='One.')\n")
     events: list[SessionEvent] = []
-    session = ProjectSession(root, debounce=0.02, history=False)
+    session = ProjectSession(root, debounce=0.02, history=False, transport=in_process)  # the watcher is the subject
     session.subscribe(events.append)
     await session.start()
     try:

@@ -1,13 +1,15 @@
-"""The Replay panel's "plan from: today's source": a real session (real worker), real recorded runs,
-compared with what ``crux-devtools replay --source current`` prints for the same step and overrides."""
+"""The Replay panel's "plan from: today's source": a real session, real recorded runs, compared with
+what ``crux-devtools replay --source current`` prints for the same step and overrides (the command in
+this process, ``cli_in_process``; the session's and the command's workers in-process, which answer as
+worker processes do)."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from cli_in_process import cli as run_cli
 from recorded_sample import record_sample
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
@@ -24,7 +27,6 @@ from crux_devtools.review.render import describe
 from crux_devtools.web.app import create_app
 from crux_devtools.inspector.transport.inprocess import in_process
 
-CLI = str(Path(sys.executable).with_name("crux-devtools"))
 OLD_RULE = "- Never ask for passwords or full card numbers.\\n"
 NEW_RULE = "- Never ask for passwords, card numbers or one-time codes.\\n"
 
@@ -42,12 +44,13 @@ async def recorded(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Pro
         await session.stop()
 
 
-def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, "replay", str(project), *args], capture_output=True, text=True, timeout=300)
+async def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools replay PROJECT ARGS``, in a thread: the command runs its own event loop."""
+    return await asyncio.to_thread(run_cli, "replay", str(project), *args)
 
 
-def cli_document(project: Path, *args: str) -> dict[str, Any]:
-    done = cli(project, *args, "--json")
+async def cli_document(project: Path, *args: str) -> dict[str, Any]:
+    done = await cli(project, *args, "--json")
     assert done.returncode == 0, done.stderr
     document: dict[str, Any] = json.loads(done.stdout)
     return document
@@ -91,7 +94,7 @@ async def test_todays_source_after_an_edit_shows_what_the_cli_shows(recorded: tu
         col = column(page)
         assert 'data-source="current"' in page
         web = shown(col)
-        expected = cli_shown(cli_document(project, "--run", run_id, "--step", "1", "--source", "current", *args))
+        expected = cli_shown(await cli_document(project, "--run", run_id, "--step", "1", "--source", "current", *args))
         assert web["title"] == ("today's source" if not args else "today's source, max 2,000")
         assert (web["input_tokens"], web["changes"], web["parts"]) == (expected["input_tokens"], expected["changes"], expected["parts"])
         assert any("one-time codes" in p for p in web["parts"])
@@ -112,7 +115,7 @@ async def test_a_run_recorded_before_plan_inputs_offers_todays_source(recorded: 
     cols = re.split(r'<div class="variant[^"]*" data-variant=', planned)[1:]
     assert len(cols) == 1  # the column that could not be planned is replaced by the one from today's source
     web = shown(cols[0])
-    expected = cli_shown(cli_document(project, "--run", "old-run", "--step", "1", "--source", "current"))
+    expected = cli_shown(await cli_document(project, "--run", "old-run", "--step", "1", "--source", "current"))
     assert web["title"] == "today's source" and "identical to the recorded request" in cols[0]
     assert (web["input_tokens"], web["changes"], web["parts"]) == (expected["input_tokens"], expected["changes"], expected["parts"])
 
@@ -124,7 +127,7 @@ async def test_a_target_gone_from_the_source_says_what_the_cli_says(recorded: tu
     await session.reload()
     page = (await client.get(f"/runs/{run_id}/steps/1/replay?" + urlencode([("source", "current"), ("add", "1")]))).text
     error = re.search(r'<p class="banner banner-error small replay-error">(.*?)</p>', column(page), re.S)
-    done = cli(project, "--run", run_id, "--step", "1", "--source", "current")
+    done = await cli(project, "--run", run_id, "--step", "1", "--source", "current")
     assert done.returncode == 1 and error is not None
     assert done.stderr.strip() == f"Error: {html.unescape(error.group(1))}"
     assert "no longer exists in the source" in done.stderr and "renamed-agent" in done.stderr

@@ -76,10 +76,11 @@ async def test_a_closed_stream_unsubscribes_its_queue(tmp_path: Path) -> None:
 
 async def test_saving_a_real_project_file_pushes_a_report_event(tmp_path: Path) -> None:
     from crux_devtools.inspector.session.service import ProjectSession
+    from crux_devtools.inspector.transport.inprocess import in_process
 
     project = tmp_path / "sample"
     shutil.copytree(REPO / "sample_project", project, ignore=shutil.ignore_patterns("data", "__pycache__"))
-    session = ProjectSession(project, history=False)
+    session = ProjectSession(project, history=False, transport=in_process)  # the stream is the subject, not the worker process
     with live_server(create_app(session)) as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=WAIT) as client:
             before = (await client.get("/api/prompts/support-reply")).json()
