@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from waits import pilot_until
 from textual.command import CommandPalette
 from textual.pilot import Pilot
@@ -34,10 +35,40 @@ from crux_devtools.tui.widgets.prompt_tree import NodeRef  # noqa: E402
 SIZE = (140, 40)
 MODULES = 20
 
+# The tests over the real session share one (and so one event loop): see ``loaded``.
+shared_loop = pytest.mark.asyncio(loop_scope="module")
+
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_project(tmp_path_factory.mktemp("nav") / "scale", modules=MODULES)
+
+
+class Loaded:
+    """The module's real session of ``project``, started once (a load of the 80 prompts costs more
+    than most tests here): each app starts and stops it as the ``SessionLike`` it is handed, which
+    leaves the session running, its first report loaded, for the next test. The tests only move
+    around the report, so none leaves anything behind for another."""
+
+    def __init__(self, session: ProjectSession) -> None:
+        self.session = session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+    async def start(self) -> None:
+        """Started already (``loaded``)."""
+
+    async def stop(self) -> None:
+        """Stopped when the module's tests are done (``loaded``)."""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def loaded(project: Path) -> AsyncIterator[Loaded]:
+    session = ProjectSession(project, transport=in_process, history=False)
+    await session.start()
+    yield Loaded(session)
+    await session.stop()
 
 
 def screen_text(app: Any) -> str:
@@ -58,7 +89,7 @@ async def settle(pilot: Pilot[Any]) -> None:
 class Running:
     """The app over a real session of ``project``, once its first report is on screen."""
 
-    def __init__(self, app: CruxTui, pilot: Pilot[Any], session: ProjectSession) -> None:
+    def __init__(self, app: CruxTui, pilot: Pilot[Any], session: Loaded) -> None:
         self.app, self.pilot, self.session = app, pilot, session
 
     @property
@@ -91,8 +122,7 @@ class Running:
         await settle(self.pilot)
 
 
-async def start(project: Path, size: tuple[int, int] = SIZE) -> AsyncIterator[Running]:
-    session = ProjectSession(project, transport=in_process, history=False)
+async def start(session: Loaded, size: tuple[int, int] = SIZE) -> AsyncIterator[Running]:
     app = make_tui(session)
     async with app.run_test(size=size) as pilot:
         await pilot_until(pilot, lambda: session.report is not None and app.prompt_id is not None, "the first report is shown")
@@ -102,12 +132,13 @@ async def start(project: Path, size: tuple[int, int] = SIZE) -> AsyncIterator[Ru
         yield Running(app, pilot, session)
 
 
-@pytest.fixture
-async def running(project: Path) -> AsyncIterator[Running]:
-    async for r in start(project):
+@pytest_asyncio.fixture(loop_scope="module")
+async def running(loaded: Loaded) -> AsyncIterator[Running]:
+    async for r in start(loaded):
         yield r
 
 
+@shared_loop
 async def test_slash_and_an_id_list_the_match_in_the_trees_place_and_enter_shows_its_request(running: Running) -> None:
     app, tree = running.app, running.tree
     assert running.shown_prompt() == "m000-prompt-0"
@@ -137,6 +168,7 @@ async def test_slash_and_an_id_list_the_match_in_the_trees_place_and_enter_shows
     assert "/m013-prompt-2  1/1" in text  # the hint stays: n / N step through the matches
 
 
+@shared_loop
 async def test_search_matches_module_and_file_and_the_arrows_n_and_shift_n_step_through_them(running: Running) -> None:
     app, tree = running.app, running.tree
     await running.pilot.press("slash")
@@ -171,6 +203,7 @@ async def test_search_matches_module_and_file_and_the_arrows_n_and_shift_n_step_
     assert tree.query_text == ""
 
 
+@shared_loop
 async def test_escape_while_typing_puts_the_tree_and_the_cursor_back_where_they_were(running: Running) -> None:
     tree = running.tree
     tree.select_node_ref(NodeRef("m001-prompt-2", "policy"))
@@ -189,6 +222,7 @@ async def test_escape_while_typing_puts_the_tree_and_the_cursor_back_where_they_
     assert not running.search.display and tree.has_focus
 
 
+@shared_loop
 async def test_a_search_nothing_matches_says_so_and_enter_keeps_the_selection(running: Running) -> None:
     await running.pilot.press("slash")
     await running.type("no-such-thing")
@@ -201,6 +235,7 @@ async def test_a_search_nothing_matches_says_so_and_enter_keeps_the_selection(ru
     assert any("no-such-thing" in n.message for n in running.app._notifications)
 
 
+@shared_loop
 async def test_slash_and_digits_typed_in_an_input_are_text_not_keys(running: Running) -> None:
     app = running.app
     await running.pilot.press("slash")
@@ -222,6 +257,7 @@ async def test_slash_and_digits_typed_in_an_input_are_text_not_keys(running: Run
     assert not running.search.display
 
 
+@shared_loop
 async def test_the_command_palette_finds_a_prompt_by_a_fragment_of_its_id_and_opens_it(running: Running) -> None:
     app = running.app
     await running.pilot.press("ctrl+p")
@@ -246,6 +282,7 @@ async def test_the_command_palette_finds_a_prompt_by_a_fragment_of_its_id_and_op
     assert "You are assistant 3 of module 17." in screen_text(app)
 
 
+@shared_loop
 async def test_number_keys_show_the_tabs_in_order_and_the_labels_carry_the_numbers(running: Running) -> None:
     app = running.app
     tabs = app.query_one(TabbedContent)
@@ -261,8 +298,9 @@ async def test_number_keys_show_the_tabs_in_order_and_the_labels_carry_the_numbe
     assert tabs.active == "tab-request"
 
 
-async def test_a_narrower_terminal_keeps_plain_tab_labels_so_the_error_count_stays_in_sight(project: Path) -> None:
-    async for running in start(project, size=(110, 34)):
+@shared_loop
+async def test_a_narrower_terminal_keeps_plain_tab_labels_so_the_error_count_stays_in_sight(loaded: Loaded) -> None:
+    async for running in start(loaded, size=(110, 34)):
         text = screen_text(running.app)
         assert "Request  System text  Contributors" in text
         assert "1 Request" not in text
@@ -332,6 +370,7 @@ def test_snapshot_of_the_search_open_with_its_matches_highlighted(snap_compare: 
     assert snap_compare(make_tui(FakeSession()), terminal_size=(110, 34), run_before=search)
 
 
+@shared_loop
 async def test_a_query_matching_more_than_the_list_holds_lists_the_first_and_says_how_many_more(
     running: Running, monkeypatch: pytest.MonkeyPatch
 ) -> None:
