@@ -55,6 +55,35 @@ def test_a_wheel_built_from_a_clean_copy_installs_outside_the_repo_and_serves():
     assert "answered / and /static/vendor/htmx.min.js" in done.stdout
 
 
+def test_a_recorded_wheel_verdict_holds_only_for_the_same_files(tmp_path, monkeypatch):
+    """CI's first check records its verdict; the suite's check reuses it only while every file the
+    check copies has the same name and bytes: one changed byte, one more file or a damaged record,
+    and the check runs in full."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_wheel", REPO / ".ci" / "check_wheel.py")
+    assert spec is not None and spec.loader is not None
+    check_wheel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_wheel)
+    monkeypatch.setattr(check_wheel, "REPO", tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.html").write_text("<p>b</p>\n")
+    names = ["a.py", "b.html"]
+    files = check_wheel.digest(names)
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps({"files": files, "lines": ["check_wheel: ok (w.whl)"]}))
+    assert check_wheel.recorded(record, check_wheel.digest(names)) == ["check_wheel: ok (w.whl)"]
+
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert check_wheel.recorded(record, check_wheel.digest(names)) is None
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "c.txt").write_text("")
+    assert check_wheel.recorded(record, check_wheel.digest([*names, "c.txt"])) is None
+    record.write_text("{not json")
+    assert check_wheel.recorded(record, files) is None
+    assert check_wheel.recorded(tmp_path / "missing.json", files) is None
+
+
 def test_ci_builds_and_serves_the_wheel_before_the_tests():
     lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
     assert ".venv/bin/python .ci/check_wheel.py" in lines

@@ -82,24 +82,22 @@ class Model:
     worked out once per run written, not once per query."""
 
     def __init__(self) -> None:
-        self.runs: dict[str, tuple[int, dict[str, Any]]] = {}
-        self.looked_in: dict[str, tuple[list[str], str]] = {}
+        # run id -> (write order, the run, its searched words, its summary text)
+        self.runs: dict[str, tuple[int, dict[str, Any], list[str], str]] = {}
         self.writes = 0
 
     def write(self, run: dict[str, Any]) -> None:
         self.writes += 1
-        self.runs[run["id"]] = (self.writes, run)
-        self.looked_in[run["id"]] = (searched_words(run), summary_text(run))
+        self.runs[run["id"]] = (self.writes, run, searched_words(run), summary_text(run))
 
     def delete(self, run_id: str) -> None:
         self.runs.pop(run_id, None)
-        self.looked_in.pop(run_id, None)
 
     def search(self, query: str, **wanted: str) -> list[tuple[int, dict[str, Any]]]:
         """The matching runs, newest first, each with its write order."""
         found = [
-            (order, run) for order, run in self.runs.values()
-            if all(run[key] == value for key, value in wanted.items()) and matches(*self.looked_in[run["id"]], query)
+            (order, run) for order, run, run_words, summary in self.runs.values()
+            if all(run[key] == value for key, value in wanted.items()) and matches(run_words, summary, query)
         ]
         return sorted(found, key=lambda item: (datetime.fromisoformat(item[1]["started_at"]).timestamp(), item[0]), reverse=True)
 
