@@ -77,6 +77,7 @@ class CacheView(ReportPane):
         self.advice: dict[str, Any] | None = None
         self.note: str | None = None
         self._asked: Any = None
+        self._fetching: Any = None  # the prompt whose advice is being made
         self._visible = False
 
     def render_data(self) -> RenderableType:
@@ -87,18 +88,33 @@ class CacheView(ReportPane):
         if prompt is not None and prompt is not self._asked:
             self._asked = prompt
             self.advice, self.note = None, None
-            if self._visible:  # planning every example again is worth it only for a tab on screen
-                self.fetch(prompt)
+            self.want_advice()
         self.refresh_body()
+
+    def on_mount(self) -> None:
+        # Textual sends no Show to a widget whose first frame on screen came from a scroll-only
+        # refresh: once the screen has been drawn with the tab, look whether it is on it.
+        self.call_after_refresh(self._look)
+
+    def _look(self) -> None:
+        if self.is_on_screen:
+            self.on_show()
 
     def on_show(self) -> None:
         self._visible = True
-        prompt, _example = self.data or (None, None)
-        if prompt is not None and self.advice is None and self.note is None:
-            self.fetch(prompt)
+        self.want_advice()
 
     def on_hide(self) -> None:
         self._visible = False
+
+    def want_advice(self) -> None:
+        """Fetch the advice of the prompt shown, once, when the tab is on screen (planning every
+        example again is worth it only then)."""
+        prompt, _example = self.data or (None, None)
+        if prompt is None or not self._visible or self.advice is not None or self.note is not None or self._fetching is prompt:
+            return
+        self._fetching = prompt
+        self.fetch(prompt)
 
     @work(exclusive=True, group="cache", exit_on_error=False)
     async def fetch(self, prompt: Mapping[str, Any]) -> None:
@@ -106,4 +122,7 @@ class CacheView(ReportPane):
             self.advice, _economics = await target_advice(self.app.session, prompt)  # type: ignore[attr-defined]
         except Exception as exc:  # a worker that failed: say so in the tab, the app runs on
             self.note = f"The cache advice could not be made: {type(exc).__name__}: {exc}"
+        finally:
+            if self._fetching is prompt:
+                self._fetching = None
         self.refresh_body()
