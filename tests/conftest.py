@@ -128,10 +128,23 @@ def pytest_runtest_call(item: pytest.Item) -> object:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> object:
-    if not guarded(item):
-        return (yield)
-    with no_processes_or_sockets():
-        return (yield)
+    try:
+        if not guarded(item):
+            return (yield)
+        with no_processes_or_sockets():
+            return (yield)
+    finally:
+        forget_textual_renders()
+
+
+def forget_textual_renders() -> None:
+    """Let the test's Textual app go whole. Textual keeps the last 1,024 widget style caches of the
+    process, with every line they rendered, in a cache of one method (``StylesCache.get_inner_outer``,
+    keyed by the style cache itself): after a few apps that is some 400,000 objects that every full
+    collection of a later test walks again."""
+    styles_cache = sys.modules.get("textual._styles_cache")  # only where an app ran: imports nothing
+    if styles_cache is not None:
+        styles_cache.StylesCache.get_inner_outer.cache_clear()
 
 
 @pytest.fixture
