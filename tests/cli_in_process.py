@@ -15,6 +15,7 @@ process the timeout is not applied), the network guard.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -124,3 +125,9 @@ def cli(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = Non
         assert result.exc_info is not None
         stderr += "".join(traceback.format_exception(*result.exc_info))
     return subprocess.CompletedProcess(["crux-devtools", *args], code, result.stdout, stderr)
+
+
+async def cli_beside_loop(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``cli`` from a test running in an event loop: the command runs in a thread, so the loop (an app
+    or a server the command is compared with) keeps running meanwhile."""
+    return await asyncio.to_thread(cli, *args, env=env)

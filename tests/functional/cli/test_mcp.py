@@ -10,7 +10,6 @@ which sets signal handlers (the main thread's only), runs as a process."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -31,7 +30,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.types import ElicitResult  # noqa: E402
 
 from chat_server import ChatServer  # noqa: E402
-from cli_in_process import cli  # noqa: E402
+from cli_in_process import cli_beside_loop  # noqa: E402
 from diff_helpers import commit_all, git  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
@@ -104,7 +103,7 @@ async def test_the_agent_inspects_edits_and_diffs_over_stdio(tmp_path: Path) -> 
         assert rows["brand-voice"] == {"id": "brand-voice", "decision": "dropped", "tokens": 28, "priority": 30, "where": "shared.py:72", "reason": "budget"}
         assert rows["<prompt>"]["where"] == "03_budgets.py:39" and made["token_budget"] == 150
         # the same document `inspect --json` prints, with the decisions beside it
-        done = await asyncio.to_thread(cli, "inspect", str(project), "--prompt", "budgeted-reply", "--example", "with-brand-voice", "--json")
+        done = await cli_beside_loop("inspect", str(project), "--prompt", "budgeted-reply", "--example", "with-brand-voice", "--json")
         printed = json.loads(done.stdout)
         whole = json.loads((await client.call_tool("inspect", {"target": "budgeted-reply", "example": "with-brand-voice", "detail": "full"})).content[0].text)
         assert whole["prompts"] == printed["prompts"] and whole["errors"] == printed["errors"] == []
@@ -133,7 +132,7 @@ async def test_the_agent_inspects_edits_and_diffs_over_stdio(tmp_path: Path) -> 
 
         # the cache tool answers the document `cache --format json` prints
         cached = json.loads((await client.call_tool("cache", {"target": "budgeted-reply", "detail": "full"})).content[0].text)
-        done = await asyncio.to_thread(cli, "cache", str(project), "--target", "budgeted-reply", "--format", "json")
+        done = await cli_beside_loop("cache", str(project), "--target", "budgeted-reply", "--format", "json")
         printed = json.loads(done.stdout)
         assert cached["targets"] == printed["targets"] and [t["id"] for t in cached["targets"]] == ["budgeted-reply"]
         assert cached["targets"][0]["blocks"] and all("file" in b and "class" in b for b in cached["targets"][0]["blocks"])
@@ -161,7 +160,7 @@ async def test_unknown_names_are_one_error_naming_the_known_ones_and_check_is_th
         failed, _text, answer = await ask(client, "diff")
         assert failed and "git" in answer["error"]["message"]  # not a repository: said, not crashed
         failed, _text, verdict = await ask(client, "check", detail="full")
-        done = await asyncio.to_thread(cli, "check", str(project), "--json")
+        done = await cli_beside_loop("check", str(project), "--json")
         printed = json.loads(done.stdout)
         assert not failed and verdict == printed and verdict["ok"] is True and done.returncode == 0
         failed, _text, compact = await ask(client, "check")

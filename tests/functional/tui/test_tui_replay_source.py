@@ -1,14 +1,15 @@
 """The TUI's replay planned from today's source (``t``), compared with ``crux-devtools replay --source current``
-for the same step and overrides (real session, real worker, real Textual pilot)."""
+for the same step and overrides (real session, in-process workers, real Textual pilot; the command
+runs in this process too, ``cli_in_process``, in a thread beside the app's event loop)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from cli_in_process import cli_beside_loop
 from recorded_sample import newest_run, record_sample
 from test_tui_replay import old_and_gone, open_replay, wait_for
 
@@ -18,13 +19,13 @@ from crux_devtools.review.render import describe
 from crux_devtools.tui.app import make_tui
 from crux_devtools.inspector.transport.inprocess import in_process
 
-CLI = str(Path(sys.executable).with_name("crux-devtools"))
 OLD_RULE = "- Never ask for passwords or full card numbers.\\n"
 NEW_RULE = "- Never ask for passwords, card numbers or one-time codes.\\n"
 
 
-def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, "replay", str(project), *args], capture_output=True, text=True, timeout=300)
+async def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``crux-devtools replay PROJECT ARGS``, run while the app keeps drawing."""
+    return await cli_beside_loop("replay", str(project), *args)
 
 
 def head(app: Any) -> str:
@@ -51,7 +52,7 @@ async def test_t_plans_the_step_from_todays_source_as_the_cli_does(tmp_path: Pat
             await pilot.press("minus")  # optimize_at 2800 -> 1400 (the budget the step was planned at), a tenth at a time
         text = await wait_for(app, pilot, "optimize at 1,400")
         document = app.screen.current[1]
-        done = cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current", "--optimize-at", "1400", "--json")
+        done = await cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current", "--optimize-at", "1400", "--json")
         assert done.returncode == 0, done.stderr
         expected = json.loads(done.stdout)
         assert document["replayed"]["input_tokens"] == expected["replayed"]["input_tokens"]
@@ -75,13 +76,13 @@ async def test_a_run_recorded_before_plan_inputs_and_a_gone_target_say_what_the_
         assert "press t to plan it from today's source" in app.screen.current[2]
         await pilot.press("t")
         await wait_for(app, pilot, "identical to the recorded request")
-        expected = json.loads(cli(project, "--run", "old-run", "--step", "1", "--source", "current", "--json").stdout)
+        expected = json.loads((await cli(project, "--run", "old-run", "--step", "1", "--source", "current", "--json")).stdout)
         assert app.screen.current[1]["replayed"]["sent"] == expected["replayed"]["sent"]
         await pilot.press("escape", "escape")
         await open_replay(app, pilot, gone)
         await pilot.press("t")
         await wait_for(app, pilot, "no longer exists in the source")
         RunStore.for_project(project).write(gone)  # the CLI reads the run from the store
-        done = cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current")
+        done = await cli(project, "--run", str(run["id"]), "--step", "1", "--source", "current")
         assert done.returncode == 1
         assert done.stderr.strip() == f"Error: {app.screen.current[2]}"

@@ -5,7 +5,6 @@ worker processes do)."""
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
@@ -17,7 +16,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from cli_in_process import cli as run_cli
+from cli_in_process import cli_beside_loop
 from recorded_sample import record_sample
 
 from crux_devtools.core.record.runstore import RunStore, child_runs
@@ -46,7 +45,7 @@ async def recorded(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Pro
 
 async def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``crux-devtools replay PROJECT ARGS``, in a thread: the command runs its own event loop."""
-    return await asyncio.to_thread(run_cli, "replay", str(project), *args)
+    return await cli_beside_loop("replay", str(project), *args)
 
 
 async def cli_document(project: Path, *args: str) -> dict[str, Any]:
