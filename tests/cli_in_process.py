@@ -127,7 +127,7 @@ def cli(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = Non
     return subprocess.CompletedProcess(["crux-devtools", *args], code, result.stdout, stderr)
 
 
-async def cli_beside_loop(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+async def cli_beside_loop(*args: str) -> subprocess.CompletedProcess[str]:
     """``cli`` from a test running in an event loop: the command runs in a thread, so the loop (an app
     or a server the command is compared with) keeps running meanwhile."""
-    return await asyncio.to_thread(cli, *args, env=env)
+    return await asyncio.to_thread(cli, *args)

@@ -44,7 +44,7 @@ async def recorded(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Pro
 
 
 async def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``crux-devtools replay PROJECT ARGS``, in a thread: the command runs its own event loop."""
+    """``crux-devtools replay PROJECT ARGS``, run while the session under test keeps answering."""
     return await cli_beside_loop("replay", str(project), *args)
 
 
