@@ -71,9 +71,10 @@ def _chart(key: str, title: str, series: RunSeries, value: Callable[[Point], flo
         band_points = ups + downs[::-1]
     note = series.note(key)
     if known:
-        summary = f"{title} of {series.runs:,} run{'s' if series.runs != 1 else ''}, oldest first: from {fmt(min(known))} to {fmt(max(known))}, the newest {fmt(known[-1])} ({note})"
+        spread = fmt(min(known)) if min(known) == max(known) else f"from {fmt(min(known))} to {fmt(max(known))}"
+        summary = f"{title} of {series.runs:,} run{'s' if series.runs != 1 else ''}, oldest first: {spread}, the newest {fmt(known[-1])} ({note})"
     else:
-        summary = f"{title}: not known for these runs ({note})"
+        summary = f"{title}: not known for this run" if series.runs == 1 else f"{title}: not known for these runs ({note})"
     return Chart(
         key=key, title=title, line=" ".join(f"{x},{y}" for x, y in xy), band=" ".join(f"{x},{y}" for x, y in band_points),
         dots=xy if len(xy) <= 40 else [], low=fmt(min(known)) if known else "—", high=fmt(max(known)) if known else "—",

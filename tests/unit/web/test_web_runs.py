@@ -69,6 +69,16 @@ async def test_the_runs_page_lists_every_run_newest_first_with_what_happened(cli
     assert '1–2 of <b class="mono">2</b> runs' in r.text
 
 
+async def test_the_charts_of_one_run_speak_of_one_run(client: httpx.AsyncClient, session: RecordingSession) -> None:
+    session.record(run_record(run_id="only", started_at=at(0)))
+    tokens = session.store.list(limit=1)[0]["input_tokens"]
+    charts = (await client.get("/runs")).text.split('id="run-charts"', 1)[1].split("</section>", 1)[0]
+    assert f'<figcaption class="rc-note">{tokens:,} · the one run</figcaption>' in charts  # not "from N to N", not "the 1 runs"
+    assert f"input tokens of 1 run, oldest first: {tokens:,}, the newest {tokens:,} (the one run)" in charts
+    assert "cost: not known for this run: no price is known for its model, or it reported no usage." in charts
+    assert "1 runs" not in charts and "these runs" not in charts
+
+
 async def test_the_runs_page_filters_by_target_status_origin_and_text(client: httpx.AsyncClient, session: RecordingSession) -> None:
     session.record(run_record(run_id="a", started_at=at(1), answer="the parcel is lost"))
     session.record(run_record(run_id="b", started_at=at(2), target="support-reply", kind="prompt", origin="inspector"))

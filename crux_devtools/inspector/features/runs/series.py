@@ -57,7 +57,9 @@ class RunSeries:
             return f"a sample of {len(self.points)} of the {self.runs:,} runs: the first at or after each of evenly spaced times"
         runs = f"the last {self.runs:,} recorded of more runs that match" if self.partial else f"{self.runs:,} runs"
         if not self.bucketed:
-            return f"each of {runs}, oldest left" if self.partial else f"each of the {self.runs:,} runs, oldest left"
+            if self.partial:
+                return f"each of {runs}, oldest left"
+            return "the one run" if self.runs == 1 else f"each of the {self.runs:,} runs, oldest left"
         groups = f"{len(self.points)} groups of about {self.per_point:,} consecutive runs"
         if metric == "tokens":
             return f"{runs} in {groups}: the line is each group's mean, the band its min to max"
