@@ -38,6 +38,8 @@ async def test_the_cache_panel_draws_the_request_by_class_with_breakpoints_and_t
             assert colours[2] != colours[3]
             suggestion = await page.inner_text(".cache-suggestion")
             assert "move clock (per-request, 19 tokens, breakers.py:36) after catalog (static, 4,904 tokens)" in suggestion
+            prefix = await page.inner_text(".cache-prefix")
+            assert " requests, each planned twice" in prefix and "(s)" not in prefix
             row = await page.inner_text('table.cache-blocks tr[data-block="clock"]')
             assert "per-request" in row and "breakers.py:36" in row
             await page.locator("section.cache-card").scroll_into_view_if_needed()

@@ -52,7 +52,7 @@ def test_the_bar_gives_each_block_cells_in_proportion_and_its_class_colour():
     assert [(span.end - span.start, str(span.style)) for span in line.spans] == [(5, "green"), (5, "red"), (40, "green")]
     assert render_marks(TARGET, width=50).plain.index("▼") == 45  # after 90 of 100 tokens
     shown = text_of(render_cache(TARGET))
-    assert "cacheable prefix 10 tokens over 2 request(s)" in shown and "suggestion: move clock after catalog" in shown
+    assert "cacheable prefix 10 tokens over 2 requests" in shown and "suggestion: move clock after catalog" in shown
     assert "per-request" in shown and "a.py:2" in shown
 
 
