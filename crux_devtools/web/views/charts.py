@@ -71,7 +71,8 @@ def _chart(key: str, title: str, series: RunSeries, value: Callable[[Point], flo
         band_points = ups + downs[::-1]
     note = series.note(key)
     if known:
-        spread = fmt(min(known)) if min(known) == max(known) else f"from {fmt(min(known))} to {fmt(max(known))}"
+        low, high = fmt(min(known)), fmt(max(known))
+        spread = low if low == high else f"from {low} to {high}"  # as the caption shows it
         summary = f"{title} of {series.runs:,} run{'s' if series.runs != 1 else ''}, oldest first: {spread}, the newest {fmt(known[-1])} ({note})"
     else:
         summary = f"{title}: not known for this run" if series.runs == 1 else f"{title}: not known for these runs ({note})"
