@@ -19,6 +19,7 @@ from ..inspector.api import SessionLike
 from ..inspector.errors import further_fields
 from ..inspector.session.head_watch import head_watcher
 from ..inspector.features.shown.panels import Panel, web_panels
+from ..review.render import plural
 from .routes import (
     api as routes_api,
     cache as routes_cache,
@@ -77,6 +78,7 @@ def make_templates() -> Jinja2Blocks:
     )
     env.filters["urlencode"] = url_quote
     env.filters["marked"] = marked  # search words in <mark>, the rest escaped
+    env.globals["plural"] = plural  # "1 request", "3 requests": the wording the CLI and the TUI use
     env.globals["usd_column"] = format_usd_column  # sums of money shown side by side: one precision
     env.globals["prompt_href"] = prompt_href  # every link to a prompt: ids with "/", "?", ".." round-trip
     env.globals["further_fields"] = further_fields  # a load error's fields beyond where, what and message

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 
 from ...inspector.features.shown.cache_view import bar, target_advice
+from ...review.render import plural
 from .pane import ReportPane
 
 CLASS_STYLE = {"static": "green", "per-input": "yellow", "per-request": "red"}
@@ -51,7 +52,7 @@ def render_cache(target: Mapping[str, Any] | None, note: str | None = None) -> R
     for cls, style in CLASS_STYLE.items():
         legend.append("█ ", style=style).append(f"{cls}  ", style="dim")
     items.append(legend.append("▼ breakpoint", style="dim"))
-    items.append(Text.assemble("cacheable prefix ", (f"{target['prefix_tokens']:,}", "bold"), f" tokens over {target['requests']} request{'' if target['requests'] == 1 else 's'}, each planned twice"))
+    items.append(Text.assemble("cacheable prefix ", (f"{target['prefix_tokens']:,}", "bold"), f" tokens over {plural(target['requests'], 'request')}, each planned twice"))
     if target.get("suggestion"):
         items.append(Text.assemble(("suggestion: ", "bold"), str(target["suggestion"]["text"])))
     table = Table(expand=True, box=None, header_style="bold", pad_edge=False)

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from ...core.record.pricing import format_usd
 from ...inspector.features.runs.series import Point, RunSeries
+from ...review.render import plural
 from .runs import fmt_ms
 
 WIDTH, HEIGHT = 300.0, 70.0
@@ -26,8 +27,7 @@ class Chart:
     line: str  # the polyline's points ("x,y x,y ..."), empty when nothing is known
     band: str  # the min-max polygon's points (tokens of grouped runs), else empty
     dots: list[tuple[float, float]]  # a dot per point when there are few
-    low: str
-    high: str
+    spread: str  # the lowest to the highest value as shown ("from 12 to 40"), or the one value when they read alike
     last: str
     note: str  # how the chart reads (each run, groups, a sample)
     summary: str  # the figures in one sentence: the chart's text equivalent
@@ -70,15 +70,15 @@ def _chart(key: str, title: str, series: RunSeries, value: Callable[[Point], flo
         downs = [at(i, float(p.tokens_low)) for i, p in enumerate(points) if p.tokens_low is not None]
         band_points = ups + downs[::-1]
     note = series.note(key)
+    low, high = (fmt(min(known)), fmt(max(known))) if known else ("—", "—")
+    spread = low if low == high else f"from {low} to {high}"
     if known:
-        low, high = fmt(min(known)), fmt(max(known))
-        spread = low if low == high else f"from {low} to {high}"  # as the caption shows it
-        summary = f"{title} of {series.runs:,} run{'s' if series.runs != 1 else ''}, oldest first: {spread}, the newest {fmt(known[-1])} ({note})"
+        summary = f"{title} of {plural(series.runs, 'run')}, oldest first: {spread}, the newest {fmt(known[-1])} ({note})"
     else:
         summary = f"{title}: not known for this run" if series.runs == 1 else f"{title}: not known for these runs ({note})"
     return Chart(
         key=key, title=title, line=" ".join(f"{x},{y}" for x, y in xy), band=" ".join(f"{x},{y}" for x, y in band_points),
-        dots=xy if len(xy) <= 40 else [], low=fmt(min(known)) if known else "—", high=fmt(max(known)) if known else "—",
+        dots=xy if len(xy) <= 40 else [], spread=spread,
         last=fmt(known[-1]) if known else "—", note=note, summary=summary, known=len(known),
     )
 
